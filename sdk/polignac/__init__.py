@@ -1,0 +1,51 @@
+"""Polignac: the rules engine and bot SDK of Polignac Arena.
+
+Everything a bot author needs, and nothing of the server: cards, rulesets, the pure
+match state machine, player views, records, and a fast playout path for search.
+
+>>> from polignac import Match, preset
+>>> match = Match(preset("classic"), seed=7)
+>>> match.legal_decisions()
+[<Contract.PASS: 'pass'>, <Contract.CAPOT: 'capot'>]
+"""
+
+from polignac.cards import CARDS, SUIT_MASKS, Card, CardMask, Rank, Suit, cards_in, mask_of, parse_cards
+from polignac.engine import ENGINE_VERSION, Decision, Match, Phase, Trick, parse_decision
+from polignac.errors import CardParseError, IllegalDecision, PolignacError, RecordError, RulesetError
+from polignac.events import Contract, Event, redact
+from polignac.rules import PRESETS, FaultPolicy, RemovedSevens, Ruleset, preset
+from polignac.view import PlayerView
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CARDS",
+    "ENGINE_VERSION",
+    "PRESETS",
+    "SUIT_MASKS",
+    "Card",
+    "CardMask",
+    "CardParseError",
+    "Contract",
+    "Decision",
+    "Event",
+    "FaultPolicy",
+    "IllegalDecision",
+    "Match",
+    "Phase",
+    "PlayerView",
+    "PolignacError",
+    "Rank",
+    "RecordError",
+    "RemovedSevens",
+    "Ruleset",
+    "RulesetError",
+    "Suit",
+    "Trick",
+    "cards_in",
+    "mask_of",
+    "parse_cards",
+    "parse_decision",
+    "preset",
+    "redact",
+]

@@ -1,0 +1,711 @@
+"""The match state machine: the whole of RULES.md, pure (no I/O, no clock, no globals).
+
+A :class:`Match` goes hand by hand: deal (derived from the seed), auction (when capot or
+general is enabled), eight-or-so tricks, scoring, and so on until a total reaches the
+limit; then tie-break hands if first place is tied.  Callers ask who is to act
+(:attr:`Match.to_act`), what is legal (:meth:`Match.legal_decisions`) and
+:meth:`Match.apply` a decision.  An illegal decision raises :class:`IllegalDecision`
+and changes nothing.  The referee's side of RULES.md 8 is reduced to three calls:
+:meth:`Match.fallback`, :meth:`Match.add_penalty` and :meth:`Match.forfeit`.
+
+Points settled here where RULES.md is silent:
+
+- Contracts are off in every tie-break hand, whatever the number of tied players.
+- Extra points (:meth:`Match.add_penalty`) are scored with the hand they were given in;
+  in a tie-break hand they count toward that hand's score only.
+- Several forfeiters all rank below everyone else; the one who forfeited earlier ranks lower.
+- A tie-break hand abandoned by a forfeit does not count toward ``tiebreak_hands``; the
+  remaining tied players (if two or more) play a fresh tie-break hand.
+- When a tie-break leaves several players still tied after the last allowed hand, they
+  share first place; every tied player knocked out along the way shares the next place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
+
+from polignac.cards import SUIT_MASKS, Card, cards_in, mask_of, parse_cards
+from polignac.deal import check_seed, deal_hands, shuffled_pack
+from polignac.errors import IllegalDecision, PolignacError, RecordError
+from polignac.events import (
+    CardPlayed,
+    Contract,
+    Declared,
+    Event,
+    Forfeited,
+    HandDealt,
+    HandEnded,
+    MatchEnded,
+    PenaltyAdded,
+    TiebreakStarted,
+    TrickWon,
+)
+from polignac.rules import Ruleset, deck_mask, packet_sizes
+
+if TYPE_CHECKING:
+    from polignac.view import PlayerView
+
+__all__ = ["ENGINE_VERSION", "Decision", "Match", "Phase", "Trick", "parse_decision"]
+
+ENGINE_VERSION: Final = "1.0.0"
+"""Changes whenever the same record could replay differently."""
+
+Decision = Card | Contract
+"""What a player decides: a card to play, or an auction decision."""
+
+
+class Phase(StrEnum):
+    """Where the match is."""
+
+    AUCTION = "auction"
+    PLAY = "play"
+    OVER = "over"
+
+
+class Trick(NamedTuple):
+    """A completed trick: ``(seat, card)`` pairs in play order, and the seat that won it."""
+
+    plays: tuple[tuple[int, Card], ...]
+    winner: int
+
+    @property
+    def leader(self) -> int:
+        """The seat that led to this trick."""
+        return self.plays[0][0]
+
+    @property
+    def cards(self) -> tuple[Card, ...]:
+        """The cards in play order."""
+        return tuple(card for _, card in self.plays)
+
+    @property
+    def mask(self) -> int:
+        """The cards of the trick as a bitmask."""
+        m = 0
+        for _, card in self.plays:
+            m |= card.bit
+        return m
+
+
+_CONTRACT_BY_TEXT: Final = {c.value: c for c in Contract}
+
+
+def parse_decision(text: str) -> Decision:
+    """``"pass"``, ``"capot"``, ``"general"`` or a card such as ``"JS"``."""
+    if isinstance(text, str) and text.strip().lower() in _CONTRACT_BY_TEXT:
+        return _CONTRACT_BY_TEXT[text.strip().lower()]
+    return Card.parse(text)
+
+
+class Match:
+    """A whole Polignac match among ``rules.players`` seats, derived from ``seed``.
+
+    >>> m = Match(Ruleset(), seed=7)
+    >>> m.phase, m.to_act, len(m.hand(0))
+    (<Phase.AUCTION: 'auction'>, 0, 8)
+    """
+
+    __slots__ = (
+        "_auction",
+        "_contenders",
+        "_contract",
+        "_deals",
+        "_dealer",
+        "_declarer",
+        "_events",
+        "_finished_tricks",
+        "_forfeited",
+        "_hand_number",
+        "_hands",
+        "_knocked_out",
+        "_led_suit_mask",
+        "_log",
+        "_next_seat",
+        "_penalties",
+        "_phase",
+        "_places",
+        "_seats",
+        "_start_totals",
+        "_taken",
+        "_tiebreak_round",
+        "_to_act",
+        "_totals",
+        "_trick",
+        "_tricks_per_hand",
+        "_tricks_won",
+        "rules",
+        "seed",
+    )
+
+    def __init__(
+        self,
+        rules: Ruleset,
+        seed: int,
+        *,
+        start_totals: Sequence[int] | None = None,
+        deals: Mapping[int, Sequence[Sequence[Card | str]]] | None = None,
+    ) -> None:
+        """Start a match; its first hand is dealt at once.
+
+        ``start_totals`` gives the seats starting scores (a handicap, or a scenario in a test).
+        ``deals`` replaces the seeded shuffle for some hands: ``deals[hand_number]`` lists the
+        cards of each seat playing that hand, in seat order.  Both go into the record.
+        """
+        if not isinstance(rules, Ruleset):
+            raise PolignacError(f"rules must be a Ruleset, got {rules!r}")
+        self.rules: Final = rules
+        self.seed: Final = check_seed(seed)
+        n = rules.players
+        self._start_totals = _check_totals(start_totals, n)
+        self._deals = _check_deals(deals)
+        self._totals = list(self._start_totals)
+        self._forfeited: list[int] = []
+        self._events: list[Event] = []
+        self._log: list[Decision | dict[str, Any]] = []
+        self._places: tuple[int, ...] | None = None
+        self._contenders: list[int] = []  # tie-break players still in, table order
+        self._knocked_out: list[int] = []  # tied players eliminated by a tie-break
+        self._tiebreak_round = 0
+        self._hand_number = 0
+        self._start_hand(list(range(n)), dealer=n - 1)
+
+    # -- reading the state ---------------------------------------------------------------
+
+    @property
+    def players(self) -> int:
+        """Seats at the table (3..6)."""
+        return self.rules.players
+
+    @property
+    def phase(self) -> Phase:
+        """AUCTION, PLAY or OVER."""
+        return self._phase
+
+    @property
+    def is_over(self) -> bool:
+        """True once the standings are final."""
+        return self._phase is Phase.OVER
+
+    @property
+    def to_act(self) -> int | None:
+        """The seat whose decision is awaited, or ``None`` when the match is over."""
+        return self._to_act
+
+    @property
+    def hand_number(self) -> int:
+        """The current (or last) hand, counting from 1; tie-break hands continue the count."""
+        return self._hand_number
+
+    @property
+    def dealer(self) -> int:
+        """The dealer of the current hand."""
+        return self._dealer
+
+    @property
+    def seats(self) -> tuple[int, ...]:
+        """The seats playing the current hand, in table order (all of them outside tie-breaks)."""
+        return tuple(self._seats)
+
+    @property
+    def eldest(self) -> int:
+        """The player to the dealer's left in this hand: first to speak and to lead."""
+        return self._next_seat[self._dealer]
+
+    @property
+    def is_tiebreak(self) -> bool:
+        """True while tie-break hands are being played."""
+        return self._tiebreak_round > 0
+
+    @property
+    def totals(self) -> tuple[int, ...]:
+        """Cumulative totals by seat (tie-break hands do not enter them)."""
+        return tuple(self._totals)
+
+    @property
+    def places(self) -> tuple[int, ...] | None:
+        """Final places by seat (1 is first; equal places are ties), or ``None`` before the end."""
+        return self._places
+
+    @property
+    def forfeited(self) -> tuple[int, ...]:
+        """Seats that forfeited, in the order they did."""
+        return tuple(self._forfeited)
+
+    @property
+    def contract(self) -> Contract:
+        """The contract of this hand (``Contract.PASS`` when nobody declared)."""
+        return self._contract
+
+    @property
+    def declarer(self) -> int | None:
+        """The seat that declared this hand's contract, if any."""
+        return self._declarer
+
+    @property
+    def auction(self) -> tuple[tuple[int, Contract], ...]:
+        """This hand's auction so far: ``(seat, decision)`` pairs."""
+        return tuple(self._auction)
+
+    @property
+    def current_trick(self) -> tuple[tuple[int, Card], ...]:
+        """The cards played to the unfinished trick: ``(seat, card)`` pairs in play order."""
+        return tuple(self._trick)
+
+    @property
+    def tricks(self) -> tuple[Trick, ...]:
+        """The completed tricks of this hand."""
+        return tuple(self._finished_tricks)
+
+    @property
+    def events(self) -> tuple[Event, ...]:
+        """Everything that happened so far, in order (deals show every hand)."""
+        return tuple(self._events)
+
+    @property
+    def event_count(self) -> int:
+        """How many events there are; lets callers fetch only new ones with :meth:`events_since`."""
+        return len(self._events)
+
+    def events_since(self, start: int) -> list[Event]:
+        """The events from index ``start`` on."""
+        return self._events[start:]
+
+    @property
+    def penalties(self) -> tuple[int, ...]:
+        """Extra points added this hand by seat, scored when the hand ends."""
+        return tuple(self._penalties)
+
+    def hand(self, seat: int) -> list[Card]:
+        """The unplayed cards of ``seat``, in index order."""
+        return cards_in(self._hands[self._check_seat(seat)])
+
+    def hand_mask(self, seat: int) -> int:
+        """The unplayed cards of ``seat`` as a bitmask."""
+        return self._hands[self._check_seat(seat)]
+
+    def taken_mask(self, seat: int) -> int:
+        """The cards ``seat`` has taken in tricks this hand, as a bitmask."""
+        return self._taken[self._check_seat(seat)]
+
+    def tricks_won(self, seat: int) -> int:
+        """How many tricks ``seat`` has won this hand."""
+        return self._tricks_won[self._check_seat(seat)]
+
+    # -- decisions -----------------------------------------------------------------------
+
+    def legal_mask(self) -> int:
+        """The cards the player to act may play, as a bitmask (0 outside the play phase)."""
+        if self._phase is not Phase.PLAY:
+            return 0
+        hand: int = self._hands[self._to_act]  # type: ignore[index]  # to_act is set while playing
+        if self._trick:
+            follow = hand & self._led_suit_mask
+            if follow:
+                return follow
+        return hand
+
+    def legal_cards(self) -> list[Card]:
+        """The cards the player to act may play (empty outside the play phase)."""
+        return cards_in(self.legal_mask())
+
+    def legal_decisions(self) -> list[Decision]:
+        """Every decision the player to act may make; empty only when the match is over."""
+        if self._phase is Phase.PLAY:
+            return cards_in(self.legal_mask())  # type: ignore[return-value]  # list is invariant
+        if self._phase is Phase.AUCTION:
+            return self._legal_contracts()  # type: ignore[return-value]
+        return []
+
+    def _legal_contracts(self) -> list[Contract]:
+        options = [Contract.PASS]
+        if self.rules.capot:
+            options.append(Contract.CAPOT)
+        if self.rules.general:
+            options.append(Contract.GENERAL)
+        return options
+
+    def is_legal(self, decision: object) -> bool:
+        """True when :meth:`apply` would accept ``decision`` now."""
+        if isinstance(decision, Card):
+            return bool(self.legal_mask() & decision.bit)
+        return self._phase is Phase.AUCTION and decision in self._legal_contracts()
+
+    def fallback(self) -> Decision:
+        """The decision the referee substitutes for a faulty one (RULES.md 8).
+
+        In the auction: pass.  In play: the lowest legal card in trick order; on equal
+        rank, the first in suit order S H D C.
+        """
+        if self._phase is Phase.AUCTION:
+            return Contract.PASS
+        if self._phase is Phase.OVER:
+            raise IllegalDecision("the match is over: no decision is pending")
+        strength = self.rules.strength
+        return min(cards_in(self.legal_mask()), key=lambda c: (strength[c.index], c.suit))
+
+    def apply(self, decision: Decision) -> None:
+        """Play a card or make an auction decision for the seat to act.
+
+        Raises :class:`IllegalDecision` (state unchanged) when it is not legal now.
+        """
+        if self._phase is Phase.PLAY and type(decision) is Card:
+            self._play(decision)
+        elif self._phase is Phase.AUCTION and isinstance(decision, Contract):
+            self._declare(decision)
+        else:
+            raise IllegalDecision(self._why_illegal(decision))
+
+    def apply_text(self, text: str) -> None:
+        """Parse and apply a decision given as text (``"JS"``, ``"pass"``, ``"capot"``)."""
+        try:
+            decision = parse_decision(text)
+        except PolignacError as exc:
+            raise IllegalDecision(str(exc)) from None
+        self.apply(decision)
+
+    def _why_illegal(self, decision: object) -> str:
+        if self._phase is Phase.OVER:
+            return f"the match is over: {decision!r} cannot be played"
+        if self._phase is Phase.PLAY:
+            if isinstance(decision, Contract):
+                return f"the auction is over: seat {self._to_act} must play a card, not {decision.value!r}"
+            return f"seat {self._to_act} must play a card, got {decision!r}"
+        if isinstance(decision, Contract):
+            return f"{decision.value!r} is not enabled by the ruleset; choose one of {[c.value for c in self._legal_contracts()]}"
+        if isinstance(decision, Card):
+            return f"seat {self._to_act} must pass or declare before any card is played, got {str(decision)!r}"
+        return f"seat {self._to_act} must pass or declare, got {decision!r}"
+
+    def _declare(self, contract: Contract) -> None:
+        if contract is Contract.CAPOT and not self.rules.capot or contract is Contract.GENERAL and not self.rules.general:
+            raise IllegalDecision(self._why_illegal(contract))
+        seat: int = self._to_act  # type: ignore[assignment]  # set during the auction
+        self._auction.append((seat, contract))
+        self._events.append(Declared(seat, contract))
+        self._log.append(contract)
+        if contract is not Contract.PASS:
+            self._contract = contract
+            self._declarer = seat
+        if contract is not Contract.PASS or len(self._auction) == len(self._seats):
+            self._phase = Phase.PLAY
+            self._to_act = self._next_seat[self._dealer]
+        else:
+            self._to_act = self._next_seat[seat]
+
+    def _play(self, card: Card) -> None:
+        seat: int = self._to_act  # type: ignore[assignment]  # set during play
+        hand = self._hands[seat]
+        bit = card.bit
+        if not hand & bit:
+            raise IllegalDecision(f"seat {seat} does not hold {str(card)!r}")
+        trick = self._trick
+        if trick and not bit & self._led_suit_mask and hand & self._led_suit_mask:
+            led = trick[0][1].suit
+            raise IllegalDecision(f"seat {seat} must follow {led.name.lower()} ({str(trick[0][1])!r} led), not play {str(card)!r}")
+        self._hands[seat] = hand ^ bit
+        if not trick:
+            self._led_suit_mask = SUIT_MASKS[card.suit]
+        trick.append((seat, card))
+        self._events.append(CardPlayed(seat, card))
+        self._log.append(card)
+        if len(trick) < len(self._seats):
+            self._to_act = self._next_seat[seat]
+        else:
+            self._finish_trick()
+
+    def _finish_trick(self) -> None:
+        strength = self.rules.strength
+        led_mask = self._led_suit_mask
+        winner, best, mask = -1, -1, 0
+        for seat, card in self._trick:
+            mask |= card.bit
+            if card.bit & led_mask and strength[card.index] > best:
+                winner, best = seat, strength[card.index]
+        trick = Trick(tuple(self._trick), winner)
+        self._finished_tricks.append(trick)
+        self._taken[winner] |= mask
+        self._tricks_won[winner] += 1
+        self._events.append(TrickWon(len(self._finished_tricks), trick.leader, winner, trick.cards))
+        self._trick = []
+        self._to_act = winner
+        if len(self._finished_tricks) == self._tricks_per_hand:
+            self._finish_hand()
+
+    # -- the referee's calls -------------------------------------------------------------
+
+    def add_penalty(self, seat: int, points: int, reason: str) -> None:
+        """Add extra points (a revoke or a timeout) that ``seat`` scores when this hand ends."""
+        self._check_seat(seat)
+        if type(points) is not int or not 0 <= points <= 1000:
+            raise PolignacError(f"penalty points must be an integer in 0..1000, got {points!r}")
+        if not isinstance(reason, str) or not reason:
+            raise PolignacError(f"a penalty needs a reason, got {reason!r}")
+        if self._phase is Phase.OVER:
+            raise IllegalDecision("the match is over: no penalty can be added")
+        if seat not in self._seats:
+            raise IllegalDecision(f"seat {seat} is not playing this hand")
+        self._penalties[seat] += points
+        self._events.append(PenaltyAdded(seat, points, reason))
+        self._log.append({"penalty": seat, "points": points, "reason": reason})
+
+    def forfeit(self, seat: int, reason: str = "forfeit") -> None:
+        """``seat`` forfeits (RULES.md 8): it ranks last and the match ends, or goes on without it.
+
+        In the regular match, the unfinished hand scores nothing and the others are ranked
+        by their totals, with tie-break hands if first place is tied.  In a tie-break hand
+        the remaining tied players go on.
+        """
+        self._check_seat(seat)
+        if not isinstance(reason, str) or not reason:
+            raise PolignacError(f"a forfeit needs a reason, got {reason!r}")
+        if self._phase is Phase.OVER:
+            raise IllegalDecision("the match is over: nobody can forfeit")
+        if seat in self._forfeited:
+            raise IllegalDecision(f"seat {seat} has already forfeited")
+        in_hand = seat in self._seats
+        self._forfeited.append(seat)
+        self._events.append(Forfeited(seat, reason, in_hand))
+        self._log.append({"forfeit": seat, "reason": reason})
+        if not self.is_tiebreak:
+            self._resolve_first_place()
+        elif in_hand:
+            # The abandoned tie-break hand does not count: the others play a fresh one.
+            self._contenders.remove(seat)
+            self._tiebreak_round -= 1
+            self._next_tiebreak_hand(self._contenders)
+
+    # -- hands and the end of the match --------------------------------------------------
+
+    def _start_hand(self, seats: list[int], dealer: int) -> None:
+        self._hand_number += 1
+        self._dealer = dealer
+        self._seats = seats
+        self._next_seat = {s: seats[(i + 1) % len(seats)] for i, s in enumerate(seats)}
+        n = self.rules.players
+        self._hands = [0] * n
+        self._taken = [0] * n
+        self._tricks_won = [0] * n
+        self._penalties = [0] * n
+        self._trick: list[tuple[int, Card]] = []
+        self._finished_tricks: list[Trick] = []
+        self._led_suit_mask = 0
+        self._auction: list[tuple[int, Contract]] = []
+        self._contract = Contract.PASS
+        self._declarer: int | None = None
+        deck = deck_mask(self.rules, len(seats))
+        cards_each = deck.bit_count() // len(seats)
+        self._tricks_per_hand = cards_each
+        eldest = self._next_seat[dealer]
+        order = seats[seats.index(eldest) :] + seats[: seats.index(eldest)]
+        if self._hand_number in self._deals:
+            self._deal_given_hands(self._deals[self._hand_number], deck, cards_each)
+        else:
+            pack = shuffled_pack(self.seed, self._hand_number, deck)
+            for seat, mask in deal_hands(pack, order, packet_sizes(cards_each)).items():
+                self._hands[seat] = mask
+        self._events.append(
+            HandDealt(self._hand_number, dealer, tuple(seats), tuple(tuple(cards_in(self._hands[s])) for s in seats), self.is_tiebreak)
+        )
+        contracts = self.rules.contracts and not self.is_tiebreak
+        self._phase = Phase.AUCTION if contracts else Phase.PLAY
+        self._to_act: int | None = eldest
+
+    def _deal_given_hands(self, hands: tuple[int, ...], deck: int, cards_each: int) -> None:
+        if len(hands) != len(self._seats):
+            raise PolignacError(f"hand {self._hand_number} is played by {len(self._seats)} seats, but {len(hands)} hands were given")
+        dealt = 0
+        for seat, mask in zip(self._seats, hands, strict=True):
+            if mask & dealt or mask & ~deck or mask.bit_count() != cards_each:
+                raise PolignacError(
+                    f"hand {self._hand_number}: seat {seat} must get {cards_each} cards of the pack, none given twice,"
+                    f" got {' '.join(str(c) for c in cards_in(mask))!r}"
+                )
+            dealt |= mask
+            self._hands[seat] = mask
+
+    def _hand_scores(self) -> list[int]:
+        rules = self.rules
+        points = rules.card_points
+        scores = [0] * rules.players
+        for seat in self._seats:
+            taken = self._taken[seat]
+            scores[seat] = sum(points[c.index] for c in cards_in(taken & rules.penalty_mask))
+        tricks = self._finished_tricks
+        scores[tricks[0].winner] += rules.first_trick_points
+        scores[tricks[-1].winner] += rules.last_trick_points
+        declarer = self._declarer
+        if declarer is not None:
+            made = self._tricks_won[declarer] == self._tricks_per_hand
+            if made:
+                for seat in self._seats:
+                    scores[seat] = rules.contract_points
+                scores[declarer] = -rules.contract_points if self._contract is Contract.GENERAL else 0
+            else:
+                scores[declarer] += rules.contract_points
+        for seat in self._seats:
+            scores[seat] += self._penalties[seat]
+        return scores
+
+    def _finish_hand(self) -> None:
+        scores = self._hand_scores()
+        declarer = self._declarer
+        made = None if declarer is None else self._tricks_won[declarer] == self._tricks_per_hand
+        if not self.is_tiebreak:
+            for seat in self._seats:
+                self._totals[seat] += scores[seat]
+        self._events.append(
+            HandEnded(self._hand_number, self._contract, declarer, made, tuple(scores), tuple(self._totals), self.is_tiebreak)
+        )
+        if self.is_tiebreak:
+            low = min(scores[s] for s in self._contenders)
+            lowest = [s for s in self._contenders if scores[s] == low]
+            self._knocked_out.extend(s for s in self._contenders if s not in lowest)
+            self._contenders = lowest
+            self._next_tiebreak_hand(lowest)
+        elif max(self._totals) >= self.rules.limit:
+            self._resolve_first_place()
+        else:
+            n = self.rules.players
+            self._start_hand(list(range(n)), dealer=(self._dealer + 1) % n)
+
+    def _resolve_first_place(self) -> None:
+        """The regular match is over: finish, or start tie-break hands among those tied for first."""
+        alive = [s for s in range(self.rules.players) if s not in self._forfeited]
+        if not alive:
+            self._finish_match()
+            return
+        best = min(self._totals[s] for s in alive)
+        tied = [s for s in alive if self._totals[s] == best]
+        self._contenders = tied
+        self._next_tiebreak_hand(tied)
+
+    def _next_tiebreak_hand(self, contenders: list[int]) -> None:
+        if len(contenders) < 2 or self._tiebreak_round >= self.rules.tiebreak_hands:
+            self._finish_match()
+            return
+        self._tiebreak_round += 1
+        self._events.append(TiebreakStarted(tuple(contenders), self._tiebreak_round))
+        n = self.rules.players
+        dealer = next(s % n for s in range(self._dealer + 1, self._dealer + n + 1) if s % n in contenders)
+        self._start_hand(list(contenders), dealer)
+
+    def _finish_match(self) -> None:
+        n = self.rules.players
+        keys: list[tuple[int, int]] = []
+        for seat in range(n):
+            if seat in self._forfeited:
+                keys.append((3, -self._forfeited.index(seat)))
+            elif seat in self._contenders:
+                keys.append((0, 0))
+            elif seat in self._knocked_out:
+                keys.append((1, 0))
+            else:
+                keys.append((2, self._totals[seat]))
+        self._places = tuple(1 + sum(other < key for other in keys) for key in keys)
+        self._phase = Phase.OVER
+        self._to_act = None
+        self._events.append(MatchEnded(self._places, tuple(self._totals)))
+
+    # -- copies, records, views ----------------------------------------------------------
+
+    def clone(self) -> Match:
+        """An independent copy: applying decisions to it leaves this match alone."""
+        other = object.__new__(Match)
+        for name in Match.__slots__:
+            value = getattr(self, name)
+            if isinstance(value, list):
+                value = list(value)
+            elif isinstance(value, dict):
+                value = dict(value)
+            object.__setattr__(other, name, value)
+        return other
+
+    def record(self) -> dict[str, Any]:
+        """A compact JSON-ready record from which :meth:`from_record` rebuilds this match."""
+        record: dict[str, Any] = {
+            "engine_version": ENGINE_VERSION,
+            "rules": self.rules.to_dict(),
+            "seed": self.seed,
+        }
+        if any(self._start_totals):
+            record["start_totals"] = list(self._start_totals)
+        if self._deals:
+            record["deals"] = {str(k): [[str(c) for c in cards_in(m)] for m in v] for k, v in self._deals.items()}
+        record["actions"] = [str(a) if isinstance(a, Card | Contract) else dict(a) for a in self._log]
+        return record
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Match:
+        """Replay a record made by :meth:`record`; raises :class:`RecordError` if it does not replay."""
+        if not isinstance(record, Mapping):
+            raise RecordError(f"a match record must be an object, got {type(record).__name__}")
+        missing = [k for k in ("rules", "seed", "actions") if k not in record]
+        if missing:
+            raise RecordError(f"match record lacks {', '.join(map(repr, missing))}")
+        try:
+            deals = record.get("deals")
+            if deals is not None:
+                if not isinstance(deals, Mapping):
+                    raise RecordError("'deals' must map hand numbers to lists of hands")
+                deals = {int(k): v for k, v in deals.items()}
+            match = cls(Ruleset.from_dict(record["rules"]), record["seed"], start_totals=record.get("start_totals"), deals=deals)
+        except (PolignacError, TypeError, ValueError) as exc:
+            raise RecordError(f"match record: {exc}") from None
+        actions = record["actions"]
+        if not isinstance(actions, list):
+            raise RecordError(f"match record 'actions' must be a list, got {type(actions).__name__}")
+        for number, action in enumerate(actions):
+            try:
+                match._replay_action(action)
+            except (PolignacError, KeyError, TypeError) as exc:
+                raise RecordError(f"match record action {number} ({action!r}) does not replay: {exc}") from None
+        return match
+
+    def _replay_action(self, action: Any) -> None:
+        if isinstance(action, str):
+            self.apply(parse_decision(action))
+        elif isinstance(action, Mapping) and "penalty" in action:
+            self.add_penalty(action["penalty"], action["points"], action["reason"])
+        elif isinstance(action, Mapping) and "forfeit" in action:
+            self.forfeit(action["forfeit"], action["reason"])
+        else:
+            raise RecordError("an action is a decision text, a {'penalty': ...} or a {'forfeit': ...} object")
+
+    def view(self, seat: int) -> PlayerView:
+        """What ``seat`` may know now (RULES.md 9): see :class:`polignac.view.PlayerView`."""
+        from polignac.view import player_view  # view.py imports this module
+
+        return player_view(self, self._check_seat(seat))
+
+    def _check_seat(self, seat: int) -> int:
+        if type(seat) is not int or not 0 <= seat < self.rules.players:
+            raise PolignacError(f"seat must be an integer in 0..{self.rules.players - 1}, got {seat!r}")
+        return seat
+
+    def __repr__(self) -> str:
+        return f"<Match {self.rules.name} seed={self.seed} hand={self._hand_number} phase={self._phase.value} to_act={self._to_act}>"
+
+
+
+def _check_totals(totals: Sequence[int] | None, players: int) -> tuple[int, ...]:
+    if totals is None:
+        return (0,) * players
+    if not isinstance(totals, Sequence) or len(totals) != players or any(type(t) is not int or abs(t) > 10**6 for t in totals):
+        raise PolignacError(f"start totals must be {players} integers, got {totals!r}")
+    return tuple(totals)
+
+
+def _check_deals(deals: Mapping[int, Sequence[Sequence[Card | str]]] | None) -> dict[int, tuple[int, ...]]:
+    """Turn given hands into masks; their fit with the pack is checked when each hand is dealt."""
+    if deals is None:
+        return {}
+    if not isinstance(deals, Mapping):
+        raise PolignacError(f"deals must map hand numbers to lists of hands, got {deals!r}")
+    out: dict[int, tuple[int, ...]] = {}
+    for number, hands in deals.items():
+        if type(number) is not int or number < 1 or isinstance(hands, str) or not isinstance(hands, Sequence):
+            raise PolignacError(f"deals[{number!r}] must be a list of hands for a hand number from 1")
+        out[number] = tuple(mask_of(parse_cards(h) if isinstance(h, str) else h) for h in hands)
+    return out

@@ -1,0 +1,151 @@
+"""What one seat may know (RULES.md 9), built from the match state, never the state itself.
+
+A :class:`PlayerView` holds the seat's own cards, the ruleset, the table, the auction,
+every card played this hand and by whom, who won each trick, the totals and the extra
+points given so far.  It never holds another seat's unplayed card, the seed or the pack.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from polignac.cards import SUIT_MASKS, Card, Suit, cards_in, mask_of
+from polignac.engine import Decision, Phase, Trick
+from polignac.events import Contract
+from polignac.rules import Ruleset, deck_mask
+
+if TYPE_CHECKING:
+    from polignac.engine import Match
+
+__all__ = ["PlayerView", "player_view"]
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerView:
+    """Everything ``seat`` may know at this moment; enough for a stateless bot to decide."""
+
+    rules: Ruleset
+    seat: int
+    hand_number: int
+    dealer: int
+    eldest: int
+    seats: tuple[int, ...]
+    """Seats playing this hand, in table order (fewer than all in a tie-break)."""
+    tiebreak: bool
+    phase: Phase
+    to_act: int | None
+    hand: tuple[Card, ...]
+    auction: tuple[tuple[int, Contract], ...]
+    contract: Contract
+    declarer: int | None
+    tricks: tuple[Trick, ...]
+    current_trick: tuple[tuple[int, Card], ...]
+    totals: tuple[int, ...]
+    penalties: tuple[int, ...]
+    """Extra points (revokes, timeouts) given this hand, by seat; scored when the hand ends."""
+    forfeited: tuple[int, ...]
+    legal: tuple[Decision, ...]
+    """The decisions this seat may make now (empty when it is not its turn)."""
+
+    @property
+    def players(self) -> int:
+        """Seats at the table."""
+        return self.rules.players
+
+    @property
+    def hand_mask(self) -> int:
+        """The seat's own cards as a bitmask."""
+        return mask_of(self.hand)
+
+    @property
+    def played_mask(self) -> int:
+        """Every card played this hand, the current trick included."""
+        mask = mask_of(c for t in self.tricks for _, c in t.plays)
+        for _, card in self.current_trick:
+            mask |= card.bit
+        return mask
+
+    @property
+    def unseen_mask(self) -> int:
+        """Cards in other seats' hands: the pack minus own cards and played cards."""
+        return deck_mask(self.rules, len(self.seats)) & ~self.hand_mask & ~self.played_mask
+
+    def hand_size(self, seat: int) -> int:
+        """How many unplayed cards ``seat`` holds now."""
+        if seat not in self.seats:
+            return 0
+        cards_each = deck_mask(self.rules, len(self.seats)).bit_count() // len(self.seats)
+        return cards_each - len(self.tricks) - sum(1 for s, _ in self.current_trick if s == seat)
+
+    def known_voids(self) -> dict[int, set[Suit]]:
+        """Suits each seat is known to lack: it did not follow when that suit was led."""
+        voids: dict[int, set[Suit]] = {s: set() for s in self.seats}
+        for plays in [t.plays for t in self.tricks] + [self.current_trick]:
+            if not plays:
+                continue
+            led = plays[0][1].suit
+            for seat, card in plays[1:]:
+                if card.suit is not led:
+                    voids[seat].add(led)
+        return voids
+
+    def points_taken(self, seat: int) -> int:
+        """Penalty-card points ``seat`` has taken in tricks this hand (no contract or trick bonuses)."""
+        points = self.rules.card_points
+        return sum(points[c.index] for t in self.tricks if t.winner == seat for _, c in t.plays)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form (cards and decisions as text)."""
+        return {
+            "rules": self.rules.to_dict(),
+            "seat": self.seat,
+            "hand_number": self.hand_number,
+            "dealer": self.dealer,
+            "eldest": self.eldest,
+            "seats": list(self.seats),
+            "tiebreak": self.tiebreak,
+            "phase": self.phase.value,
+            "to_act": self.to_act,
+            "hand": [str(c) for c in self.hand],
+            "auction": [[s, c.value] for s, c in self.auction],
+            "contract": self.contract.value,
+            "declarer": self.declarer,
+            "tricks": [{"plays": [[s, str(c)] for s, c in t.plays], "winner": t.winner} for t in self.tricks],
+            "current_trick": [[s, str(c)] for s, c in self.current_trick],
+            "totals": list(self.totals),
+            "penalties": list(self.penalties),
+            "forfeited": list(self.forfeited),
+            "legal": [str(d) for d in self.legal],
+        }
+
+
+def player_view(match: Match, seat: int) -> PlayerView:
+    """Build ``seat``'s view of ``match``."""
+    legal = tuple(match.legal_decisions()) if match.to_act == seat else ()
+    return PlayerView(
+        rules=match.rules,
+        seat=seat,
+        hand_number=match.hand_number,
+        dealer=match.dealer,
+        eldest=match.eldest,
+        seats=match.seats,
+        tiebreak=match.is_tiebreak,
+        phase=match.phase,
+        to_act=match.to_act,
+        hand=tuple(match.hand(seat)),
+        auction=match.auction,
+        contract=match.contract,
+        declarer=match.declarer,
+        tricks=match.tricks,
+        current_trick=match.current_trick,
+        totals=match.totals,
+        penalties=match.penalties,
+        forfeited=match.forfeited,
+        legal=legal,
+    )
+
+
+def suit_cards(view: PlayerView, suit: Suit) -> list[Card]:
+    """The seat's own cards of ``suit``."""
+    return cards_in(view.hand_mask & SUIT_MASKS[suit])
