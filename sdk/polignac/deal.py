@@ -22,6 +22,7 @@ change between versions.
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Sequence
 from typing import Final
 
@@ -33,6 +34,8 @@ __all__ = ["GENERATOR", "MAX_SEED", "deal_hands", "shuffled_pack"]
 GENERATOR: Final = "polignac-deal-v1"
 MAX_SEED: Final = 2**64 - 1
 _PREFIX: Final = GENERATOR.encode()
+_EIGHT_WORDS: Final = struct.Struct(">8I")
+_TWO_32: Final = 2**32
 
 
 class _WordStream:
@@ -41,22 +44,15 @@ class _WordStream:
     def __init__(self, seed: int, hand_number: int) -> None:
         self._key = _PREFIX + seed.to_bytes(8, "big") + hand_number.to_bytes(4, "big")
         self._block = 0
-        self._words: list[int] = []
+        self.words: list[int] = []
+        self.extend(5)  # 40 words: enough for a 32-card shuffle unless rejections are unlucky
 
-    def next_word(self) -> int:
-        if not self._words:
+    def extend(self, blocks: int = 1) -> None:
+        """Append the words of the next ``blocks`` blocks."""
+        for _ in range(blocks):
             digest = hashlib.sha256(self._key + self._block.to_bytes(4, "big")).digest()
             self._block += 1
-            # Reversed so that pop() yields the words in order.
-            self._words = [int.from_bytes(digest[i : i + 4], "big") for i in range(28, -1, -4)]
-        return self._words.pop()
-
-    def below(self, m: int) -> int:
-        limit = 2**32 - 2**32 % m
-        while True:
-            word = self.next_word()
-            if word < limit:
-                return word % m
+            self.words.extend(_EIGHT_WORDS.unpack(digest))
 
 
 def check_seed(seed: object) -> int:
@@ -73,8 +69,19 @@ def shuffled_pack(seed: int, hand_number: int, deck: int) -> list[int]:
         raise PolignacError(f"hand number must be an integer in 1..{2**32 - 1}, got {hand_number!r}")
     pack = [c.index for c in cards_in(deck)]
     stream = _WordStream(seed, hand_number)
+    words = stream.words
+    pos = 0
     for i in range(len(pack) - 1, 0, -1):
-        j = stream.below(i + 1)
+        m = i + 1
+        limit = _TWO_32 - _TWO_32 % m
+        while True:
+            if pos == len(words):
+                stream.extend()
+            word = words[pos]
+            pos += 1
+            if word < limit:
+                break
+        j = word % m
         pack[i], pack[j] = pack[j], pack[i]
     return pack
 

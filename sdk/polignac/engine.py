@@ -90,6 +90,8 @@ class Trick(NamedTuple):
 
 
 _CONTRACT_BY_TEXT: Final = {c.value: c for c in Contract}
+_PLAY: Final = Phase.PLAY
+_AUCTION: Final = Phase.AUCTION
 
 
 def parse_decision(text: str) -> Decision:
@@ -312,9 +314,13 @@ class Match:
 
     def legal_decisions(self) -> list[Decision]:
         """Every decision the player to act may make; empty only when the match is over."""
-        if self._phase is Phase.PLAY:
-            return cards_in(self.legal_mask())  # type: ignore[return-value]  # list is invariant
-        if self._phase is Phase.AUCTION:
+        phase = self._phase
+        if phase is _PLAY:
+            hand: int = self._hands[self._to_act]  # type: ignore[index]  # to_act is set while playing
+            if self._trick and hand & self._led_suit_mask:
+                hand &= self._led_suit_mask
+            return cards_in(hand)  # type: ignore[return-value]  # list is invariant
+        if phase is _AUCTION:
             return self._legal_contracts()  # type: ignore[return-value]
         return []
 
@@ -350,9 +356,25 @@ class Match:
 
         Raises :class:`IllegalDecision` (state unchanged) when it is not legal now.
         """
-        if self._phase is Phase.PLAY and type(decision) is Card:
-            self._play(decision)
-        elif self._phase is Phase.AUCTION and isinstance(decision, Contract):
+        if type(decision) is Card and self._phase is _PLAY:
+            # The hot path of every simulation, kept inline.
+            seat: int = self._to_act  # type: ignore[assignment]  # set during play
+            hand = self._hands[seat]
+            bit = decision.bit
+            trick = self._trick
+            if not hand & bit or trick and not bit & self._led_suit_mask and hand & self._led_suit_mask:
+                raise IllegalDecision(self._why_illegal(decision))
+            self._hands[seat] = hand ^ bit
+            if not trick:
+                self._led_suit_mask = SUIT_MASKS[decision.suit]
+            trick.append((seat, decision))
+            self._events.append(CardPlayed(seat, decision))
+            self._log.append(decision)
+            if len(trick) < len(self._seats):
+                self._to_act = self._next_seat[seat]
+            else:
+                self._finish_trick()
+        elif self._phase is _AUCTION and isinstance(decision, Contract):
             self._declare(decision)
         else:
             raise IllegalDecision(self._why_illegal(decision))
@@ -366,17 +388,23 @@ class Match:
         self.apply(decision)
 
     def _why_illegal(self, decision: object) -> str:
+        seat = self._to_act
         if self._phase is Phase.OVER:
             return f"the match is over: {decision!r} cannot be played"
         if self._phase is Phase.PLAY:
             if isinstance(decision, Contract):
-                return f"the auction is over: seat {self._to_act} must play a card, not {decision.value!r}"
-            return f"seat {self._to_act} must play a card, got {decision!r}"
+                return f"the auction is over: seat {seat} must play a card, not {decision.value!r}"
+            if not isinstance(decision, Card):
+                return f"seat {seat} must play a card, got {decision!r}"
+            if not self._hands[seat] & decision.bit:  # type: ignore[index]  # seat is set while playing
+                return f"seat {seat} does not hold {str(decision)!r}"
+            led = self._trick[0][1]
+            return f"seat {seat} must follow {led.suit.name.lower()} ({str(led)!r} led), not play {str(decision)!r}"
         if isinstance(decision, Contract):
             return f"{decision.value!r} is not enabled by the ruleset; choose one of {[c.value for c in self._legal_contracts()]}"
         if isinstance(decision, Card):
-            return f"seat {self._to_act} must pass or declare before any card is played, got {str(decision)!r}"
-        return f"seat {self._to_act} must pass or declare, got {decision!r}"
+            return f"seat {seat} must pass or declare before any card is played, got {str(decision)!r}"
+        return f"seat {seat} must pass or declare, got {decision!r}"
 
     def _declare(self, contract: Contract) -> None:
         if contract is Contract.CAPOT and not self.rules.capot or contract is Contract.GENERAL and not self.rules.general:
@@ -394,43 +422,24 @@ class Match:
         else:
             self._to_act = self._next_seat[seat]
 
-    def _play(self, card: Card) -> None:
-        seat: int = self._to_act  # type: ignore[assignment]  # set during play
-        hand = self._hands[seat]
-        bit = card.bit
-        if not hand & bit:
-            raise IllegalDecision(f"seat {seat} does not hold {str(card)!r}")
-        trick = self._trick
-        if trick and not bit & self._led_suit_mask and hand & self._led_suit_mask:
-            led = trick[0][1].suit
-            raise IllegalDecision(f"seat {seat} must follow {led.name.lower()} ({str(trick[0][1])!r} led), not play {str(card)!r}")
-        self._hands[seat] = hand ^ bit
-        if not trick:
-            self._led_suit_mask = SUIT_MASKS[card.suit]
-        trick.append((seat, card))
-        self._events.append(CardPlayed(seat, card))
-        self._log.append(card)
-        if len(trick) < len(self._seats):
-            self._to_act = self._next_seat[seat]
-        else:
-            self._finish_trick()
-
     def _finish_trick(self) -> None:
         strength = self.rules.strength
         led_mask = self._led_suit_mask
+        plays = tuple(self._trick)
         winner, best, mask = -1, -1, 0
-        for seat, card in self._trick:
-            mask |= card.bit
-            if card.bit & led_mask and strength[card.index] > best:
+        for seat, card in plays:
+            bit = card.bit
+            mask |= bit
+            if bit & led_mask and strength[card.index] > best:
                 winner, best = seat, strength[card.index]
-        trick = Trick(tuple(self._trick), winner)
-        self._finished_tricks.append(trick)
+        tricks = self._finished_tricks
+        tricks.append(Trick(plays, winner))
         self._taken[winner] |= mask
         self._tricks_won[winner] += 1
-        self._events.append(TrickWon(len(self._finished_tricks), trick.leader, winner, trick.cards))
+        self._events.append(TrickWon(len(tricks), plays[0][0], winner, tuple([c for _, c in plays])))
         self._trick = []
         self._to_act = winner
-        if len(self._finished_tricks) == self._tricks_per_hand:
+        if len(tricks) == self._tricks_per_hand:
             self._finish_hand()
 
     # -- the referee's calls -------------------------------------------------------------

@@ -1,0 +1,396 @@
+"""Fast random playouts of the rest of a hand, for bots that search (Monte Carlo, ISMCTS).
+
+A :class:`Playout` is one hand in progress held as plain ints: hands are card bitmasks,
+cards are indices ``suit * 8 + rank``; the inner loop makes no per-card objects.  Build
+one from a full match state (:meth:`Playout.from_match`, for perfect-information search
+or testing) or from what a seat knows (:meth:`Playout.from_view`), which deals the unseen
+cards at random consistently with the view: each other seat gets as many cards as it
+holds, and no card of a suit it is known to lack (it did not follow when that suit was led).
+
+>>> import random
+>>> from polignac import Match, preset
+>>> match = Match(preset("no-contracts"), seed=3)
+>>> scores = Playout.from_match(match).run(random.Random(1).random)
+>>> sum(scores)
+5
+
+Scores are those of the hand as the engine computes them: penalty cards, first/last trick
+points, contract results and extra points already given.  A playout started during the
+auction plays the hand with the contract declared so far (none if everyone passed so far).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+from polignac.cards import SUIT_MASKS, cards_in
+from polignac.errors import IllegalDecision, PolignacError
+from polignac.events import Contract
+from polignac.rules import Ruleset, deck_mask
+
+if TYPE_CHECKING:
+    from polignac.engine import Match
+    from polignac.view import PlayerView
+
+__all__ = ["Playout", "sample_hands"]
+
+# For every 16-bit pattern, the positions of its set bits: a uniform random card of a
+# 32-bit hand is then two look-ups and one random number, with no loop over bits.
+_HALF_BITS: list[tuple[int, ...]] = []
+# For every 8-bit pattern (one suit), the positions of its set bits.
+_BYTE_BITS: Final = tuple(tuple(r for r in range(8) if b >> r & 1) for b in range(256))
+
+
+def _half_bits() -> list[tuple[int, ...]]:
+    if not _HALF_BITS:
+        # Built on first use (about 50 ms) rather than at import.
+        lo = [tuple(r for r in range(8) if b >> r & 1) for b in range(256)]
+        hi = [tuple(r + 8 for r in t) for t in lo]
+        _HALF_BITS.extend(a + b for b in hi for a in lo)
+    return _HALF_BITS
+
+
+_CONTRACT_CODE: Final = {Contract.PASS: 0, Contract.CAPOT: 1, Contract.GENERAL: 2}
+
+
+class Playout:
+    """The rest of one hand as ints; :meth:`run` plays it out at random and returns the scores."""
+
+    __slots__ = (
+        "best_seat",
+        "best_strength",
+        "contract",
+        "declarer",
+        "first_winner",
+        "hands",
+        "led",
+        "next_seat",
+        "penalties",
+        "rules",
+        "seats",
+        "taken",
+        "to_act",
+        "trick_len",
+        "trick_mask",
+        "tricks_left",
+        "won",
+    )
+
+    rules: Ruleset
+    seats: tuple[int, ...]
+    next_seat: list[int]
+    hands: list[int]
+    taken: list[int]
+    won: list[int]
+    penalties: list[int]
+    to_act: int
+    trick_len: int
+    trick_mask: int
+    led: int
+    best_strength: int
+    best_seat: int
+    first_winner: int
+    tricks_left: int
+    contract: int
+    declarer: int
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def from_match(cls, match: Match) -> Playout:
+        """The current hand of ``match`` with every card known (perfect information)."""
+        if match.is_over:
+            raise PolignacError("the match is over: there is no hand to play out")
+        hands = [match.hand_mask(s) for s in range(match.players)]
+        return cls._build(
+            match.rules,
+            match.seats,
+            hands,
+            match.eldest if match.phase.value == "auction" else match.to_act,  # type: ignore[arg-type]
+            match.current_trick,
+            match.tricks,
+            match.contract,
+            match.declarer,
+            match.penalties,
+        )
+
+    @classmethod
+    def from_view(cls, view: PlayerView, rng: random.Random | None = None) -> Playout:
+        """A determinization: the unseen cards dealt at random, consistent with ``view``."""
+        rng = rng or random.Random()
+        hands = sample_hands(view, rng)
+        to_act = view.eldest if view.phase.value == "auction" else view.to_act
+        if to_act is None:
+            raise PolignacError("the match is over: there is no hand to play out")
+        return cls._build(
+            view.rules, view.seats, hands, to_act, view.current_trick, view.tricks, view.contract, view.declarer, view.penalties
+        )
+
+    @classmethod
+    def _build(
+        cls,
+        rules: Ruleset,
+        seats: tuple[int, ...],
+        hands: list[int],
+        to_act: int,
+        current_trick: tuple[tuple[int, object], ...],
+        tricks: tuple[object, ...],
+        contract: Contract,
+        declarer: int | None,
+        penalties: tuple[int, ...],
+    ) -> Playout:
+        from polignac.engine import Trick  # engine imports cards only; avoid a cycle at import
+
+        self = object.__new__(cls)
+        n = rules.players
+        self.rules = rules
+        self.seats = tuple(seats)
+        self.next_seat = [0] * n
+        for i, s in enumerate(seats):
+            self.next_seat[s] = seats[(i + 1) % len(seats)]
+        self.hands = list(hands)
+        self.taken = [0] * n
+        self.won = [0] * n
+        self.penalties = list(penalties)
+        self.first_winner = -1
+        for trick in tricks:
+            assert isinstance(trick, Trick)
+            self.taken[trick.winner] |= trick.mask
+            self.won[trick.winner] += 1
+            if self.first_winner < 0:
+                self.first_winner = trick.winner
+        cards_each = deck_mask(rules, len(seats)).bit_count() // len(seats)
+        self.tricks_left = cards_each - len(tricks)
+        self.contract = _CONTRACT_CODE[contract]
+        self.declarer = -1 if declarer is None else declarer
+        self.to_act = to_act
+        self.trick_len = 0
+        self.trick_mask = 0
+        self.led = 0
+        self.best_strength = -1
+        self.best_seat = -1
+        strength = rules.strength
+        for seat, card in current_trick:
+            index = card.index  # type: ignore[attr-defined]  # a Card
+            if self.trick_len == 0:
+                self.led = index >> 3
+            if index >> 3 == self.led and strength[index] > self.best_strength:
+                self.best_strength, self.best_seat = strength[index], seat
+            self.trick_mask |= 1 << index
+            self.trick_len += 1
+        return self
+
+    def copy(self) -> Playout:
+        """An independent copy, to run many playouts from one position."""
+        other = object.__new__(Playout)
+        other.rules = self.rules
+        other.seats = self.seats
+        other.next_seat = self.next_seat  # never mutated
+        other.hands = self.hands[:]
+        other.taken = self.taken[:]
+        other.won = self.won[:]
+        other.penalties = self.penalties  # never mutated
+        other.to_act = self.to_act
+        other.trick_len = self.trick_len
+        other.trick_mask = self.trick_mask
+        other.led = self.led
+        other.best_strength = self.best_strength
+        other.best_seat = self.best_seat
+        other.first_winner = self.first_winner
+        other.tricks_left = self.tricks_left
+        other.contract = self.contract
+        other.declarer = self.declarer
+        return other
+
+    # -- playing --------------------------------------------------------------------------
+
+    @property
+    def is_over(self) -> bool:
+        """True once the last trick is taken."""
+        return self.tricks_left == 0
+
+    def legal_mask(self) -> int:
+        """The cards the seat to act may play, as a bitmask."""
+        hand = self.hands[self.to_act]
+        if self.trick_len:
+            follow = hand & SUIT_MASKS[self.led]
+            if follow:
+                return follow
+        return hand
+
+    def play(self, index: int) -> None:
+        """Play card ``index`` (0..31) for the seat to act; raises :class:`IllegalDecision` if illegal."""
+        if self.tricks_left == 0 or type(index) is not int or not 0 <= index < 32 or not self.legal_mask() >> index & 1:
+            raise IllegalDecision(f"card index {index!r} is not legal for seat {self.to_act} now")
+        seat = self.to_act
+        self.hands[seat] ^= 1 << index
+        strength = self.rules.strength[index]
+        if self.trick_len == 0:
+            self.led = index >> 3
+            self.best_strength, self.best_seat = strength, seat
+        elif index >> 3 == self.led and strength > self.best_strength:
+            self.best_strength, self.best_seat = strength, seat
+        self.trick_mask |= 1 << index
+        self.trick_len += 1
+        if self.trick_len == len(self.seats):
+            winner = self.best_seat
+            self.taken[winner] |= self.trick_mask
+            self.won[winner] += 1
+            if self.first_winner < 0:
+                self.first_winner = winner
+            self.trick_len = self.trick_mask = 0
+            self.tricks_left -= 1
+            self.to_act = winner
+        else:
+            self.to_act = self.next_seat[seat]
+
+    def run(self, rand: Callable[[], float] = random.random) -> list[int]:
+        """Play the rest of the hand uniformly at random (``rand`` gives floats in [0, 1)); return the scores.
+
+        Mutates this playout: call it on a :meth:`copy` to keep the start position.
+        """
+        half = _half_bits()
+        byte_bits = _BYTE_BITS
+        strength = self.rules.strength
+        hands = self.hands
+        taken = self.taken
+        won = self.won
+        nxt = self.next_seat
+        k = len(self.seats)
+        to_act = self.to_act
+        trick_len = self.trick_len
+        trick_mask = self.trick_mask
+        led = self.led
+        best_s = self.best_strength
+        best_seat = self.best_seat
+        first_winner = self.first_winner
+        tricks_left = self.tricks_left
+        while tricks_left:
+            h = hands[to_act]
+            if trick_len:
+                b = h >> (led << 3) & 255
+                if b:
+                    bits = byte_bits[b]
+                    c = (led << 3) + bits[int(rand() * len(bits))]
+                    if strength[c] > best_s:
+                        best_s = strength[c]
+                        best_seat = to_act
+                else:
+                    lo = half[h & 0xFFFF]
+                    hi = half[h >> 16]
+                    r = int(rand() * (len(lo) + len(hi)))
+                    c = lo[r] if r < len(lo) else 16 + hi[r - len(lo)]
+            else:
+                lo = half[h & 0xFFFF]
+                hi = half[h >> 16]
+                r = int(rand() * (len(lo) + len(hi)))
+                c = lo[r] if r < len(lo) else 16 + hi[r - len(lo)]
+                led = c >> 3
+                best_s = strength[c]
+                best_seat = to_act
+            bit = 1 << c
+            hands[to_act] = h ^ bit
+            trick_mask |= bit
+            trick_len += 1
+            if trick_len == k:
+                taken[best_seat] |= trick_mask
+                won[best_seat] += 1
+                if first_winner < 0:
+                    first_winner = best_seat
+                trick_len = trick_mask = 0
+                tricks_left -= 1
+                to_act = best_seat
+            else:
+                to_act = nxt[to_act]
+        self.to_act = to_act
+        self.trick_len = trick_len
+        self.trick_mask = trick_mask
+        self.led = led
+        self.best_strength = best_s
+        self.best_seat = best_seat
+        self.first_winner = first_winner
+        self.tricks_left = 0
+        return self.scores()
+
+    def scores(self) -> list[int]:
+        """The hand's scores by seat, as the engine scores them; the hand must be finished."""
+        if self.tricks_left:
+            raise PolignacError("the hand is not finished")
+        rules = self.rules
+        points = rules.card_points
+        pmask = rules.penalty_mask
+        scores = [0] * rules.players
+        for seat in self.seats:
+            taken = self.taken[seat] & pmask
+            while taken:
+                low = taken & -taken
+                scores[seat] += points[low.bit_length() - 1]
+                taken ^= low
+        scores[self.first_winner] += rules.first_trick_points
+        scores[self.best_seat] += rules.last_trick_points  # the last trick's winner
+        if self.contract:
+            d = self.declarer
+            total_tricks = sum(self.won)
+            if self.won[d] == total_tricks:
+                for seat in self.seats:
+                    scores[seat] = rules.contract_points
+                scores[d] = -rules.contract_points if self.contract == 2 else 0
+            else:
+                scores[d] += rules.contract_points
+        for seat in self.seats:
+            scores[seat] += self.penalties[seat]
+        return scores
+
+
+def sample_hands(view: PlayerView, rng: random.Random) -> list[int]:
+    """Deal ``view``'s unseen cards to the other seats: right counts, known voids respected.
+
+    Cards are taken in random order, most constrained first, and each goes to a random
+    seat that may hold it and has room; when that greedy deal paints itself into a corner,
+    an augmenting path moves cards between seats, so a consistent deal is always found.
+    """
+    seat = view.seat
+    hands = [0] * view.rules.players
+    hands[seat] = view.hand_mask
+    others = [s for s in view.seats if s != seat]
+    room = {s: view.hand_size(s) for s in others}
+    voids = view.known_voids()
+    unseen = cards_in(view.unseen_mask)
+    if len(unseen) != sum(room.values()):
+        raise PolignacError(f"view is inconsistent: {len(unseen)} unseen cards for {sum(room.values())} places")
+    allowed = {c.index: [s for s in others if c.suit not in voids[s]] for c in unseen}
+    order = [c.index for c in unseen]
+    rng.shuffle(order)
+    order.sort(key=lambda i: len(allowed[i]))
+    owner: dict[int, int] = {}
+    held: dict[int, list[int]] = {s: [] for s in others}
+
+    def place(card: int, visited: set[int]) -> bool:
+        """Give ``card`` a seat, moving other cards along an augmenting path if needed."""
+        choices = allowed[card][:]
+        rng.shuffle(choices)
+        for s in choices:
+            if len(held[s]) < room[s]:
+                held[s].append(card)
+                owner[card] = s
+                return True
+        for s in choices:
+            for other in held[s]:
+                if other not in visited:
+                    visited.add(other)
+                    held[s].remove(other)
+                    if place(other, visited):
+                        held[s].append(card)
+                        owner[card] = s
+                        return True
+                    held[s].append(other)
+        return False
+
+    for card in order:
+        if not place(card, {card}):
+            raise PolignacError("no deal of the unseen cards is consistent with the view")
+    for card, s in owner.items():
+        hands[s] |= 1 << card
+    return hands
