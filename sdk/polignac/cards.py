@@ -151,8 +151,7 @@ class Card:
             if rank is not None and suit is not None:
                 return CARDS[suit * 8 + rank]
         raise CardParseError(
-            f"not a card: {text!r} (expected a rank 7 8 9 T/10 J Q K A then a suit S H D C or ♠ ♥ ♦ ♣,"
-            " for example 'JS' or '10♥')"
+            f"not a card: {text!r} (expected a rank 7 8 9 T/10 J Q K A then a suit S H D C or ♠ ♥ ♦ ♣, for example 'JS' or '10♥')"
         )
 
     @property
@@ -187,9 +186,7 @@ SUIT_MASKS: Final = tuple(0xFF << (8 * s) for s in range(4))
 
 # For each suit and each 8-bit pattern of that suit, the cards it holds: lets
 # ``cards_in`` turn a mask into cards with four table look-ups instead of a bit loop.
-_SUIT_BYTE_CARDS: Final = tuple(
-    tuple(tuple(CARDS[s * 8 + r] for r in range(8) if byte >> r & 1) for byte in range(256)) for s in range(4)
-)
+_SUIT_BYTE_CARDS: Final = tuple(tuple(tuple(CARDS[s * 8 + r] for r in range(8) if byte >> r & 1) for byte in range(256)) for s in range(4))
 
 
 def cards_in(mask: CardMask) -> list[Card]:

@@ -113,8 +113,8 @@ class Match:
         "_auction",
         "_contenders",
         "_contract",
-        "_deals",
         "_dealer",
+        "_deals",
         "_declarer",
         "_events",
         "_finished_tricks",
@@ -140,6 +140,25 @@ class Match:
         "rules",
         "seed",
     )
+
+    # The state, all set in __init__ and _start_hand.
+    _phase: Phase
+    _to_act: int | None
+    _hand_number: int
+    _dealer: int
+    _seats: list[int]
+    _next_seat: dict[int, int]
+    _hands: list[int]
+    _taken: list[int]
+    _tricks_won: list[int]
+    _penalties: list[int]
+    _trick: list[tuple[int, Card]]
+    _finished_tricks: list[Trick]
+    _led_suit_mask: int
+    _tricks_per_hand: int
+    _auction: list[tuple[int, Contract]]
+    _contract: Contract
+    _declarer: int | None
 
     def __init__(
         self,
@@ -362,7 +381,7 @@ class Match:
             hand = self._hands[seat]
             bit = decision.bit
             trick = self._trick
-            if not hand & bit or trick and not bit & self._led_suit_mask and hand & self._led_suit_mask:
+            if not hand & bit or (trick and not bit & self._led_suit_mask and hand & self._led_suit_mask):
                 raise IllegalDecision(self._why_illegal(decision))
             self._hands[seat] = hand ^ bit
             if not trick:
@@ -407,7 +426,7 @@ class Match:
         return f"seat {seat} must pass or declare, got {decision!r}"
 
     def _declare(self, contract: Contract) -> None:
-        if contract is Contract.CAPOT and not self.rules.capot or contract is Contract.GENERAL and not self.rules.general:
+        if (contract is Contract.CAPOT and not self.rules.capot) or (contract is Contract.GENERAL and not self.rules.general):
             raise IllegalDecision(self._why_illegal(contract))
         seat: int = self._to_act  # type: ignore[assignment]  # set during the auction
         self._auction.append((seat, contract))
@@ -436,7 +455,7 @@ class Match:
         tricks.append(Trick(plays, winner))
         self._taken[winner] |= mask
         self._tricks_won[winner] += 1
-        self._events.append(TrickWon(len(tricks), plays[0][0], winner, tuple([c for _, c in plays])))
+        self._events.append(TrickWon(len(tricks), plays[0][0], winner, tuple([c for _, c in plays]), tuple([s for s, _ in plays])))
         self._trick = []
         self._to_act = winner
         if len(tricks) == self._tricks_per_hand:
@@ -497,12 +516,12 @@ class Match:
         self._taken = [0] * n
         self._tricks_won = [0] * n
         self._penalties = [0] * n
-        self._trick: list[tuple[int, Card]] = []
-        self._finished_tricks: list[Trick] = []
+        self._trick = []
+        self._finished_tricks = []
         self._led_suit_mask = 0
-        self._auction: list[tuple[int, Contract]] = []
+        self._auction = []
         self._contract = Contract.PASS
-        self._declarer: int | None = None
+        self._declarer = None
         deck = deck_mask(self.rules, len(seats))
         cards_each = deck.bit_count() // len(seats)
         self._tricks_per_hand = cards_each
@@ -519,7 +538,7 @@ class Match:
         )
         contracts = self.rules.contracts and not self.is_tiebreak
         self._phase = Phase.AUCTION if contracts else Phase.PLAY
-        self._to_act: int | None = eldest
+        self._to_act = eldest
 
     def _deal_given_hands(self, hands: tuple[int, ...], deck: int, cards_each: int) -> None:
         if len(hands) != len(self._seats):
@@ -631,6 +650,11 @@ class Match:
             object.__setattr__(other, name, value)
         return other
 
+    @property
+    def actions(self) -> list[str | dict[str, Any]]:
+        """Every action so far in record form (see :meth:`apply_action`)."""
+        return [str(a) if isinstance(a, Card | Contract) else dict(a) for a in self._log]
+
     def record(self) -> dict[str, Any]:
         """A compact JSON-ready record from which :meth:`from_record` rebuilds this match."""
         record: dict[str, Any] = {
@@ -642,7 +666,7 @@ class Match:
             record["start_totals"] = list(self._start_totals)
         if self._deals:
             record["deals"] = {str(k): [[str(c) for c in cards_in(m)] for m in v] for k, v in self._deals.items()}
-        record["actions"] = [str(a) if isinstance(a, Card | Contract) else dict(a) for a in self._log]
+        record["actions"] = self.actions
         return record
 
     @classmethod
@@ -667,12 +691,13 @@ class Match:
             raise RecordError(f"match record 'actions' must be a list, got {type(actions).__name__}")
         for number, action in enumerate(actions):
             try:
-                match._replay_action(action)
+                match.apply_action(action)
             except (PolignacError, KeyError, TypeError) as exc:
                 raise RecordError(f"match record action {number} ({action!r}) does not replay: {exc}") from None
         return match
 
-    def _replay_action(self, action: Any) -> None:
+    def apply_action(self, action: str | Mapping[str, Any]) -> None:
+        """Apply one entry of a record's ``actions``: a decision text, a penalty or a forfeit."""
         if isinstance(action, str):
             self.apply(parse_decision(action))
         elif isinstance(action, Mapping) and "penalty" in action:
@@ -695,7 +720,6 @@ class Match:
 
     def __repr__(self) -> str:
         return f"<Match {self.rules.name} seed={self.seed} hand={self._hand_number} phase={self._phase.value} to_act={self._to_act}>"
-
 
 
 def _check_totals(totals: Sequence[int] | None, players: int) -> tuple[int, ...]:

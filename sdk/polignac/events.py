@@ -81,12 +81,13 @@ class CardPlayed(NamedTuple):
 
 
 class TrickWon(NamedTuple):
-    """A trick was completed; ``cards`` are in play order starting with ``leader``."""
+    """A trick was completed; ``cards[i]`` was played by ``seats[i]``, in play order from ``leader``."""
 
     trick_number: int
     leader: int
     winner: int
     cards: tuple[Card, ...]
+    seats: tuple[int, ...]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +96,7 @@ class TrickWon(NamedTuple):
             "leader": self.leader,
             "winner": self.winner,
             "cards": _cards(self.cards),
+            "seats": list(self.seats),
         }
 
 

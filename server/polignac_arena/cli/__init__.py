@@ -1,10 +1,13 @@
-"""The ``polignac`` command: a Typer app with one sub-app per noun."""
+"""The ``polignac`` command: a Typer app with one module per command or noun, registered below."""
 
 from __future__ import annotations
 
 import typer
 
-app = typer.Typer(name="polignac", help="Polignac Arena: rules engine, matches, tournaments.", no_args_is_help=True)
+from polignac_arena.cli import bench, match, play, replay, rules
+from polignac_arena.cli._errors import OneLineErrors
+
+app = typer.Typer(name="polignac", cls=OneLineErrors, help="Polignac Arena: rules engine, matches, tournaments.")
 
 
 @app.callback()
@@ -12,6 +15,13 @@ def _root() -> None:
     """Polignac Arena: rules engine, matches, tournaments."""
 
 
+app.command("rules")(rules.rules)
+app.command("play")(play.play)
+app.command("match")(match.match)
+app.add_typer(replay.app, name="replay")
+app.add_typer(bench.app, name="bench")
+
+
 def main() -> None:
-    """Entry point of the ``polignac`` console script."""
-    app()
+    """Entry point of the ``polignac`` console script; see :class:`OneLineErrors` for errors."""
+    app(prog_name="polignac")

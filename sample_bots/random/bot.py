@@ -1,0 +1,17 @@
+"""The smallest useful bot: a uniformly random legal card, always pass in the auction."""
+
+import random
+
+from polignac.bot import Bot, run
+
+
+class RandomBot(Bot):
+    name = "random"
+    version = "1.0"
+
+    def play(self, view):
+        return random.choice(view.legal)
+
+
+if __name__ == "__main__":
+    run(RandomBot())

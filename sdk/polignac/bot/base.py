@@ -1,0 +1,80 @@
+"""The Bot base class: what a bot author overrides."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from polignac.cards import Card
+from polignac.engine import Decision, Phase
+from polignac.events import Contract, Event
+from polignac.rules import Ruleset
+from polignac.view import PlayerView
+
+__all__ = ["Bot", "FaultInfo", "MatchInfo"]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchInfo:
+    """What a bot learns when it takes its seat."""
+
+    match_id: str
+    seat: int
+    rules: Ruleset
+    seat_names: tuple[str, ...]
+    move_ms: int
+    bank_ms: int
+    startup_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class FaultInfo:
+    """A fault the referee charged this bot with, and what it did about it."""
+
+    request_id: int
+    fault: str
+    """``timeout``, ``illegal``, ``malformed``, ``stale``, ``disconnected`` or ``crashed``."""
+    detail: str
+    fallback: str
+    points: int
+    faults: int
+    forfeited: bool
+
+
+class Bot:
+    """Subclass and override :meth:`declare` and :meth:`play`; the rest is optional.
+
+    Both receive the full :class:`~polignac.view.PlayerView` (``view.legal`` lists the
+    allowed decisions), so a bot need keep no state.  They are plain synchronous methods:
+    the SDK's asyncio core calls them when the referee asks.
+    """
+
+    name: str = "bot"
+    """Shown in standings (1 to 64 printable characters)."""
+    version: str = "0"
+    """Your bot's version text."""
+
+    def declare(self, view: PlayerView) -> Contract:
+        """The auction: return ``Contract.PASS``, ``Contract.CAPOT`` or ``Contract.GENERAL``."""
+        return Contract.PASS
+
+    def play(self, view: PlayerView) -> Card:
+        """Return one of ``view.legal``."""
+        raise NotImplementedError("override Bot.play(view) to return one of view.legal")
+
+    def decide(self, view: PlayerView) -> Decision:
+        """Route to :meth:`declare` or :meth:`play` by phase (the SDK calls this)."""
+        if view.phase is Phase.AUCTION:
+            return self.declare(view)
+        return self.play(view)
+
+    def on_match_start(self, info: MatchInfo) -> None:
+        """Called once, when the referee has seated the bot."""
+
+    def on_event(self, event: Event) -> None:
+        """Called for every event this seat may see, in order (deals show only this seat's cards)."""
+
+    def on_fault(self, fault: FaultInfo) -> None:
+        """Called when the referee charges this bot with a fault."""
+
+    def on_match_end(self, places: tuple[int, ...], totals: tuple[int, ...], status: str) -> None:
+        """Called when the match is over (``status`` is ``finished`` or ``aborted``)."""

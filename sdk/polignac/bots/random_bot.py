@@ -1,0 +1,26 @@
+"""The random bot: a uniformly random legal decision."""
+
+from __future__ import annotations
+
+import random
+
+from polignac.bot.base import Bot
+from polignac.cards import Card
+from polignac.events import Contract
+from polignac.view import PlayerView
+
+
+class RandomBot(Bot):
+    """Plays a uniformly random legal card; always passes in the auction."""
+
+    name = "random"
+    version = "1.0"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.rng = random.Random(seed)
+
+    def declare(self, view: PlayerView) -> Contract:
+        return Contract.PASS
+
+    def play(self, view: PlayerView) -> Card:
+        return self.rng.choice(view.legal)  # type: ignore[return-value]  # cards while playing

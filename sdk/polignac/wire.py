@@ -1,0 +1,247 @@
+"""Conversions between engine values and the polignac.v1 protobuf messages.
+
+Used by the referee to say what a seat may know, and by the bot SDK to turn what it
+hears back into :class:`polignac.PlayerView` and events.  Protobuf only: no grpc here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from polignac._proto.polignac.v1 import referee_pb2 as pb
+from polignac.cards import Card
+from polignac.engine import Decision, Phase, Trick
+from polignac.events import (
+    CardPlayed,
+    Contract,
+    Declared,
+    Event,
+    Forfeited,
+    HandDealt,
+    HandEnded,
+    MatchEnded,
+    PenaltyAdded,
+    TiebreakStarted,
+    TrickWon,
+)
+from polignac.rules import Ruleset
+from polignac.view import PlayerView
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "contract_from_pb",
+    "contract_to_pb",
+    "event_from_pb",
+    "event_to_pb",
+    "request_to_pb",
+    "ruleset_from_pb",
+    "ruleset_to_pb",
+    "view_from_pb",
+    "view_to_pb",
+]
+
+PROTOCOL_VERSION: Final = "1"
+"""The protocol version this SDK speaks (the major version of package polignac.v1)."""
+
+_CONTRACT_TO_PB: Final[dict[Contract, pb.Contract]] = {
+    Contract.PASS: pb.CONTRACT_PASS,
+    Contract.CAPOT: pb.CONTRACT_CAPOT,
+    Contract.GENERAL: pb.CONTRACT_GENERAL,
+}
+_CONTRACT_FROM_PB: Final[dict[int, Contract]] = {v: k for k, v in _CONTRACT_TO_PB.items()}
+_CARD_TEXT: Final = tuple(str(Card.from_index(i)) for i in range(32))
+
+
+def contract_to_pb(contract: Contract) -> pb.Contract:
+    """The wire value of a contract."""
+    return _CONTRACT_TO_PB[contract]
+
+
+def contract_from_pb(value: int) -> Contract | None:
+    """The contract of a wire value, or ``None`` for UNSPECIFIED and unknown values."""
+    return _CONTRACT_FROM_PB.get(value)
+
+
+def ruleset_to_pb(rules: Ruleset) -> pb.Ruleset:
+    """The Ruleset message of ``rules``."""
+    table = rules.to_dict()
+    return pb.Ruleset(**table)
+
+
+def ruleset_from_pb(message: pb.Ruleset) -> Ruleset:
+    """Rebuild a Ruleset (validated as any other) from its message."""
+    table = {
+        "name": message.name,
+        "players": message.players,
+        "removed_sevens": message.removed_sevens,
+        "trick_order": message.trick_order,
+        "penalty_cards": dict(message.penalty_cards),
+        "first_trick_points": message.first_trick_points,
+        "last_trick_points": message.last_trick_points,
+        "capot": message.capot,
+        "general": message.general,
+        "contract_points": message.contract_points,
+        "limit": message.limit,
+        "tiebreak_hands": message.tiebreak_hands,
+        "fault_policy": message.fault_policy,
+        "revoke_points": message.revoke_points,
+        "timeout_points": message.timeout_points,
+        "max_faults": message.max_faults,
+    }
+    return Ruleset.from_dict(table)
+
+
+def _plays(plays: Sequence[tuple[int, Card]]) -> list[pb.Play]:
+    return [pb.Play(seat=s, card=_CARD_TEXT[c.index]) for s, c in plays]
+
+
+def view_to_pb(view: PlayerView) -> pb.PlayerView:
+    """The PlayerView message of ``view`` (the ruleset travels once, in Welcome)."""
+    message = pb.PlayerView(
+        seat=view.seat,
+        hand_number=view.hand_number,
+        dealer=view.dealer,
+        seats=view.seats,
+        tiebreak=view.tiebreak,
+        hand=[_CARD_TEXT[c.index] for c in view.hand],
+        auction=[pb.Declaration(seat=s, contract=_CONTRACT_TO_PB[c]) for s, c in view.auction],
+        contract=_CONTRACT_TO_PB[view.contract],
+        tricks=[pb.Trick(plays=_plays(t.plays), winner=t.winner) for t in view.tricks],
+        current_trick=_plays(view.current_trick),
+        totals=view.totals,
+        penalties=view.penalties,
+        forfeited=view.forfeited,
+    )
+    if view.declarer is not None:
+        message.declarer = view.declarer
+    return message
+
+
+def request_to_pb(request_id: int, view: PlayerView, move_ms: int, bank_ms: int) -> pb.DecisionRequest:
+    """The DecisionRequest asking ``view.seat`` to choose among ``view.legal``."""
+    message = pb.DecisionRequest(request_id=request_id, move_ms=move_ms, bank_ms=bank_ms, view=view_to_pb(view))
+    if view.phase is Phase.AUCTION:
+        message.kind = pb.DECISION_KIND_CONTRACT
+        message.legal_contracts.extend(_CONTRACT_TO_PB[c] for c in view.legal)  # type: ignore[index]  # contracts here
+    else:
+        message.kind = pb.DECISION_KIND_CARD
+        message.legal_cards.extend(str(c) for c in view.legal)
+    return message
+
+
+def view_from_pb(rules: Ruleset, request: pb.DecisionRequest) -> PlayerView:
+    """The PlayerView a bot gets from a DecisionRequest; raises ``PolignacError`` on bad content."""
+    v = request.view
+    seats = tuple(v.seats)
+    dealer = v.dealer
+    eldest = seats[(seats.index(dealer) + 1) % len(seats)] if dealer in seats else seats[0]
+    auction = request.kind == pb.DECISION_KIND_CONTRACT
+    legal: tuple[Decision, ...]
+    if auction:
+        legal = tuple(c for c in (contract_from_pb(x) for x in request.legal_contracts) if c is not None)
+    else:
+        legal = tuple(Card.parse(t) for t in request.legal_cards)
+    return PlayerView(
+        rules=rules,
+        seat=v.seat,
+        hand_number=v.hand_number,
+        dealer=dealer,
+        eldest=eldest,
+        seats=seats,
+        tiebreak=v.tiebreak,
+        phase=Phase.AUCTION if auction else Phase.PLAY,
+        to_act=v.seat,
+        hand=tuple(Card.parse(t) for t in v.hand),
+        auction=tuple((d.seat, contract_from_pb(d.contract) or Contract.PASS) for d in v.auction),
+        contract=contract_from_pb(v.contract) or Contract.PASS,
+        declarer=v.declarer if v.HasField("declarer") else None,
+        tricks=tuple(Trick(tuple((p.seat, Card.parse(p.card)) for p in t.plays), t.winner) for t in v.tricks),
+        current_trick=tuple((p.seat, Card.parse(p.card)) for p in v.current_trick),
+        totals=tuple(v.totals),
+        penalties=tuple(v.penalties),
+        forfeited=tuple(v.forfeited),
+        legal=legal,
+    )
+
+
+def event_to_pb(event: Event) -> pb.Event | None:
+    """The Event message of an engine event already redacted for its seat; ``None`` for MatchEnded
+    (sent as the MatchEnded payload instead)."""
+    if isinstance(event, CardPlayed):
+        return pb.Event(card_played=pb.Play(seat=event.seat, card=_CARD_TEXT[event.card.index]))
+    if isinstance(event, TrickWon):
+        plays = [pb.Play(seat=s, card=_CARD_TEXT[c.index]) for s, c in _trick_plays(event)]
+        return pb.Event(trick_won=pb.TrickWon(trick_number=event.trick_number, winner=event.winner, plays=plays))
+    if isinstance(event, Declared):
+        return pb.Event(declared=pb.Declaration(seat=event.seat, contract=_CONTRACT_TO_PB[event.contract]))
+    if isinstance(event, HandDealt):
+        own = [str(c) for h in event.hands for c in h]  # redacted: at most one seat's cards remain
+        return pb.Event(
+            hand_started=pb.HandStarted(
+                hand_number=event.hand_number, dealer=event.dealer, seats=event.seats, hand=own, tiebreak=event.tiebreak
+            )
+        )
+    if isinstance(event, HandEnded):
+        ended = pb.HandEnded(
+            hand_number=event.hand_number,
+            contract=_CONTRACT_TO_PB[event.contract],
+            scores=event.scores,
+            totals=event.totals,
+            tiebreak=event.tiebreak,
+        )
+        if event.declarer is not None:
+            ended.declarer = event.declarer
+        if event.contract_made is not None:
+            ended.contract_made = event.contract_made
+        return pb.Event(hand_ended=ended)
+    if isinstance(event, PenaltyAdded):
+        return pb.Event(penalty_added=pb.PenaltyAdded(seat=event.seat, points=event.points, reason=event.reason))
+    if isinstance(event, Forfeited):
+        return pb.Event(forfeited=pb.Forfeited(seat=event.seat, reason=event.reason))
+    if isinstance(event, TiebreakStarted):
+        return pb.Event(tiebreak_started=pb.TiebreakStarted(seats=event.seats, round=event.round))
+    if isinstance(event, MatchEnded):
+        return None
+    raise TypeError(f"not an event: {event!r}")  # pragma: no cover - the union is exhaustive
+
+
+def _trick_plays(event: TrickWon) -> list[tuple[int, Card]]:
+    return list(zip(event.seats, event.cards, strict=True))
+
+
+def event_from_pb(message: pb.Event, seat: int) -> Event | None:
+    """The engine event of an Event message as ``seat`` received it (``None`` if empty or unknown)."""
+    kind = message.WhichOneof("event")
+    if kind == "card_played":
+        return CardPlayed(message.card_played.seat, Card.parse(message.card_played.card))
+    if kind == "trick_won":
+        t = message.trick_won
+        plays = [(p.seat, Card.parse(p.card)) for p in t.plays]
+        leader = plays[0][0] if plays else t.winner
+        return TrickWon(t.trick_number, leader, t.winner, tuple(c for _, c in plays), tuple(s for s, _ in plays))
+    if kind == "declared":
+        return Declared(message.declared.seat, contract_from_pb(message.declared.contract) or Contract.PASS)
+    if kind == "hand_started":
+        h = message.hand_started
+        own = tuple(Card.parse(c) for c in h.hand)
+        hands = tuple(own if s == seat else () for s in h.seats)
+        return HandDealt(h.hand_number, h.dealer, tuple(h.seats), hands, h.tiebreak)
+    if kind == "hand_ended":
+        e = message.hand_ended
+        return HandEnded(
+            e.hand_number,
+            contract_from_pb(e.contract) or Contract.PASS,
+            e.declarer if e.HasField("declarer") else None,
+            e.contract_made if e.HasField("contract_made") else None,
+            tuple(e.scores),
+            tuple(e.totals),
+            e.tiebreak,
+        )
+    if kind == "penalty_added":
+        return PenaltyAdded(message.penalty_added.seat, message.penalty_added.points, message.penalty_added.reason)
+    if kind == "forfeited":
+        return Forfeited(message.forfeited.seat, message.forfeited.reason, True)
+    if kind == "tiebreak_started":
+        return TiebreakStarted(tuple(message.tiebreak_started.seats), message.tiebreak_started.round)
+    return None

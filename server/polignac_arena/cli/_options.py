@@ -1,0 +1,69 @@
+"""Options shared by several commands, and the ruleset they select."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+
+from polignac import PRESETS, Ruleset, preset
+
+__all__ = ["Limit", "Players", "RulesName", "integer", "ruleset"]
+
+
+def integer(low: int, high: int | None = None, bounds: str | None = None) -> Callable[[str], int]:
+    """A parser for an integer option in ``low..high`` whose errors quote what was typed.
+
+    (Typer's own int conversion and ``min``/``max`` checks do not repeat the bad value.)
+    """
+    allowed = bounds or (f"from {low} to {high}" if high is not None else f"of at least {low}")
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise typer.BadParameter(f"must be an integer {allowed}, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise typer.BadParameter(f"must be an integer {allowed}, got {text!r}")
+        return value
+
+    return parse
+
+
+_NAMES = ", ".join(PRESETS)
+_CLASSIC = PRESETS["classic"]
+
+RulesName = Annotated[str, typer.Option("--rules", "-r", help=f"The named ruleset: {_NAMES}.")]
+Players = Annotated[
+    int | None,
+    typer.Option(
+        "--players",
+        "-p",
+        parser=integer(3, 6),
+        metavar="N",
+        show_default=False,
+        help=f"Seats at the table, 3 to 6 (default: the ruleset's, {_CLASSIC.players}).",
+    ),
+]
+Limit = Annotated[
+    int | None,
+    typer.Option(
+        "--limit",
+        "-l",
+        parser=integer(1),
+        metavar="N",
+        show_default=False,
+        help=f"The match ends when a total reaches this (default: the ruleset's, {_CLASSIC.limit}).",
+    ),
+]
+
+
+def ruleset(name: str, players: int | None = None, limit: int | None = None) -> Ruleset:
+    """The named ruleset with the given overrides; raises ``RulesetError`` naming a bad value."""
+    changes: dict[str, Any] = {}
+    if players is not None:
+        changes["players"] = players
+    if limit is not None:
+        changes["limit"] = limit
+    return preset(name, **changes)

@@ -1,0 +1,97 @@
+"""``polignac match``: one match among bots started as local processes, refereed over gRPC."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from polignac.deal import MAX_SEED
+from polignac_arena.cli._errors import fail
+from polignac_arena.cli._options import Limit, RulesName, integer, ruleset
+from polignac_arena.referee import TimeControl
+from polignac_arena.render import render_events, standings_table
+from polignac_arena.replay import replay_lines
+from polignac_arena.runner import BotSpecError, resolve_bot, run_local_match
+
+__all__ = ["match"]
+
+
+def match(
+    bots: Annotated[
+        list[str],
+        typer.Option(
+            "--bot",
+            "-b",
+            metavar="PATH_OR_BUILTIN",
+            help="A seat, in seat order: a built-in bot (random, cautious, heuristic), a folder with bot.toml, or a .py file. Give 3 to 6.",
+        ),
+    ],
+    rules_name: RulesName = "classic",
+    limit: Limit = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            "-s",
+            parser=integer(0, MAX_SEED, bounds="from 0 to 2**64-1"),
+            metavar="N",
+            show_default=False,
+            help="The match seed (default: random, printed).",
+        ),
+    ] = None,
+    replay: Annotated[Path | None, typer.Option("--replay", metavar="FILE", help="Write the match record (JSON lines) here.")] = None,
+    move_ms: Annotated[int, typer.Option("--move-ms", parser=integer(1, 3_600_000), metavar="MS", help="Time per decision.")] = 1000,
+    bank_ms: Annotated[int, typer.Option("--bank-ms", parser=integer(0, 3_600_000), metavar="MS", help="Time bank per seat.")] = 10_000,
+    startup_ms: Annotated[
+        int, typer.Option("--startup-ms", parser=integer(1, 3_600_000), metavar="MS", help="Time to connect and make the first decision.")
+    ] = 10_000,
+    tcp: Annotated[bool, typer.Option("--tcp", help="Serve on a loopback TCP port instead of a unix socket.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the standings.")] = False,
+) -> None:
+    """Referee one match among bots run as local processes; print it hand by hand and the standings."""
+    if not 3 <= len(bots) <= 6:
+        fail(f"a match needs 3 to 6 bots (--bot ...), got {len(bots)}")
+    try:
+        specs = [resolve_bot(b) for b in bots]
+    except BotSpecError as exc:
+        fail(str(exc))
+    rules = ruleset(rules_name, len(specs), limit)
+    match_seed = secrets.randbits(32) if seed is None else seed
+    console = Console(highlight=False)
+    if not quiet:
+        console.print(f"Match: {', '.join(s.label for s in specs)}; {rules.name}, limit {rules.limit}, seed {match_seed}", markup=False)
+    result, stderrs = asyncio.run(
+        run_local_match(
+            specs,
+            rules,
+            match_seed,
+            TimeControl(move_ms, bank_ms, startup_ms),
+            transport="tcp" if tcp else "unix",
+            record_path=replay,
+        )
+    )
+    if not quiet:
+        replayed = replay_lines(result.record)
+        for line in render_events(replayed.match.events, rules):
+            console.print(line, markup=False, soft_wrap=True)
+        console.print()
+    for seat, (counts, err) in enumerate(zip(result.faults, stderrs, strict=True)):
+        if counts:
+            console.print(
+                f"seat {seat} ({result.names[seat]}) faults: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), markup=False
+            )
+            if err.strip():
+                console.print(f"  its last stderr line: {err.strip().splitlines()[-1][:200]}", markup=False)
+    if result.status != "finished" or result.places is None:
+        fail(f"the match did not finish: {result.status}", 1)
+    console.print(f"Final standings ({rules.name}, seed {match_seed})", markup=False)
+    table = standings_table(result.places, result.totals, ())
+    console.print(table)
+    console.print("Seats: " + ", ".join(f"{i} {n}" for i, n in enumerate(result.names)), markup=False)
+    if replay is not None:
+        console.print(f"Record written to {replay}", markup=False)

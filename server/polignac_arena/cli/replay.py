@@ -1,0 +1,46 @@
+"""``polignac replay``: read a match record back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from polignac_arena.cli._errors import fail
+from polignac_arena.referee.record import RecordFileError, read_record
+from polignac_arena.replay import Replay, replay_lines
+
+app = typer.Typer(help="Show or verify a match record.", no_args_is_help=True)
+
+RecordFile = Annotated[Path, typer.Argument(metavar="FILE", help="A match record (JSON lines) written by polignac match --replay.")]
+
+
+def _load(path: Path) -> Replay:
+    try:
+        return replay_lines(read_record(path))
+    except (RecordFileError, ValueError) as exc:
+        fail(str(exc))
+
+
+@app.command("show")
+def show(file: RecordFile) -> None:
+    """Print the match trick by trick."""
+    replay = _load(file)
+    console = Console(highlight=False)
+    for line in replay.render():
+        console.print(line, markup=False, soft_wrap=True)
+    if replay.divergence:
+        console.print(f"warning: the record does not replay: {replay.divergence}", markup=False)
+
+
+@app.command("verify")
+def verify(file: RecordFile) -> None:
+    """Re-run the record through the engine; exit 1 with the first divergence if it does not reproduce."""
+    replay = _load(file)
+    if replay.divergence:
+        print(f"{file}: DIVERGES: {replay.divergence}")
+        raise typer.Exit(1)
+    status = replay.result.get("status") if replay.result else "?"
+    print(f"{file}: OK: {len(replay.match.actions)} actions replay exactly ({status}, places {list(replay.match.places or ())})")

@@ -1,0 +1,529 @@
+"""One match hosted by the referee: seats, the clock, faults, events, the record.
+
+The host runs as one asyncio task.  Everything that seats send (decisions, junk,
+disconnects) and everything from outside (a bot's process exiting, an abort) arrives in
+one inbox and is handled by that task alone, so the engine is only ever touched from
+one place and in a well-defined order.
+
+The clock is the host's: ``time.monotonic`` from the moment a request is written to the
+moment its answer is taken from the inbox.  A decision may take ``move_ms``; beyond that
+it draws on the seat's bank; the first decision of each seat may take ``startup_ms``
+instead of ``move_ms``.  gRPC deadlines play no part in it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import grpc.aio
+
+from polignac import ENGINE_VERSION, Card, Contract, Match, Phase, Ruleset, redact
+from polignac._proto.polignac.v1 import referee_pb2 as pb
+from polignac.errors import CardParseError
+from polignac.events import HandEnded
+from polignac.wire import contract_from_pb, event_to_pb, request_to_pb, ruleset_to_pb
+from polignac_arena.referee.faults import Fault, rule_on_fault
+from polignac_arena.referee.record import FORMAT, write_record
+
+__all__ = ["MatchHost", "MatchResult", "SeatConnection", "TimeControl"]
+
+log = logging.getLogger(__name__)
+
+_FAULT_TO_PB = {
+    Fault.TIMEOUT: pb.FAULT_TIMEOUT,
+    Fault.ILLEGAL: pb.FAULT_ILLEGAL,
+    Fault.MALFORMED: pb.FAULT_MALFORMED,
+    Fault.STALE: pb.FAULT_STALE,
+    Fault.DISCONNECTED: pb.FAULT_DISCONNECTED,
+    Fault.CRASHED: pb.FAULT_CRASHED,
+}
+# How long to wait for a bot's process to be reported dead after its stream ends,
+# to tell CRASHED from DISCONNECTED.
+_EXIT_PROBE_S = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class TimeControl:
+    """The clock of a match, in milliseconds."""
+
+    move_ms: int = 1000
+    bank_ms: int = 10_000
+    startup_ms: int = 10_000
+
+    def __post_init__(self) -> None:
+        for name in ("move_ms", "bank_ms", "startup_ms"):
+            value = getattr(self, name)
+            if type(value) is not int or (not 1 <= value <= 3_600_000 and not (name == "bank_ms" and value == 0)):
+                raise ValueError(f"time control {name!r} must be an integer number of milliseconds in 1..3600000, got {value!r}")
+
+
+class SeatConnection:
+    """The referee's end of one seat's stream."""
+
+    def __init__(self, context: grpc.aio.ServicerContext[Any, Any], name: str, version: str, write_timeout_s: float) -> None:
+        self.context = context
+        self.name = name
+        self.version = version
+        self.done = asyncio.Event()  # set when the referee is finished with this stream
+        self.broken = False
+        self._write_timeout_s = write_timeout_s
+
+    async def send(self, message: pb.PlayResponse) -> bool:
+        """Write one message; False (and the stream marked broken) if it cannot be written in time."""
+        if self.broken or self.done.is_set():
+            return False
+        try:
+            async with asyncio.timeout(self._write_timeout_s):
+                await self.context.write(message)
+            return True
+        except (TimeoutError, grpc.RpcError, asyncio.InvalidStateError, RuntimeError) as exc:
+            log.info("write to %s failed: %r", self.name, exc)
+            self.broken = True
+            return False
+
+    def close(self) -> None:
+        """Let the stream's handler return, which ends the RPC."""
+        self.done.set()
+
+
+@dataclass
+class MatchResult:
+    """How a hosted match ended."""
+
+    match_id: str
+    status: str
+    """``finished``, ``aborted`` or ``error``."""
+    places: tuple[int, ...] | None
+    totals: tuple[int, ...]
+    names: tuple[str, ...]
+    versions: tuple[str, ...]
+    faults: list[dict[str, int]]
+    """Per seat, fault counts by kind."""
+    record: list[dict[str, Any]] = field(repr=False)
+    record_path: Path | None = None
+
+
+# Inbox items: (seat, kind, payload).  Kinds: "joined", "message", "gone", "exited", "abort".
+_Item = tuple[int, str, Any]
+
+
+class MatchHost:
+    """Hosts one match: create it, hand each bot its token, then ``await host.run()``."""
+
+    def __init__(
+        self,
+        rules: Ruleset,
+        seed: int,
+        time_control: TimeControl | None = None,
+        *,
+        match_id: str | None = None,
+        record_path: Path | None = None,
+        exit_status: Callable[[int], Awaitable[int | None]] | None = None,
+    ) -> None:
+        self.rules = rules
+        self.seed = seed
+        self.time_control = time_control or TimeControl()
+        self.match_id = match_id or secrets.token_hex(6)
+        self.record_path = record_path
+        self.tokens = tuple(secrets.token_urlsafe(24) for _ in range(rules.players))
+        self.match = Match(rules, seed)
+        n = rules.players
+        self.conns: list[SeatConnection | None] = [None] * n
+        self.names = [f"seat{s}" for s in range(n)]
+        self.versions = [""] * n
+        self.fault_counts: list[dict[str, int]] = [{} for _ in range(n)]
+        self._faults = [0] * n
+        self._bank_ms = [float(self.time_control.bank_ms)] * n
+        self._decided = [False] * n
+        self._delivered = [0] * n
+        self._exit_status = exit_status
+        self._inbox: asyncio.Queue[_Item] = asyncio.Queue()
+        self._request_id = secrets.randbelow(1 << 20)  # not guessable from 0, and ids stay small
+        self._pending: tuple[int, int] | None = None  # (seat, request_id) awaited now
+        self._withdrawn: set[tuple[int, int]] = set()  # requests a forfeit made moot: late answers are not faults
+        self._lines: list[dict[str, Any]] = []
+        self._recorded_events = 0
+        self._aborted: str | None = None
+        self.result: MatchResult | None = None
+        self._started_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        self.on_message_sent: Callable[[int, pb.PlayResponse], None] | None = None
+        """Test hook: called with every message the host sends to a seat."""
+
+    # -- called from the service (other tasks) --------------------------------------------
+
+    def attach(self, seat: int, conn: SeatConnection) -> str | None:
+        """Seat a connection that said Hello; returns why not, or ``None`` when seated."""
+        if self.result is not None:
+            return "the match is over"
+        if self.conns[seat] is not None:
+            return f"seat {seat} is already connected"
+        if seat in self.match.forfeited:
+            return f"seat {seat} has forfeited"
+        self.conns[seat] = conn
+        self.names[seat] = conn.name
+        self.versions[seat] = conn.version
+        self._inbox.put_nowait((seat, "joined", None))
+        return None
+
+    def post_message(self, seat: int, message: pb.PlayRequest) -> None:
+        """A message from a seat's stream."""
+        self._inbox.put_nowait((seat, "message", message))
+
+    def post_gone(self, seat: int, conn: SeatConnection) -> None:
+        """A seat's stream ended (or broke)."""
+        if self.conns[seat] is conn:
+            self._inbox.put_nowait((seat, "gone", conn))
+
+    def post_exit(self, seat: int, code: int | None) -> None:
+        """The process of a seat exited (reported by whoever started it)."""
+        self._inbox.put_nowait((seat, "exited", code))
+
+    def abort(self, reason: str) -> None:
+        """Stop the match as soon as possible; it is recorded as aborted."""
+        self._inbox.put_nowait((-1, "abort", reason))
+
+    # -- the match ------------------------------------------------------------------------
+
+    async def run(self) -> MatchResult:
+        """Play the whole match and return its result (never raises for a bot's behaviour)."""
+        status = "finished"
+        try:
+            await self._seat_everyone()
+            while not self.match.is_over and self._aborted is None:
+                await self._turn()
+            if self._aborted is not None:
+                status = "aborted"
+        except Exception:  # a bug here must not take the referee down: record it as an error
+            log.exception("match %s failed", self.match_id)
+            status = "error"
+        return await self._finish(status)
+
+    async def _seat_everyone(self) -> None:
+        deadline = time.monotonic() + self.time_control.startup_ms / 1000
+        n = self.rules.players
+        while self._aborted is None and any(self.conns[s] is None and s not in self.match.forfeited for s in range(n)):
+            item = await self._next_item(deadline)
+            if item is None:
+                break
+            await self._handle_item(item)
+        for seat in range(n):
+            if self.conns[seat] is None and seat not in self.match.forfeited and not self.match.is_over:
+                await self._fault(seat, Fault.TIMEOUT, f"did not connect and say Hello within {self.time_control.startup_ms} ms", 0)
+        for seat, conn in enumerate(self.conns):
+            if conn is not None and seat not in self.match.forfeited:
+                tc = self.time_control
+                welcome = pb.Welcome(
+                    match_id=self.match_id,
+                    seat=seat,
+                    ruleset=ruleset_to_pb(self.rules),
+                    time_control=pb.TimeControl(move_ms=tc.move_ms, bank_ms=tc.bank_ms, startup_ms=tc.startup_ms),
+                    seat_names=self.names,
+                )
+                # The Welcome travels alone: a bot must know its seat before it reads any event.
+                await self._send(seat, pb.PlayResponse(welcome=welcome), with_events=False)
+
+    async def _next_item(self, deadline: float) -> _Item | None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return self._inbox.get_nowait() if not self._inbox.empty() else None
+        try:
+            async with asyncio.timeout(remaining):
+                return await self._inbox.get()
+        except TimeoutError:
+            return None
+
+    async def _turn(self) -> None:
+        match = self.match
+        seat = match.to_act
+        assert seat is not None
+        if self.conns[seat] is None or self.conns[seat].broken:  # type: ignore[union-attr]  # checked just before
+            # A seat without a working stream cannot answer; its departure is in the inbox or overdue.
+            await self._fault(seat, Fault.DISCONNECTED, "no working stream", 0)
+            return
+        tc = self.time_control
+        self._request_id += 1
+        request_id = self._request_id
+        view = match.view(seat)
+        allowance = tc.move_ms if self._decided[seat] else max(tc.move_ms, tc.startup_ms)
+        bank = self._bank_ms[seat]
+        request = request_to_pb(request_id, view, allowance, int(bank))
+        start = time.monotonic()
+        deadline = start + (allowance + bank) / 1000
+        self._pending = (seat, request_id)
+        await self._send(seat, pb.PlayResponse(decision_request=request))
+        hand, state = match.hand_number, match.event_count
+        while True:
+            item = await self._next_item(deadline)
+            if item is None:
+                self._pending = None
+                self._bank_ms[seat] = 0.0
+                ms = (time.monotonic() - start) * 1000
+                await self._fault(seat, Fault.TIMEOUT, f"no decision within {allowance + bank:.0f} ms", request_id, ms=ms)
+                return
+            who, kind, payload = item
+            if (
+                kind == "message"
+                and who == seat
+                and payload.WhichOneof("message") == "decision"
+                and payload.decision.request_id == request_id
+            ):
+                self._pending = None
+                ms = (time.monotonic() - start) * 1000
+                self._decided[seat] = True
+                self._bank_ms[seat] = max(0.0, bank - max(0.0, ms - allowance))
+                await self._judge_decision(seat, request_id, view.phase, payload.decision, ms)
+                return
+            await self._handle_item(item)
+            if self._aborted is not None or match.is_over or match.event_count != state or match.hand_number != hand:
+                # Someone else's forfeit changed the table: this request no longer stands.
+                self._pending = None
+                self._withdrawn.add((seat, request_id))
+                return
+
+    async def _judge_decision(self, seat: int, request_id: int, phase: Phase, decision: pb.Decision, ms: float) -> None:
+        choice = decision.WhichOneof("choice")
+        reply: str
+        if phase is Phase.AUCTION:
+            if choice != "contract" or contract_from_pb(decision.contract) is None:
+                reply = decision.card if choice == "card" else str(decision.contract)
+                await self._fault(
+                    seat, Fault.MALFORMED, f"the auction needs a contract (pass, capot, general), got {reply[:20]!r}", request_id, reply, ms
+                )
+                return
+            contract = contract_from_pb(decision.contract)
+            assert contract is not None
+            await self._apply_or_fault(seat, request_id, contract, contract.value, ms)
+            return
+        if choice != "card":
+            await self._fault(seat, Fault.MALFORMED, "a card is needed (as text such as 'JS'), got a contract", request_id, "contract", ms)
+            return
+        try:
+            card = Card.parse(decision.card)
+        except CardParseError as exc:
+            await self._fault(seat, Fault.MALFORMED, str(exc), request_id, decision.card[:20], ms)
+            return
+        await self._apply_or_fault(seat, request_id, card, decision.card[:20], ms)
+
+    async def _apply_or_fault(self, seat: int, request_id: int, decision: Card | Contract, reply: str, ms: float) -> None:
+        match = self.match
+        if not match.is_legal(decision):
+            legal = ", ".join(str(d) for d in match.legal_decisions())
+            await self._fault(seat, Fault.ILLEGAL, f"{reply!r} is not legal now; legal: {legal}", request_id, reply, ms)
+            return
+        hand = match.hand_number
+        match.apply(decision)
+        self._line("action", seat=seat, hand=hand, action=str(decision), request_id=request_id, reply=reply, status="ok", ms=round(ms, 3))
+        self._note_hand_ends()
+
+    # -- everything that is not the awaited decision ----------------------------------------
+
+    async def _handle_item(self, item: _Item) -> None:
+        seat, kind, payload = item
+        if kind == "abort":
+            self._aborted = str(payload)
+            return
+        if kind == "joined":
+            return
+        if seat in self.match.forfeited or self.match.is_over:
+            return  # a forfeited seat's leftovers
+        if kind == "message":
+            what = payload.WhichOneof("message")
+            if what == "decision" and (seat, payload.decision.request_id) in self._withdrawn:
+                self._withdrawn.discard((seat, payload.decision.request_id))
+            elif what == "decision":
+                pending = self._pending
+                if pending is not None and pending[0] == seat:
+                    detail = f"request_id {payload.decision.request_id} is not the pending request's ({pending[1]})"
+                else:
+                    detail = f"request_id {payload.decision.request_id} answers no pending request"
+                await self._fault(seat, Fault.STALE, detail, 0)
+            else:
+                await self._fault(seat, Fault.MALFORMED, f"unexpected {what or 'empty'} message after Hello", 0)
+        elif kind == "exited":
+            await self._fault(seat, *_exit_fault(payload), 0)
+        elif kind == "gone":
+            conn = self.conns[seat]
+            if conn is not None:
+                conn.broken = True
+            code = None
+            if self._exit_status is not None:
+                # A crash shows first as a broken stream: give the exit status a moment to arrive.
+                try:
+                    async with asyncio.timeout(_EXIT_PROBE_S):
+                        code = await self._exit_status(seat)
+                except TimeoutError:
+                    code = None
+            if code is None:
+                await self._fault(seat, Fault.DISCONNECTED, "the stream ended before the match did", 0)
+            else:
+                await self._fault(seat, *_exit_fault(code), 0)
+
+    # -- faults ---------------------------------------------------------------------------
+
+    async def _fault(
+        self, seat: int, fault: Fault, detail: str, request_id: int, reply: str | None = None, ms: float | None = None
+    ) -> None:
+        """Apply the fault policy (faults.rule_on_fault) to one fault of ``seat``."""
+        match = self.match
+        if match.is_over or seat in match.forfeited:
+            return
+        self._faults[seat] += 1
+        counts = self.fault_counts[seat]
+        counts[fault.value] = counts.get(fault.value, 0) + 1
+        answers = request_id != 0 and match.to_act == seat
+        ruling = rule_on_fault(self.rules, fault, self._faults[seat], answers)
+        hand = match.hand_number
+        fallback = ""
+        if ruling.forfeit:
+            reason = (
+                fault.value if fault in (Fault.DISCONNECTED, Fault.CRASHED) or self.rules.fault_policy.value == "forfeit" else "max_faults"
+            )
+            match.forfeit(seat, reason)
+            self._line(
+                "action",
+                seat=seat,
+                hand=hand,
+                action=match.actions[-1],
+                request_id=request_id,
+                reply=reply,
+                status=fault.value,
+                ms=_ms(ms),
+                detail=detail,
+            )
+        elif ruling.replace:
+            decision = match.fallback()
+            fallback = str(decision)
+            if ruling.points:
+                match.add_penalty(seat, ruling.points, fault.value)
+                self._line("action", seat=seat, hand=hand, action=match.actions[-1], status=fault.value)
+            match.apply(decision)
+            self._line(
+                "action",
+                seat=seat,
+                hand=hand,
+                action=fallback,
+                request_id=request_id,
+                reply=reply,
+                status=fault.value,
+                ms=_ms(ms),
+                detail=detail,
+            )
+        else:
+            self._line("fault", seat=seat, hand=hand, fault=fault.value, request_id=request_id, reply=reply, detail=detail)
+        self._note_hand_ends()
+        notice = pb.FaultNotice(
+            request_id=request_id,
+            fault=_FAULT_TO_PB[fault],
+            detail=detail[:500],
+            fallback=fallback,
+            points=ruling.points if ruling.replace else 0,
+            faults=self._faults[seat],
+            forfeited=ruling.forfeit,
+        )
+        conn = self.conns[seat]
+        if conn is not None:
+            if not conn.broken:
+                await self._send(seat, pb.PlayResponse(fault_notice=notice))
+            if ruling.forfeit:
+                conn.close()
+
+    # -- messages to seats ------------------------------------------------------------------
+
+    def _events_for(self, seat: int) -> list[pb.Event]:
+        events = self.match.events_since(self._delivered[seat])
+        self._delivered[seat] = self.match.event_count
+        out = []
+        for event in events:
+            message = event_to_pb(redact(event, seat))
+            if message is not None:
+                out.append(message)
+        return out
+
+    async def _send(self, seat: int, message: pb.PlayResponse, with_events: bool = True) -> bool:
+        conn = self.conns[seat]
+        if conn is None:
+            return False
+        if with_events:
+            message.events.extend(self._events_for(seat))
+        if self.on_message_sent is not None:
+            self.on_message_sent(seat, message)
+        ok = await conn.send(message)
+        if not ok:
+            self._inbox.put_nowait((seat, "gone", conn))
+        return ok
+
+    # -- records ------------------------------------------------------------------------------
+
+    def _line(self, kind: str, **fields: Any) -> None:
+        self._lines.append({"type": kind, **{k: v for k, v in fields.items() if v is not None}})
+
+    def _note_hand_ends(self) -> None:
+        for event in self.match.events_since(self._recorded_events):
+            if isinstance(event, HandEnded):
+                self._line("hand_ended", **{k: v for k, v in event.to_dict().items() if k != "event"})
+        self._recorded_events = self.match.event_count
+
+    async def _finish(self, status: str) -> MatchResult:
+        match = self.match
+        places = match.places if status == "finished" else None
+        ended = pb.MatchEnded(places=places or (), totals=match.totals, status=status)
+        sends = [
+            self._send(seat, pb.PlayResponse(match_ended=ended))
+            for seat, conn in enumerate(self.conns)
+            if conn is not None and not conn.broken and not conn.done.is_set()
+        ]
+        await asyncio.gather(*sends, return_exceptions=True)
+        for conn in self.conns:
+            if conn is not None:
+                conn.close()
+        header = {
+            "type": "header",
+            "format": FORMAT,
+            "match_id": self.match_id,
+            "engine_version": ENGINE_VERSION,
+            "rules": self.rules.to_dict(),
+            "seed": self.seed,
+            "time_control": {
+                "move_ms": self.time_control.move_ms,
+                "bank_ms": self.time_control.bank_ms,
+                "startup_ms": self.time_control.startup_ms,
+            },
+            "seats": [{"seat": s, "name": self.names[s], "version": self.versions[s]} for s in range(self.rules.players)],
+            "started_at": self._started_at,
+        }
+        result_line = {
+            "type": "result",
+            "status": status,
+            "places": list(places) if places else None,
+            "totals": list(match.totals),
+            "faults": self.fault_counts,
+            "reason": self._aborted,
+        }
+        lines = [header, *self._lines, result_line]
+        if self.record_path is not None:
+            write_record(self.record_path, lines)
+        self.result = MatchResult(
+            self.match_id, status, places, match.totals, tuple(self.names), tuple(self.versions), self.fault_counts, lines, self.record_path
+        )
+        return self.result
+
+
+def _exit_fault(code: int | None) -> tuple[Fault, str]:
+    if code is None or code == 0:
+        return Fault.DISCONNECTED, "the bot's process ended before the match did"
+    if code < 0:
+        return Fault.CRASHED, f"the bot's process was killed by signal {-code}"
+    return Fault.CRASHED, f"the bot's process exited with code {code}"
+
+
+def _ms(ms: float | None) -> float | None:
+    return None if ms is None else round(ms, 3)

@@ -1,0 +1,305 @@
+"""Text rendering of a match for people: hand by hand, trick by trick, then the standings.
+
+:func:`render_events` turns a match's events (``Match.events``, or a replayed record's)
+into plain lines that fit an 80-column terminal; :func:`standings_table` makes the final
+standings a rich table.  Both are shared by ``polignac play`` and the replay viewer.
+
+A hand looks like this (``>`` marks the card led, ``*`` a penalty card, ``!`` the Polignac)::
+
+    Hand 3, dealer seat 1
+      trick  seat 0  seat 1  seat 2  seat 3  won by
+          1   KH      JH*    >QH      AH     seat 0
+          2  >8C      AC      9C      JC*    seat 3
+          3   TS      7S      8S     >JS!    seat 3
+      ...
+      penalty cards: seat 0 JH JD (2), seat 3 JC JS (3)
+      score   2       0       0       3
+      total   9       7       0       9
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from rich.table import Table
+
+from polignac import Card, Contract, Event, Ruleset
+from polignac.events import (
+    CardPlayed,
+    Declared,
+    Forfeited,
+    HandDealt,
+    HandEnded,
+    MatchEnded,
+    PenaltyAdded,
+    TiebreakStarted,
+    TrickWon,
+)
+
+__all__ = ["WIDTH", "render_events", "seat_label", "standings_table"]
+
+WIDTH: Final = 80
+"""Every rendered line fits in this many columns (given at most 6 seats)."""
+
+POLIGNAC: Final = Card.parse("JS")
+"""The Jack of spades, the card the game is named after."""
+
+_CELL: Final = 6  # "seat 5", or a card with its marks: ">JS!"
+_GAP: Final = "  "
+
+
+def seat_label(seat: int) -> str:
+    """How a seat is named in the text: ``seat 2``."""
+    return f"seat {seat}"
+
+
+def _seats_text(seats: Iterable[int]) -> str:
+    """``seat 0``, ``seat 0 and seat 2``, ``seat 0, seat 2 and seat 3``."""
+    labels = [seat_label(s) for s in seats]
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+@dataclass
+class _Hand:
+    """What the renderer remembers of the hand being played."""
+
+    number: int
+    dealer: int
+    seats: tuple[int, ...]
+    tiebreak: bool
+    auction: list[Declared] = field(default_factory=list)
+    rows: list[str] = field(default_factory=list)
+    current: list[CardPlayed] = field(default_factory=list)
+    taken: dict[int, list[Card]] = field(default_factory=dict)
+    tricks: list[TrickWon] = field(default_factory=list)
+    extra: list[PenaltyAdded] = field(default_factory=list)
+
+
+class _Renderer:
+    """Consumes events in order and accumulates lines."""
+
+    def __init__(self, rules: Ruleset) -> None:
+        self.rules = rules
+        self.lines: list[str] = [self._legend()]
+        self.hand: _Hand | None = None
+        self.totals: tuple[int, ...] = (0,) * rules.players
+        self.regular_hands = 0
+        self.tiebreak_hands = 0
+
+    # -- cards ---------------------------------------------------------------------------
+
+    def _is_polignac(self, card: Card) -> bool:
+        return card is POLIGNAC and self.rules.card_points[card.index] > 0
+
+    def _legend(self) -> str:
+        marks = "> led the trick, * penalty card"
+        if self.rules.card_points[POLIGNAC.index] > 0:
+            marks += ", ! the Polignac (JS)"
+        return f"Marks: {marks}."
+
+    def _card(self, card: Card, led: bool = False) -> str:
+        mark = "!" if self._is_polignac(card) else "*" if self.rules.card_points[card.index] else ""
+        return (">" if led else " ") + str(card) + mark
+
+    # -- layout --------------------------------------------------------------------------
+
+    def emit(self, text: str = "", indent: int = 0) -> None:
+        """Add a line, wrapped to :data:`WIDTH` with continuation lines indented further."""
+        pad = " " * indent
+        if len(pad + text) <= WIDTH:
+            self.lines.append((pad + text).rstrip())
+        else:
+            self.lines.extend(textwrap.wrap(text, WIDTH, initial_indent=pad, subsequent_indent=pad + "    "))
+
+    def _row(self, label: str, cells: Sequence[str], tail: str = "") -> str:
+        body = "".join(f"{_GAP}{cell:<{_CELL}}" for cell in cells)
+        return f"  {label:>5}{body}{_GAP if tail else ''}{tail}".rstrip()
+
+    def _trick_row(self, hand: _Hand, number: int, plays: dict[int, Card], leader: int, winner: int | None) -> str:
+        cells = [self._card(plays[s], led=s == leader) if s in plays else "" for s in hand.seats]
+        return self._row(str(number), cells, seat_label(winner) if winner is not None else "")
+
+    # -- events --------------------------------------------------------------------------
+
+    def feed(self, event: Event) -> None:
+        """Take the next event of the match."""
+        if isinstance(event, HandDealt):
+            self._flush(unfinished=True)
+            self.hand = _Hand(event.hand_number, event.dealer, event.seats, event.tiebreak)
+        elif isinstance(event, Declared):
+            if self.hand is not None:
+                self.hand.auction.append(event)
+        elif isinstance(event, CardPlayed):
+            if self.hand is not None:
+                self.hand.current.append(event)
+        elif isinstance(event, TrickWon):
+            self._trick(event)
+        elif isinstance(event, PenaltyAdded):
+            if self.hand is not None:
+                self.hand.extra.append(event)
+        elif isinstance(event, HandEnded):
+            self._hand_ended(event)
+        elif isinstance(event, Forfeited):
+            self._forfeited(event)
+        elif isinstance(event, TiebreakStarted):
+            self._tiebreak(event)
+        elif isinstance(event, MatchEnded):
+            self._flush(unfinished=True)
+            self._match_ended()
+
+    def _trick(self, event: TrickWon) -> None:
+        hand = self.hand
+        if hand is None:
+            return
+        # Play passes to the left among the seats of this hand, starting with the leader.
+        start = hand.seats.index(event.leader)
+        order = hand.seats[start:] + hand.seats[:start]
+        plays = dict(zip(order, event.cards, strict=False))
+        hand.rows.append(self._trick_row(hand, event.trick_number, plays, event.leader, event.winner))
+        hand.tricks.append(event)
+        hand.current.clear()
+        penalties = [c for c in event.cards if self.rules.card_points[c.index]]
+        if penalties:
+            hand.taken.setdefault(event.winner, []).extend(penalties)
+
+    def _header(self, hand: _Hand) -> None:
+        kind = " (tie-break)" if hand.tiebreak else ""
+        self.emit()
+        self.emit(f"Hand {hand.number}{kind}, dealer {seat_label(hand.dealer)}")
+        if any(d.contract is not Contract.PASS for d in hand.auction):
+            said = [
+                f"{seat_label(d.seat)} " + ("passes" if d.contract is Contract.PASS else f"declares {d.contract.value}")
+                for d in hand.auction
+            ]
+            self.emit("auction: " + ", ".join(said), indent=2)
+        if hand.rows or hand.current:
+            self.lines.append(self._row("trick", [seat_label(s) for s in hand.seats], "won by"))
+            self.lines.extend(hand.rows)
+        if hand.current:
+            plays = {p.seat: p.card for p in hand.current}
+            self.lines.append(self._trick_row(hand, len(hand.tricks) + 1, plays, hand.current[0].seat, None))
+
+    def _taken_lines(self, hand: _Hand, ended: bool) -> None:
+        points = self.rules.card_points
+        if hand.taken:
+            parts = []
+            for seat in hand.seats:
+                cards = hand.taken.get(seat)
+                if cards:
+                    parts.append(f"{seat_label(seat)} {' '.join(map(str, cards))} ({sum(points[c.index] for c in cards)})")
+            self.emit("penalty cards: " + ", ".join(parts), indent=2)
+        elif ended and self.rules.penalty_cards:
+            self.emit("penalty cards: none taken", indent=2)
+        if hand.tricks:
+            bonus = []
+            if self.rules.first_trick_points:
+                bonus.append(f"first trick {seat_label(hand.tricks[0].winner)} (+{self.rules.first_trick_points})")
+            if self.rules.last_trick_points:
+                bonus.append(f"last trick {seat_label(hand.tricks[-1].winner)} (+{self.rules.last_trick_points})")
+            if bonus:
+                self.emit(", ".join(bonus), indent=2)
+        if hand.extra:
+            extra = [f"{seat_label(p.seat)} +{p.points} ({p.reason})" for p in hand.extra]
+            self.emit("extra points: " + ", ".join(extra), indent=2)
+
+    def _flush(self, unfinished: bool) -> None:
+        """Write out the hand in progress, if any (a forfeit or a cut record ends it early)."""
+        hand = self.hand
+        if hand is None:
+            return
+        self._header(hand)
+        self._taken_lines(hand, ended=False)
+        if unfinished:
+            self.emit("(the hand was not finished)", indent=2)
+        self.hand = None
+
+    def _hand_ended(self, event: HandEnded) -> None:
+        hand = self.hand
+        if hand is None:
+            return
+        self._header(hand)
+        self._taken_lines(hand, ended=True)
+        points = self.rules.contract_points
+        if event.declarer is not None:
+            declarer = seat_label(event.declarer)
+            text = f"contract: {declarer} declared {event.contract.value} and "
+            if event.contract_made:
+                mine = -points if event.contract is Contract.GENERAL else 0
+                text += f"made it: {declarer} scores {mine}, every other seat +{points}"
+            else:
+                text += f"failed: +{points} to {declarer}"
+            self.emit(text, indent=2)
+        self.lines.append(self._row("score", [f" {event.scores[s]}" for s in hand.seats]))
+        if event.tiebreak:
+            self.tiebreak_hands += 1
+            low = min(event.scores[s] for s in hand.seats)
+            best = [s for s in hand.seats if event.scores[s] == low]
+            self.emit(f"lowest score: {_seats_text(best)} (tie-break hands leave the totals alone)", indent=2)
+        else:
+            self.regular_hands += 1
+            self.totals = event.totals
+            self.lines.append(self._row("total", [f" {event.totals[s]}" for s in hand.seats]))
+        self.hand = None
+
+    def _forfeited(self, event: Forfeited) -> None:
+        abandoned = self.hand if event.hand_abandoned else None
+        if abandoned is not None:
+            self._flush(unfinished=False)
+        text = f"{seat_label(event.seat)} forfeits ({event.reason})"
+        if abandoned is not None:
+            text += f"; hand {abandoned.number} is abandoned and scores nothing"
+        self.emit()
+        self.emit(text[0].upper() + text[1:] + ".")
+
+    def _tiebreak(self, event: TiebreakStarted) -> None:
+        self._flush(unfinished=True)
+        self.emit()
+        if event.round == 1:
+            total = self.totals[event.seats[0]]
+            self.emit(f"Tie for first place at {total}: {_seats_text(event.seats)} play a tie-break hand.")
+        else:
+            self.emit(f"Still tied: {_seats_text(event.seats)} play tie-break hand {event.round}.")
+
+    def finish(self) -> None:
+        """No more events: show the hand in progress, if any."""
+        self._flush(unfinished=True)
+
+    def _match_ended(self) -> None:
+        text = f"Match over after {self.regular_hands} hand{'s' if self.regular_hands != 1 else ''}"
+        if self.tiebreak_hands:
+            text += f" and {self.tiebreak_hands} tie-break hand{'s' if self.tiebreak_hands != 1 else ''}"
+        self.emit()
+        self.emit(text + ".")
+
+
+def render_events(events: Iterable[Event], rules: Ruleset) -> list[str]:
+    """The match as text lines, hand by hand (no trailing newlines; none wider than :data:`WIDTH`).
+
+    ``events`` may stop anywhere (a record cut short): the hand in progress is shown as far as it went.
+    """
+    renderer = _Renderer(rules)
+    for event in events:
+        renderer.feed(event)
+    renderer.finish()
+    return renderer.lines
+
+
+def standings_table(places: Sequence[int], totals: Sequence[int], forfeited: Sequence[int] = ()) -> Table:
+    """The final standings as a rich table: place, seat and total, best first (``1=`` is a shared place)."""
+    table = Table()
+    table.add_column("Place", justify="right")
+    table.add_column("Seat")
+    table.add_column("Total", justify="right")
+    if forfeited:
+        table.add_column("Note")
+    shared = {p for p in places if list(places).count(p) > 1}
+    for seat in sorted(range(len(places)), key=lambda s: (places[s], s)):
+        place = f"{places[seat]}=" if places[seat] in shared else str(places[seat])
+        row = [place, seat_label(seat), str(totals[seat])]
+        if forfeited:
+            row.append("forfeited" if seat in forfeited else "")
+        table.add_row(*row)
+    return table

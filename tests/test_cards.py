@@ -1,0 +1,173 @@
+"""Acceptance tests for cards (RULES.md section 1): text round trip, parsing, errors, bitmasks."""
+
+from __future__ import annotations
+
+import pytest
+
+import polignac
+from polignac import CARDS, Card, CardParseError, Rank, Suit, cards_in, mask_of, parse_cards
+
+RANK_LETTERS = "789TJQKA"
+SUIT_LETTERS = "SHDC"
+ALL_TEXTS = [r + s for s in SUIT_LETTERS for r in RANK_LETTERS]  # index order: suit * 8 + rank
+
+
+# -- the 32 cards and their text ----------------------------------------------------------
+
+
+def test_pack_has_32_distinct_cards_in_index_order() -> None:
+    assert len(CARDS) == 32
+    assert [str(c) for c in CARDS] == ALL_TEXTS
+    assert len({str(c) for c in CARDS}) == 32
+    for i, card in enumerate(CARDS):
+        assert card.index == i
+        assert card.suit == Suit(i // 8)
+        assert card.rank == Rank(i % 8)
+        assert card.bit == 1 << i
+
+
+@pytest.mark.parametrize("text", ALL_TEXTS)
+def test_text_round_trip(text: str) -> None:
+    card = Card.parse(text)
+    assert str(card) == text
+    assert Card.parse(str(card)) is card
+    assert card.rank.letter + card.suit.letter == text
+    # The symbol form parses back to the same card.
+    assert Card.parse(card.symbol_text) is card
+    assert Card.parse(text.lower()) is card
+
+
+def test_ten_is_written_t() -> None:
+    assert str(Card.parse("TH")) == "TH"
+    assert all("10" not in str(c) for c in CARDS)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("10H", "TH"),
+        ("10S", "TS"),
+        ("10♣", "TC"),
+        ("J♠", "JS"),
+        ("Q♥", "QH"),
+        ("K♦", "KD"),
+        ("A♣", "AC"),
+        ("7♠", "7S"),
+        ("js", "JS"),
+        ("th", "TH"),
+        ("10h", "TH"),
+        ("aC", "AC"),
+        ("j♠", "JS"),
+        ("  JS  ", "JS"),
+        ("\tAC\n", "AC"),
+        (" 10H ", "TH"),
+    ],
+)
+def test_accepted_forms(text: str, expected: str) -> None:
+    assert str(Card.parse(text)) == expected
+
+
+def test_cards_are_interned() -> None:
+    assert Card.parse("JS") is Card.parse("J♠") is Card.parse(" js ")
+    assert Card(Suit.SPADES, Rank.JACK) is Card.parse("JS")
+    assert Card.parse("JS") == Card.parse("J♠")
+    assert hash(Card.parse("JS")) == hash(Card.parse("J♠"))
+    assert Card.parse("JS") != Card.parse("JH")
+
+
+def test_card_is_immutable() -> None:
+    card = Card.parse("JS")
+    with pytest.raises(AttributeError):
+        card.index = 3  # type: ignore[misc]
+    assert str(card) == "JS"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["", " ", "XS", "1H", "11H", "JSS", "J", "S", "10", "0H", "JX", "TT", "J S", "1 0H", "♠J", "SJ", "JS,", "7Z", "6S", "10HH"],
+)
+def test_bad_text_raises_card_parse_error_quoting_it(bad: str) -> None:
+    with pytest.raises(CardParseError) as info:
+        Card.parse(bad)
+    assert repr(bad) in str(info.value)
+
+
+@pytest.mark.parametrize("bad", [None, 5, 4.0, b"JS", ["JS"]])
+def test_non_text_raises_card_parse_error_quoting_it(bad: object) -> None:
+    with pytest.raises(CardParseError) as info:
+        Card.parse(bad)  # type: ignore[arg-type]
+    assert repr(bad) in str(info.value)
+
+
+def test_card_parse_error_is_a_value_error() -> None:
+    assert issubclass(CardParseError, ValueError)
+    assert issubclass(CardParseError, polignac.PolignacError)
+    with pytest.raises(ValueError, match="XS"):
+        Card.parse("XS")
+
+
+@pytest.mark.parametrize("bad", [-1, 32, 100, True, "3", 3.0, None])
+def test_from_index_refuses_out_of_range(bad: object) -> None:
+    with pytest.raises(CardParseError):
+        Card.from_index(bad)  # type: ignore[arg-type]
+
+
+def test_from_index() -> None:
+    assert Card.from_index(0) is Card.parse("7S")
+    assert Card.from_index(4) is Card.parse("JS")
+    assert Card.from_index(31) is Card.parse("AC")
+
+
+def test_parse_cards_list() -> None:
+    assert [str(c) for c in parse_cards("JS 10H Q♦")] == ["JS", "TH", "QD"]
+    assert [str(c) for c in parse_cards("7s,8h, 9d  tc")] == ["7S", "8H", "9D", "TC"]
+    assert parse_cards("") == []
+    with pytest.raises(CardParseError, match="'XX'"):
+        parse_cards("JS XX")
+
+
+# -- bitmask helpers ------------------------------------------------------------------------
+
+
+def test_mask_of_single_cards() -> None:
+    # index = suit * 8 + rank with suits S H D C and ranks 7 8 9 T J Q K A
+    assert mask_of(["7S"]) == 1
+    assert mask_of(["JS"]) == 1 << 4
+    assert mask_of(["TH"]) == 1 << 11
+    assert mask_of(["QD"]) == 1 << 21
+    assert mask_of(["AC"]) == 1 << 31
+    assert mask_of([]) == 0
+
+
+def test_mask_of_mixes_cards_and_text() -> None:
+    assert mask_of([Card.parse("JS"), "J♥", "10d"]) == (1 << 4) | (1 << 12) | (1 << 19)
+    assert mask_of(ALL_TEXTS) == (1 << 32) - 1
+    assert mask_of(CARDS) == (1 << 32) - 1
+
+
+@pytest.mark.parametrize("cards", [["JS", "JS"], ["JS", "j♠"], ["TH", "10H"], [Card.parse("AC"), "AC"]])
+def test_mask_of_refuses_duplicates(cards: list[object]) -> None:
+    with pytest.raises(CardParseError) as info:
+        mask_of(cards)  # type: ignore[arg-type]
+    assert "twice" in str(info.value)
+    assert str(Card.parse(str(cards[0]))) in str(info.value)
+
+
+def test_mask_of_refuses_bad_text() -> None:
+    with pytest.raises(CardParseError, match="'XS'"):
+        mask_of(["JS", "XS"])
+
+
+def test_cards_in_index_order() -> None:
+    assert cards_in(0) == []
+    assert cards_in((1 << 32) - 1) == list(CARDS)
+    assert [str(c) for c in cards_in(mask_of(["AC", "JS", "7H", "KD"]))] == ["JS", "7H", "KD", "AC"]
+
+
+def test_cards_in_and_mask_of_round_trip() -> None:
+    for start in range(0, 32, 3):
+        chosen = [CARDS[i] for i in range(start, 32, 5)]
+        mask = mask_of(chosen)
+        assert cards_in(mask) == sorted(chosen, key=lambda c: c.index)
+        assert mask_of(cards_in(mask)) == mask
+        assert bin(mask).count("1") == len(chosen)
