@@ -230,7 +230,7 @@ def _by_seat(values: tuple[int, ...]) -> str:
 
 
 def render_event(event: Event) -> list[str]:
-    """The text lines of one event; every field of the event appears."""
+    """The text lines of one event (a trick's seats are those of the play lines above it)."""
     if isinstance(event, HandDealt):
         kind = "tie-break hand" if event.tiebreak else "hand"
         lines = [f"{kind} {event.hand_number}: dealer {event.dealer}, seats {' '.join(map(str, event.seats))}"]

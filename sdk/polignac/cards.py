@@ -213,6 +213,8 @@ def mask_of(cards: Iterable[Card | str]) -> CardMask:
 
 def parse_cards(text: str) -> list[Card]:
     """Parse cards separated by spaces or commas: ``"JS 10H Q♦"``."""
+    if not isinstance(text, str):
+        raise CardParseError(f"cards must be text such as 'JS 10H', got {text!r}")
     return [Card.parse(part) for part in text.replace(",", " ").split()]
 
 

@@ -22,7 +22,7 @@ Points settled here where RULES.md is silent:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
@@ -128,6 +128,7 @@ class Match:
         "_penalties",
         "_phase",
         "_places",
+        "_rehearsal",
         "_seats",
         "_start_totals",
         "_taken",
@@ -180,7 +181,8 @@ class Match:
         self.seed: Final = check_seed(seed)
         n = rules.players
         self._start_totals = _check_totals(start_totals, n)
-        self._deals = _check_deals(deals)
+        self._deals = _check_deals(deals, rules)
+        self._rehearsal = False
         self._totals = list(self._start_totals)
         self._forfeited: list[int] = []
         self._events: list[Event] = []
@@ -383,6 +385,8 @@ class Match:
             trick = self._trick
             if not hand & bit or (trick and not bit & self._led_suit_mask and hand & self._led_suit_mask):
                 raise IllegalDecision(self._why_illegal(decision))
+            if self._deals and not self._rehearsal and len(trick) + 1 == len(self._seats):
+                self._rehearse(lambda trial: trial.apply(decision))
             self._hands[seat] = hand ^ bit
             if not trick:
                 self._led_suit_mask = SUIT_MASKS[decision.suit]
@@ -463,6 +467,13 @@ class Match:
 
     # -- the referee's calls -------------------------------------------------------------
 
+    def _rehearse(self, step: Callable[[Match], None]) -> None:
+        """Try ``step`` on a copy first when hands are given (``deals``): a given deal that does
+        not fit the hand it is for raises here, before this match changes at all."""
+        trial = self.clone()
+        trial._rehearsal = True
+        step(trial)
+
     def add_penalty(self, seat: int, points: int, reason: str) -> None:
         """Add extra points (a revoke or a timeout) that ``seat`` scores when this hand ends."""
         self._check_seat(seat)
@@ -492,6 +503,8 @@ class Match:
             raise IllegalDecision("the match is over: nobody can forfeit")
         if seat in self._forfeited:
             raise IllegalDecision(f"seat {seat} has already forfeited")
+        if self._deals and not self._rehearsal:
+            self._rehearse(lambda trial: trial.forfeit(seat, reason))
         in_hand = seat in self._seats
         self._forfeited.append(seat)
         self._events.append(Forfeited(seat, reason, in_hand))
@@ -730,8 +743,12 @@ def _check_totals(totals: Sequence[int] | None, players: int) -> tuple[int, ...]
     return tuple(totals)
 
 
-def _check_deals(deals: Mapping[int, Sequence[Sequence[Card | str]]] | None) -> dict[int, tuple[int, ...]]:
-    """Turn given hands into masks; their fit with the pack is checked when each hand is dealt."""
+def _check_deals(deals: Mapping[int, Sequence[Sequence[Card | str]]] | None, rules: Ruleset) -> dict[int, tuple[int, ...]]:
+    """Turn given hands into masks, each deal a whole pack for its number of hands.
+
+    Whether a hand is played by that many seats (a tie-break may seat fewer) is only known
+    when it is dealt; a misfit then refuses the decision that would deal it.
+    """
     if deals is None:
         return {}
     if not isinstance(deals, Mapping):
@@ -740,5 +757,19 @@ def _check_deals(deals: Mapping[int, Sequence[Sequence[Card | str]]] | None) -> 
     for number, hands in deals.items():
         if type(number) is not int or number < 1 or isinstance(hands, str) or not isinstance(hands, Sequence):
             raise PolignacError(f"deals[{number!r}] must be a list of hands for a hand number from 1")
-        out[number] = tuple(mask_of(parse_cards(h) if isinstance(h, str) else h) for h in hands)
+        masks = tuple(mask_of(parse_cards(h) if isinstance(h, str) else h) for h in hands)
+        if not 2 <= len(masks) <= rules.players:
+            raise PolignacError(f"deals[{number}] must hold 2 to {rules.players} hands, got {len(masks)}")
+        deck = deck_mask(rules, len(masks))
+        union = 0
+        for mask in masks:
+            if mask & union or mask.bit_count() != deck.bit_count() // len(masks):
+                break
+            union |= mask
+        if union != deck:
+            raise PolignacError(
+                f"deals[{number}] must share out the {deck.bit_count()}-card pack for {len(masks)} players,"
+                f" {deck.bit_count() // len(masks)} cards each, every card once"
+            )
+        out[number] = masks
     return out

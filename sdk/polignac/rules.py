@@ -118,7 +118,7 @@ class Ruleset:
         """
         if not isinstance(table, Mapping):
             raise RulesetError(f"rules must be a table of settings, got {type(table).__name__}")
-        unknown = sorted(k for k in table if k != "variant" and k not in _SETTINGS)
+        unknown = sorted((k for k in table if k != "variant" and k not in _SETTINGS), key=repr)
         if unknown:
             raise RulesetError(f"unknown rules setting {unknown[0]!r}; known settings: {', '.join(_KNOWN_KEYS)}")
         base_name = table.get("variant", "classic")

@@ -7,7 +7,8 @@ Settled here where RULES.md is silent:
   replaced, so no points are scored for it.
 - A TIMEOUT, ILLEGAL or MALFORMED answer to the pending request is replaced by the
   fallback decision and scores ``timeout_points`` or ``revoke_points``.
-- DISCONNECTED and CRASHED always forfeit, whatever the policy.
+- DISCONNECTED and CRASHED always forfeit, whatever the policy; so does a TIMEOUT of a
+  seat that never joined (no Hello within the start-up allowance): it cannot play at all.
 """
 
 from __future__ import annotations
@@ -43,13 +44,14 @@ class FaultRuling:
     """Extra points the seat scores at the end of the hand (when not forfeiting)."""
 
 
-def rule_on_fault(rules: Ruleset, fault: Fault, faults_so_far: int, answers_request: bool) -> FaultRuling:
+def rule_on_fault(rules: Ruleset, fault: Fault, faults_so_far: int, answers_request: bool, joined: bool = True) -> FaultRuling:
     """The ruling for ``fault``, the seat's ``faults_so_far``-th (this one included).
 
     ``answers_request`` is true when the fault stands in for the pending decision
-    (a timeout, or a wrong answer to the current request).
+    (a timeout, or a wrong answer to the current request); ``joined`` is false for a seat
+    that never said Hello.
     """
-    if fault in (Fault.DISCONNECTED, Fault.CRASHED):
+    if fault in (Fault.DISCONNECTED, Fault.CRASHED) or not joined:
         return FaultRuling(forfeit=True, replace=False, points=0)
     if rules.fault_policy is FaultPolicy.FORFEIT or faults_so_far >= rules.max_faults:
         return FaultRuling(forfeit=True, replace=False, points=0)

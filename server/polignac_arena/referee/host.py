@@ -380,7 +380,7 @@ class MatchHost:
         counts = self.fault_counts[seat]
         counts[fault.value] = counts.get(fault.value, 0) + 1
         answers = request_id != 0 and match.to_act == seat
-        ruling = rule_on_fault(self.rules, fault, self._faults[seat], answers)
+        ruling = rule_on_fault(self.rules, fault, self._faults[seat], answers, joined=self.conns[seat] is not None)
         hand = match.hand_number
         fallback = ""
         if ruling.forfeit:
