@@ -392,21 +392,31 @@ def test_sample_hands_respect_the_view() -> None:
     "then add the new card there too, overfilling that seat and short-changing another",
 )
 def test_sample_hands_give_each_seat_its_hand_size() -> None:
+    """Each other seat gets exactly as many cards as it holds, so a determinized playout runs to the end."""
     rnd = random.Random(2)
     bad = []
     for match, view in random_views(500, "sizes"):
+        assert all(view.hand_size(s) == match.hand_mask(s).bit_count() for s in view.seats)
+        expected = {s: view.hand_size(s) for s in view.seats if s != view.seat}
         for _ in range(8):
-            hands = sample_hands(view, random.Random(rnd.random()))
-            sizes = {s: hands[s].bit_count() for s in view.seats if s != view.seat}
-            expected = {s: view.hand_size(s) for s in view.seats if s != view.seat}
-            assert all(view.hand_size(s) == match.hand_mask(s).bit_count() for s in view.seats)
-            if sizes != expected:
-                bad.append((match.record(), view.seat, sizes, expected))
-    assert not bad, f"{len(bad)} samples with wrong hand sizes, first: {bad[0]}"
+            seed = rnd.random()
+            hands = sample_hands(view, random.Random(seed))
+            sizes = {s: hands[s].bit_count() for s in expected}
+            try:
+                Playout.from_view(view, random.Random(seed)).run(random.Random(seed).random)
+                crash = None
+            except IndexError as exc:  # a seat with too few cards runs out before the last trick
+                crash = exc
+            if sizes != expected or crash is not None:
+                bad.append(
+                    f"{match.rules.name} {match.players}p seed {match.seed} after {len(match.actions)} actions, seat {view.seat}: "
+                    f"sizes {sizes}, expected {expected}, run: {crash!r}"
+                )
+    assert not bad, f"{len(bad)} of 4000 samples are wrong, first: {bad[0]}"
 
 
 def test_from_view_is_consistent_with_the_engine() -> None:
-    """The determinized playout has the engine's turn, legal cards and position; its run finishes the hand."""
+    """The determinized playout has the engine's turn, legal cards, tricks taken, extra points and current trick."""
     rnd = random.Random(3)
     for match, view in random_views(300, "from-view"):
         if match.to_act != view.seat or match.phase is not Phase.PLAY:

@@ -347,50 +347,39 @@ class Playout:
 def sample_hands(view: PlayerView, rng: random.Random) -> list[int]:
     """Deal ``view``'s unseen cards to the other seats: right counts, known voids respected.
 
-    Cards are taken in random order, most constrained first, and each goes to a random
-    seat that may hold it and has room; when that greedy deal paints itself into a corner,
-    an augmenting path moves cards between seats, so a consistent deal is always found.
+    Each other seat has as many slots as cards it holds; the unseen cards, in random order,
+    are matched to slots of seats that may hold them (Kuhn's augmenting paths, slots tried
+    in random order), so a consistent deal is always found when one exists.
     """
-    seat = view.seat
     hands = [0] * view.rules.players
-    hands[seat] = view.hand_mask
-    others = [s for s in view.seats if s != seat]
-    room = {s: view.hand_size(s) for s in others}
+    hands[view.seat] = view.hand_mask
+    others = [s for s in view.seats if s != view.seat]
     voids = view.known_voids()
+    slots = [s for s in others for _ in range(view.hand_size(s))]
     unseen = cards_in(view.unseen_mask)
-    if len(unseen) != sum(room.values()):
-        raise PolignacError(f"view is inconsistent: {len(unseen)} unseen cards for {sum(room.values())} places")
-    allowed = {c.index: [s for s in others if c.suit not in voids[s]] for c in unseen}
+    if len(unseen) != len(slots):
+        raise PolignacError(f"view is inconsistent: {len(unseen)} unseen cards for {len(slots)} places")
+    allowed = {c.index: [i for i, s in enumerate(slots) if c.suit not in voids[s]] for c in unseen}
     order = [c.index for c in unseen]
     rng.shuffle(order)
-    order.sort(key=lambda i: len(allowed[i]))
-    owner: dict[int, int] = {}
-    held: dict[int, list[int]] = {s: [] for s in others}
+    order.sort(key=lambda i: len(allowed[i]))  # most constrained first: fewer augmenting paths
+    holder: dict[int, int] = {}  # slot -> card
 
-    def place(card: int, visited: set[int]) -> bool:
-        """Give ``card`` a seat, moving other cards along an augmenting path if needed."""
-        choices = allowed[card][:]
-        rng.shuffle(choices)
-        for s in choices:
-            if len(held[s]) < room[s]:
-                held[s].append(card)
-                owner[card] = s
+    def assign(card: int, seen: set[int]) -> bool:
+        candidates = allowed[card][:]
+        rng.shuffle(candidates)
+        for slot in candidates:
+            if slot in seen:
+                continue
+            seen.add(slot)
+            if slot not in holder or assign(holder[slot], seen):
+                holder[slot] = card
                 return True
-        for s in choices:
-            for other in held[s]:
-                if other not in visited:
-                    visited.add(other)
-                    held[s].remove(other)
-                    if place(other, visited):
-                        held[s].append(card)
-                        owner[card] = s
-                        return True
-                    held[s].append(other)
         return False
 
     for card in order:
-        if not place(card, {card}):
+        if not assign(card, set()):
             raise PolignacError("no deal of the unseen cards is consistent with the view")
-    for card, s in owner.items():
-        hands[s] |= 1 << card
+    for slot, card in holder.items():
+        hands[slots[slot]] |= 1 << card
     return hands

@@ -93,14 +93,19 @@ async def run_local_match(
     *,
     transport: str = "unix",
     record_path: Path | None = None,
+    handle_signals: bool = False,
 ) -> tuple[MatchResult, list[str]]:
-    """Start a referee and one process per bot, play the match; returns the result and each bot's stderr."""
+    """Start a referee and one process per bot, play the match; returns the result and each bot's stderr.
+
+    With ``handle_signals``, SIGTERM and SIGINT abort the match cleanly: it is recorded as aborted.
+    """
     if len(bots) != rules.players:
         raise BotSpecError(f"the ruleset seats {rules.players} players but {len(bots)} bots were given")
     with tempfile.TemporaryDirectory(prefix="polignac-") as tmp:
         address = f"unix:{tmp}/referee.sock" if transport == "unix" else "127.0.0.1:0"
         server = RefereeServer(address)
         await server.start()
+        remove_handlers = server.install_signal_handlers() if handle_signals else None
         seats = [_Seat(spec) for spec in bots]
 
         async def exit_status(seat: int) -> int | None:
@@ -127,6 +132,8 @@ async def run_local_match(
         finally:
             await _stop_all(seats)
             await server.stop(grace=1)
+            if remove_handlers is not None:
+                remove_handlers()
         return result, [s.stderr.decode("utf-8", "replace") for s in seats]
 
 

@@ -73,6 +73,7 @@ def match(
             TimeControl(move_ms, bank_ms, startup_ms),
             transport="tcp" if tcp else "unix",
             record_path=replay,
+            handle_signals=True,
         )
     )
     if not quiet:

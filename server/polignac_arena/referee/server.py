@@ -60,6 +60,7 @@ class RefereeServer:
         reflection.enable_server_reflection([SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME], self._server)
         self._matches: dict[str, tuple[MatchHost, asyncio.Task[MatchResult] | None]] = {}
         self._stopping = False
+        self._stop_task: asyncio.Future[None] | None = None
 
     async def start(self) -> str:
         """Bind and start serving; returns the address bots should use (the real port for port 0)."""
@@ -119,9 +120,15 @@ class RefereeServer:
         return [host for host, _ in self._matches.values()]
 
     async def stop(self, grace: float = 5.0) -> None:
-        """Graceful shutdown: NOT_SERVING, abort running matches (recorded as aborted), then stop."""
-        if self._stopping:
-            return
+        """Graceful shutdown: NOT_SERVING, abort running matches (recorded as aborted), then stop.
+
+        Calling it again (a second signal, a ``finally``) waits for the first shutdown to end.
+        """
+        if self._stop_task is None:
+            self._stop_task = asyncio.ensure_future(self._shutdown(grace))
+        await asyncio.shield(self._stop_task)
+
+    async def _shutdown(self, grace: float) -> None:
         self._stopping = True
         await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         tasks = []
@@ -133,18 +140,23 @@ class RefereeServer:
             await asyncio.wait(tasks, timeout=grace)
         await self._server.stop(grace)
 
-    def install_signal_handlers(self, on_stop: Callable[[], None] | None = None) -> None:
-        """Make SIGTERM and SIGINT stop the server gracefully."""
+    def install_signal_handlers(self) -> Callable[[], None]:
+        """Make SIGTERM and SIGINT stop the server gracefully; returns a function that removes the handlers."""
         loop = asyncio.get_running_loop()
 
         def stop() -> None:
             log.warning("signal received: shutting down the referee")
-            task = asyncio.ensure_future(self.stop())
-            if on_stop is not None:
-                task.add_done_callback(lambda _: on_stop())
+            if self._stop_task is None:
+                self._stop_task = asyncio.ensure_future(self._shutdown(5.0))
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop)
+
+        def remove() -> None:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+
+        return remove
 
     async def wait_for_termination(self) -> None:
         """Wait until the server stops."""

@@ -1,0 +1,143 @@
+"""The referee server: health, reflection, limits, port collisions, graceful shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import grpc
+import grpc.aio
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from polignac import preset
+from polignac_arena.referee import RefereeServer, TimeControl
+from polignac_arena.referee.server import SERVICE_NAME, server_options
+from tests.referee.helpers import RawSeat, referee, run
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_health_says_serving_then_not_serving_on_stop() -> None:
+    async def scenario() -> None:
+        server = RefereeServer("127.0.0.1:0")
+        await server.start()
+        async with grpc.aio.insecure_channel(server.address) as channel:
+            stub = health_pb2_grpc.HealthStub(channel)
+            for name in ("", SERVICE_NAME):
+                reply = await stub.Check(health_pb2.HealthCheckRequest(service=name))
+                assert reply.status == health_pb2.HealthCheckResponse.SERVING
+            host = server.create_match(preset("classic"), 1, TimeControl(1000, 1000, 5000))
+            running = asyncio.ensure_future(server.run_match(host))
+            watch = stub.Watch(health_pb2.HealthCheckRequest(service=SERVICE_NAME))
+            assert (await watch.read()).status == health_pb2.HealthCheckResponse.SERVING
+            stopping = asyncio.ensure_future(server.stop(grace=1))
+            assert (await watch.read()).status == health_pb2.HealthCheckResponse.NOT_SERVING
+            result = await running
+            assert result.status == "aborted" and result.places is None
+            await stopping
+
+    run(scenario())
+
+
+def test_reflection_lists_the_services() -> None:
+    async def scenario() -> list[str]:
+        async with referee() as server, grpc.aio.insecure_channel(server.address) as channel:
+            stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+            call = stub.ServerReflectionInfo()
+            await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
+            reply = await call.read()
+            await call.done_writing()
+            return [s.name for s in reply.list_services_response.service]
+
+    names = run(scenario())
+    assert "polignac.v1.RefereeService" in names and "grpc.health.v1.Health" in names
+
+
+def test_a_port_in_use_fails_loudly() -> None:
+    async def scenario() -> None:
+        async with referee() as first:
+            second = RefereeServer(first.address)
+            with pytest.raises(OSError, match="cannot listen on"):
+                await second.start()
+
+    run(scenario())
+
+
+def test_options_limit_messages_and_streams_and_do_not_share_ports() -> None:
+    options = dict(server_options(100))
+    assert options["grpc.so_reuseport"] == 0
+    assert options["grpc.max_receive_message_length"] <= 64 * 1024
+    assert options["grpc.max_concurrent_streams"] == 100
+    assert options["grpc.keepalive_time_ms"] > 0
+
+
+def test_tokens_are_refused_once_the_match_is_over() -> None:
+    async def scenario() -> None:
+        from polignac.bot import run_async
+        from polignac.bots import builtin_bot
+
+        async with referee() as server:
+            host = server.create_match(preset("classic", players=3), 3, TimeControl(1000, 1000, 5000))
+            bots = [asyncio.ensure_future(run_async(builtin_bot("random", s), server.address, host.tokens[s])) for s in range(3)]
+            assert (await server.run_match(host)).status == "finished"
+            await asyncio.gather(*bots)
+            late = RawSeat(server.address, host.tokens[0])
+            await late.open()
+            await late.hello()
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await late.read()
+            assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            await late.close()
+
+    run(scenario())
+
+
+SLOW_BOT = """
+import time
+from polignac.bot import Bot, run
+
+class Slow(Bot):
+    name = "slow"
+
+    def play(self, view):
+        time.sleep(0.05)
+        return view.legal[0]
+
+run(Slow())
+"""
+
+
+def test_sigterm_aborts_the_running_match_and_records_it_as_aborted(tmp_path: Path) -> None:
+    bot = tmp_path / "slow.py"
+    bot.write_text(SLOW_BOT)
+    record = tmp_path / "match.jsonl"
+    command = [sys.executable, "-m", "polignac_arena.cli", "match", "--seed", "3", "--replay", str(record), "-q"]
+    command += ["--bot", str(bot)] * 4
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        time.sleep(3)  # the bots have connected and the match is under way (a whole match takes far longer)
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 1, (out, err)
+    assert "did not finish: aborted" in err
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    assert lines[0]["type"] == "header" and lines[-1]["type"] == "result"
+    assert lines[-1]["status"] == "aborted" and lines[-1]["places"] is None
+    assert any(line["type"] == "action" for line in lines)
+    assert not list(tmp_path.glob(".tmp-*")), "no half-written record is left behind"
+    # The bots were stopped with the referee.
+    time.sleep(0.5)
+    leftover = subprocess.run(["pgrep", "-f", str(bot)], capture_output=True, text=True, check=False)
+    assert leftover.stdout.strip() == ""
