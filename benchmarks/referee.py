@@ -1,48 +1,57 @@
-"""Referee benchmark: decision round trip against the bare gRPC floor, and 100 matches at once.
+"""Referee benchmark: the decision round trip against the bare gRPC floor, and 100 matches at once.
 
-Run ``python benchmarks/referee.py`` for a table, ``--json`` for one JSON object on stdout,
-``--quick`` for a smoke run of a few seconds.  Every part runs the server and its clients in
-separate processes (``multiprocessing``, spawn), as a real referee and real bots are, and talks
-only over a unix socket in a temporary directory or TCP on 127.0.0.1.
+Run ``python benchmarks/referee.py`` for tables, ``--json`` for one JSON object on stdout,
+``--quick`` for a smoke run of a few seconds.  Servers and their clients always run in
+separate processes (``multiprocessing``, spawn), as a referee and its bots do, and talk only
+over a unix socket in a temporary directory or TCP on 127.0.0.1.
 
-What is measured, and how:
+What is measured, and how
+-------------------------
+(a) and (b) run in ONE pair of processes per transport: a server process that hosts a
+``RefereeServer`` and, next to it, a bare gRPC server (same transport, same server options),
+and a client process that plays the bots and answers the bare pings.  The two measures are
+taken in alternating blocks (a bare block, a match with SDK bots, a match with raw bots, a
+client-driven echo block, then again), so that drift in the machine's speed hits both alike;
+the first round is a warm-up and is not counted.
 
-(a) **Referee round trip** (``referee_*``).  The time from the referee writing a
-    DecisionRequest to it taking the bot's Decision, read from the match records: every
+(a) **Referee round trip** (``referee_*``): the time from the referee writing a
+    DecisionRequest to it taking the bot's Decision, on the referee's own clock.  Every
     ``action`` line of ``MatchResult.record`` carries ``ms``, which ``MatchHost`` takes with
-    ``time.monotonic`` from just before it sends the request (events for the seat included)
-    to the moment the answer comes out of its inbox.  That is the referee's own clock, the
-    one that charges bots, so it is the honest measure: it holds everything between the
-    referee's decision to ask and its seeing the answer (the referee's send path, both
-    transport hops, the bot's SDK, the referee's read path and inbox hop) and nothing else.
-    The bots are trivial (``view.legal[0]``) and all four seats of a match live in one bot
-    process using the SDK's ``run_async``, so their thinking time is about zero; the matches
-    are played one after another, so only one request is in flight at a time.  The first
-    match of each run is a warm-up and is not counted.  ``referee_raw_*`` repeats this with
-    a bot that skips the SDK (it answers ``legal_cards[0]`` straight from the protobuf), to
-    tell the referee's share from the SDK's.
+    ``time.monotonic`` from just before it sends the request (the seat's pending events
+    included) to the moment the answer comes out of its inbox.  That is the clock that
+    charges bots, so it is the honest measure: it holds everything between the referee's
+    decision to ask and its seeing the answer (its send path, both transport hops, the bot's
+    SDK, its read path and inbox hop) and nothing else.  Timing on the bot side would leave
+    out the referee's own send and read paths.  The bots are trivial (``view.legal[0]``),
+    all four seats of a match live in the client process and use the SDK's ``run_async``;
+    matches are played one at a time, so one request is in flight at a time.
+    ``referee_raw_*`` is the same with a bot that skips the SDK (it answers
+    ``legal_cards[0]`` straight from the protobuf): the gap between the two is the SDK's
+    share, the gap between raw and bare is the referee's.
 
-(b) **Bare gRPC floor** (``bare_*``).  A grpc.aio server with one bidirectional method
-    (generic handlers, bytes in and out, the referee's server options, the SDK's channel
-    options), driven the way the referee drives a bot: the server writes a ping of the size
-    of a typical DecisionRequest (``PING_BYTES``), the client, in another process, answers
-    with a pong of the size of a Decision (``PONG_BYTES``), and the server times
-    ``write`` .. ``read`` with ``time.monotonic``, just as the host does.  Same machine, same
-    transport, same direction, same clock as (a).  ``bare_client_*`` is the usual
-    client-driven echo (the client writes, waits for the echo, and times it) for reference.
+(b) **Bare gRPC floor** (``bare_*``): one bidirectional method on a grpc.aio server (generic
+    handlers, bytes in and out, the referee's ``server_options``; the client uses the SDK's
+    channel options), driven the way the referee drives a bot: the server writes a ping the
+    size of a typical DecisionRequest (``PING_BYTES``), the client answers with a pong the
+    size of a Decision (``PONG_BYTES``), and the server times write .. read with
+    ``time.monotonic``, as the host does.  Same processes, transport, direction and clock as
+    (a).  ``bare_client_*`` is the textbook echo (the client writes, waits for the echo and
+    times it on its side), for reference.
 
-(c) **Concurrent matches** (``concurrent_matches``, ``decisions_per_s`` ...).  N matches
-    (100; 10 with ``--quick``) created at once on one referee process, with
-    ``TimeControl(move_ms=1000, bank_ms=0)``: no bank, so any decision slower than 1 s is a
-    TIMEOUT.  All 4N trivial SDK bots live in one other process (``run_async`` each, one
-    event loop).  ``decisions_per_s`` is the number of decisions in the records over the wall
-    time from handing out the tokens to the last match's end (connections included);
-    ``timeouts`` sums the TIMEOUT faults of ``MatchResult.faults``; ``peak_rss_mb`` is the
-    referee process's ``ru_maxrss``.  CPU seconds of the referee process per decision are
-    reported too.
+(c) **Concurrent matches** (``concurrent_matches``, ``decisions_per_s``, ``timeouts``,
+    ``peak_rss_mb``): N matches (100; 10 with ``--quick``) created at once on a fresh referee
+    process with ``TimeControl(move_ms=1000, bank_ms=0)``: no bank, so any decision slower
+    than 1 s is a TIMEOUT.  All 4N trivial SDK bots live in one other process (``run_async``
+    each, one event loop).  ``decisions_per_s`` is the decisions in the records over the
+    wall time from handing out the tokens to the end of the last match (connections
+    included); ``timeouts`` sums the ``timeout`` counts of ``MatchResult.faults``;
+    ``peak_rss_mb`` is the referee process's ``ru_maxrss``.
 
-Percentiles are nearest-rank.  The target of the issue is ``ratio`` (referee median over
-bare median) at most 1.5.
+CPU seconds per decision (all threads of a process, ``getrusage``) are reported too.
+Percentiles are nearest-rank.  The issue's target is ``ratio`` (referee median over bare
+median, SDK bots) at most 1.5.  The machine's speed can drift by tens of percent over a few
+seconds (a shared VM does), so ``ratio_paired`` also gives the median over rounds of each
+round's referee median over the same round's bare median.
 """
 
 from __future__ import annotations
@@ -84,9 +93,10 @@ PING_BYTES = 300
 PONG_BYTES = 12
 """Bare pong size: a Decision is about a dozen bytes."""
 TARGET_RATIO = 1.5
-BARE_SERVICE = "polignac.bench.v1.Echo"
-CONCURRENT_CLOCK = TimeControl(move_ms=1000, bank_ms=0, startup_ms=10_000)
+BARE_PING = "/polignac.bench.v1.Bare/Ping"
+BARE_ECHO = "/polignac.bench.v1.Bare/Echo"
 LATENCY_CLOCK = TimeControl(move_ms=1000, bank_ms=10_000, startup_ms=10_000)
+CONCURRENT_CLOCK = TimeControl(move_ms=1000, bank_ms=0, startup_ms=10_000)
 
 
 class FirstLegal(Bot):
@@ -99,14 +109,13 @@ class FirstLegal(Bot):
         return view.legal[0]
 
 
-# -- small helpers --------------------------------------------------------------------------------
+# -- small helpers ----------------------------------------------------------------------------------
 
 
 def percentile(samples: list[float], p: float) -> float:
     """Nearest-rank percentile ``p`` (0..100) of ``samples``."""
     ordered = sorted(samples)
-    rank = max(1, math.ceil(p / 100 * len(ordered)))
-    return ordered[rank - 1]
+    return ordered[max(1, math.ceil(p / 100 * len(ordered))) - 1]
 
 
 def summary(samples_us: list[float]) -> dict[str, float]:
@@ -119,8 +128,8 @@ def summary(samples_us: list[float]) -> dict[str, float]:
     }
 
 
-def listen_address(transport: str, tmp: str) -> str:
-    return f"unix:{tmp}/bench.sock" if transport == "unix" else "127.0.0.1:0"
+def listen_address(transport: str, tmp: str, name: str) -> str:
+    return f"unix:{tmp}/{name}.sock" if transport == "unix" else "127.0.0.1:0"
 
 
 def cpu_seconds() -> float:
@@ -142,48 +151,165 @@ async def recv(link: mpc.Connection) -> Any:
     return await asyncio.get_running_loop().run_in_executor(None, link.recv)
 
 
-# -- (a) and (c): the referee process and the bot process -------------------------------------------
+# -- (a) and (b): one server process with a referee and a bare server, one client process --------------
 
 
-async def referee_latency(link: mpc.Connection, transport: str, samples: int, warmup_matches: int) -> dict[str, Any]:
-    """Matches one after another until ``samples`` decisions are timed (after the warm-up)."""
+async def latency_server(link: mpc.Connection, transport: str, rounds: int, block: int) -> dict[str, Any]:
+    """Alternate blocks of bare pings and referee matches; round 0 is a warm-up."""
     rules = preset(RULES)
+    samples: dict[str, list[float]] = {"bare": [], "sdk": [], "raw": [], "echo": []}
+    round_medians: dict[str, list[float]] = {part: [] for part in samples}
+    cpu = {"bare": 0.0, "sdk": 0.0, "raw": 0.0}
+    ping_done = asyncio.Event()
+    ping_sink: list[float] = []
+
+    async def ping(request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        hello = await context.read()  # the client's first message, as a bot's Hello: how many pings
+        if hello is grpc.aio.EOF:
+            return
+        payload = b"p" * PING_BYTES
+        try:
+            for _ in range(int(hello)):
+                start = time.monotonic()
+                await context.write(payload)
+                pong = await context.read()
+                elapsed = time.monotonic() - start
+                if pong is grpc.aio.EOF:
+                    return
+                ping_sink.append(elapsed * 1e6)
+        finally:
+            ping_done.set()
+
+    async def echo(request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        while (message := await context.read()) is not grpc.aio.EOF:
+            await context.write(message)
+
+    handlers = {"Ping": grpc.stream_stream_rpc_method_handler(ping), "Echo": grpc.stream_stream_rpc_method_handler(echo)}
     with tempfile.TemporaryDirectory(prefix="polignac-bench-") as tmp:
-        server = RefereeServer(listen_address(transport, tmp))
-        await server.start()
-        times_us: list[float] = []
-        cpu = 0.0
+        referee = RefereeServer(listen_address(transport, tmp, "referee"))
+        await referee.start()
+        bare = grpc.aio.server(options=server_options())
+        bare.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("polignac.bench.v1.Bare", handlers),))
+        requested = listen_address(transport, tmp, "bare")
+        port = bare.add_insecure_port(requested)
+        await bare.start()
+        bare_address = requested if transport == "unix" else f"127.0.0.1:{port}"
         matches = 0
         try:
-            while len(times_us) < samples:
-                host = server.create_match(rules, matches + 1, LATENCY_CLOCK)
-                link.send(("play", server.address, [host.tokens]))
-                cpu_before = cpu_seconds()
-                result = await server.run_match(host)
-                if result.status != "finished" or any(result.faults):
-                    raise RuntimeError(f"latency match {result.match_id}: {result.status}, faults {result.faults}")
-                if matches >= warmup_matches:
-                    cpu += cpu_seconds() - cpu_before
-                    times_us.extend(ms * 1000 for ms in decision_times_ms(result))
-                matches += 1
+            for round_number in range(rounds + 1):
+                counted = round_number > 0
+                for part in ("bare", "sdk", "raw", "echo"):
+                    before = cpu_seconds()
+                    if part == "bare":
+                        ping_done.clear()
+                        ping_sink.clear()
+                        link.send(("ping", bare_address, block))
+                        await ping_done.wait()
+                        if len(ping_sink) != block:
+                            raise RuntimeError(f"bare ping block ended after {len(ping_sink)} of {block} pings")
+                        got = list(ping_sink)
+                    elif part == "echo":
+                        link.send(("echo", bare_address, block))
+                        got = await recv(link)
+                    else:
+                        matches += 1
+                        host = referee.create_match(rules, matches, LATENCY_CLOCK)
+                        link.send(("play", referee.address, [host.tokens], part))
+                        result = await referee.run_match(host)
+                        if result.status != "finished" or any(result.faults):
+                            raise RuntimeError(f"latency match {result.match_id}: {result.status}, faults {result.faults}")
+                        got = [ms * 1000 for ms in decision_times_ms(result)]
+                    if counted:
+                        samples[part].extend(got)
+                        round_medians[part].append(statistics.median(got))
+                        if part in cpu:
+                            cpu[part] += cpu_seconds() - before
         finally:
             link.send(("stop",))
-            await server.stop(grace=1.0)
-    return {**summary(times_us), "matches": matches - warmup_matches, "cpu_us_per_decision": round(cpu / len(times_us) * 1e6, 1)}
+            await bare.stop(grace=1.0)
+            await referee.stop(grace=1.0)
+    out: dict[str, Any] = {part: summary(values) for part, values in samples.items()}
+    for part, seconds in cpu.items():
+        out[part]["cpu_us_per_round_trip"] = round(seconds / len(samples[part]) * 1e6, 1)
+    for part in ("sdk", "raw"):
+        # Each round's median over the same round's bare median, then the median of those:
+        # a check of the pooled ratio that a slow spell of the machine cannot skew.
+        paired = [a / b for a, b in zip(round_medians[part], round_medians["bare"], strict=True)]
+        out[part]["ratio_paired"] = round(statistics.median(paired), 2)
+    return out
 
 
-async def referee_concurrent(link: mpc.Connection, transport: str, matches: int) -> dict[str, Any]:
+async def raw_bot(address: str, token: str) -> None:
+    """A bot without the SDK: Hello, then ``legal_*[0]`` straight from each request's protobuf."""
+    async with grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS) as channel:
+        call = RefereeServiceStub(channel).Play(metadata=(("authorization", f"Bearer {token}"),))  # type: ignore[no-untyped-call]
+        await call.write(pb.PlayRequest(hello=pb.Hello(protocol_version="1", bot_name="raw-first-legal", bot_version="1")))
+        while (response := await call.read()) is not grpc.aio.EOF:
+            if response.WhichOneof("payload") == "decision_request":
+                request = response.decision_request
+                decision = pb.Decision(request_id=request.request_id)
+                if request.kind == pb.DECISION_KIND_CARD:
+                    decision.card = request.legal_cards[0]
+                else:
+                    decision.contract = request.legal_contracts[0]
+                await call.write(pb.PlayRequest(decision=decision))
+
+
+def seat_bot(kind: str, address: str, token: str) -> Any:
+    return raw_bot(address, token) if kind == "raw" else run_async(FirstLegal(), address, token, connect_timeout=30)
+
+
+async def latency_client(link: mpc.Connection) -> dict[str, Any]:
+    """Do what the server process says, one command at a time, until it says stop."""
+    channels: dict[str, grpc.aio.Channel] = {}
+    pong = b"d" * PONG_BYTES
+    try:
+        while (command := await recv(link))[0] != "stop":
+            if command[0] == "play":
+                _, address, token_lists, kind = command
+                await asyncio.gather(*(seat_bot(kind, address, token) for tokens in token_lists for token in tokens))
+                continue
+            _, address, count = command
+            if address not in channels:
+                channels[address] = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+                await asyncio.wait_for(channels[address].channel_ready(), 30)
+            if command[0] == "ping":  # the server writes, we answer
+                call = channels[address].stream_stream(BARE_PING)()
+                await call.write(str(count).encode())
+                while (await call.read()) is not grpc.aio.EOF:
+                    await call.write(pong)
+            else:  # "echo": we write, the server echoes, we time it
+                call = channels[address].stream_stream(BARE_ECHO)()
+                times: list[float] = []
+                for _ in range(count):
+                    start = time.monotonic()
+                    await call.write(pong)
+                    await call.read()
+                    times.append((time.monotonic() - start) * 1e6)
+                await call.done_writing()
+                await call.read()
+                link.send(times)
+    finally:
+        for channel in channels.values():
+            await channel.close()
+    return {}
+
+
+# -- (c): many matches on one referee process --------------------------------------------------------------
+
+
+async def concurrent_server(link: mpc.Connection, transport: str, matches: int) -> dict[str, Any]:
     """``matches`` matches at once on this one referee process."""
     rules = preset(RULES)
     with tempfile.TemporaryDirectory(prefix="polignac-bench-") as tmp:
-        server = RefereeServer(listen_address(transport, tmp))
+        server = RefereeServer(listen_address(transport, tmp, "referee"))
         await server.start()
         rss_before = peak_rss_mb()
         try:
             hosts = [server.create_match(rules, 1000 + i, CONCURRENT_CLOCK) for i in range(matches)]
             cpu_before = cpu_seconds()
             start = time.monotonic()
-            link.send(("play", server.address, [host.tokens for host in hosts]))
+            link.send(("play", server.address, [host.tokens for host in hosts], "sdk"))
             results = await asyncio.gather(*(server.run_match(host) for host in hosts))
             wall = time.monotonic() - start
             cpu = cpu_seconds() - cpu_before
@@ -207,121 +333,23 @@ async def referee_concurrent(link: mpc.Connection, transport: str, matches: int)
         "decision_median_ms": round(statistics.median(times_ms), 3),
         "decision_p99_ms": round(percentile(times_ms, 99), 3),
         "decision_max_ms": round(max(times_ms), 3),
-        "cpu_us_per_decision": round(cpu / len(times_ms) * 1e6, 1),
-        "cpu_load": round(cpu / wall, 2),
+        "referee_cpu_us_per_decision": round(cpu / len(times_ms) * 1e6, 1),
+        "referee_cores_busy": round(cpu / wall, 2),
         "rss_before_matches_mb": round(rss_before, 1),
         "peak_rss_mb": round(peak_rss_mb(), 1),
     }
 
 
-async def raw_bot(address: str, token: str) -> None:
-    """A bot without the SDK: Hello, then ``legal_*[0]`` straight from each request's protobuf."""
-    async with grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS) as channel:
-        call = RefereeServiceStub(channel).Play(metadata=(("authorization", f"Bearer {token}"),))  # type: ignore[no-untyped-call]
-        await call.write(pb.PlayRequest(hello=pb.Hello(protocol_version="1", bot_name="raw-first-legal", bot_version="1")))
-        while True:
-            response = await call.read()
-            if response is grpc.aio.EOF:
-                return
-            if response.WhichOneof("payload") == "decision_request":
-                request = response.decision_request
-                decision = pb.Decision(request_id=request.request_id)
-                if request.kind == pb.DECISION_KIND_CARD:
-                    decision.card = request.legal_cards[0]
-                else:
-                    decision.contract = request.legal_contracts[0]
-                await call.write(pb.PlayRequest(decision=decision))
+async def concurrent_client(link: mpc.Connection) -> dict[str, Any]:
+    """Every seat of every match, in this one process."""
+    before = cpu_seconds()
+    while (command := await recv(link))[0] != "stop":
+        _, address, token_lists, kind = command
+        await asyncio.gather(*(seat_bot(kind, address, token) for tokens in token_lists for token in tokens))
+    return {"cpu_s": cpu_seconds() - before}
 
 
-async def bots(link: mpc.Connection, kind: str) -> dict[str, Any]:
-    """Play every seat the referee process hands out, until it says stop."""
-    tasks: list[asyncio.Future[Any]] = []
-    cpu_before = cpu_seconds()
-    while True:
-        message = await recv(link)
-        if message[0] == "stop":
-            break
-        _, address, token_lists = message
-        for tokens in token_lists:
-            for token in tokens:
-                coro = raw_bot(address, token) if kind == "raw" else run_async(FirstLegal(), address, token, connect_timeout=30)
-                tasks.append(asyncio.ensure_future(coro))
-    results = await asyncio.gather(*tasks, return_exceptions=True)
-    errors = [repr(r) for r in results if isinstance(r, BaseException)]
-    if errors:
-        raise RuntimeError(f"{len(errors)} bots failed, first: {errors[0]}")
-    return {"bots": len(tasks), "cpu_s": round(cpu_seconds() - cpu_before, 3)}
-
-
-# -- (b): the bare gRPC ping-pong ----------------------------------------------------------------------
-
-
-async def bare_server(link: mpc.Connection, transport: str, samples: int, warmup: int) -> dict[str, Any]:
-    """The bare floor's server: drives ``Ping`` (server-timed) and echoes ``Echo``."""
-    times_us: list[float] = []
-    ping = b"p" * PING_BYTES
-
-    async def ping_pong(request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        if await context.read() is grpc.aio.EOF:  # the client's hello, as a bot's Hello
-            return
-        for i in range(warmup + samples):
-            start = time.monotonic()
-            await context.write(ping)
-            pong = await context.read()
-            elapsed = time.monotonic() - start
-            if pong is grpc.aio.EOF:
-                return
-            if i >= warmup:
-                times_us.append(elapsed * 1e6)
-
-    async def echo(request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        while (message := await context.read()) is not grpc.aio.EOF:
-            await context.write(message)
-
-    handlers = {
-        "Ping": grpc.stream_stream_rpc_method_handler(ping_pong),
-        "Echo": grpc.stream_stream_rpc_method_handler(echo),
-    }
-    with tempfile.TemporaryDirectory(prefix="polignac-bench-") as tmp:
-        server = grpc.aio.server(options=server_options())
-        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(BARE_SERVICE, handlers),))
-        requested = listen_address(transport, tmp)
-        port = server.add_insecure_port(requested)
-        await server.start()
-        link.send(requested if transport == "unix" else f"127.0.0.1:{port}")
-        await recv(link)  # the client is done
-        await server.stop(grace=1.0)
-    return summary(times_us)
-
-
-async def bare_client(link: mpc.Connection, samples: int, warmup: int) -> dict[str, Any]:
-    """The bare floor's client: answers the server's pings, then times its own echoes."""
-    address = await recv(link)
-    pong = b"d" * PONG_BYTES
-    times_us: list[float] = []
-    try:
-        async with grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS) as channel:
-            await asyncio.wait_for(channel.channel_ready(), 30)
-            call = channel.stream_stream(f"/{BARE_SERVICE}/Ping")()
-            await call.write(b"hello")
-            while (await call.read()) is not grpc.aio.EOF:
-                await call.write(pong)
-            call = channel.stream_stream(f"/{BARE_SERVICE}/Echo")()
-            for i in range(warmup + samples):
-                start = time.monotonic()
-                await call.write(pong)
-                await call.read()
-                elapsed = time.monotonic() - start
-                if i >= warmup:
-                    times_us.append(elapsed * 1e6)
-            await call.done_writing()
-            await call.read()
-    finally:
-        link.send("done")
-    return summary(times_us)
-
-
-# -- process plumbing ---------------------------------------------------------------------------------
+# -- process plumbing ------------------------------------------------------------------------------------
 
 
 def child(role: str, results: Any, target: Callable[..., Any], *args: Any) -> None:
@@ -332,14 +360,14 @@ def child(role: str, results: Any, target: Callable[..., Any], *args: Any) -> No
         results.put((role, None, traceback.format_exc()))
 
 
-def pair(server: tuple[Callable[..., Any], tuple[Any, ...]], client: tuple[Callable[..., Any], tuple[Any, ...]], timeout: float) -> tuple[Any, Any]:
+def pair(server: tuple[Callable[..., Any], tuple[Any, ...]], client: Callable[..., Any], timeout: float) -> tuple[Any, Any]:
     """Run a server process and a client process linked by a pipe; returns both results."""
     ctx = mp.get_context("spawn")
     server_end, client_end = ctx.Pipe()
     results = ctx.Queue()
     processes = {
         "server": ctx.Process(target=child, args=("server", results, server[0], server_end, *server[1]), daemon=True),
-        "client": ctx.Process(target=child, args=("client", results, client[0], client_end, *client[1]), daemon=True),
+        "client": ctx.Process(target=child, args=("client", results, client, client_end), daemon=True),
     }
     for process in processes.values():
         process.start()
@@ -348,16 +376,18 @@ def pair(server: tuple[Callable[..., Any], tuple[Any, ...]], client: tuple[Calla
     try:
         while len(got) < 2:
             try:
-                role, value, error = results.get(timeout=max(0.1, min(1.0, deadline - time.monotonic())))
+                role, value, error = results.get(timeout=1.0)
             except queue.Empty:
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"{server[0].__name__}/{client[0].__name__} did not finish in {timeout:g} s") from None
+                    raise TimeoutError(f"{server[0].__name__} did not finish within {timeout:g} s") from None
                 dead = [r for r, p in processes.items() if r not in got and p.exitcode not in (None, 0)]
                 if dead:
-                    raise RuntimeError(f"the {dead[0]} process died with exit code {processes[dead[0]].exitcode}") from None
+                    raise RuntimeError(
+                        f"the {dead[0]} process of {server[0].__name__} died (exit code {processes[dead[0]].exitcode})"
+                    ) from None
                 continue
             if error is not None:
-                raise RuntimeError(f"the {role} process ({(server if role == 'server' else client)[0].__name__}) failed:\n{error}")
+                raise RuntimeError(f"the {role} process of {server[0].__name__} failed:\n{error}")
             got[role] = value
     finally:
         for process in processes.values():
@@ -368,51 +398,46 @@ def pair(server: tuple[Callable[..., Any], tuple[Any, ...]], client: tuple[Calla
     return got["server"], got["client"]
 
 
-# -- the run ----------------------------------------------------------------------------------------------
+# -- the run ------------------------------------------------------------------------------------------------
 
 
 def run(quick: bool, transport: str, matches: int | None, progress: Callable[[str], None]) -> dict[str, Any]:
-    samples = 600 if quick else 6000
-    warmup = 100 if quick else 500
-    warmup_matches = 1
+    rounds = 3 if quick else 13  # plus one warm-up round; a match is about 470 decisions
+    block = 470
     concurrent = matches or (10 if quick else 100)
     per_transport: dict[str, dict[str, Any]] = {}
     for tr in dict.fromkeys([transport, "tcp" if transport == "unix" else "unix"]):
-        progress(f"{tr}: bare gRPC ping-pong ({samples} round trips)")
-        bare, bare_client_side = pair((bare_server, (tr, samples, warmup)), (bare_client, (samples, warmup)), 120)
-        progress(f"{tr}: referee round trip, SDK bots (>= {samples} decisions)")
-        referee, _ = pair((referee_latency, (tr, samples, warmup_matches)), (bots, ("sdk",)), 300)
-        progress(f"{tr}: referee round trip, raw bots (>= {samples} decisions)")
-        referee_raw, _ = pair((referee_latency, (tr, samples, warmup_matches)), (bots, ("raw",)), 300)
+        progress(f"{tr}: referee round trip and bare gRPC floor, {rounds} rounds of alternating blocks (+1 warm-up)")
+        lat, _ = pair((latency_server, (tr, rounds, block)), latency_client, 600)
         per_transport[tr] = {
-            "referee_median_us": referee["median_us"],
-            "referee_p99_us": referee["p99_us"],
-            "bare_median_us": bare["median_us"],
-            "bare_p99_us": bare["p99_us"],
-            "ratio": round(referee["median_us"] / bare["median_us"], 2),
-            "referee_raw_median_us": referee_raw["median_us"],
-            "referee_raw_p99_us": referee_raw["p99_us"],
-            "ratio_raw_bot": round(referee_raw["median_us"] / bare["median_us"], 2),
-            "bare_client_median_us": bare_client_side["median_us"],
-            "bare_client_p99_us": bare_client_side["p99_us"],
-            "referee": referee,
-            "referee_raw": referee_raw,
-            "bare": bare,
-            "bare_client": bare_client_side,
+            "referee_median_us": lat["sdk"]["median_us"],
+            "referee_p99_us": lat["sdk"]["p99_us"],
+            "bare_median_us": lat["bare"]["median_us"],
+            "bare_p99_us": lat["bare"]["p99_us"],
+            "ratio": round(lat["sdk"]["median_us"] / lat["bare"]["median_us"], 2),
+            "referee_raw_median_us": lat["raw"]["median_us"],
+            "referee_raw_p99_us": lat["raw"]["p99_us"],
+            "ratio_raw_bot": round(lat["raw"]["median_us"] / lat["bare"]["median_us"], 2),
+            "ratio_paired": lat["sdk"]["ratio_paired"],
+            "ratio_raw_bot_paired": lat["raw"]["ratio_paired"],
+            "bare_client_median_us": lat["echo"]["median_us"],
+            "bare_client_p99_us": lat["echo"]["p99_us"],
+            "detail": {"referee_sdk_bot": lat["sdk"], "referee_raw_bot": lat["raw"], "bare": lat["bare"], "bare_client_echo": lat["echo"]},
         }
-    progress(f"{transport}: {concurrent} concurrent matches, 1 s move limit, no bank")
-    conc, bot_side = pair((referee_concurrent, (transport, concurrent)), (bots, ("sdk",)), 600)
+    progress(f"{transport}: {concurrent} concurrent matches on one referee, 1 s move limit, no bank")
+    conc, client = pair((concurrent_server, (transport, concurrent)), concurrent_client, 900)
+    conc["bot_process_cpu_us_per_decision"] = round(client["cpu_s"] / conc["decisions"] * 1e6, 1)
     primary = per_transport[transport]
     return {
         "transport": transport,
-        **{k: v for k, v in primary.items() if not isinstance(v, dict)},
+        **{k: v for k, v in primary.items() if k != "detail"},
         "target_ratio": TARGET_RATIO,
         "meets_target": primary["ratio"] <= TARGET_RATIO,
         "concurrent_matches": concurrent,
         "decisions_per_s": conc["decisions_per_s"],
         "timeouts": conc["timeouts"],
         "peak_rss_mb": conc["peak_rss_mb"],
-        "concurrent": {**conc, "bot_process_cpu_us_per_decision": round(bot_side["cpu_s"] / conc["decisions"] * 1e6, 1)},
+        "concurrent": conc,
         "transports": per_transport,
         "quick": quick,
         "machine": {
@@ -424,48 +449,54 @@ def run(quick: bool, transport: str, matches: int | None, progress: Callable[[st
     }
 
 
-def print_table(r: dict[str, Any]) -> None:
+def print_tables(r: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
     transports = list(r["transports"])
-    table = Table(title=f"Decision round trip, microseconds (server and client in separate processes, {r['machine']['cpus']} CPUs)")
+    per = r["transports"]
+    table = Table(title=f"Decision round trip in microseconds (server and client in separate processes, {r['machine']['cpus']} CPUs)")
     table.add_column("measure")
     for tr in transports:
         table.add_column(tr, justify="right")
-    rows = [
+    for label, key in [
         ("referee, SDK bot: median", "referee_median_us"),
         ("referee, SDK bot: p99", "referee_p99_us"),
         ("referee, raw bot: median", "referee_raw_median_us"),
         ("referee, raw bot: p99", "referee_raw_p99_us"),
-        ("bare gRPC, server-driven: median", "bare_median_us"),
-        ("bare gRPC, server-driven: p99", "bare_p99_us"),
-        ("bare gRPC, client echo: median", "bare_client_median_us"),
-        ("bare gRPC, client echo: p99", "bare_client_p99_us"),
-    ]
-    for label, key in rows:
-        table.add_row(label, *(f"{r['transports'][tr][key]:,.0f}" for tr in transports))
+        ("bare gRPC (server-driven): median", "bare_median_us"),
+        ("bare gRPC (server-driven): p99", "bare_p99_us"),
+        ("bare gRPC (client echo): median", "bare_client_median_us"),
+        ("bare gRPC (client echo): p99", "bare_client_p99_us"),
+    ]:
+        table.add_row(label, *(f"{per[tr][key]:,.0f}" for tr in transports))
+    table.add_row(f"ratio referee / bare (target <= {r['target_ratio']})", *(f"{per[tr]['ratio']:.2f}" for tr in transports), style="bold")
+    table.add_row("ratio raw bot / bare", *(f"{per[tr]['ratio_raw_bot']:.2f}" for tr in transports))
     table.add_row(
-        f"ratio referee/bare (target <= {r['target_ratio']})",
-        *(f"{r['transports'][tr]['ratio']:.2f}" for tr in transports),
-        style="bold",
+        "ratios paired round by round: SDK / raw",
+        *(f"{per[tr]['ratio_paired']:.2f} / {per[tr]['ratio_raw_bot_paired']:.2f}" for tr in transports),
     )
-    table.add_row("ratio raw bot/bare", *(f"{r['transports'][tr]['ratio_raw_bot']:.2f}" for tr in transports))
+
+    def cpu(tr: str, part: str) -> float:
+        return float(per[tr]["detail"][part]["cpu_us_per_round_trip"])
+
     table.add_row(
-        "referee CPU per decision (sequential)", *(f"{r['transports'][tr]['referee']['cpu_us_per_decision']:,.0f}" for tr in transports)
+        "server process CPU per decision / per bare ping",
+        *(f"{cpu(tr, 'referee_sdk_bot'):,.0f} / {cpu(tr, 'bare'):,.0f}" for tr in transports),
     )
     c = r["concurrent"]
-    load = Table(title=f"{c['matches']} concurrent matches on one referee ({r['transport']}, 1 s move limit, no bank)")
+    load = Table(title=f"{c['matches']} concurrent matches on one referee process ({r['transport']}, 1 s move limit, no bank)")
     load.add_column("measure")
     load.add_column("value", justify="right")
     load.add_row("matches finished", f"{c['finished']} / {c['matches']}")
-    load.add_row("decisions", f"{c['decisions']:,}")
-    load.add_row("wall time", f"{c['wall_s']:.2f} s")
+    load.add_row("decisions", f"{c['decisions']:,} in {c['wall_s']:.2f} s")
     load.add_row("decisions per second", f"{c['decisions_per_s']:,.0f}", style="bold")
     load.add_row("TIMEOUT faults (target 0)", str(c["timeouts"]), style="bold")
     load.add_row("other faults", str(sum(v for k, v in c["faults"].items() if k != "timeout")))
-    load.add_row("decision time median / p99 / max", f"{c['decision_median_ms']:.1f} / {c['decision_p99_ms']:.1f} / {c['decision_max_ms']:.1f} ms")
-    load.add_row("referee CPU per decision", f"{c['cpu_us_per_decision']:,.0f} us ({c['cpu_load']:.2f} cores busy)")
+    load.add_row(
+        "decision time median / p99 / max", f"{c['decision_median_ms']:.1f} / {c['decision_p99_ms']:.1f} / {c['decision_max_ms']:.1f} ms"
+    )
+    load.add_row("referee CPU per decision", f"{c['referee_cpu_us_per_decision']:,.0f} us ({c['referee_cores_busy']:.2f} cores busy)")
     load.add_row("bot process CPU per decision", f"{c['bot_process_cpu_us_per_decision']:,.0f} us")
     load.add_row("referee peak RSS", f"{c['peak_rss_mb']:.1f} MB (before the matches: {c['rss_before_matches_mb']:.1f} MB)", style="bold")
     console = Console()
@@ -474,11 +505,11 @@ def print_table(r: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(description="Referee decision round trip vs the bare gRPC floor, and many concurrent matches.")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    parser.add_argument("--quick", action="store_true", help="few samples and 10 concurrent matches (a smoke test)")
-    parser.add_argument("--transport", choices=["unix", "tcp"], default="unix", help="transport of the headline figures and of part (c)")
-    parser.add_argument("--matches", type=int, default=None, help="concurrent matches in part (c) (default 100, 10 with --quick)")
+    parser.add_argument("--quick", action="store_true", help="fewer samples and 10 concurrent matches (a smoke test)")
+    parser.add_argument("--transport", choices=["unix", "tcp"], default="unix", help="transport of the headline figures and of (c)")
+    parser.add_argument("--matches", type=int, default=None, help="concurrent matches in (c) (default 100, 10 with --quick)")
     args = parser.parse_args(argv)
 
     def progress(text: str) -> None:
@@ -489,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        print_table(result)
+        print_tables(result)
     return 0
 
 

@@ -21,7 +21,7 @@ from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeCo
 
 T = TypeVar("T")
 
-FAST = TimeControl(move_ms=400, bank_ms=300, startup_ms=3000)
+FAST = TimeControl(move_ms=1000, bank_ms=500, startup_ms=5000)
 """A clock short enough for tests that wait for timeouts."""
 
 

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from polignac.bot.base import Bot, FaultInfo, MatchInfo
-from polignac.engine import Match
+from polignac.engine import Decision, Match, parse_decision
+from polignac.errors import PolignacError
 from polignac.events import MatchEnded, redact
 from polignac.rules import PRESETS, Ruleset, preset
 
@@ -62,7 +63,8 @@ def _play_one(
         view = match.view(seat)
         start = time.perf_counter()
         try:
-            decision = bot.decide(view)
+            answer: object = bot.decide(view)
+            decision = _parse_or_keep(answer) if isinstance(answer, str) else answer  # text is accepted, as over the wire
             problem = None if match.is_legal(decision) else f"illegal decision {decision!r}; legal: {[str(d) for d in view.legal]}"
         except Exception as exc:  # a bot's bug is reported, not raised: the harness finds them all
             problem = f"{type(exc).__name__}: {exc} in\n{traceback.format_exc(limit=-3)}"
@@ -83,6 +85,13 @@ def _play_one(
     for bot in bots:
         bot.on_match_end(match.places or (), match.totals, "finished")
     return match
+
+
+def _parse_or_keep(text: str) -> Decision | str:
+    try:
+        return parse_decision(text)
+    except PolignacError:
+        return text
 
 
 def play_local(

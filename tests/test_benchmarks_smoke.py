@@ -1,0 +1,45 @@
+"""Smoke test of benchmarks/referee.py: a quick run finishes, prints one JSON object with the promised keys, and no bot timed out.
+
+About 8 s (spawned processes, real sockets); not marked slow, as it stays well under 15 s.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "benchmarks" / "referee.py"
+KEYS = {
+    "referee_median_us",
+    "referee_p99_us",
+    "bare_median_us",
+    "bare_p99_us",
+    "ratio",
+    "concurrent_matches",
+    "decisions_per_s",
+    "timeouts",
+    "peak_rss_mb",
+    "transport",
+}
+
+
+def test_referee_benchmark_quick_run() -> None:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--json", "--quick"], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result.keys() >= KEYS, f"missing keys: {sorted(KEYS - result.keys())}"
+    assert result["timeouts"] == 0
+    assert result["transport"] == "unix"
+    assert result["concurrent_matches"] == 10
+    assert result["concurrent"]["finished"] == 10
+    for key in ("referee_median_us", "referee_p99_us", "bare_median_us", "bare_p99_us", "ratio", "decisions_per_s", "peak_rss_mb"):
+        assert result[key] > 0, key
+    assert result["referee_p99_us"] >= result["referee_median_us"]
+    assert result["ratio"] == pytest.approx(result["referee_median_us"] / result["bare_median_us"], abs=0.01)
