@@ -144,6 +144,9 @@ class Card:
         """Parse ``7S``, ``TH``, ``10H``, ``J♠`` (case and surrounding space ignored)."""
         if not isinstance(text, str):
             raise CardParseError(f"a card must be text such as 'JS', got {text!r}")
+        card = _CARD_BY_TEXT.get(text)  # the canonical text, as the wire carries it
+        if card is not None:
+            return card
         body = text.strip()
         if len(body) >= 2:
             rank = _RANK_BY_TEXT.get(body[:-1])
@@ -179,6 +182,7 @@ class Card:
 _TEXT: Final = tuple(Rank(i & 7).letter + Suit(i >> 3).letter for i in range(32))
 CARDS: Final[tuple[Card, ...]] = tuple(Card._make(i) for i in range(32))
 """All 32 cards, indexed by ``Card.index``."""
+_CARD_BY_TEXT: Final = {_TEXT[c.index]: c for c in CARDS}
 
 ALL_CARDS_MASK: Final = (1 << 32) - 1
 SUIT_MASKS: Final = tuple(0xFF << (8 * s) for s in range(4))

@@ -30,6 +30,7 @@ from polignac.view import PlayerView
 
 __all__ = [
     "PROTOCOL_VERSION",
+    "TrickCache",
     "contract_from_pb",
     "contract_to_pb",
     "event_from_pb",
@@ -130,8 +131,28 @@ def request_to_pb(request_id: int, view: PlayerView, move_ms: int, bank_ms: int)
     return message
 
 
-def view_from_pb(rules: Ruleset, request: pb.DecisionRequest) -> PlayerView:
-    """The PlayerView a bot gets from a DecisionRequest; raises ``PolignacError`` on bad content."""
+class TrickCache:
+    """The completed tricks of the current hand, parsed once: they repeat in every request of the hand."""
+
+    def __init__(self) -> None:
+        self._hand = -1
+        self._tricks: list[Trick] = []
+
+    def tricks(self, hand_number: int, messages: Sequence[pb.Trick]) -> tuple[Trick, ...]:
+        """The tricks of ``messages``, reusing those already parsed for this hand."""
+        if hand_number != self._hand or len(messages) < len(self._tricks):
+            self._hand = hand_number
+            self._tricks = []
+        for t in messages[len(self._tricks) :]:
+            self._tricks.append(Trick(tuple((p.seat, Card.parse(p.card)) for p in t.plays), t.winner))
+        return tuple(self._tricks)
+
+
+def view_from_pb(rules: Ruleset, request: pb.DecisionRequest, cache: TrickCache | None = None) -> PlayerView:
+    """The PlayerView a bot gets from a DecisionRequest; raises ``PolignacError`` on bad content.
+
+    A :class:`TrickCache` kept across the requests of one match saves re-parsing the tricks.
+    """
     v = request.view
     seats = tuple(v.seats)
     dealer = v.dealer
@@ -156,7 +177,7 @@ def view_from_pb(rules: Ruleset, request: pb.DecisionRequest) -> PlayerView:
         auction=tuple((d.seat, contract_from_pb(d.contract) or Contract.PASS) for d in v.auction),
         contract=contract_from_pb(v.contract) or Contract.PASS,
         declarer=v.declarer if v.HasField("declarer") else None,
-        tricks=tuple(Trick(tuple((p.seat, Card.parse(p.card)) for p in t.plays), t.winner) for t in v.tricks),
+        tricks=(cache or TrickCache()).tricks(v.hand_number, v.tricks),
         current_trick=tuple((p.seat, Card.parse(p.card)) for p in v.current_trick),
         totals=tuple(v.totals),
         penalties=tuple(v.penalties),

@@ -14,6 +14,7 @@ instead of ``move_ms``.  gRPC deadlines play no part in it.
 from __future__ import annotations
 
 import asyncio
+import collections
 import datetime as dt
 import logging
 import secrets
@@ -29,7 +30,7 @@ import grpc.aio
 from polignac import ENGINE_VERSION, Card, Contract, Match, Phase, Ruleset, redact
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.errors import CardParseError
-from polignac.events import HandEnded
+from polignac.events import HandDealt, HandEnded
 from polignac.wire import contract_from_pb, event_to_pb, request_to_pb, ruleset_to_pb
 from polignac_arena.referee.faults import Fault, rule_on_fault
 from polignac_arena.referee.record import FORMAT, write_record
@@ -81,14 +82,31 @@ class SeatConnection:
         """Write one message; False (and the stream marked broken) if it cannot be written in time."""
         if self.broken or self.done.is_set():
             return False
+        # A bare timer, not asyncio.timeout(): this runs inside every decision's clock, where
+        # asyncio.timeout() costs about 12 us (Python 3.11) and this a few.
+        task = asyncio.current_task()
+        assert task is not None
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            task.cancel()
+
+        timer = task.get_loop().call_later(self._write_timeout_s, expire)
         try:
-            async with asyncio.timeout(self._write_timeout_s):
-                await self.context.write(message)
+            await self.context.write(message)
             return True
+        except asyncio.CancelledError:
+            if not expired or task.uncancel() > 0:
+                raise  # cancelled from outside, not (only) by our timer
+            log.info("write to %s timed out after %g s", self.name, self._write_timeout_s)
         except Exception as exc:  # any failure to write (grpc raises several kinds, some internal) breaks the stream
             log.info("write to %s failed: %r", self.name, exc)
-            self.broken = True
-            return False
+        finally:
+            timer.cancel()
+        self.broken = True
+        return False
 
     def close(self) -> None:
         """Let the stream's handler return, which ends the RPC."""
@@ -114,6 +132,38 @@ class MatchResult:
 
 # Inbox items: (seat, kind, payload).  Kinds: "joined", "message", "gone", "exited", "abort".
 _Item = tuple[int, str, Any]
+
+
+class _Inbox:
+    """A FIFO read by one task: what asyncio.Queue plus asyncio.timeout did, for one future and one timer."""
+
+    def __init__(self) -> None:
+        self._items: collections.deque[_Item] = collections.deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: _Item) -> None:
+        self._items.append(item)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def get_until(self, deadline: float) -> _Item | None:
+        if not self._items:
+            loop = asyncio.get_running_loop()
+            if deadline <= loop.time():
+                return None
+            waiter = self._waiter = loop.create_future()
+            timer = loop.call_at(deadline, _wake, waiter)
+            try:
+                await waiter
+            finally:
+                timer.cancel()
+                self._waiter = None
+        return self._items.popleft() if self._items else None
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 class MatchHost:
@@ -145,8 +195,9 @@ class MatchHost:
         self._bank_ms = [float(self.time_control.bank_ms)] * n
         self._decided = [False] * n
         self._delivered = [0] * n
+        self._pb_events: dict[int, pb.Event | None] = {}  # event index -> message, for events every seat sees alike
         self._exit_status = exit_status
-        self._inbox: asyncio.Queue[_Item] = asyncio.Queue()
+        self._inbox = _Inbox()
         self._request_id = secrets.randbelow(1 << 20)  # not guessable from 0, and ids stay small
         self._pending: tuple[int, int] | None = None  # (seat, request_id) awaited now
         self._withdrawn: set[tuple[int, int]] = set()  # requests a forfeit made moot: late answers are not faults
@@ -232,14 +283,8 @@ class MatchHost:
                 await self._send(seat, pb.PlayResponse(welcome=welcome), with_events=False)
 
     async def _next_item(self, deadline: float) -> _Item | None:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return self._inbox.get_nowait() if not self._inbox.empty() else None
-        try:
-            async with asyncio.timeout(remaining):
-                return await self._inbox.get()
-        except TimeoutError:
-            return None
+        """The next inbox item, or None once ``deadline`` (``time.monotonic``, the loop's clock too) has passed."""
+        return await self._inbox.get_until(deadline)
 
     async def _turn(self) -> None:
         match = self.match
@@ -255,11 +300,12 @@ class MatchHost:
         view = match.view(seat)
         allowance = tc.move_ms if self._decided[seat] else max(tc.move_ms, tc.startup_ms)
         bank = self._bank_ms[seat]
-        request = request_to_pb(request_id, view, allowance, int(bank))
+        # The whole message, pending events included, is composed before the clock starts.
+        message = pb.PlayResponse(events=self._events_for(seat), decision_request=request_to_pb(request_id, view, allowance, int(bank)))
         start = time.monotonic()
         deadline = start + (allowance + bank) / 1000
         self._pending = (seat, request_id)
-        await self._send(seat, pb.PlayResponse(decision_request=request))
+        await self._send(seat, message, with_events=False)
         hand, state = match.hand_number, match.event_count
         while True:
             item = await self._next_item(deadline)
@@ -439,13 +485,24 @@ class MatchHost:
     # -- messages to seats ------------------------------------------------------------------
 
     def _events_for(self, seat: int) -> list[pb.Event]:
-        events = self.match.events_since(self._delivered[seat])
+        start = self._delivered[seat]
+        events = self.match.events_since(start)
         self._delivered[seat] = self.match.event_count
+        cache = self._pb_events
         out = []
-        for event in events:
-            message = event_to_pb(redact(event, seat))
+        for index, event in enumerate(events, start):
+            if isinstance(event, HandDealt):  # the one event that differs by seat
+                message = event_to_pb(redact(event, seat))
+            elif index in cache:
+                message = cache[index]
+            else:
+                message = cache[index] = event_to_pb(event)
             if message is not None:
-                out.append(message)
+                out.append(message)  # extend() copies it into the response; the cached one is not shared
+        # Keep only what a seat still in play has yet to receive: a few events, not the match.
+        low = min((d for s, d in enumerate(self._delivered) if s not in self.match.forfeited), default=self.match.event_count)
+        for index in [i for i in cache if i < low]:
+            del cache[index]
         return out
 
     async def _send(self, seat: int, message: pb.PlayResponse, with_events: bool = True) -> bool:
