@@ -52,6 +52,7 @@ _CONTRACT_TO_PB: Final[dict[Contract, pb.Contract]] = {
 }
 _CONTRACT_FROM_PB: Final[dict[int, Contract]] = {v: k for k, v in _CONTRACT_TO_PB.items()}
 _CARD_TEXT: Final = tuple(str(Card.from_index(i)) for i in range(32))
+_CARD_BY_TEXT: Final = {text: Card.from_index(i) for i, text in enumerate(_CARD_TEXT)}
 
 
 def contract_to_pb(contract: Contract) -> pb.Contract:
@@ -144,7 +145,7 @@ class TrickCache:
             self._hand = hand_number
             self._tricks = []
         for t in messages[len(self._tricks) :]:
-            self._tricks.append(Trick(tuple((p.seat, Card.parse(p.card)) for p in t.plays), t.winner))
+            self._tricks.append(Trick(tuple((p.seat, _card(p.card)) for p in t.plays), t.winner))
         return tuple(self._tricks)
 
 
@@ -158,11 +159,12 @@ def view_from_pb(rules: Ruleset, request: pb.DecisionRequest, cache: TrickCache 
     dealer = v.dealer
     eldest = seats[(seats.index(dealer) + 1) % len(seats)] if dealer in seats else seats[0]
     auction = request.kind == pb.DECISION_KIND_CONTRACT
+    contracts = _CONTRACT_FROM_PB
     legal: tuple[Decision, ...]
     if auction:
-        legal = tuple(c for c in (contract_from_pb(x) for x in request.legal_contracts) if c is not None)
+        legal = tuple(contracts[x] for x in request.legal_contracts if x in contracts)
     else:
-        legal = tuple(Card.parse(t) for t in request.legal_cards)
+        legal = tuple(map(_card, request.legal_cards))
     return PlayerView(
         rules=rules,
         seat=v.seat,
@@ -173,17 +175,23 @@ def view_from_pb(rules: Ruleset, request: pb.DecisionRequest, cache: TrickCache 
         tiebreak=v.tiebreak,
         phase=Phase.AUCTION if auction else Phase.PLAY,
         to_act=v.seat,
-        hand=tuple(Card.parse(t) for t in v.hand),
-        auction=tuple((d.seat, contract_from_pb(d.contract) or Contract.PASS) for d in v.auction),
-        contract=contract_from_pb(v.contract) or Contract.PASS,
+        hand=tuple(map(_card, v.hand)),
+        auction=tuple((d.seat, contracts.get(d.contract, Contract.PASS)) for d in v.auction),
+        contract=contracts.get(v.contract, Contract.PASS),
         declarer=v.declarer if v.HasField("declarer") else None,
         tricks=(cache or TrickCache()).tricks(v.hand_number, v.tricks),
-        current_trick=tuple((p.seat, Card.parse(p.card)) for p in v.current_trick),
+        current_trick=tuple((p.seat, _card(p.card)) for p in v.current_trick),
         totals=tuple(v.totals),
         penalties=tuple(v.penalties),
         forfeited=tuple(v.forfeited),
         legal=legal,
     )
+
+
+def _card(text: str) -> Card:
+    """A card from wire text: a dictionary hit for canonical text, the full parser otherwise."""
+    card = _CARD_BY_TEXT.get(text)
+    return card if card is not None else Card.parse(text)
 
 
 def event_to_pb(event: Event) -> pb.Event | None:

@@ -226,8 +226,8 @@ class MatchHost:
         return None
 
     def post_message(self, seat: int, message: pb.PlayRequest) -> None:
-        """A message from a seat's stream."""
-        self._inbox.put_nowait((seat, "message", message))
+        """A message from a seat's stream, stamped with the time it was read: that stops the seat's clock."""
+        self._inbox.put_nowait((seat, "message", (message, time.monotonic())))
 
     def post_gone(self, seat: int, conn: SeatConnection) -> None:
         """A seat's stream ended (or broke)."""
@@ -319,14 +319,15 @@ class MatchHost:
             if (
                 kind == "message"
                 and who == seat
-                and payload.WhichOneof("message") == "decision"
-                and payload.decision.request_id == request_id
+                and payload[0].WhichOneof("message") == "decision"
+                and payload[0].decision.request_id == request_id
             ):
                 self._pending = None
-                ms = (time.monotonic() - start) * 1000
+                message, received_at = payload
+                ms = (received_at - start) * 1000
                 self._decided[seat] = True
                 self._bank_ms[seat] = max(0.0, bank - max(0.0, ms - allowance))
-                await self._judge_decision(seat, request_id, view.phase, payload.decision, ms)
+                await self._judge_decision(seat, request_id, view.phase, message.decision, ms)
                 return
             await self._handle_item(item)
             if self._aborted is not None or match.is_over or match.event_count != state or match.hand_number != hand:
@@ -382,15 +383,16 @@ class MatchHost:
         if seat in self.match.forfeited or self.match.is_over:
             return  # a forfeited seat's leftovers
         if kind == "message":
-            what = payload.WhichOneof("message")
-            if what == "decision" and (seat, payload.decision.request_id) in self._withdrawn:
-                self._withdrawn.discard((seat, payload.decision.request_id))
+            message = payload[0]
+            what = message.WhichOneof("message")
+            if what == "decision" and (seat, message.decision.request_id) in self._withdrawn:
+                self._withdrawn.discard((seat, message.decision.request_id))
             elif what == "decision":
                 pending = self._pending
                 if pending is not None and pending[0] == seat:
-                    detail = f"request_id {payload.decision.request_id} is not the pending request's ({pending[1]})"
+                    detail = f"request_id {message.decision.request_id} is not the pending request's ({pending[1]})"
                 else:
-                    detail = f"request_id {payload.decision.request_id} answers no pending request"
+                    detail = f"request_id {message.decision.request_id} answers no pending request"
                 await self._fault(seat, Fault.STALE, detail, 0)
             else:
                 await self._fault(seat, Fault.MALFORMED, f"unexpected {what or 'empty'} message after Hello", 0)
