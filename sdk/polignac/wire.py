@@ -160,11 +160,9 @@ def view_from_pb(rules: Ruleset, request: pb.DecisionRequest, cache: TrickCache 
     eldest = seats[(seats.index(dealer) + 1) % len(seats)] if dealer in seats else seats[0]
     auction = request.kind == pb.DECISION_KIND_CONTRACT
     contracts = _CONTRACT_FROM_PB
-    legal: tuple[Decision, ...]
-    if auction:
-        legal = tuple(contracts[x] for x in request.legal_contracts if x in contracts)
-    else:
-        legal = tuple(map(_card, request.legal_cards))
+    legal: tuple[Decision, ...] = (
+        tuple(contracts[x] for x in request.legal_contracts if x in contracts) if auction else tuple(map(_card, request.legal_cards))
+    )
     return PlayerView(
         rules=rules,
         seat=v.seat,
