@@ -22,7 +22,7 @@ def polignac(*args: str):
 def recorded(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("match") / "match.jsonl"
     bots = ["random", "cautious", "heuristic", str(ROOT / "sample_bots" / "random")]
-    result = polignac("match", *(f"--bot={b}" for b in bots), "--seed", "11", "--replay", str(path))
+    result = polignac("match", *(f"--bot={b}" for b in bots), "--seed", "11", "--replay", str(path), "--trusted")
     assert result.exit_code == 0, result.output
     assert "Final standings" in result.output and "Record written to" in result.output
     assert "Seats: 0 random, 1 cautious, 2 heuristic, 3 random" in result.output
@@ -52,9 +52,10 @@ def test_a_tampered_record_diverges_with_exit_1(recorded: Path, tmp_path: Path) 
     assert result.exit_code == 1 and "DIVERGES" in result.output and "totals" in result.output
 
 
-def test_match_over_tcp_with_three_players(tmp_path: Path) -> None:
+def test_match_in_process_with_three_players(tmp_path: Path) -> None:
     result = polignac(
-        "match", "--bot", "random", "--bot", "heuristic", "--bot", "cautious", "--tcp", "-q", "--rules", "ace-high", "--limit", "5"
+        "match", "--bot", "random", "--bot", "heuristic", "--bot", "cautious", "--seat-kind", "inprocess", "-q", "--rules", "ace-high",
+        "--limit", "5",
     )
     assert result.exit_code == 0, result.output
     assert "Final standings (ace-high" in result.output
@@ -81,7 +82,7 @@ def test_bad_match_options_are_one_line_errors(args: list[str], words: str) -> N
 def test_a_folder_with_a_bad_bot_toml_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "bot.toml").write_text("command = 42\n")
     result = polignac("match", "--bot", str(tmp_path), "--bot", "random", "--bot", "random")
-    assert result.exit_code == 2 and "'command' must be" in result.output
+    assert result.exit_code == 2 and "'command' (line 1): must be a non-empty list" in result.output
     (tmp_path / "bot.toml").write_text("command = [\n")
     result = polignac("match", "--bot", str(tmp_path), "--bot", "random", "--bot", "random")
     assert result.exit_code == 2 and "not valid TOML" in result.output

@@ -48,6 +48,6 @@ def test_readme_starts_with_the_two_commands_and_ci_runs_the_second() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert readme.startswith("```sh\n")
     play, tests = re.findall(r"```sh\n(.*?)\n```", readme, flags=re.DOTALL)[:2]
-    assert play.startswith("pip install -e . && polignac play ")
+    assert play == "pip install -e . && polignac tournament run tournaments/quickstart.toml"
     assert tests == "pip install -e '.[test]' && python -m pytest"
     assert f'TEST_COMMAND="{tests}"' in (ROOT / ".ci" / "run").read_text(encoding="utf-8")

@@ -437,7 +437,9 @@ def test_a_process_that_crashes_mid_hand_is_crashed_and_forfeits(tmp_path) -> No
     script = tmp_path / "crasher.py"
     script.write_text(CRASHER)
     bots = [resolve_bot(str(script)), resolve_bot("heuristic"), resolve_bot("cautious"), resolve_bot("random")]
-    result, _stderrs = run(run_local_match(bots, preset("classic"), 5, TimeControl(2000, 2000, 10_000), record_path=tmp_path / "r.jsonl"))
+    result, _stderrs = run(
+        run_local_match(bots, preset("classic"), 5, TimeControl(2000, 2000, 10_000), record_path=tmp_path / "r.jsonl", trusted=True)
+    )
     assert result.faults[0] == {"crashed": 1}, result.faults
     assert result.status == "finished" and result.places is not None and result.places[0] == 4
     assert replay_lines(result.record).divergence is None
@@ -447,11 +449,11 @@ def test_a_bot_process_that_cannot_start_forfeits_quickly(tmp_path) -> None:
     script = tmp_path / "broken.py"
     script.write_text("raise SystemExit('this bot is broken')\n")
     bots = [resolve_bot(str(script)), resolve_bot("heuristic"), resolve_bot("cautious"), resolve_bot("random")]
-    result, stderrs = run(run_local_match(bots, preset("classic"), 5, TimeControl(2000, 2000, 20_000)))
+    result, stderrs = run(run_local_match(bots, preset("classic"), 5, TimeControl(2000, 2000, 20_000), trusted=True))
     assert result.faults[0] == {"crashed": 1}
     assert "this bot is broken" in stderrs[0]
 
 
 def test_python_used_by_bot_processes_is_this_interpreter() -> None:
     spec = resolve_bot("sample_bots/random")
-    assert spec.command[0] == sys.executable and spec.cwd is not None and spec.cwd.name == "random"
+    assert spec.host_command()[0] == sys.executable and spec.path.name == "random"

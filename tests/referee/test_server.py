@@ -119,7 +119,7 @@ def test_sigterm_aborts_the_running_match_and_records_it_as_aborted(tmp_path: Pa
     bot = tmp_path / "slow.py"
     bot.write_text(SLOW_BOT)
     record = tmp_path / "match.jsonl"
-    command = [sys.executable, "-m", "polignac_arena.cli", "match", "--seed", "3", "--replay", str(record), "-q"]
+    command = [sys.executable, "-m", "polignac_arena.cli", "match", "--seed", "3", "--replay", str(record), "-q", "--trusted"]
     command += ["--bot", str(bot)] * 4
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 
 from polignac.bot.base import Bot
@@ -17,6 +18,9 @@ class RandomBot(Bot):
     version = "1.0"
 
     def __init__(self, seed: int | None = None) -> None:
+        # Under the arena, POLIGNAC_BOT_SEED makes the bot's choices repeatable (and resumable).
+        if seed is None and os.environ.get("POLIGNAC_BOT_SEED", "").isdigit():
+            seed = int(os.environ["POLIGNAC_BOT_SEED"])
         self.rng = random.Random(seed)
 
     def declare(self, view: PlayerView) -> Contract:

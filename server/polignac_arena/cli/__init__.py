@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from polignac_arena.cli import bench, match, play, replay, rules
+from polignac_arena.cli import bench, bot, leaderboard, match, play, replay, rules, tournament
 from polignac_arena.cli._errors import OneLineErrors
 
 app = typer.Typer(name="polignac", cls=OneLineErrors, help="Polignac Arena: rules engine, matches, tournaments.")
@@ -17,9 +17,13 @@ def _root() -> None:
 
 app.command("rules")(rules.rules)
 app.command("play")(play.play)
-app.command("match")(match.match)
+app.add_typer(match.app, name="match")
+app.add_typer(tournament.app, name="tournament")
+app.command("leaderboard")(leaderboard.leaderboard)
+app.command("crosstable")(leaderboard.crosstable)
 app.add_typer(replay.app, name="replay")
 app.add_typer(bench.app, name="bench")
+app.add_typer(bot.app, name="bot")
 
 
 def main() -> None:

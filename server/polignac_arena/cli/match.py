@@ -13,24 +13,30 @@ from rich.console import Console
 from polignac.deal import MAX_SEED
 from polignac_arena.cli._errors import fail
 from polignac_arena.cli._options import Limit, RulesName, integer, ruleset
+from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
 from polignac_arena.referee import TimeControl
 from polignac_arena.render import render_events, standings_table
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import BotSpecError, resolve_bot, run_local_match
+from polignac_arena.seats import SeatKind
 
-__all__ = ["match"]
+__all__ = ["app"]
+
+app = typer.Typer(help="Referee one match among local bots, or show a stored match.")
 
 
+@app.callback(invoke_without_command=True)
 def match(
+    ctx: typer.Context,
     bots: Annotated[
-        list[str],
+        list[str] | None,
         typer.Option(
             "--bot",
             "-b",
             metavar="PATH_OR_BUILTIN",
             help="A seat, in seat order: a built-in bot (random, cautious, heuristic), a folder with bot.toml, or a .py file. Give 3 to 6.",
         ),
-    ],
+    ] = None,
     rules_name: RulesName = "classic",
     limit: Limit = None,
     seed: Annotated[
@@ -50,10 +56,19 @@ def match(
     startup_ms: Annotated[
         int, typer.Option("--startup-ms", parser=integer(1, 3_600_000), metavar="MS", help="Time to connect and make the first decision.")
     ] = 10_000,
-    tcp: Annotated[bool, typer.Option("--tcp", help="Serve on a loopback TCP port instead of a unix socket.")] = False,
+    seat_kind: Annotated[SeatKind, typer.Option("--seat-kind", help="How bots are run.")] = SeatKind.PROCESS,
+    trusted: Annotated[
+        bool, typer.Option("--trusted", help="Vouch for the bots: without bubblewrap, process seats then run them unsandboxed.")
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the standings.")] = False,
 ) -> None:
-    """Referee one match among bots run as local processes; print it hand by hand and the standings."""
+    """Referee one match among bots run as local processes; print it hand by hand and the standings.
+
+    `polignac match show ID` shows a match stored by a tournament.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    bots = bots or []
     if not 3 <= len(bots) <= 6:
         fail(f"a match needs 3 to 6 bots (--bot ...), got {len(bots)}")
     try:
@@ -64,18 +79,23 @@ def match(
     match_seed = secrets.randbits(32) if seed is None else seed
     console = Console(highlight=False)
     if not quiet:
-        console.print(f"Match: {', '.join(s.label for s in specs)}; {rules.name}, limit {rules.limit}, seed {match_seed}", markup=False)
-    result, stderrs = asyncio.run(
-        run_local_match(
-            specs,
-            rules,
-            match_seed,
-            TimeControl(move_ms, bank_ms, startup_ms),
-            transport="tcp" if tcp else "unix",
-            record_path=replay,
-            handle_signals=True,
+        console.print(f"Match: {', '.join(s.name for s in specs)}; {rules.name}, limit {rules.limit}, seed {match_seed}", markup=False)
+    try:
+        outcome = asyncio.run(
+            run_local_match(
+                specs,
+                rules,
+                match_seed,
+                TimeControl(move_ms, bank_ms, startup_ms),
+                seat_kind=seat_kind,
+                trusted=trusted,
+                record_path=replay,
+                handle_signals=True,
+            )
         )
-    )
+    except BotSpecError as exc:
+        fail(str(exc))
+    result, stderrs = outcome
     if not quiet:
         replayed = replay_lines(result.record)
         for line in render_events(replayed.match.events, rules):
@@ -96,3 +116,22 @@ def match(
     console.print("Seats: " + ", ".join(f"{i} {n}" for i, n in enumerate(result.names)), markup=False)
     if replay is not None:
         console.print(f"Record written to {replay}", markup=False)
+
+
+@app.command("show")
+def show(
+    match_id: Annotated[str, typer.Argument(metavar="ID", help="A match id, as listed by polignac tournament status.")],
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Show a stored match trick by trick, from its replay record."""
+    with open_store(db, create=False) as store:
+        stored = store.get_result(match_id)
+    if stored is None or not stored.record:
+        fail(f"no match {match_id!r} in {db}")
+    replay = replay_lines(stored.record)
+    console = Console(highlight=False)
+    console.print(f"{stored.tournament}, match {stored.idx}: {stored.status}", markup=False)
+    for line in replay.render():
+        console.print(line, markup=False, soft_wrap=True)
+    if replay.divergence:
+        console.print(f"warning: the record does not replay: {replay.divergence}", markup=False)

@@ -1,0 +1,93 @@
+"""``polignac bot check``: is a submission valid, does it build, does it play a legal match?"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from polignac import preset
+from polignac_arena.referee import TimeControl
+from polignac_arena.replay import replay_lines
+from polignac_arena.runner import BotSpecError, run_local_match
+from polignac_arena.seats import SeatKind, SeatLimits
+from polignac_arena.submission import Submission, SubmissionError, builtin_submission, load_submission
+
+__all__ = ["CheckReport", "check_submission"]
+
+BUILD_TIMEOUT_S = 300
+
+
+@dataclass
+class CheckReport:
+    """What the check found, step by step; ``ok`` only when every step passed."""
+
+    submission: Submission | None = None
+    steps: list[tuple[str, bool, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.steps) and all(passed for _, passed, _ in self.steps)
+
+    def add(self, step: str, passed: bool, detail: str) -> bool:
+        self.steps.append((step, passed, detail))
+        return passed
+
+
+def check_submission(
+    path: Path,
+    *,
+    seat_kind: SeatKind = SeatKind.PROCESS,
+    trusted: bool = False,
+    build: bool = True,
+    seed: int = 1,
+    time_control: TimeControl | None = None,
+) -> CheckReport:
+    """Validate ``path``/bot.toml, run its build step, then play a short match against three random bots."""
+    report = CheckReport()
+    try:
+        submission = load_submission(path)
+    except SubmissionError as exc:
+        report.add("bot.toml", False, "\n".join(exc.problems))
+        return report
+    report.submission = submission
+    report.add("bot.toml", True, f"{submission.label} ({submission.language}, {submission.transport})")
+    if build and submission.build:
+        try:
+            done = subprocess.run(
+                submission.build, cwd=submission.path, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            report.add("build", False, f"{' '.join(submission.build)}: {exc}")
+            return report
+        tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
+        if not report.add("build", done.returncode == 0, f"{' '.join(submission.build)} exited {done.returncode}\n" + "\n".join(tail)):
+            return report
+    opponents = [builtin_submission("random") for _ in range(3)]
+    clock = time_control or TimeControl(move_ms=2000, bank_ms=10_000, startup_ms=20_000)
+    try:
+        result, stderrs = asyncio.run(
+            run_local_match(
+                [submission, *opponents], preset("classic", limit=5), seed, clock, seat_kind=seat_kind, trusted=trusted, limits=SeatLimits()
+            )
+        )
+    except BotSpecError as exc:
+        report.add("smoke match", False, str(exc))
+        return report
+    faults = result.faults[0]
+    decisions = [line["ms"] for line in result.record if line["type"] == "action" and line.get("seat") == 0 and "ms" in line]
+    slowest = max(decisions, default=0.0)
+    detail = f"{len(decisions)} decisions, slowest {slowest:.0f} ms, place {result.places[0] if result.places else '?'}"
+    if faults:
+        detail += "; faults: " + ", ".join(f"{k} {v}" for k, v in sorted(faults.items()))
+        last = [line for line in result.record if line.get("seat") == 0 and line.get("detail")]
+        if last:
+            detail += f"\nfirst fault: {last[0]['detail']}"
+        if stderrs[0].strip():
+            detail += "\nbot stderr (last lines):\n" + "\n".join(stderrs[0].strip().splitlines()[-8:])
+    passed = result.status == "finished" and not faults and bool(decisions)
+    report.add("smoke match", passed, detail)
+    replay = replay_lines(result.record)
+    report.add("replay", replay.divergence is None, replay.divergence or "the record replays exactly")
+    return report

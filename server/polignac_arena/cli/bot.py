@@ -1,0 +1,132 @@
+"""``polignac bot``: make and check bot submissions (one command per function below)."""
+
+from __future__ import annotations
+
+import shlex
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from polignac_arena.botcheck import check_submission
+from polignac_arena.cli._errors import fail
+from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
+from polignac_arena.seats import SeatKind
+from polignac_arena.store import ConflictError
+from polignac_arena.submission import SubmissionError, content_digest, load_submission
+from polignac_arena.templates import ScaffoldError, scaffold
+
+app = typer.Typer(help="Make and check bot submissions.", no_args_is_help=True)
+
+
+class Language(StrEnum):
+    """The languages ``polignac bot new`` has a starter bot for."""
+
+    PYTHON = "python"
+    JAVASCRIPT = "javascript"
+    C = "c"
+
+
+@app.command("new")
+def new(
+    name: Annotated[str, typer.Argument(help="The bot's name: 1 to 64 letters, digits, '.', '_' or '-'.")],
+    lang: Annotated[Language, typer.Option("--lang", "-l", help="The language of the starter bot.")] = Language.PYTHON,
+    directory: Annotated[
+        Path | None, typer.Option("--dir", "-d", metavar="PATH", help="The folder to create (default: ./NAME); never overwritten.")
+    ] = None,
+) -> None:
+    """Make a folder holding a working starter bot: bot.toml, its code and a README."""
+    folder = directory if directory is not None else Path(name)
+    try:
+        written = scaffold(name, lang.value, folder)
+        submission = load_submission(folder)
+    except (ScaffoldError, SubmissionError) as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write {folder}: {exc.strerror or exc}")
+    print(f"Made {lang.value} bot {name!r} in {folder}/ ({len(written)} files).")
+    where = shlex.quote(str(folder))
+    if submission.build:
+        print(f"Build it:  (cd {where} && {shlex.join(submission.build)})")
+    print(f"Play it:   polignac match --bot {where} --bot random --bot cautious --bot heuristic")
+    print(f"Then edit it: see {where}/README.md.")
+
+
+@app.command("check")
+def check(
+    path: Annotated[Path, typer.Argument(metavar="PATH", help="A submission folder (holding bot.toml).")],
+    seat_kind: Annotated[SeatKind, typer.Option("--seat-kind", help="Where to run the smoke match.")] = SeatKind.PROCESS,
+    trusted: Annotated[bool, typer.Option("--trusted", help="Without bubblewrap, run the bot unsandboxed.")] = False,
+    no_build: Annotated[bool, typer.Option("--no-build", help="Skip the build step.")] = False,
+) -> None:
+    """Validate bot.toml, run its build step, and play a short smoke match against three random bots."""
+    report = check_submission(path, seat_kind=seat_kind, trusted=trusted, build=not no_build)
+    console = Console(highlight=False)
+    for step, passed, detail in report.steps:
+        mark = "[green]ok[/green]" if passed else "[red]FAILED[/red]"
+        console.print(f"{mark}  {step}: {detail.splitlines()[0] if detail else ''}")
+        for line in detail.splitlines()[1:]:
+            console.print(f"      {line}", markup=False)
+    if not report.ok:
+        console.print("The bot is not ready: see the FAILED step above.")
+        raise typer.Exit(1)
+    console.print("The bot is ready to enter a tournament.")
+
+
+@app.command("add")
+def add(
+    path: Annotated[Path, typer.Argument(metavar="PATH", help="A submission folder (holding bot.toml).")], db: DbOption = DEFAULT_DB
+) -> None:
+    """Register a submission in the store, so tournaments can name it as NAME or NAME@VERSION."""
+    try:
+        submission = load_submission(path)
+    except SubmissionError as exc:
+        fail(str(exc))
+    with open_store(db) as store:
+        try:
+            store.add_bot(submission.name, submission.version, submission.path, content_digest(submission.path), submission.language)
+        except ConflictError as exc:
+            fail(str(exc))
+    print(f"Registered {submission.label} from {submission.path} in {db}.")
+
+
+@app.command("list")
+def list_(db: DbOption = DEFAULT_DB) -> None:
+    """Every registered bot and version."""
+    with open_store(db, create=False) as store:
+        bots = store.list_bots()
+    table = Table(title=f"Bots in {db}")
+    for column in ("name", "version", "language", "path", "added"):
+        table.add_column(column)
+    for bot in bots:
+        table.add_row(bot.name, bot.version, bot.language, str(bot.path), bot.added_at)
+    Console().print(table)
+
+
+@app.command("show")
+def show(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="A bot name (its versions are listed).")], db: DbOption = DEFAULT_DB
+) -> None:
+    """A bot's versions and their all-time ratings."""
+    with open_store(db, create=False) as store:
+        versions = [bot for bot in store.list_bots() if bot.name == name]
+        if not versions:
+            fail(f"no bot {name!r} in {db} (polignac bot list shows them)")
+        rows = {row.bot: row for row in store.leaderboard()}
+    table = Table(title=f"{name}")
+    for column in ("version", "language", "mu", "sigma", "mu-3sigma", "matches", "wins", "avg place", "path"):
+        table.add_column(column)
+    for bot in versions:
+        row = rows.get(bot.key)
+        rated = row is not None and row.mu is not None
+        table.add_row(
+            bot.version, bot.language,
+            f"{row.mu:.2f}" if rated else "-", f"{row.sigma:.2f}" if rated else "-",  # type: ignore[union-attr]
+            f"{row.conservative:.2f}" if rated else "-",  # type: ignore[union-attr]
+            str(row.matches) if row else "0", str(row.wins) if row else "0",
+            f"{row.average_place:.2f}" if row and row.average_place is not None else "-", str(bot.path),
+        )  # fmt: skip
+    Console().print(table)

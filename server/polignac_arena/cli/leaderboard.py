@@ -1,0 +1,106 @@
+"""``polignac leaderboard`` and ``polignac crosstable``: the ratings, as a table or JSON."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from polignac_arena.cli._errors import fail
+from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
+from polignac_arena.ratings import RatingEnv, win_probability
+from polignac_arena.store import LeaderboardRow, Store
+
+__all__ = ["crosstable", "leaderboard", "leaderboard_table"]
+
+TournamentOption = Annotated[str | None, typer.Option("--tournament", "-t", metavar="NAME", help="One tournament (default: all-time).")]
+
+
+def _tournament_id(store: Store, name: str | None) -> int | None:
+    if name is None:
+        return None
+    tournament = store.get_tournament(name)
+    if tournament is None:
+        known = ", ".join(t.name for t in store.list_tournaments()) or "none yet"
+        fail(f"no tournament {name!r} in the store; known: {known}")
+    return tournament.id
+
+
+def _env(store: Store, tournament_id: int | None) -> RatingEnv:
+    if tournament_id is None:
+        return RatingEnv()
+    tournament = store.get_tournament(tournament_id)
+    settings = tournament.config.get("trueskill", {}) if tournament else {}
+    return RatingEnv(**settings) if settings else RatingEnv()
+
+
+def _number(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def leaderboard_table(rows: list[LeaderboardRow], title: str) -> Table:
+    """The leaderboard as a rich table."""
+    table = Table(title=title)
+    for name, justify in [
+        ("#", "right"), ("bot", "left"), ("version", "left"), ("mu", "right"), ("sigma", "right"), ("mu-3sigma", "right"),
+        ("matches", "right"), ("wins", "right"), ("avg place", "right"), ("pen/hand", "right"), ("faults", "left"),
+    ]:  # fmt: skip
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for row in rows:
+        faults = ", ".join(f"{k} {v}" for k, v in sorted(row.faults.items())) or "-"
+        table.add_row(
+            str(row.rank), row.name, row.version, _number(row.mu), _number(row.sigma), _number(row.conservative),
+            str(row.matches), str(row.wins), _number(row.average_place), _number(row.average_penalty_per_hand), faults,
+        )  # fmt: skip
+    return table
+
+
+def leaderboard(
+    tournament: TournamentOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """The bots ordered by conservative rating (mu - 3 sigma), with their statistics."""
+    with open_store(db, create=False) as store:
+        tournament_id = _tournament_id(store, tournament)
+        rows = store.leaderboard(tournament_id)
+    if as_json:
+        print(json.dumps([{**asdict(row), "conservative": row.conservative} for row in rows], indent=2))
+        return
+    if not rows:
+        print("no rated bots yet: run a tournament first (polignac tournament run FILE)")
+        return
+    Console().print(leaderboard_table(rows, f"Leaderboard: {tournament or 'all-time'}"))
+
+
+def crosstable(tournament: TournamentOption = None, db: DbOption = DEFAULT_DB) -> None:
+    """Head to head: average place difference (row minus column) and P(row ranks above column)."""
+    with open_store(db, create=False) as store:
+        tournament_id = _tournament_id(store, tournament)
+        rows = [row for row in store.leaderboard(tournament_id) if row.mu is not None]
+        meetings = store.head_to_head(tournament_id)
+        env = _env(store, tournament_id)
+    if not rows:
+        print("no rated bots yet: run a tournament first (polignac tournament run FILE)")
+        return
+    table = Table(title=f"Crosstable: {tournament or 'all-time'} (place difference row-column; P(row above column))")
+    table.add_column("bot")
+    for row in rows:
+        table.add_column(row.bot, justify="center")
+    for a in rows:
+        cells = []
+        for b in rows:
+            if a.bot == b.bot:
+                cells.append("·")
+                continue
+            p = win_probability(env, (a.mu, a.sigma), (b.mu, b.sigma))  # type: ignore[arg-type]  # rated rows only
+            h2h = meetings.get((a.bot, b.bot))
+            diff = f"{h2h.mean_place_diff:+.2f} ({h2h.meetings})" if h2h else "-"
+            colour = "green" if p >= 0.75 else "red" if p <= 0.25 else "default"
+            cells.append(f"[{colour}]{diff}\n{p:.0%}[/{colour}]")
+        table.add_row(a.bot, *cells)
+    Console().print(table)

@@ -1,0 +1,116 @@
+"""``polignac tournament``: run a tournament file, list tournaments, show one's progress."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from polignac_arena.cli._errors import fail
+from polignac_arena.cli._options import integer
+from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
+from polignac_arena.cli.leaderboard import leaderboard_table
+from polignac_arena.store import ConflictError, Store
+from polignac_arena.tournament.config import ConfigError, TournamentConfig, load_config
+from polignac_arena.tournament.runner import EntrantError, ProgressHook, TournamentRun, run_tournament
+
+app = typer.Typer(help="Run tournaments and follow their progress.", no_args_is_help=True)
+
+
+@app.command("run")
+def run(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="A tournament file (TOML), such as tournaments/quickstart.toml.")],
+    parallel: Annotated[
+        int | None, typer.Option("--parallel", "-j", parser=integer(1, 64), metavar="N", help="Matches at once (default: the file's).")
+    ] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Finish a tournament that was stopped or killed.")] = False,
+    db: DbOption = DEFAULT_DB,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Play every match of a tournament, store each result with its rating update, print the leaderboard."""
+    try:
+        config = load_config(file)
+    except ConfigError as exc:
+        fail(str(exc).replace("\n", " "))
+    console = Console()
+    with open_store(db) as store:
+        with Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("running {task.fields[running]}, faults {task.fields[faults]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            disable=quiet,
+            transient=False,
+        ) as bar:
+            task: TaskID | None = None
+
+            def hook(event: str, done: int, total: int, running: int, faults: int) -> None:
+                nonlocal task
+                if task is None:
+                    task = bar.add_task(config.name, total=total, completed=done, running=running, faults=faults)
+                bar.update(task, completed=done, total=total, running=running, faults=faults)
+
+            try:
+                outcome = asyncio.run(_run_with_signals(config, store, parallel, resume, hook))
+            except (EntrantError, ConflictError) as exc:
+                fail(str(exc).replace("\n", "; "))
+        if outcome.already_finished:
+            console.print(f"Tournament {config.name!r} is already finished in {db}: its leaderboard follows (use --db for a new store).")
+        elif outcome.failed:
+            console.print(f"{outcome.failed} match(es) did not finish: run again with --resume to play them.")
+        rows = store.leaderboard(outcome.tournament_id)
+    console.print(leaderboard_table(rows, f"Leaderboard: {config.name}"))
+    if outcome.failed:
+        raise typer.Exit(1)
+
+
+async def _run_with_signals(
+    config: TournamentConfig, store: Store, parallel: int | None, resume: bool, hook: ProgressHook
+) -> TournamentRun:
+    """Run the tournament; SIGTERM/SIGINT stop it between results (what is stored stays, --resume finishes)."""
+    loop = asyncio.get_running_loop()
+    main = asyncio.ensure_future(run_tournament(config, store, parallel=parallel, resume=resume, progress=hook))
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, main.cancel)
+    try:
+        return await main
+    except asyncio.CancelledError:
+        fail("stopped: the results so far are stored; run again with --resume to finish", 130)
+
+
+@app.command("list")
+def list_(db: DbOption = DEFAULT_DB) -> None:
+    """Every tournament in the store, with its progress."""
+    with open_store(db, create=False) as store:
+        table = Table(title=f"Tournaments in {db}")
+        for column in ("name", "status", "matches", "faults", "created"):
+            table.add_column(column)
+        for tournament in store.list_tournaments():
+            progress = store.progress(tournament.id)
+            faults = sum(progress.faults.values())
+            table.add_row(tournament.name, tournament.status, f"{progress.done}/{progress.total}", str(faults), tournament.created_at)
+    Console().print(table)
+
+
+@app.command("status")
+def status(name: Annotated[str, typer.Argument(metavar="NAME")], db: DbOption = DEFAULT_DB) -> None:
+    """One tournament's progress and leaderboard."""
+    with open_store(db, create=False) as store:
+        tournament = store.get_tournament(name)
+        if tournament is None:
+            fail(f"no tournament {name!r} in {db}")
+        progress = store.progress(tournament.id)
+        rows = store.leaderboard(tournament.id)
+    console = Console()
+    faults = ", ".join(f"{k} {v}" for k, v in sorted(progress.faults.items())) or "none"
+    console.print(f"{tournament.name}: {tournament.status}, {progress.done} of {progress.total} matches, faults: {faults}")
+    console.print(leaderboard_table(rows, f"Leaderboard: {tournament.name}"))

@@ -1,0 +1,198 @@
+"""TrueSkill ratings: one match's update, win probabilities, and replaying a whole tournament.
+
+Pure functions, no I/O and no clock: the store and the runner call them.  The arithmetic is
+the ``trueskill`` package's, with its default pure-Python backend (no NumPy, SciPy or
+mpmath), so the same results give the same ratings on every machine.
+
+A rating is a :class:`Rating` ``(mu, sigma)``; any ``(mu, sigma)`` pair is accepted where a
+rating is read.  A match's standings are its places: 1 is best, equal places are draws
+between those players, and a forfeiter has already been put last by the referee.  Ratings
+are a deterministic function of the results in schedule order (:func:`replay_ratings`), so
+a resumed or parallel run gives the same table as an uninterrupted serial one.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import trueskill
+
+__all__ = [
+    "Rating",
+    "RatingEnv",
+    "conservative",
+    "match_quality",
+    "new_version",
+    "rate_match",
+    "replay_ratings",
+    "win_probability",
+]
+
+
+class Rating(NamedTuple):
+    """A TrueSkill rating: the mean ``mu`` and standard deviation ``sigma`` of the skill belief."""
+
+    mu: float
+    sigma: float
+
+
+@dataclass(frozen=True)
+class RatingEnv:
+    """The TrueSkill environment: the prior of a new bot, the performance noise and the draw rate.
+
+    ``mu`` and ``sigma`` are a new bot's prior; ``beta`` is the spread of one match's
+    performance around the skill; ``tau`` is added (in quadrature) to every sigma before each
+    update, so ratings can keep moving; ``draw_probability`` sets the draw margin between two
+    neighbouring places.  The defaults are TrueSkill's own (25, 25/3, 25/6, 25/300, 10 %).
+    """
+
+    mu: float = 25.0
+    sigma: float = 25.0 / 3
+    beta: float = 25.0 / 6
+    tau: float = 25.0 / 300
+    draw_probability: float = 0.10
+
+    def __post_init__(self) -> None:
+        for name in ("mu", "sigma", "beta", "tau", "draw_probability"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                raise ValueError(f"rating environment: {name} must be a finite number, got {value!r}")
+        if self.sigma <= 0:
+            raise ValueError(f"rating environment: sigma must be > 0, got {self.sigma!r}")
+        if self.beta <= 0:
+            raise ValueError(f"rating environment: beta must be > 0, got {self.beta!r}")
+        if self.tau < 0:
+            raise ValueError(f"rating environment: tau must be >= 0, got {self.tau!r}")
+        if not 0 <= self.draw_probability < 1:
+            raise ValueError(f"rating environment: draw_probability must be in [0, 1), got {self.draw_probability!r}")
+
+    @property
+    def initial(self) -> Rating:
+        """The rating of a bot that has played no match: ``(mu, sigma)``."""
+        return Rating(float(self.mu), float(self.sigma))
+
+    def trueskill_env(self) -> trueskill.TrueSkill:
+        """The ``trueskill.TrueSkill`` environment with these parameters (pure-Python backend)."""
+        return _trueskill_env(self)
+
+
+@functools.lru_cache(maxsize=64)
+def _trueskill_env(env: RatingEnv) -> trueskill.TrueSkill:
+    # backend=None is the package's own pure-Python cdf/pdf/ppf: the same floats everywhere.
+    return trueskill.TrueSkill(
+        mu=float(env.mu),
+        sigma=float(env.sigma),
+        beta=float(env.beta),
+        tau=float(env.tau),
+        draw_probability=float(env.draw_probability),
+        backend=None,
+    )
+
+
+def _checked(rating: tuple[float, float], what: str) -> Rating:
+    if len(rating) != 2:
+        raise ValueError(f"{what}: a rating is (mu, sigma), got {rating!r}")
+    mu, sigma = rating
+    if not (math.isfinite(mu) and math.isfinite(sigma)) or sigma <= 0:
+        raise ValueError(f"{what}: a rating needs a finite mu and a finite sigma > 0, got {rating!r}")
+    return Rating(float(mu), float(sigma))
+
+
+def rate_match(env: RatingEnv, ratings: Sequence[tuple[float, float]], places: Sequence[int]) -> list[Rating]:
+    """The ratings after one match, in the order given.
+
+    ``ratings[i]`` is player i's rating before the match and ``places[i]`` its place (1 is
+    best; equal places are draws; only the order of the places matters, so ``[1, 1, 3]`` and
+    ``[1, 1, 2]`` are the same standings).  A forfeiter is simply last in ``places``.
+
+    >>> [tuple(round(x, 3) for x in r) for r in rate_match(RatingEnv(), [(25, 25 / 3), (25, 25 / 3)], [1, 2])]
+    [(29.396, 7.171), (20.604, 7.171)]
+    """
+    if len(ratings) != len(places):
+        raise ValueError(f"rate_match: {len(ratings)} ratings but {len(places)} places")
+    if len(ratings) < 2:
+        raise ValueError(f"rate_match: a match has at least 2 players, got {len(ratings)}")
+    for place in places:
+        if isinstance(place, bool) or not isinstance(place, int) or place < 1:
+            raise ValueError(f"rate_match: places are integers >= 1 (1 is best), got {list(places)!r}")
+    priors = [_checked(r, "rate_match") for r in ratings]
+    ts = env.trueskill_env()
+    groups = [(ts.create_rating(mu=r.mu, sigma=r.sigma),) for r in priors]
+    rated = ts.rate(groups, ranks=list(places))
+    return [Rating(float(group[0].mu), float(group[0].sigma)) for group in rated]
+
+
+def match_quality(env: RatingEnv, ratings: Sequence[tuple[float, float]]) -> float:
+    """TrueSkill's match quality of a free-for-all among these ratings (the draw probability, in (0, 1])."""
+    if len(ratings) < 2:
+        raise ValueError(f"match_quality: a match has at least 2 players, got {len(ratings)}")
+    ts = env.trueskill_env()
+    groups = [(ts.create_rating(mu=r.mu, sigma=r.sigma),) for r in (_checked(x, "match_quality") for x in ratings)]
+    return float(ts.quality(groups))
+
+
+def conservative(mu: float, sigma: float) -> float:
+    """The conservative rating ``mu - 3 sigma`` that orders the leaderboard.
+
+    >>> conservative(25.0, 25 / 3)
+    0.0
+    """
+    return mu - 3 * sigma
+
+
+def win_probability(env: RatingEnv, a: tuple[float, float], b: tuple[float, float]) -> float:
+    """The TrueSkill probability that ``a`` finishes above ``b``: Phi((mu_a - mu_b) / sqrt(2 beta^2 + sigma_a^2 + sigma_b^2)).
+
+    It compares performances only (no draw margin), so ``p(a, b) + p(b, a) == 1``.
+
+    >>> win_probability(RatingEnv(), (25, 8), (25, 8))
+    0.5
+    """
+    mu_a, sigma_a = _checked(a, "win_probability")
+    mu_b, sigma_b = _checked(b, "win_probability")
+    c = math.sqrt(2 * env.beta**2 + sigma_a**2 + sigma_b**2)
+    return 0.5 * math.erfc(-(mu_a - mu_b) / (c * math.sqrt(2)))
+
+
+def new_version(env: RatingEnv, previous: tuple[float, float]) -> Rating:
+    """The starting rating of a new version of a bot: the previous version's mu, the prior sigma."""
+    mu, _ = _checked(previous, "new_version")
+    return Rating(mu, float(env.sigma))
+
+
+def replay_ratings(
+    env: RatingEnv,
+    entrants: Iterable[str],
+    results: Iterable[Mapping[str, int]],
+    initial: Mapping[str, tuple[float, float]] | None = None,
+) -> dict[str, Rating]:
+    """Every entrant's rating after applying ``results`` one by one, in the order given (schedule order).
+
+    Each result maps the entrants who played that match to their places (see :func:`rate_match`).
+    An entrant starts from ``initial[name]`` when given (e.g. :func:`new_version` of its
+    previous version), else from the environment's prior.  Within a match the players are
+    passed to TrueSkill sorted by (place, name), so the outcome does not depend on the order
+    of a result's keys: the ratings are a pure function of the ordered results.
+    """
+    initial = initial or {}
+    ratings: dict[str, Rating] = {}
+    for name in entrants:
+        if name in ratings:
+            raise ValueError(f"replay_ratings: entrant {name!r} is listed twice")
+        ratings[name] = _checked(initial[name], "replay_ratings") if name in initial else env.initial
+    unknown_initial = sorted(set(initial) - set(ratings))
+    if unknown_initial:
+        raise ValueError(f"replay_ratings: initial ratings for unknown entrants {unknown_initial!r}")
+    for number, result in enumerate(results):
+        unknown = sorted(set(result) - set(ratings))
+        if unknown:
+            raise ValueError(f"replay_ratings: result {number} names unknown entrants {unknown!r}")
+        standings = sorted(result.items(), key=lambda item: (item[1], item[0]))
+        names = [name for name, _ in standings]
+        updated = rate_match(env, [ratings[name] for name in names], [place for _, place in standings])
+        ratings.update(zip(names, updated, strict=True))
+    return ratings

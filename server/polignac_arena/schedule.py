@@ -1,0 +1,439 @@
+"""Tournament schedules: round robin, duplicate deals, and the ladder's next table.
+
+Pure functions, no I/O and no clock: the same arguments give the same schedule on every
+machine and Python version (randomness comes from ``random.Random`` seeded with text, and
+only its ``random()`` method is used, the one whose stream Python promises to keep).
+
+A :class:`Fixture` is one scheduled match: ``seats[i]`` is the entrant (a string key) in
+seat i, ``index`` its position in schedule order (ratings are applied in that order), and
+``seed`` the match seed, ``match_seed(tournament_seed, group)``.  Fixtures that replay the
+same deal share their ``group`` and therefore their seed.
+
+Guarantees of :func:`round_robin` (checked by tests/test_schedule.py for 4 to 12 entrants and
+tables of 3 to 6, and by property tests beyond):
+
+* **Pairs.** When there are at most :data:`ALL_COMBINATIONS_LIMIT` k-subsets of the entrants,
+  each round is every k-subset once, so every pair meets exactly C(n-2, k-2) times a round.
+  Otherwise each round is :func:`design_round_size` tables, the fewest in which every entrant
+  plays equally often and can meet every other at least once; the tables are built greedily
+  and then improved by swaps until, after every round, the number of meetings of any two
+  pairs differs by at most one (so each pair has met at least r times after round r).
+  That target is reached in every case tested (n up to 40); should the bounded search ever
+  stop short, the schedule is still valid and as near as it got.
+* **Games.** Every entrant plays the same number of matches in every round.
+* **Seats.** Cut each entrant's matches, in schedule order, into blocks of k: in every
+  complete block it sits once in each seat, and within the last, partial block in distinct
+  seats.  So in every prefix of the schedule (a stopped tournament, each round) an entrant's
+  counts in the k seats differ by at most one.  (The seats are a proper k-edge-colouring of
+  the bipartite graph of entrant blocks and tables, found with alternating paths; Kőnig.)
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import itertools
+import math
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from polignac_arena.ratings import RatingEnv, match_quality
+
+__all__ = [
+    "ALL_COMBINATIONS_LIMIT",
+    "MAX_TABLE_SIZE",
+    "MIN_TABLE_SIZE",
+    "Fixture",
+    "design_round_size",
+    "duplicate",
+    "ladder_next",
+    "match_seed",
+    "round_robin",
+    "round_size",
+]
+
+MIN_TABLE_SIZE = 3
+MAX_TABLE_SIZE = 6
+#: Up to this many k-subsets of the entrants, a round-robin round is all of them.
+ALL_COMBINATIONS_LIMIT = 200
+# The design search: moves per restart, restarts, the chance of taking an uphill move, and
+# how many round sizes are tried before settling for the smallest.
+_SEARCH_STEPS = 20_000
+_RESTARTS = 8
+_UPHILL = 0.01
+_ROUND_SIZE_TRIALS = 4
+
+
+@dataclass(frozen=True)
+class Fixture:
+    """One scheduled match: who sits where, its place in the schedule, and its deal seed."""
+
+    index: int
+    seats: tuple[str, ...]
+    seed: int
+    group: int = 0
+
+
+def match_seed(tournament_seed: int, group: int) -> int:
+    """The deal seed of a fixture group (0..2**64-1), derived from the tournament seed by SHA-256.
+
+    >>> match_seed(7, 0) == match_seed(7, 0) != match_seed(7, 1)
+    True
+    """
+    digest = hashlib.sha256(f"polignac-arena/match-seed/{tournament_seed}/{group}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+# -- validation --------------------------------------------------------------------------
+
+
+def _validate(entrants: Sequence[str], table_size: int, rounds: int | None = None) -> list[str]:
+    if isinstance(entrants, str) or not isinstance(entrants, Sequence):
+        raise ValueError(f"entrants must be a sequence of names, got {entrants!r}")
+    names = list(entrants)
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"every entrant must be a non-empty string, got {name!r}")
+    if isinstance(table_size, bool) or not isinstance(table_size, int) or not MIN_TABLE_SIZE <= table_size <= MAX_TABLE_SIZE:
+        raise ValueError(f"table size must be an integer from {MIN_TABLE_SIZE} to {MAX_TABLE_SIZE}, got {table_size!r}")
+    if len(names) < table_size:
+        raise ValueError(f"a table of {table_size} needs at least {table_size} entrants, got {len(names)}")
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise ValueError(f"entrants must be unique, listed more than once: {', '.join(duplicates)}")
+    if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1):
+        raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
+    return names
+
+
+# -- randomness (random() only: its stream is the one Python keeps across versions) ----
+
+
+def _below(rng: random.Random, n: int) -> int:
+    return min(int(rng.random() * n), n - 1)
+
+
+def _shuffle(rng: random.Random, items: list[int]) -> None:
+    for i in range(len(items) - 1, 0, -1):
+        j = _below(rng, i + 1)
+        items[i], items[j] = items[j], items[i]
+
+
+# -- round robin -------------------------------------------------------------------------
+
+
+def design_round_size(entrants: int, table_size: int) -> int:
+    """Tables in a round of the cyclic design (used when C(n, k) > :data:`ALL_COMBINATIONS_LIMIT`).
+
+    n tables per base block: the fewest base blocks with enough differences for every pair to
+    meet, or more if a fixed-seed search finds no balanced round with that many.  A pure
+    function of (n, k).
+
+    >>> design_round_size(12, 6), design_round_size(10, 4), design_round_size(12, 3)
+    (12, 10, 24)
+    """
+    return entrants * _blocks_per_round(entrants, table_size)
+
+
+def round_size(entrants: int, table_size: int) -> int:
+    """Tables in one round-robin round: C(n, k) when that is at most :data:`ALL_COMBINATIONS_LIMIT`, else :func:`design_round_size`."""
+    combinations = math.comb(entrants, table_size)
+    return combinations if combinations <= ALL_COMBINATIONS_LIMIT else design_round_size(entrants, table_size)
+
+
+# The cyclic design.  Entrants are the residues mod n; a round is the development of a few
+# base blocks (k-subsets B: the tables B, B+1, ..., B+n-1), so every entrant plays k tables
+# per base block.  Pair {x, y} meets as often as the blocks hold pairs at the cyclic
+# distance d = min(x-y, y-x mod n) (twice that when d = n/2, as B+i and B+i+n/2 both hold
+# it): every pair of a "difference class" d meets equally often, and balancing the pairs is
+# balancing about n/2 class counts, a small search over the base blocks.
+
+
+def _distance(n: int, a: int, b: int) -> int:
+    d = (a - b) % n
+    return min(d, n - d)
+
+
+def _meetings_per_class(n: int, blocks: Sequence[Sequence[int]]) -> list[int]:
+    """How often a pair at each cyclic distance (index 1..n//2; 0 unused) meets in the development of ``blocks``."""
+    counts = [0] * (n // 2 + 1)
+    for block in blocks:
+        for a, b in itertools.combinations(block, 2):
+            d = _distance(n, a, b)
+            counts[d] += 2 if 2 * d == n else 1
+    return counts
+
+
+def _spread(counts: list[int]) -> int:
+    return max(counts[1:]) - min(counts[1:])
+
+
+def _least_blocks(n: int, k: int) -> int:
+    """The fewest base blocks whose differences can reach every cyclic distance (n/2 costs a whole pair)."""
+    return -(-(n // 2) // math.comb(k, 2))
+
+
+@functools.lru_cache(maxsize=256)
+def _blocks_per_round(n: int, k: int) -> int:
+    least = _least_blocks(n, k)
+    for count in range(least, least + _ROUND_SIZE_TRIALS):
+        rounds = _design(n, k, count, 1, random.Random(f"polignac-arena/round-size/{n}/{k}/{count}"))
+        if _spread(_meetings_per_class(n, rounds[0])) <= 1:
+            return count
+    return least
+
+
+def _random_block(n: int, k: int, rng: random.Random) -> list[int]:
+    others = list(range(1, n))
+    _shuffle(rng, others)
+    return [0, *others[: k - 1]]
+
+
+def _improve(n: int, rounds: list[list[list[int]]], rng: random.Random) -> tuple[int, int]:
+    """Move elements of base blocks until the pair meetings are within one after every round.
+
+    Local search over all rounds' blocks (0 stays in each block): a move replaces one element
+    of one block and is kept when the cost does not grow, and now and then when it does.  The
+    cost sums the squared meetings of every pair, after the last round (weighted first) and
+    after each earlier round; for fixed totals a sum of squares is least exactly when the
+    counts are within one.  The search stops there, or after a bounded number of moves.
+    Returns the score (spread after the last round, worst spread after any round, cost):
+    lower is better.
+    """
+    h = n // 2
+    weight = [0] + [n // 2 if 2 * d == n else n for d in range(1, h + 1)]  # pairs per class
+    cumulative: list[list[int]] = []
+    for blocks in rounds:
+        counts = _meetings_per_class(n, blocks)
+        cumulative.append([a + b for a, b in zip(cumulative[-1], counts, strict=True)] if cumulative else counts)
+    cost = sum(w * c * c for counts in cumulative for w, c in zip(weight, counts, strict=True))
+    worst = max(_spread(counts) for counts in cumulative)
+    for _ in range(_SEARCH_STEPS):
+        if worst <= 1:
+            break
+        r = _below(rng, len(rounds))
+        block = rounds[r][_below(rng, len(rounds[r]))]
+        position = 1 + _below(rng, len(block) - 1)
+        leaving, joining = block[position], 1 + _below(rng, n - 1)
+        if joining in block:
+            continue
+        changes: list[tuple[int, int]] = []
+        for z in block:
+            if z != leaving:
+                for x, sign in ((leaving, -1), (joining, +1)):
+                    d = _distance(n, x, z)
+                    changes.append((d, sign * (2 if 2 * d == n else 1)))
+        delta = 0
+        for i in range(r, len(rounds)):
+            counts = cumulative[i]
+            for d, step in changes:
+                delta += weight[d] * (2 * counts[d] * step + step * step)
+                counts[d] += step
+        if delta <= 0 or rng.random() < _UPHILL:
+            block[position] = joining
+            cost += delta
+            worst = max(_spread(counts) for counts in cumulative)
+            continue
+        for counts in cumulative[r:]:
+            for d, step in changes:
+                counts[d] -= step
+    return worst, cost
+
+
+def _design(n: int, k: int, blocks_per_round: int, rounds: int, rng: random.Random) -> list[list[list[int]]]:
+    """Base blocks for ``rounds`` rounds: balanced over the whole schedule, and after every
+    round when the search gets there.
+
+    Round by round: random blocks for the new round, then :func:`_improve` on all rounds so
+    far; if that stops short, the new round is drawn again (a few times), keeping the best.
+    """
+    design: list[list[list[int]]] = []
+    for _ in range(rounds):
+        best: tuple[tuple[int, int], list[list[list[int]]]] | None = None
+        for _ in range(_RESTARTS):
+            trial = [[block[:] for block in blocks] for blocks in design]
+            trial.append([_random_block(n, k, rng) for _ in range(blocks_per_round)])
+            score = _improve(n, trial, rng)
+            if best is None or score < best[0]:
+                best = (score, trial)
+            if score[0] <= 1:
+                break
+        assert best is not None
+        design = best[1]
+    return design
+
+
+def _tables(n: int, k: int, rounds: int, rng: random.Random) -> list[list[int]]:
+    """The round-robin tables (entrant indices, unseated), in schedule order."""
+    tables: list[list[int]] = []
+    if math.comb(n, k) <= ALL_COMBINATIONS_LIMIT:
+        combinations = [list(c) for c in itertools.combinations(range(n), k)]
+        for _ in range(rounds):
+            order = list(range(len(combinations)))
+            _shuffle(rng, order)
+            tables.extend(list(combinations[i]) for i in order)
+        return tables
+    label = list(range(n))  # residue -> entrant: a random labelling, the same for every round
+    _shuffle(rng, label)
+    for blocks in _design(n, k, _blocks_per_round(n, k), rounds, rng):
+        round_tables = [[label[(x + i) % n] for x in block] for block in blocks for i in range(n)]
+        order = list(range(len(round_tables)))
+        _shuffle(rng, order)
+        tables.extend(round_tables[i] for i in order)
+    return tables
+
+
+def _seat(tables: list[list[int]], n: int, k: int, rng: random.Random) -> list[tuple[int, ...]]:
+    """Seat every table so each entrant's i-th block of k matches covers the k seats once.
+
+    Bipartite graph: on one side, (entrant, block) nodes, an entrant's matches in schedule
+    order cut into blocks of k; on the other, the tables.  Every node has degree <= k, so the
+    edges have a proper k-colouring (Kőnig), found edge by edge with alternating-path swaps;
+    an edge's colour is the entrant's seat at that table.
+    """
+    played = [0] * n
+    block_id: dict[tuple[int, int], int] = {}
+    block_seat: list[list[int]] = []  # block node -> seat -> table (-1: free)
+    table_seat: list[list[int]] = []  # table -> seat -> block node (-1: free)
+    block_entrant: list[int] = []
+    for t, members in enumerate(tables):
+        table_seat.append([-1] * k)
+        order = list(members)
+        _shuffle(rng, order)
+        for e in order:
+            key = (e, played[e] // k)
+            played[e] += 1
+            if key not in block_id:
+                block_id[key] = len(block_seat)
+                block_seat.append([-1] * k)
+                block_entrant.append(e)
+            u = block_id[key]
+            free_u = [c for c in range(k) if block_seat[u][c] < 0]
+            free_t = [c for c in range(k) if table_seat[t][c] < 0]
+            common = [c for c in free_u if table_seat[t][c] < 0]
+            if common:
+                colour = common[_below(rng, len(common))]
+            else:
+                colour, other = free_u[0], free_t[0]
+                # Swap colour/other along the path from table t that starts with colour; it
+                # cannot reach u (u has no edge of that colour), and afterwards colour is free at t.
+                path: list[tuple[int, int]] = []  # (table, block) edges in path order
+                node, on_table, c = t, True, colour
+                while True:
+                    nxt = table_seat[node][c] if on_table else block_seat[node][c]
+                    if nxt < 0:
+                        break
+                    path.append((node, nxt) if on_table else (nxt, node))
+                    node, on_table, c = nxt, not on_table, (other if c == colour else colour)
+                colours = []
+                for i, (pt, pb) in enumerate(path):
+                    c = colour if i % 2 == 0 else other
+                    colours.append(c)
+                    table_seat[pt][c] = -1
+                    block_seat[pb][c] = -1
+                for (pt, pb), c in zip(path, colours, strict=True):
+                    swapped = other if c == colour else colour
+                    table_seat[pt][swapped] = pb
+                    block_seat[pb][swapped] = pt
+            table_seat[t][colour] = u
+            block_seat[u][colour] = t
+    return [tuple(block_entrant[u] for u in seats) for seats in table_seat]
+
+
+def _seated_tables(entrants: Sequence[str], table_size: int, rounds: int, seed: int) -> tuple[list[str], list[tuple[int, ...]]]:
+    names = _validate(entrants, table_size, rounds)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"the tournament seed must be an integer, got {seed!r}")
+    rng = random.Random(f"polignac-arena/round-robin/{seed}/{len(names)}/{table_size}")
+    tables = _tables(len(names), table_size, rounds, rng)
+    return names, _seat(tables, len(names), table_size, rng)
+
+
+def round_robin(entrants: Sequence[str], table_size: int, rounds: int, seed: int) -> list[Fixture]:
+    """``rounds`` rounds in which every entrant meets every other equally often (see the module notes).
+
+    Every fixture is its own deal group: ``group == index`` and ``seed == match_seed(seed, index)``.
+    The schedule depends on the entrants' order as given, the table size, the rounds and the seed.
+    """
+    names, seated = _seated_tables(entrants, table_size, rounds, seed)
+    return [
+        Fixture(index=i, seats=tuple(names[e] for e in seats), seed=match_seed(seed, i), group=i) for i, seats in enumerate(seated)
+    ]
+
+
+def duplicate(entrants: Sequence[str], table_size: int, rounds: int, seed: int) -> list[Fixture]:
+    """The round-robin tables, each replayed k times with the same deal and the seats rotated.
+
+    Group g is the g-th round-robin table: fixtures ``g*k .. g*k + k-1``, all with
+    ``group == g`` and ``seed == match_seed(seed, g)``; in rotation r the entrant who sits in
+    seat j of rotation 0 sits in seat (j + r) mod k, so every entrant of the table holds every
+    hand (seat of the deal) exactly once.  Pair balance is the round robin's, times k.
+    """
+    names, seated = _seated_tables(entrants, table_size, rounds, seed)
+    k = table_size
+    fixtures: list[Fixture] = []
+    for group, base in enumerate(seated):
+        deal = match_seed(seed, group)
+        for r in range(k):
+            seats = tuple(names[base[(i - r) % k]] for i in range(k))
+            fixtures.append(Fixture(index=len(fixtures), seats=seats, seed=deal, group=group))
+    return fixtures
+
+
+# -- ladder ------------------------------------------------------------------------------
+
+
+def ladder_next(
+    entrants: Sequence[str],
+    table_size: int,
+    ratings: Mapping[str, tuple[float, float]],
+    games: Mapping[str, int],
+    last_table: frozenset[str] | None,
+    rng_seed: int,
+    env: RatingEnv,
+) -> tuple[str, ...]:
+    """The next ladder table, in seat order.
+
+    The anchor is the entrant with the fewest games (ties: the highest sigma, then the
+    name).  The table is filled greedily: each next member is the one that gives the highest
+    TrueSkill match quality with those already chosen (ties: the name).  If that is exactly
+    ``last_table`` and another table exists (more entrants than seats), the best table by
+    quality that keeps the anchor and swaps one other member out is taken instead.  The seat
+    order is the members sorted by name, shuffled by a generator seeded with ``rng_seed``
+    and the members.  Entrants missing from ``ratings`` have the prior ``(env.mu, env.sigma)``,
+    missing from ``games`` have 0.  The same arguments give the same table.
+    """
+    names = _validate(entrants, table_size)
+    prior = (float(env.mu), float(env.sigma))
+
+    def rating(name: str) -> tuple[float, float]:
+        mu, sigma = ratings.get(name, prior)
+        return (float(mu), float(sigma))
+
+    def quality(members: Sequence[str]) -> float:
+        return match_quality(env, [rating(m) for m in sorted(members)])
+
+    anchor = min(names, key=lambda e: (games.get(e, 0), -rating(e)[1], e))
+    table = [anchor]
+    while len(table) < table_size:
+        best: tuple[float, str] | None = None
+        for candidate in sorted(set(names) - set(table)):
+            q = quality([*table, candidate])
+            if best is None or q > best[0]:
+                best = (q, candidate)
+        assert best is not None
+        table.append(best[1])
+    if last_table is not None and frozenset(table) == last_table and len(names) > table_size:
+        outsiders = sorted(set(names) - set(table))
+        alternatives = []
+        for leaving in sorted(table[1:]):
+            for joining in outsiders:
+                members = sorted([*(m for m in table if m != leaving), joining])
+                alternatives.append((-quality(members), members))
+        table = min(alternatives)[1]
+    seats = sorted(table)
+    rng = random.Random(f"polignac-arena/ladder/{rng_seed}/{'/'.join(seats)}")
+    order = list(range(len(seats)))
+    _shuffle(rng, order)
+    return tuple(seats[i] for i in order)

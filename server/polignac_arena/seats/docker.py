@@ -1,0 +1,819 @@
+"""``docker`` seats: each bot in its own container, started through the docker SDK.
+
+The container
+-------------
+* ``network_mode="none"``: the container has only its own loopback.  The referee is reached
+  through its unix socket: the socket's folder is bind-mounted read-only at ``/run/polignac``
+  and ``POLIGNAC_ADDRESS=unix:/run/polignac/referee.sock`` (connecting to a socket needs no
+  write access to its file system).
+* The environment holds ``POLIGNAC_ADDRESS`` and ``POLIGNAC_TOKEN`` and a few fixed values
+  (``PATH``, ``TMPDIR=/tmp``, ``HOME=/nonexistent`` as for nobody, the Python settings below);
+  nothing of the arena's environment, not even docker's configured proxies.
+* Limits from :class:`SeatLimits`: ``mem_limit`` with ``memswap_limit`` equal (no swap),
+  ``nano_cpus``, ``pids_limit``, rlimits on open files, file size and CPU seconds.
+* A read-only root file system; the only writable place is a tmpfs at ``/tmp``
+  (``tmpfs_mb``, ``noexec,nosuid,nodev``: a bot writes scratch files there but cannot
+  drop programs and run them); no ``/dev/shm`` (``ipc_mode="none"``).
+* ``cap_drop=["ALL"]``, ``no-new-privileges``, user ``65534:65534`` (nobody).
+* Labels ``polignac.match``, ``polignac.seat`` and ``polignac.bot`` name it; :meth:`DockerSeat.stop`
+  kills and removes it (also when it never started), and :func:`remove_containers` sweeps
+  every container of a match by label.
+* The ``none`` logging driver: the daemon keeps no log that a chatty bot could grow.  The arena
+  attaches to the container before starting it instead, so no output is missed: stderr is kept
+  up to ``stderr_bytes``; for ``stdio`` bots stdin and stdout are the bot's JSON-lines pipes
+  (``DockerSeat.stdin`` / ``DockerSeat.stdout`` as asyncio streams, see below).
+
+Images
+------
+There is no container registry here and the arena never pulls an image:
+
+* ``image = "..."`` in ``bot.toml``: a local image, used as it is (an error if it is absent).
+* ``dockerfile = "..."``: built with the submission folder as the build context, tagged
+  ``polignac-bot/<name>:<hash of the folder>`` and reused while the folder is unchanged.  Every
+  ``FROM`` (and ``COPY --from``) must be ``scratch``, an earlier stage or a local image, and
+  the build runs with no network (``RUN`` steps cannot download anything).
+* Neither (Python bots, the built-in bots, Node bots, host-built C binaries): the *runtime
+  image* ``polignac-runtime:<hash>``, which the arena makes itself with ``docker import`` of a
+  tiny tarball (``/etc/passwd``, ``/etc/group``, ``/etc/nsswitch.conf`` and a few empty
+  folders).  The host's runtime is bind-mounted read-only at the same paths: ``/usr``, ``/lib``,
+  ``/lib64``, ``/bin`` (the C library, Node), ``/etc/ld.so.cache``, the Python installation
+  (``sys.base_prefix`` and ``sys.prefix``, plus any folder outside them holding grpc or
+  protobuf) and the SDK package at ``/opt/polignac-sdk/polignac`` (on ``PYTHONPATH``).  A
+  command starting with ``python`` runs the arena's own interpreter, as ``process`` seats do.
+  The submission folder is mounted read-only at ``/bot``, the working folder (built-in bots
+  work in ``/tmp`` instead).  Image bots keep their image's working folder and run
+  ``command`` as the container's command (after the image's ``ENTRYPOINT``, if any).
+
+So the daemon must see the arena's file system (a local daemon, not a remote one).
+
+stdio bots
+----------
+The arena attaches with its own HTTP connection to the daemon (``unix://`` or plain
+``tcp://`` ``DOCKER_HOST``), upgraded to a raw stream, before it starts the container.  Without
+a terminal the daemon multiplexes the container's output in frames with an 8-byte header
+(stream number, three zero bytes, big-endian length); a pump task splits them: stdout feeds
+``DockerSeat.stdout`` (with back-pressure: the pump stops reading while 2 MiB wait unread),
+stderr goes to the capped capture.  ``DockerSeat.stdin`` writes straight into the container's
+stdin; closing it only half-closes the connection (the bot sees end of file, its output still
+arrives).
+
+Exit status
+-----------
+:meth:`DockerSeat.wait` returns when the container has ended, without blocking the event loop
+(the docker SDK is synchronous: its calls run in threads).  Docker reports only a number: a
+process killed by signal N ends with 128+N, like in a shell, so 129..192 are returned as
+``-(code - 128)`` (137, SIGKILL, is also what the memory limit's OOM kill gives: then the
+seat's stderr gets a note).  A bot that itself exits with such a code reads as killed by that
+signal.  A container stopped by :meth:`DockerSeat.stop` reads as killed by SIGKILL (-9).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import hashlib
+import io
+import logging
+import os
+import re
+import secrets
+import sys
+import tarfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final, TypeVar
+from urllib.parse import urlsplit
+
+from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
+from polignac_arena.submission import Submission
+
+__all__ = [
+    "CONTAINER_SOCKET_DIR",
+    "RUNTIME_REPOSITORY",
+    "DockerLauncher",
+    "DockerSeat",
+    "docker_exit_status",
+    "folder_hash",
+    "remove_containers",
+]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+PROBE_TIMEOUT_S: Final = 5.0
+"""How long the daemon may take to answer the first call: a stuck daemon is an error, not a hang."""
+CALL_TIMEOUT_S: Final = 60.0
+"""Timeout of every later call (an image build has its own, longer one)."""
+BUILD_TIMEOUT_S: Final = 900.0
+CONTAINER_SOCKET_DIR: Final = "/run/polignac"
+CONTAINER_SDK_DIR: Final = "/opt/polignac-sdk"
+RUNTIME_REPOSITORY: Final = "polignac-runtime"
+BOT_REPOSITORY: Final = "polignac-bot"
+SANDBOX_USER: Final = "65534:65534"
+STDOUT_LIMIT: Final = 1 << 20
+"""The stdout reader's line limit; the pump pauses while twice this waits unread."""
+LABEL_MATCH: Final = "polignac.match"
+LABEL_SEAT: Final = "polignac.seat"
+LABEL_BOT: Final = "polignac.bot"
+_HOST_RUNTIME_DIRS: Final = ("/usr", "/lib", "/lib64", "/bin")
+_SDK_DEPENDENCIES: Final = ("grpc", "google.protobuf")
+
+
+def docker_exit_status(code: int | None, oom_killed: bool = False) -> int | None:
+    """A container's exit code as a process exit status: 128+N (killed by signal N) becomes -N.
+
+    >>> docker_exit_status(0), docker_exit_status(3), docker_exit_status(137), docker_exit_status(143)
+    (0, 3, -9, -15)
+    >>> docker_exit_status(1, oom_killed=True), docker_exit_status(None)
+    (-9, None)
+    """
+    if code is None:
+        return None
+    if oom_killed and code != 0:
+        return -9
+    if 128 < code <= 128 + 64:
+        return -(code - 128)
+    return code
+
+
+def folder_hash(folder: Path, extra: str = "") -> str:
+    """A hash of a folder's files (names, contents, executable bits, symlink targets); ``__pycache__`` is skipped."""
+    digest = hashlib.sha256(extra.encode())
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            path = Path(root, name)
+            rel = path.relative_to(folder).as_posix()
+            if path.is_symlink():
+                digest.update(b"L" + rel.encode() + b"\0" + os.readlink(path).encode() + b"\0")
+                continue
+            digest.update(b"F" + rel.encode() + b"\0" + (b"x" if os.access(path, os.X_OK) else b"-"))
+            with path.open("rb") as handle:
+                for block in iter(functools.partial(handle.read, 1 << 16), b""):
+                    digest.update(block)
+            digest.update(b"\0")
+        for name in dirs:
+            link = Path(root, name)
+            if link.is_symlink():
+                digest.update(b"D" + link.relative_to(folder).as_posix().encode() + b"\0" + os.readlink(link).encode() + b"\0")
+    return digest.hexdigest()
+
+
+def _repository_name(name: str) -> str:
+    """A submission name as a docker repository component (lower case, no leading separator)."""
+    cleaned = re.sub(r"[^a-z0-9._-]+", "-", name.lower())
+    cleaned = re.sub(r"[._-]{2,}", "-", cleaned).strip("._-")
+    return cleaned or "bot"
+
+
+def _name_part(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text)[:40] or "local"
+
+
+# -- the runtime image and the host's runtime ------------------------------------------------------------------
+
+
+def _runtime_tarball() -> bytes:
+    """The runtime image's whole file system: a few /etc files and empty folders (reproducible bytes)."""
+    files = {
+        "etc/passwd": "root:x:0:0:root:/root:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+        "etc/group": "root:x:0:\nnogroup:x:65534:\n",
+        "etc/nsswitch.conf": "passwd: files\ngroup: files\nhosts: files\n",
+    }
+    folders = {"bot": 0o755, "etc": 0o755, "opt": 0o755, "run": 0o755, "run/polignac": 0o755, "tmp": 0o1777}
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for name, mode in sorted(folders.items()):
+            info = tarfile.TarInfo(name)
+            info.type, info.mode, info.mtime = tarfile.DIRTYPE, mode, 0
+            tar.addfile(info)
+        for name, text in sorted(files.items()):
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size, info.mode, info.mtime = len(data), 0o644, 0
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def _covered(path: str, mounted: list[str]) -> bool:
+    return any(path == top or path.startswith(top.rstrip("/") + "/") for top in mounted)
+
+
+def _module_root(module: str) -> str | None:
+    """The ``sys.path`` entry that ``module`` is imported from, or None when it is not importable."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
+        return None
+    origin = os.path.realpath(spec.origin)
+    depth = module.count(".") + (2 if spec.submodule_search_locations is not None else 1)
+    root = origin
+    for _ in range(depth):
+        root = os.path.dirname(root)
+    return root
+
+
+@functools.lru_cache(maxsize=1)
+def host_runtime() -> tuple[tuple[tuple[str, str], ...], str]:
+    """The host folders a runtime-image container mounts read-only (source, target), and its PYTHONPATH."""
+    import polignac
+
+    mounts: list[tuple[str, str]] = []
+    mounted: list[str] = []
+
+    def add(path: str) -> None:
+        if path and os.path.exists(path) and not _covered(path, mounted):
+            mounts.append((path, path))
+            mounted.append(path)
+
+    for folder in (*_HOST_RUNTIME_DIRS, sys.base_prefix, sys.prefix, os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)):
+        add(folder)
+    executable = os.path.dirname(os.path.realpath(sys.executable))
+    add(os.path.dirname(executable) if os.path.basename(executable) == "bin" else executable)
+    python_path = [CONTAINER_SDK_DIR]
+    for module in _SDK_DEPENDENCIES:
+        root = _module_root(module)
+        if root is not None and not _covered(root, mounted):
+            add(root)
+            python_path.append(root)
+    if os.path.isfile("/etc/ld.so.cache"):
+        mounts.append(("/etc/ld.so.cache", "/etc/ld.so.cache"))
+    sdk = str(Path(polignac.__file__).resolve().parent)
+    mounts.append((sdk, f"{CONTAINER_SDK_DIR}/polignac"))
+    return tuple(mounts), ":".join(python_path)
+
+
+# -- talking to the daemon --------------------------------------------------------------------------------------
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text if len(text) <= 300 else text[:300] + "..."
+
+
+def _daemon_hint(where: str, exc: BaseException) -> str:
+    text = _short(exc)
+    hint = "start the Docker daemon (dockerd, or systemctl start docker) or point DOCKER_HOST at a running one"
+    if "Permission denied" in text or "PermissionError" in text:
+        hint = "this user may not use the daemon's socket: run the arena as a member of the 'docker' group"
+    return f"cannot reach the Docker daemon at {where}: {text}; {hint}"
+
+
+def _attach_target(base_url: str) -> tuple[str, str | int]:
+    """Where the arena opens its own connections to the daemon: ("unix", path) or (host, port)."""
+    parts = urlsplit(base_url)
+    if parts.scheme in ("unix", "http+unix"):
+        return "unix", (parts.netloc + parts.path) if parts.scheme == "unix" else parts.path
+    if parts.scheme in ("tcp", "http") and not os.environ.get("DOCKER_TLS_VERIFY"):
+        return parts.hostname or "localhost", parts.port or 2375
+    raise SeatError(f"docker seats attach to the daemon over unix:// or plain tcp:// only, not {base_url!r}")
+
+
+async def _in_thread(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    return await asyncio.to_thread(function, *args, **kwargs)
+
+
+_build_locks: dict[str, threading.Lock] = {}
+_build_locks_guard = threading.Lock()
+
+
+def _build_lock(tag: str) -> threading.Lock:
+    with _build_locks_guard:
+        return _build_locks.setdefault(tag, threading.Lock())
+
+
+_FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?", re.IGNORECASE)
+_COPY_FROM = re.compile(r"^\s*COPY\s+(?:--\S+\s+)*?--from=(\S+)", re.IGNORECASE)
+
+
+def _dockerfile_bases(text: str) -> list[str]:
+    """Images a Dockerfile takes from outside itself (not ``scratch``, not its own stages).
+
+    >>> _dockerfile_bases("FROM scratch AS a\\nCOPY --from=a /x /y\\nFROM a\\nFROM local/img:1\\nCOPY --from=tool:2 /t /t")
+    ['local/img:1', 'tool:2']
+    """
+    lines = re.sub(r"\\\r?\n", " ", text).splitlines()
+    stages: set[str] = set()
+    bases: list[str] = []
+    count = 0
+    for line in lines:
+        if found := _FROM.match(line):
+            image, alias = found.group(1), found.group(2)
+            if image.lower() != "scratch" and image.lower() not in stages:
+                bases.append(image)
+            if alias:
+                stages.add(alias.lower())
+            stages.add(str(count))
+            count += 1
+        elif found := _COPY_FROM.match(line):
+            source = found.group(1)
+            if source.lower() not in stages:
+                bases.append(source)
+    return bases
+
+
+def remove_containers(client: Any, match_id: str | None = None) -> list[str]:
+    """Kill and remove every arena container (of one match, if given); returns their names."""
+    label = f"{LABEL_MATCH}={match_id}" if match_id is not None else LABEL_MATCH
+    removed: list[str] = []
+    for info in client.api.containers(all=True, filters={"label": label}):
+        with contextlib.suppress(Exception):
+            client.api.remove_container(info["Id"], force=True, v=True)
+            removed.append(str((info.get("Names") or [info["Id"]])[0]).lstrip("/"))
+    return removed
+
+
+# -- the seat ---------------------------------------------------------------------------------------------------
+
+
+class _Gate(asyncio.ReadTransport):
+    """Stands for the stdout reader's transport: the reader pauses it when too much waits unread."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open = asyncio.Event()
+        self.open.set()
+
+    def pause_reading(self) -> None:
+        self.open.clear()
+
+    def resume_reading(self) -> None:
+        self.open.set()
+
+    def is_reading(self) -> bool:
+        return self.open.is_set()
+
+
+class _StdinWriter(asyncio.StreamWriter):
+    """The container's stdin: closing it only half-closes the attach connection."""
+
+    _closed = False
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(Exception):
+            if not self.transport.is_closing() and self.transport.can_write_eof():
+                self.transport.write_eof()
+
+    def is_closing(self) -> bool:
+        return self._closed or self.transport.is_closing()
+
+    async def wait_closed(self) -> None:
+        return None
+
+
+class DockerSeat(SeatProcess):
+    """A started container: its attach connection, its captured stderr, its exit status."""
+
+    def __init__(
+        self,
+        client: Any,
+        container_id: str,
+        name: str,
+        connection: tuple[asyncio.StreamReader, asyncio.StreamWriter],
+        stdio: bool,
+        limits: SeatLimits,
+    ) -> None:
+        self.client = client
+        self.container_id = container_id
+        self.name = name
+        self._limits = limits
+        self._reader, self._writer = connection
+        self._stderr = bytearray()
+        self._notes: list[str] = []
+        self._returncode: int | None = None
+        self._gate: _Gate | None = None
+        self._draining = False
+        """Being stopped: the pump drops stdout instead of waiting for its reader (a blocked copy would stall the daemon)."""
+        if stdio:
+            self.stdout = asyncio.StreamReader(limit=STDOUT_LIMIT)
+            self._gate = _Gate()
+            self.stdout.set_transport(self._gate)
+            self.stdin = self._writer
+        self._pump = asyncio.ensure_future(self._demultiplex())
+        self._watcher = asyncio.ensure_future(self._watch())
+        self._stopper: asyncio.Future[None] | None = None
+
+    async def _demultiplex(self) -> None:
+        """Split the daemon's frames into stdout (fed to the reader) and stderr (kept up to the cap)."""
+        try:
+            while True:
+                header = await self._reader.readexactly(8)
+                size = int.from_bytes(header[4:8], "big")
+                payload = await self._reader.readexactly(size) if size else b""
+                if header[0] == 1 and self.stdout is not None and self._gate is not None and not self._draining:
+                    await self._gate.open.wait()
+                    if not self._draining:
+                        self.stdout.feed_data(payload)
+                elif header[0] == 2:
+                    room = self._limits.stderr_bytes - len(self._stderr)
+                    if room > 0:
+                        self._stderr.extend(payload[:room])
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            pass
+        finally:
+            if self.stdout is not None:
+                self.stdout.feed_eof()
+
+    def _state(self) -> dict[str, Any] | None:
+        """The container's State, or None once it is gone."""
+        import docker.errors
+
+        try:
+            state = self.client.api.inspect_container(self.container_id)["State"]
+        except docker.errors.NotFound:
+            return None
+        return dict(state)
+
+    async def _watch(self) -> int | None:
+        """The exit status once the container ends: its output closes first, then its state says so.
+
+        While a stdio bot's stdout is backed up (nobody reads it), its output cannot reach its end:
+        then the container's state is asked without waiting for it.
+        """
+        while not self._pump.done():
+            await asyncio.wait({self._pump}, timeout=0.25)
+            if self._gate is not None and not self._gate.open.is_set():
+                break
+        delay = 0.02
+        try:
+            while True:
+                state = await _in_thread(self._state)
+                if state is None:
+                    return self._returncode
+                if not state.get("Running") and not state.get("Restarting"):
+                    oom = bool(state.get("OOMKilled"))
+                    if oom:
+                        self._notes.append(f"[arena] the container went over its memory limit ({self._limits.memory_mb} MB) and was killed")
+                    if self._returncode is None:
+                        self._returncode = docker_exit_status(int(state.get("ExitCode", 0)), oom)
+                    return self._returncode
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 0.5)
+        except Exception as exc:  # the daemon went away: the status is unknown
+            log.warning("seat container %s: cannot read its state: %s", self.name, _short(exc))
+            return self._returncode
+
+    async def wait(self) -> int | None:
+        return await asyncio.shield(self._watcher)
+
+    @property
+    def returncode(self) -> int | None:
+        return self._returncode
+
+    def stderr_text(self) -> str:
+        text = self._stderr.decode("utf-8", "replace")
+        return "\n".join([text, *self._notes]) if self._notes else text
+
+    async def stop(self) -> None:
+        if self._stopper is None:
+            self._stopper = asyncio.ensure_future(self._stop())
+        await asyncio.shield(self._stopper)
+
+    def _kill_and_remove(self) -> int | None:
+        import docker.errors
+
+        api = self.client.api
+        with contextlib.suppress(docker.errors.APIError):  # not running any more, or gone
+            api.kill(self.container_id)
+        code: int | None = None
+        with contextlib.suppress(Exception):
+            code = int(api.wait(self.container_id, timeout=10)["StatusCode"])
+        try:
+            api.remove_container(self.container_id, force=True, v=True)
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.APIError as exc:
+            if exc.response is None or exc.response.status_code != 409:  # 409: its removal is already under way
+                raise
+        return code
+
+    async def _stop(self) -> None:
+        # First unblock the daemon's copy of the output (it would hold up the removal), then kill and remove.
+        self._draining = True
+        if self._gate is not None:
+            self._gate.open.set()
+        try:
+            code = await _in_thread(self._kill_and_remove)
+        except Exception as exc:
+            log.error("seat container %s could not be removed: %s", self.name, _short(exc))
+            code = None
+        if self._returncode is None and code is not None:
+            self._returncode = docker_exit_status(code)
+        # The container is gone: the last of its output is on its way; then the connection closes.
+        with contextlib.suppress(Exception, asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._pump), 1.0)
+        self._writer.transport.abort()
+        if not self._pump.done():
+            self._pump.cancel()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await self._pump
+        with contextlib.suppress(Exception, asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._watcher), 5.0)
+
+
+# -- the launcher -----------------------------------------------------------------------------------------------
+
+
+class DockerLauncher(SeatLauncher):
+    """Seats in docker containers (see the module's documentation for what each container gets)."""
+
+    kind = SeatKind.DOCKER
+
+    def __init__(self, base_url: str | None = None) -> None:
+        self._base_url = base_url
+        self._client: Any = None
+        self._runtime_image: str | None = None
+
+    @property
+    def base_url(self) -> str:
+        """The daemon's address: the given one, else ``DOCKER_HOST``, else the default socket."""
+        return self._base_url or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+
+    def _connect(self) -> Any:
+        """A client of a daemon that answered, or SeatError saying why there is none."""
+        if self._client is not None:
+            return self._client
+        try:
+            import docker
+        except ImportError:
+            raise SeatError("the docker Python package is not installed: pip install docker") from None
+        try:
+            if self._base_url is None:
+                client = docker.from_env(timeout=PROBE_TIMEOUT_S)
+            else:
+                client = docker.DockerClient(base_url=self._base_url, timeout=PROBE_TIMEOUT_S)
+            client.ping()
+        except Exception as exc:
+            raise SeatError(_daemon_hint(self.base_url, exc)) from None
+        client.api.timeout = CALL_TIMEOUT_S
+        self._client = client
+        return client
+
+    def unavailable(self) -> str | None:
+        try:
+            self._connect()
+        except SeatError as exc:
+            return str(exc)
+        return None
+
+    # -- images
+
+    def runtime_image(self) -> str:
+        """The tag of the runtime image (made with ``docker import`` when absent)."""
+        import docker.errors
+
+        if self._runtime_image is not None:
+            return self._runtime_image
+        client = self._connect()
+        tarball = _runtime_tarball()
+        tag = hashlib.sha256(tarball).hexdigest()[:16]
+        image = f"{RUNTIME_REPOSITORY}:{tag}"
+        with _build_lock(image):
+            try:
+                client.api.inspect_image(image)
+            except docker.errors.ImageNotFound:
+                client.api.import_image_from_data(tarball, repository=RUNTIME_REPOSITORY, tag=tag, changes=["LABEL polignac.runtime=1"])
+                client.api.inspect_image(image)  # the import answers 200 even when it failed: make sure
+        self._runtime_image = image
+        return image
+
+    def image_for(self, submission: Submission) -> str:
+        """The local image a submission runs in: its own, built from its Dockerfile, or the runtime image."""
+        import docker.errors
+
+        client = self._connect()
+        if submission.image is not None:
+            try:
+                client.api.inspect_image(submission.image)
+            except docker.errors.ImageNotFound:
+                raise SeatError(
+                    f"the image {submission.image!r} of {submission.label} is not on this machine, and the arena never pulls"
+                    " images: build or import it here first (docker build / docker load / docker import)"
+                ) from None
+            return submission.image
+        if submission.dockerfile is not None:
+            return self._build(submission)
+        return self.runtime_image()
+
+    def _build(self, submission: Submission) -> str:
+        import docker.errors
+
+        client = self._connect()
+        assert submission.dockerfile is not None
+        dockerfile = submission.path / submission.dockerfile
+        digest = folder_hash(submission.path, extra=submission.dockerfile)[:16]
+        tag = f"{BOT_REPOSITORY}/{_repository_name(submission.name)}:{digest}"
+        with _build_lock(tag):
+            try:
+                client.api.inspect_image(tag)
+                return tag
+            except docker.errors.ImageNotFound:
+                pass
+            for base in _dockerfile_bases(dockerfile.read_text(encoding="utf-8", errors="replace")):
+                if "$" in base:
+                    where = f"{submission.dockerfile} of {submission.label}"
+                    raise SeatError(f"{where}: a base image named by a variable ({base}) is not allowed")
+                try:
+                    client.api.inspect_image(base)
+                except docker.errors.ImageNotFound:
+                    raise SeatError(
+                        f"{submission.dockerfile} of {submission.label} builds on {base!r}, which is not on this machine, and the"
+                        " arena never pulls images: use FROM scratch, or build or import that image here first"
+                    ) from None
+            started = time.monotonic()
+            try:
+                client.images.build(
+                    path=str(submission.path),
+                    dockerfile=submission.dockerfile,
+                    tag=tag,
+                    rm=True,
+                    forcerm=True,
+                    pull=False,
+                    network_mode="none",
+                    labels={"polignac.submission": submission.label},
+                    timeout=BUILD_TIMEOUT_S,
+                )
+            except docker.errors.BuildError as exc:
+                lines = [str(chunk.get("stream") or chunk.get("error") or "").rstrip() for chunk in exc.build_log]
+                tail = "\n".join(line for line in lines if line)[-2000:]
+                raise SeatError(f"building {submission.label} from {submission.dockerfile} failed: {exc.msg}\n{tail}") from None
+            except docker.errors.APIError as exc:
+                raise SeatError(f"building {submission.label} from {submission.dockerfile} failed: {_short(exc)}") from None
+            log.info("built %s for %s in %.1f s", tag, submission.label, time.monotonic() - started)
+        return tag
+
+    # -- containers
+
+    def container_config(self, context: SeatContext, image: str) -> dict[str, Any]:
+        """The arguments of ``create_container`` for a seat (without ``host_config`` limits: see :meth:`_create`)."""
+        sub = context.submission
+        runtime = sub.image is None and sub.dockerfile is None
+        environment = context.bot_environment(f"unix:{CONTAINER_SOCKET_DIR}/{context.referee_socket.name}")
+        mounts: list[tuple[str, str]] = [(str(context.referee_socket.parent), CONTAINER_SOCKET_DIR)]
+        working_dir: str | None = None
+        command = list(sub.command)
+        if runtime:
+            runtime_mounts, python_path = host_runtime()
+            mounts.extend(runtime_mounts)
+            environment |= {
+                "PATH": "/usr/local/bin:/usr/bin:/bin",
+                "HOME": "/nonexistent",  # nobody's: the only writable place is /tmp (TMPDIR)
+                "TMPDIR": "/tmp",
+                "LANG": "C.UTF-8",
+                "PYTHONPATH": python_path,
+                "PYTHONNOUSERSITE": "1",
+                "PYTHONDONTWRITEBYTECODE": "1",
+            }
+            command = list(sub.host_command())
+            if sub.builtin:
+                working_dir = "/tmp"
+            else:
+                mounts.append((str(sub.path), "/bot"))
+                working_dir = "/bot"
+        return {
+            "image": image,
+            "command": command,
+            "environment": environment,
+            "mounts": mounts,
+            "working_dir": working_dir,
+        }
+
+    def _create(self, context: SeatContext, image: str) -> tuple[str, str]:
+        from docker.types import Mount, Ulimit
+
+        client = self._connect()
+        api = client.api
+        config = self.container_config(context, image)
+        limits = context.limits
+        memory = f"{limits.memory_mb}m"
+        host_config = api.create_host_config(
+            network_mode="none",
+            mounts=[Mount(target=target, source=source, type="bind", read_only=True) for source, target in config["mounts"]],
+            read_only=True,
+            tmpfs={"/tmp": f"rw,noexec,nosuid,nodev,size={limits.tmpfs_mb}m,mode=1777"},
+            ipc_mode="none",
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            mem_limit=memory,
+            memswap_limit=memory,
+            nano_cpus=int(limits.cpus * 1e9),
+            pids_limit=limits.pids,
+            ulimits=[
+                Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
+                Ulimit(name="fsize", soft=limits.file_size_mb << 20, hard=limits.file_size_mb << 20),
+                Ulimit(name="cpu", soft=limits.cpu_seconds, hard=limits.cpu_seconds),
+            ],
+            log_config={"type": "none", "config": {}},
+            auto_remove=False,
+        )
+        name = f"polignac-{_name_part(context.match_id)}-seat{context.seat}-{secrets.token_hex(3)}"
+        stdio = context.submission.transport == "stdio"
+        created = api.create_container(
+            image=config["image"],
+            command=config["command"],
+            environment=config["environment"],
+            working_dir=config["working_dir"],
+            user=SANDBOX_USER,
+            hostname="bot",
+            name=name,
+            labels={LABEL_MATCH: context.match_id, LABEL_SEAT: str(context.seat), LABEL_BOT: context.submission.label},
+            stdin_open=stdio,
+            tty=False,
+            host_config=host_config,
+            use_config_proxy=False,
+        )
+        return str(created["Id"]), name
+
+    def _remove_quietly(self, container_id: str) -> None:
+        with contextlib.suppress(Exception):
+            self._connect().api.remove_container(container_id, force=True, v=True)
+
+    async def _attach(self, container_id: str, stdio: bool) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """Our own connection to the daemon, upgraded to the container's raw multiplexed streams."""
+        client = self._connect()
+        where, port = _attach_target(self.base_url)
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=STDOUT_LIMIT)
+        protocol = asyncio.StreamReaderProtocol(reader)
+        try:
+            if where == "unix":
+                transport, _ = await asyncio.wait_for(loop.create_unix_connection(lambda: protocol, str(port)), PROBE_TIMEOUT_S)
+            else:
+                transport, _ = await asyncio.wait_for(loop.create_connection(lambda: protocol, where, int(port)), PROBE_TIMEOUT_S)
+        except (OSError, TimeoutError) as exc:
+            raise SeatError(_daemon_hint(self.base_url, exc)) from None
+        writer = _StdinWriter(transport, protocol, reader, loop)
+        streams = "stdin=1&stdout=1&stderr=1" if stdio else "stdin=0&stdout=0&stderr=1"
+        request = (
+            f"POST /v{client.api.api_version}/containers/{container_id}/attach?stream=1&{streams} HTTP/1.1\r\n"
+            "Host: docker\r\nContent-Type: text/plain\r\nContent-Length: 0\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n"
+        )
+        try:
+            writer.write(request.encode())
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), PROBE_TIMEOUT_S)
+        except (OSError, TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:
+            transport.abort()
+            raise SeatError(f"cannot attach to the container: {_short(exc) or 'no answer'}") from None
+        status = head.split(b"\r\n", 1)[0].decode("latin-1")
+        if status.split()[1:2] not in (["101"], ["200"]):
+            body = b""
+            with contextlib.suppress(Exception):
+                body = await asyncio.wait_for(reader.read(2000), 1.0)
+            transport.abort()
+            raise SeatError(f"cannot attach to the container: {status} {body.decode('utf-8', 'replace').strip()}")
+        return reader, writer
+
+    async def start(self, context: SeatContext) -> SeatProcess:
+        sub = context.submission
+        if sub.image is None and sub.dockerfile is None and not sub.builtin:
+            mode = sub.path.stat().st_mode
+            if mode & 0o005 != 0o005:
+                raise SeatError(
+                    f"the folder of {sub.label} ({sub.path}) is not readable by the sandbox user (mode {mode & 0o777:o}):"
+                    " make it readable by everyone (chmod -R a+rX)"
+                )
+        await _in_thread(self._connect)
+        image = await _in_thread(self.image_for, sub)
+        creating = asyncio.ensure_future(_in_thread(self._create, context, image))
+        try:
+            container_id, name = await asyncio.shield(creating)
+        except asyncio.CancelledError:
+            # The daemon still creates it: remove it as soon as it is there.
+            def later(done: asyncio.Future[tuple[str, str]]) -> None:
+                if not done.cancelled() and done.exception() is None:
+                    asyncio.get_running_loop().run_in_executor(None, self._remove_quietly, done.result()[0])
+
+            creating.add_done_callback(later)
+            raise
+        except SeatError:
+            raise
+        except Exception as exc:
+            raise SeatError(f"cannot create the container of {sub.label}: {_short(exc)}") from None
+        stdio = sub.transport == "stdio"
+        connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+        try:
+            connection = await self._attach(container_id, stdio)
+            await _in_thread(self._connect().api.start, container_id)
+        except BaseException as exc:
+            if connection is not None:
+                connection[1].transport.abort()
+            await asyncio.shield(_in_thread(self._remove_quietly, container_id))
+            if isinstance(exc, SeatError | asyncio.CancelledError) or not isinstance(exc, Exception):
+                raise
+            raise SeatError(f"cannot start the container of {sub.label}: {_short(exc)}") from None
+        return DockerSeat(self._connect(), container_id, name, connection, stdio, context.limits)
+
+    def remove_match_containers(self, match_id: str) -> list[str]:
+        """Kill and remove every container of a match (for a sweep after a crash of the arena)."""
+        return remove_containers(self._connect(), match_id)

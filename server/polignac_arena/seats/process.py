@@ -1,0 +1,106 @@
+"""``process`` seats: the bot as a local subprocess.
+
+Without a sandbox the bot runs with the arena's own rights, so that is allowed only when
+the tournament says its bots are trusted, and it says so loudly.  When bubblewrap is
+usable, ``process`` seats are sandboxed instead (:mod:`polignac_arena.seats.sandbox`,
+which builds on :class:`LocalProcess` and :func:`std_pipes` here).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+
+from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatProcess
+
+__all__ = ["LocalProcess", "ProcessLauncher", "keep_stderr", "std_pipes"]
+
+log = logging.getLogger(__name__)
+
+
+async def keep_stderr(stream: asyncio.StreamReader, into: bytearray, cap: int) -> None:
+    """Read a stream to its end, keeping at most ``cap`` bytes (the rest is read and dropped)."""
+    while chunk := await stream.read(4096):
+        room = cap - len(into)
+        if room > 0:
+            into.extend(chunk[:room])
+
+
+def std_pipes(transport: str) -> tuple[int, int]:
+    """The bot's stdin and stdout: pipes for a ``stdio`` bot (the arena bridges them), else nothing."""
+    if transport == "stdio":
+        return asyncio.subprocess.PIPE, asyncio.subprocess.PIPE
+    return asyncio.subprocess.DEVNULL, asyncio.subprocess.DEVNULL
+
+
+class LocalProcess(SeatProcess):
+    """A bot process in its own process group (and session): the whole group is killed at the end."""
+
+    def __init__(self, process: asyncio.subprocess.Process, stderr_cap: int) -> None:
+        self.process = process
+        self.stdin = process.stdin
+        self.stdout = process.stdout
+        self._stderr = bytearray()
+        assert process.stderr is not None
+        self._reader = asyncio.ensure_future(keep_stderr(process.stderr, self._stderr, stderr_cap))
+        self._stopped = False
+
+    async def wait(self) -> int | None:
+        return await self.process.wait()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    def stderr_text(self) -> str:
+        return self._stderr.decode("utf-8", "replace")
+
+    async def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        # The whole group, even if the bot itself has exited: whatever it started goes too.
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, sig)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.process.wait(), 1.0)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._reader, 1.0)
+
+
+class ProcessLauncher(SeatLauncher):
+    """Unsandboxed subprocesses, for trusted bots only."""
+
+    kind = SeatKind.PROCESS
+
+    def unavailable(self) -> str | None:
+        return None
+
+    async def start(self, context: SeatContext) -> SeatProcess:
+        if not context.trusted:
+            raise SeatError(
+                "process seats without bubblewrap run bots with the arena's own rights: install bubblewrap"
+                " (apt-get install bubblewrap), or mark the tournament's bots as trusted"
+            )
+        sub = context.submission
+        env = {**os.environ, **context.bot_environment(f"unix:{context.referee_socket}")}
+        stdin, stdout = std_pipes(sub.transport)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *sub.host_command(),
+                cwd=sub.path if not sub.builtin else context.workdir,
+                env=env,
+                stdin=stdin,
+                stdout=stdout,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+                limit=1 << 20,
+            )
+        except OSError as exc:
+            raise SeatError(f"cannot start {sub.label}: {' '.join(sub.host_command())}: {exc.strerror}") from None
+        log.warning("seat %s: %s runs UNSANDBOXED (the tournament trusts its bots)", context.seat, sub.label)
+        return LocalProcess(process, context.limits.stderr_bytes)

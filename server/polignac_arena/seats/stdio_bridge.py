@@ -1,0 +1,340 @@
+"""The bridge between a ``stdio`` bot (JSON lines on its stdin and stdout) and the referee's gRPC stream.
+
+The arena starts one bridge per stdio seat.  The bridge is the gRPC client: it connects
+with the seat's token, says Hello for the bot, writes every PlayResponse to the bot's
+stdin as JSON lines and turns each line of the bot's stdout into a Decision.  The
+protocol is docs/stdio-protocol.md; its rules, in code:
+
+- A line is at most :data:`MAX_LINE_BYTES` bytes before its newline; blank lines are skipped.
+- With no request pending, any line is unsolicited: an empty PlayRequest goes to the
+  referee, which counts it MALFORMED (ignored and counted).
+- With a request pending, a well-formed answer is forwarded as is (the referee judges
+  its request_id, card and contract); any other line answers the pending request with
+  an unparseable card, which the referee counts MALFORMED (the fallback is played).
+- The fault notices of those MALFORMED faults reach the bot with the bridge's reason as
+  their ``detail``.
+- The bot closing its stdout (or exiting) ends the stream: the referee then sees a
+  disconnect or, once it learns the exit status, a crash.  The stream ending closes the
+  bot's stdin.
+
+Nothing a bot writes can make the bridge raise or hold more than a line in memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import json
+import logging
+from functools import cache
+from typing import Any, Final
+
+import grpc
+import grpc.aio
+
+from polignac._proto.polignac.v1 import referee_pb2 as pb
+from polignac._proto.polignac.v1.referee_pb2_grpc import RefereeServiceStub
+from polignac.wire import PROTOCOL_VERSION
+from polignac_arena.seats.base import SeatProcess
+
+__all__ = ["MAX_LINE_BYTES", "TOO_LONG", "LineReader", "message_json", "parse_answer", "response_lines", "run_bridge"]
+
+log = logging.getLogger(__name__)
+
+MAX_LINE_BYTES: Final = 4096
+"""The longest line a bot may write, newline not counted."""
+_CHANNEL_OPTIONS: Final = [("grpc.max_receive_message_length", 1 << 20), ("grpc.max_send_message_length", 16 << 10)]
+_CONTRACTS: Final = {"pass": pb.CONTRACT_PASS, "capot": pb.CONTRACT_CAPOT, "general": pb.CONTRACT_GENERAL}
+_MAX_ID: Final = (1 << 64) - 1
+_READ_CHUNK: Final = 64 * 1024
+TOO_LONG: Final = b"\n"
+"""What :meth:`LineReader.next_line` returns for an over-long line (a newline: no real line holds one)."""
+_WIND_DOWN_S: Final = 5.0
+
+
+# -- arena -> bot: the messages as JSON objects ---------------------------------------------
+
+
+@cache
+def _enum_names(enum: Any) -> dict[int, str]:
+    """Wire names of an enum's values: the proto name without the enum's prefix, lowercase (``CONTRACT_PASS`` -> ``pass``)."""
+    prefix = next((v.name[: -len("UNSPECIFIED")] for v in enum.values if v.name.endswith("_UNSPECIFIED")), "")
+    return {v.number: v.name.removeprefix(prefix).lower() for v in enum.values}
+
+
+def _scalar(field: Any, value: Any) -> Any:
+    if field.type == field.TYPE_ENUM:
+        return _enum_names(field.enum_type).get(value, "unspecified")
+    if field.type == field.TYPE_MESSAGE:
+        return message_json(value)
+    return value
+
+
+def message_json(message: Any) -> dict[str, Any]:
+    """A protobuf message as a JSON object: every field under its proto name, defaults included.
+
+    Enums are their value names in lowercase without the type's prefix; an unset
+    ``optional`` field is ``null``; maps are objects; 64-bit integers are numbers; of a
+    oneof, only the member that is set.
+    """
+    out: dict[str, Any] = {}
+    for field in message.DESCRIPTOR.fields:
+        oneof = field.containing_oneof
+        if oneof is not None and not oneof.name.startswith("_") and message.WhichOneof(oneof.name) != field.name:
+            continue  # a real oneof's other members (proto3 optional fields sit alone in synthetic "_name" oneofs)
+        value = getattr(message, field.name)
+        if field.type == field.TYPE_MESSAGE and field.message_type.GetOptions().map_entry:
+            out[field.name] = dict(sorted(value.items()))  # a stable order: protobuf maps have none
+        elif field.is_repeated:
+            out[field.name] = [_scalar(field, v) for v in value]
+        elif field.has_presence and field.type != field.TYPE_MESSAGE and not message.HasField(field.name):
+            out[field.name] = None
+        else:
+            out[field.name] = _scalar(field, value)
+    return out
+
+
+def response_lines(response: pb.PlayResponse) -> list[dict[str, Any]]:
+    """The JSON objects a PlayResponse becomes, in order: one per event, then its payload."""
+    lines: list[dict[str, Any]] = []
+    for event in response.events:
+        kind = event.WhichOneof("event")
+        if kind is not None:
+            lines.append({"type": "event", "event": kind, **message_json(getattr(event, kind))})
+    payload = response.WhichOneof("payload")
+    if payload is not None:
+        lines.append({"type": payload, **message_json(getattr(response, payload))})
+    return lines
+
+
+def _encode(lines: list[dict[str, Any]]) -> bytes:
+    return b"".join(json.dumps(line, separators=(",", ":")).encode("ascii") + b"\n" for line in lines)
+
+
+# -- bot -> arena: one line, judged -----------------------------------------------------------
+
+
+def parse_answer(line: bytes) -> tuple[pb.Decision | None, str, str]:
+    """A bot's line as a Decision, or ``(None, tag, reason)`` when it is not a well-formed answer.
+
+    The tag (at most 20 characters, never a card) is what the pending request is answered
+    with; the reason is the sentence the bot reads in its fault notice.
+    """
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError) as exc:  # ValueError covers bad UTF-8 and bad JSON
+        return None, "<not JSON>", f"the line is not JSON ({_short(str(exc))}): {_snippet(line)}"
+    if not isinstance(value, dict):
+        return None, "<not an object>", f"the line is JSON but not an object: {_snippet(line)}"
+    request_id = value.get("request_id")
+    if "request_id" not in value:
+        return None, "<no request_id>", f"the answer has no request_id: {_snippet(line)}"
+    if type(request_id) is not int or not 0 <= request_id <= _MAX_ID:
+        return None, "<bad request_id>", f"request_id must be a non-negative integer, got {_short(repr(request_id))}"
+    has_card, has_contract = "card" in value, "contract" in value
+    if has_card == has_contract:
+        return None, "<card or contract>", "an answer has exactly one of 'card' and 'contract'"
+    if has_card:
+        card = value["card"]
+        if not isinstance(card, str):
+            return None, "<card not text>", f"'card' must be text such as \"JS\", got {_short(repr(card))}"
+        return pb.Decision(request_id=request_id, card=card[:32]), "", ""
+    contract = _CONTRACTS.get(value["contract"]) if isinstance(value["contract"], str) else None
+    if contract is None:
+        return None, "<bad contract>", f'\'contract\' must be "pass", "capot" or "general", got {_short(repr(value["contract"]))}'
+    return pb.Decision(request_id=request_id, contract=contract), "", ""
+
+
+def _short(text: str, size: int = 60) -> str:
+    return text if len(text) <= size else text[: size - 3] + "..."
+
+
+def _snippet(line: bytes) -> str:
+    return _short(repr(line.decode("utf-8", "replace")))
+
+
+class LineReader:
+    """The lines of a stream, bounded: memory stays within one chunk plus ``limit`` bytes, whatever the stream holds."""
+
+    def __init__(self, reader: asyncio.StreamReader, limit: int = MAX_LINE_BYTES) -> None:
+        self._reader = reader
+        self._limit = limit
+        self._chunk = b""
+        self._start = 0
+        self._buffer = bytearray()
+        self._skipping = False
+
+    async def next_line(self) -> bytes | None:
+        """The next line without its newline, :data:`TOO_LONG` for a line longer than ``limit``, ``None`` at the end.
+
+        An over-long line is reported as soon as it is too long, and the rest of it is
+        dropped up to its newline.  Bytes after the last newline at the end are dropped.
+        """
+        while True:
+            end = self._chunk.find(b"\n", self._start)
+            if end >= 0:
+                piece = self._chunk[self._start : end]
+                self._start = end + 1
+                if self._skipping:
+                    self._skipping = False
+                    continue
+                too_long = len(self._buffer) + len(piece) > self._limit
+                line = TOO_LONG if too_long else bytes(self._buffer + piece)
+                self._buffer.clear()
+                return line
+            rest = self._chunk[self._start :]
+            self._chunk, self._start = b"", 0
+            if not self._skipping:
+                if len(self._buffer) + len(rest) > self._limit:
+                    self._buffer.clear()
+                    self._skipping = True
+                    return TOO_LONG
+                self._buffer += rest
+            self._chunk = await self._reader.read(_READ_CHUNK)
+            if not self._chunk:
+                return None
+
+
+# -- the bridge ---------------------------------------------------------------------------------
+
+
+class _Bridge:
+    """The state one bridge shares between its two directions (both run on one event loop)."""
+
+    def __init__(self, stdin: asyncio.StreamWriter, call: grpc.aio.StreamStreamCall) -> None:
+        self.stdin = stdin
+        self.call = call
+        self.pending: int | None = None  # the request the bot has been asked and not answered
+        self.reasons: collections.deque[tuple[int, str]] = collections.deque(maxlen=64)  # our MALFORMED, by request_id
+        self.bot_listens = True
+
+    async def referee_to_bot(self) -> None:
+        """Every PlayResponse to the bot's stdin, until the referee ends the stream."""
+        while True:
+            response = await self.call.read()
+            if response is grpc.aio.EOF:
+                return
+            payload = response.WhichOneof("payload")
+            if payload == "decision_request":
+                self.pending = response.decision_request.request_id
+            elif payload == "fault_notice":
+                notice = response.fault_notice
+                if notice.request_id and notice.request_id == self.pending:
+                    self.pending = None  # a timeout: the referee played for the bot
+                if notice.fault == pb.FAULT_MALFORMED:
+                    self._explain(notice)
+            elif payload == "match_ended":
+                self.pending = None
+            await self._to_bot(_encode(response_lines(response)))
+
+    def _explain(self, notice: pb.FaultNotice) -> None:
+        for entry in self.reasons:
+            if entry[0] == notice.request_id:
+                self.reasons.remove(entry)
+                notice.detail = entry[1][:500]
+                return
+
+    async def _to_bot(self, data: bytes) -> None:
+        if not self.bot_listens:
+            return
+        try:
+            self.stdin.write(data)
+            await self.stdin.drain()
+        except (ConnectionError, RuntimeError) as exc:  # the bot closed its stdin or exited
+            log.info("a stdio bot stopped reading its stdin: %r", exc)
+            self.bot_listens = False
+
+    async def bot_to_referee(self, stdout: asyncio.StreamReader) -> None:
+        """Each line of the bot's stdout as a PlayRequest, until the bot closes it (or the stream ends)."""
+        lines = LineReader(stdout, MAX_LINE_BYTES)
+        while (line := await lines.next_line()) is not None:
+            if line is TOO_LONG:
+                decision, tag, reason = None, "<line too long>", f"the line is longer than {MAX_LINE_BYTES} bytes"
+            elif not line.strip():
+                continue
+            else:
+                decision, tag, reason = parse_answer(line)
+            if self.pending is None:
+                # Nothing was asked: the referee counts a message that is not a Decision as MALFORMED.
+                what = reason or _snippet(line)
+                self.reasons.append((0, f"unsolicited line (no request is pending): {what}"))
+                message = pb.PlayRequest()
+            elif decision is not None:
+                if decision.request_id == self.pending:
+                    self.pending = None
+                message = pb.PlayRequest(decision=decision)  # another request_id: the referee says STALE
+            else:
+                self.reasons.append((self.pending, reason))
+                message = pb.PlayRequest(decision=pb.Decision(request_id=self.pending, card=tag))
+                self.pending = None
+            try:
+                await self.call.write(message)
+            except Exception as exc:  # the stream is over (grpc raises several kinds): nothing more to forward
+                log.info("stdio bridge: cannot forward a line: %r", exc)
+                return
+
+
+def _close_quietly(writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(Exception):
+        writer.close()
+
+
+async def run_bridge(
+    process: SeatProcess,
+    address: str,
+    token: str,
+    *,
+    bot_name: str = "stdio-bot",
+    bot_version: str = "0",
+    connect_timeout: float = 10.0,
+) -> None:
+    """Bridge a started stdio bot to the referee at ``address`` for the seat of ``token``, until either side ends.
+
+    ``bot_name`` and ``bot_version`` go in the Hello (the runner passes the submission's).
+    Never raises for anything the bot or the referee does; cancel it to stop it early.
+    """
+    stdin, stdout = process.stdin, process.stdout
+    if stdin is None or stdout is None:
+        log.error("stdio bridge: the seat has no stdin/stdout pipes (was it started for the stdio transport?)")
+        return
+    async with grpc.aio.insecure_channel(address, options=_CHANNEL_OPTIONS) as channel:
+        try:
+            await asyncio.wait_for(channel.channel_ready(), connect_timeout)
+        except TimeoutError:
+            log.error("stdio bridge: cannot reach the referee at %s within %g s", address, connect_timeout)
+            _close_quietly(stdin)
+            return
+        stub = RefereeServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
+        call = stub.Play(metadata=(("authorization", f"Bearer {token}"),))
+        bridge = _Bridge(stdin, call)
+        hello = pb.Hello(protocol_version=PROTOCOL_VERSION, bot_name=bot_name[:64] or "stdio-bot", bot_version=bot_version[:64])
+        try:
+            await call.write(pb.PlayRequest(hello=hello))  # first, and alone: only one task writes from here on
+        except Exception as exc:  # the referee is gone or refused the stream
+            log.warning("stdio bridge: cannot say Hello: %r", exc)
+            _close_quietly(stdin)
+            call.cancel()
+            return
+        to_bot = asyncio.ensure_future(bridge.referee_to_bot())
+        from_bot = asyncio.ensure_future(bridge.bot_to_referee(stdout))
+        try:
+            done, _ = await asyncio.wait({to_bot, from_bot}, return_when=asyncio.FIRST_COMPLETED)
+            if from_bot in done:
+                # The bot closed its stdout: end our half of the stream; the referee ends its half.
+                with contextlib.suppress(Exception):
+                    await call.done_writing()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(to_bot), _WIND_DOWN_S)
+            for task in (to_bot, from_bot):
+                error = task.exception() if task.done() and not task.cancelled() else None
+                if isinstance(error, grpc.aio.AioRpcError):
+                    log.warning("stdio bridge: the referee ended the stream: %s: %s", error.code().name, error.details())
+                elif error is not None:
+                    log.error("stdio bridge: %r", error)
+        finally:
+            for task in (to_bot, from_bot):
+                task.cancel()
+            await asyncio.gather(to_bot, from_bot, return_exceptions=True)
+            _close_quietly(stdin)  # the match is over for this bot: EOF on its stdin
+            call.cancel()

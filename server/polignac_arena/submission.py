@@ -1,0 +1,232 @@
+"""Submissions: a bot's folder and its ``bot.toml``, validated with one clear error per problem.
+
+``bot.toml`` keys (see sample_bots/ for examples)::
+
+    name = "heuristic"              # required: 1-64 of A-Z a-z 0-9 . _ -
+    version = "1.0"                 # required: 1-32 printable characters
+    author = "Ada"                  # optional, up to 100 characters
+    language = "python"             # required: python, javascript, c, cpp, rust, go, java, other
+    command = ["python", "bot.py"]  # required: a list of strings, or one command line
+    transport = "grpc"              # optional: grpc (default) or stdio
+    dockerfile = "Dockerfile"       # optional: build the docker image from this file in the folder
+    image = "my-bot:1"              # optional: a local docker image (not with dockerfile)
+    build = ["gcc", "-O2", "-o", "bot", "bot.c"]  # optional: a build step, run in the folder
+
+    [resources]                     # optional requests, granted up to the tournament's caps
+    memory_mb = 256
+    cpus = 1.0
+    pids = 64
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+__all__ = ["LANGUAGES", "ResourceRequest", "Submission", "SubmissionError", "builtin_submission", "content_digest", "load_submission"]
+
+LANGUAGES: Final = ("python", "javascript", "c", "cpp", "rust", "go", "java", "other")
+TRANSPORTS: Final = ("grpc", "stdio")
+_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_KEYS: Final = ("name", "version", "author", "language", "command", "transport", "dockerfile", "image", "build", "resources")
+_RESOURCE_BOUNDS: Final = {"memory_mb": (16, 65536), "cpus": (0.1, 64.0), "pids": (4, 4096)}
+
+
+class SubmissionError(ValueError):
+    """A submission that cannot be used; ``problems`` lists every problem, one line each."""
+
+    def __init__(self, path: Path, problems: list[str]) -> None:
+        self.path = path
+        self.problems = problems
+        super().__init__(f"{path}: " + "; ".join(problems))
+
+
+@dataclass(frozen=True)
+class ResourceRequest:
+    """What a bot asks for; a tournament grants at most its own caps."""
+
+    memory_mb: int | None = None
+    cpus: float | None = None
+    pids: int | None = None
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A validated bot: where it lives and how to start it."""
+
+    path: Path
+    name: str
+    version: str
+    language: str
+    command: tuple[str, ...]
+    transport: str = "grpc"
+    author: str = ""
+    dockerfile: str | None = None
+    image: str | None = None
+    build: tuple[str, ...] = ()
+    resources: ResourceRequest = field(default_factory=ResourceRequest)
+    builtin: bool = False
+    """A built-in bot of the SDK (``python -m polignac.bots NAME``), not a folder of its own."""
+
+    @property
+    def label(self) -> str:
+        """``name@version``."""
+        return f"{self.name}@{self.version}"
+
+    def host_command(self) -> tuple[str, ...]:
+        """The command as run on this machine: ``python`` means this interpreter (so the SDK imports)."""
+        if self.command and self.command[0] in ("python", "python3"):
+            return (sys.executable, *self.command[1:])
+        return self.command
+
+
+def _line_of(text: str, key: str) -> str:
+    """`` (line N)`` for the first line that sets ``key``, to point at the problem."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if re.match(rf"\s*{re.escape(key)}\s*=", line) or line.strip() == f"[{key}]":
+            return f" (line {number})"
+    return ""
+
+
+def load_submission(path: Path | str) -> Submission:
+    """Read and validate ``PATH/bot.toml``; raises :class:`SubmissionError` listing every problem."""
+    folder = Path(path)
+    manifest = folder / "bot.toml"
+    if not folder.is_dir():
+        raise SubmissionError(folder, ["not a folder (a submission is a folder holding bot.toml)"])
+    if not manifest.is_file():
+        raise SubmissionError(folder, ["no bot.toml in this folder"])
+    try:
+        text = manifest.read_text(encoding="utf-8")
+        table = tomllib.loads(text)
+    except UnicodeDecodeError:
+        raise SubmissionError(manifest, ["not UTF-8 text"]) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SubmissionError(manifest, [f"not valid TOML: {exc}"]) from None
+    problems: list[str] = []
+
+    def bad(key: str, message: str) -> None:
+        problems.append(f"{key!r}{_line_of(text, key)}: {message}")
+
+    for key in table:
+        if key not in _KEYS:
+            bad(key, f"unknown key; known keys: {', '.join(_KEYS)}")
+    name = table.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        bad("name", f"must be 1 to 64 letters, digits, '.', '_' or '-', got {name!r}")
+    version = table.get("version")
+    if not isinstance(version, str) or not 1 <= len(version) <= 32 or not version.isprintable():
+        bad("version", f"must be 1 to 32 printable characters, got {version!r}")
+    author = table.get("author", "")
+    if not isinstance(author, str) or len(author) > 100 or not author.isprintable():
+        bad("author", f"must be up to 100 printable characters, got {author!r}")
+    language = table.get("language")
+    if language not in LANGUAGES:
+        bad("language", f"must be one of {', '.join(LANGUAGES)}, got {language!r}")
+    transport = table.get("transport", "grpc")
+    if transport not in TRANSPORTS:
+        bad("transport", f"must be 'grpc' or 'stdio', got {transport!r}")
+    command = _command(table.get("command"), "command", bad, required=True)
+    build = _command(table.get("build"), "build", bad, required=False)
+    dockerfile = table.get("dockerfile")
+    image = table.get("image")
+    if dockerfile is not None and image is not None:
+        bad("image", "give either 'dockerfile' or 'image', not both")
+    if dockerfile is not None:
+        if not isinstance(dockerfile, str) or not dockerfile or Path(dockerfile).is_absolute() or ".." in Path(dockerfile).parts:
+            bad("dockerfile", f"must be a relative path inside the folder, got {dockerfile!r}")
+        elif not (folder / dockerfile).is_file():
+            bad("dockerfile", f"{dockerfile!r} does not exist in the folder")
+    if image is not None and (not isinstance(image, str) or not re.match(r"^[a-z0-9][a-z0-9._/:@-]{0,199}$", image)):
+        bad("image", f"must be a docker image reference such as 'my-bot:1', got {image!r}")
+    resources = _resources(table.get("resources", {}), bad)
+    if problems:
+        raise SubmissionError(manifest, problems)
+    return Submission(
+        path=folder.resolve(),
+        name=name,  # type: ignore[arg-type]  # validated above
+        version=version,  # type: ignore[arg-type]
+        language=language,  # type: ignore[arg-type]
+        command=command,
+        transport=transport,
+        author=author,
+        dockerfile=dockerfile,
+        image=image,
+        build=build,
+        resources=resources,
+    )
+
+
+def _command(value: Any, key: str, bad: Any, required: bool) -> tuple[str, ...]:
+    if value is None:
+        if required:
+            bad(key, "is required: the command that starts the bot, such as ['python', 'bot.py']")
+        return ()
+    if isinstance(value, str):
+        try:
+            value = shlex.split(value)
+        except ValueError as exc:
+            bad(key, f"cannot be split into words: {exc}")
+            return ()
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v and "\x00" not in v for v in value):
+        bad(key, f"must be a non-empty list of strings (or one command line), got {value!r}")
+        return ()
+    return tuple(value)
+
+
+def _resources(value: Any, bad: Any) -> ResourceRequest:
+    if not isinstance(value, dict):
+        bad("resources", f"must be a table such as [resources] memory_mb = 256, got {value!r}")
+        return ResourceRequest()
+    granted: dict[str, Any] = {}
+    for key, raw in value.items():
+        if key not in _RESOURCE_BOUNDS:
+            bad("resources", f"unknown key {key!r}; known: {', '.join(_RESOURCE_BOUNDS)}")
+            continue
+        lo, hi = _RESOURCE_BOUNDS[key]
+        kind = float if key == "cpus" else int
+        ok = type(raw) is int or (kind is float and type(raw) is float)
+        if not ok or not lo <= raw <= hi:
+            bad("resources", f"{key} must be a number in {lo}..{hi}, got {raw!r}")
+            continue
+        granted[key] = kind(raw)
+    return ResourceRequest(**granted)
+
+
+_SKIPPED_DIRS: Final = {"node_modules", "__pycache__", ".git", ".venv", "build", "dist"}
+
+
+def content_digest(folder: Path) -> str:
+    """A SHA-256 over the folder's files (relative paths and contents), build outputs and caches left out."""
+    digest = hashlib.sha256()
+    root = Path(folder)
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if any(part in _SKIPPED_DIRS or part.startswith(".") for part in relative.parts) or not path.is_file():
+            continue
+        digest.update(str(relative).encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def builtin_submission(name: str) -> Submission:
+    """A built-in bot of the SDK as a submission (its code is the installed ``polignac`` package)."""
+    import polignac
+    from polignac.bots import BUILTIN_BOTS
+
+    if name not in BUILTIN_BOTS:
+        raise SubmissionError(Path(name), [f"no built-in bot {name!r}; built-in bots: {', '.join(BUILTIN_BOTS)}"])
+    return Submission(
+        path=Path(polignac.__file__).resolve().parent,
+        name=name,
+        version=BUILTIN_BOTS[name].version,
+        language="python",
+        command=("python", "-m", "polignac.bots", name),
+        builtin=True,
+    )

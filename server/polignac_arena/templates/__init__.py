@@ -1,0 +1,52 @@
+"""Starter bots for ``polignac bot new``: one folder of files per language, shipped as package data.
+
+In the template files ``{{name}}`` stands for the bot's name. Files named ``gitignore`` and
+``dockerignore`` become ``.gitignore`` and ``.dockerignore`` (packaging skips dotfiles).
+"""
+
+from __future__ import annotations
+
+import re
+from importlib.resources import files
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Final
+
+__all__ = ["TEMPLATE_LANGUAGES", "ScaffoldError", "scaffold"]
+
+TEMPLATE_LANGUAGES: Final = ("python", "javascript", "c")
+_NAME: Final = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # as bot.toml's name
+_RENAMED: Final = {"gitignore": ".gitignore", "dockerignore": ".dockerignore"}
+_SKIPPED: Final = ("__pycache__", ".mypy_cache", ".ruff_cache")
+
+
+class ScaffoldError(ValueError):
+    """A starter bot that cannot be made: the message says why."""
+
+
+def scaffold(name: str, language: str, folder: Path) -> list[Path]:
+    """Write the starter bot ``name`` in ``language`` into ``folder`` (new, or empty); returns the files written."""
+    if not _NAME.match(name):
+        raise ScaffoldError(f"bot name {name!r}: use 1 to 64 letters, digits, '.', '_' or '-'")
+    if language not in TEMPLATE_LANGUAGES:
+        raise ScaffoldError(f"no starter bot in {language!r}; choose one of {', '.join(TEMPLATE_LANGUAGES)}")
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise ScaffoldError(f"{folder} already exists and is not an empty folder: not overwriting it")
+    source = files(__name__) / language
+    written: list[Path] = []
+    folder.mkdir(parents=True, exist_ok=True)
+    _copy(source, folder, name, written)
+    return written
+
+
+def _copy(source: Traversable, target: Path, name: str, written: list[Path]) -> None:
+    for entry in sorted(source.iterdir(), key=lambda e: e.name):
+        if entry.name in _SKIPPED or entry.name.endswith(".pyc"):
+            continue
+        destination = target / _RENAMED.get(entry.name, entry.name)
+        if entry.is_dir():
+            destination.mkdir()
+            _copy(entry, destination, name, written)
+        else:
+            destination.write_text(entry.read_text(encoding="utf-8").replace("{{name}}", name), encoding="utf-8")
+            written.append(destination)

@@ -1,0 +1,300 @@
+"""Tournament files: TOML, every setting with a default and bounds, one clear error per problem.
+
+A tournament file looks like ``tournaments/quickstart.toml``::
+
+    name = "quickstart"            # required: 1-64 of A-Z a-z 0-9 . _ -
+    description = ""               # optional text
+    entrants = ["random", "../sample_bots/cautious"]   # required: built-in names, submission folders
+                                   # (relative to this file), or registered bots "name" / "name@version"
+    format = "round-robin"         # round-robin | duplicate | ladder
+    table_size = 3                 # players per match, 3..6 (at most the number of entrants)
+    rounds = 1                     # round-robin and duplicate: times over the schedule, 1..1000
+    matches = 100                  # ladder: the match budget, 1..1000000
+    seed = 1                       # 0..2**64-1: the schedule and every deal derive from it
+    parallel = 1                   # matches at once, 1..64 (the command line may override)
+
+    [rules]                        # any ruleset setting (polignac rules NAME lists them)
+    variant = "classic"
+    limit = 20
+
+    [time]                         # milliseconds
+    move_ms = 1000
+    bank_ms = 10000
+    startup_ms = 10000
+
+    [seats]
+    kind = "process"               # process | docker | inprocess
+    trusted = false                # vouch for the bots (process seats without bubblewrap need it)
+
+    [seats.limits]                 # caps; a bot's own [resources] requests are granted up to these
+    memory_mb = 512
+    cpus = 1.0
+    pids = 64
+    cpu_seconds = 600
+
+    [trueskill]
+    mu = 25.0
+    sigma = 8.333333
+    beta = 4.166667
+    tau = 0.083333
+    draw_probability = 0.10
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from polignac import PolignacError, Ruleset
+from polignac.deal import MAX_SEED
+from polignac_arena.referee import TimeControl
+from polignac_arena.seats import SeatKind, SeatLimits
+
+__all__ = ["FORMATS", "ConfigError", "TournamentConfig", "TrueSkillSettings", "load_config", "parse_config"]
+
+FORMATS: Final = ("round-robin", "duplicate", "ladder")
+_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_TOP_KEYS: Final = ("name", "description", "entrants", "format", "table_size", "rounds", "matches", "seed", "parallel")
+_SECTIONS: Final = ("rules", "time", "seats", "trueskill")
+
+
+class ConfigError(ValueError):
+    """A tournament file with problems; ``problems`` has one line per problem, with its key and line."""
+
+    def __init__(self, path: Path | str, problems: list[str]) -> None:
+        self.path = Path(path)
+        self.problems = problems
+        super().__init__(f"{path}: {len(problems)} problem(s):\n" + "\n".join(f"  {p}" for p in problems))
+
+
+@dataclass(frozen=True)
+class TrueSkillSettings:
+    """The TrueSkill environment of a tournament."""
+
+    mu: float = 25.0
+    sigma: float = 25.0 / 3
+    beta: float = 25.0 / 6
+    tau: float = 25.0 / 300
+    draw_probability: float = 0.10
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """A validated tournament file."""
+
+    name: str
+    entrants: tuple[str, ...]
+    rules: Ruleset
+    base_dir: Path
+    description: str = ""
+    format: str = "round-robin"
+    table_size: int = 4
+    rounds: int = 1
+    matches: int = 100
+    seed: int = 1
+    parallel: int = 1
+    time: TimeControl = field(default_factory=TimeControl)
+    seat_kind: SeatKind = SeatKind.PROCESS
+    trusted: bool = False
+    limits: SeatLimits = field(default_factory=SeatLimits)
+    trueskill: TrueSkillSettings = field(default_factory=TrueSkillSettings)
+    source: str = ""
+    """The file's text, stored with the tournament."""
+
+
+class _Lines:
+    """Finds the line of a key in the TOML text, to point each problem at it."""
+
+    def __init__(self, text: str) -> None:
+        self.entries: list[tuple[str, str, int]] = []
+        section = ""
+        for number, raw in enumerate(text.splitlines(), start=1):
+            line = raw.split("#", 1)[0].strip()
+            header = re.match(r"^\[([^\]]+)\]$", line)
+            if header:
+                section = header.group(1).strip()
+                self.entries.append((section, "", number))
+                continue
+            assignment = re.match(r'^"?([A-Za-z0-9_.-]+)"?\s*=', line)
+            if assignment:
+                self.entries.append((section, assignment.group(1), number))
+
+    def where(self, section: str, key: str = "") -> str:
+        for entry_section, entry_key, number in self.entries:
+            if entry_section == section and entry_key == key:
+                return f"line {number}: "
+        for entry_section, entry_key, number in self.entries:
+            if entry_section == section and not entry_key:
+                return f"line {number}: "
+        return ""
+
+
+def load_config(path: Path | str) -> TournamentConfig:
+    """Read and validate a tournament file; raises :class:`ConfigError` listing every problem."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(file, [f"cannot read the file: {exc.strerror}"]) from None
+    except UnicodeDecodeError:
+        raise ConfigError(file, ["not a UTF-8 text file"]) from None
+    return parse_config(text, file)
+
+
+def parse_config(text: str, path: Path | str = "<tournament>") -> TournamentConfig:
+    """Validate the text of a tournament file (relative entrant paths are taken from ``path``'s folder)."""
+    file = Path(path)
+    try:
+        table = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(file, [f"not valid TOML: {exc}"]) from None
+    lines = _Lines(text)
+    problems: list[str] = []
+
+    def bad(section: str, key: str, message: str) -> None:
+        dotted = f"{section}.{key}" if section and key else section or key
+        problems.append(f"{lines.where(section, key)}{dotted!r}: {message}")
+
+    for key in table:
+        if key not in _TOP_KEYS and key not in _SECTIONS:
+            bad("", key, f"unknown setting; known: {', '.join(_TOP_KEYS + _SECTIONS)}")
+
+    def integer(section: str, source: dict[str, Any], key: str, default: int, lo: int, hi: int) -> int:
+        value = source.get(key, default)
+        if type(value) is not int or not lo <= value <= hi:
+            bad(section, key, f"must be an integer in {lo}..{hi}, got {value!r}")
+            return default
+        return value
+
+    def number(section: str, source: dict[str, Any], key: str, default: float, lo: float, hi: float) -> float:
+        value = source.get(key, default)
+        if type(value) not in (int, float) or not lo <= value <= hi:
+            bad(section, key, f"must be a number in {lo:g}..{hi:g}, got {value!r}")
+            return default
+        return float(value)
+
+    def section_table(name: str) -> dict[str, Any]:
+        value = table.get(name, {})
+        if not isinstance(value, dict):
+            bad(name, "", f"must be a table ([{name}]), got {value!r}")
+            return {}
+        return value
+
+    name = table.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        bad("", "name", f"must be 1 to 64 letters, digits, '.', '_' or '-', got {name!r}")
+        name = "tournament"
+    description = table.get("description", "")
+    if not isinstance(description, str):
+        bad("", "description", f"must be text, got {description!r}")
+        description = ""
+    entrants = table.get("entrants")
+    if not isinstance(entrants, list) or not entrants or not all(isinstance(e, str) and e.strip() for e in entrants):
+        bad("", "entrants", f"must be a list of bots (built-in names, folders, or 'name@version'), got {entrants!r}")
+        entrants = []
+    elif len(set(entrants)) != len(entrants):
+        duplicates = sorted({e for e in entrants if entrants.count(e) > 1})
+        bad("", "entrants", f"each entrant once, but {', '.join(map(repr, duplicates))} appear more than once")
+    form = table.get("format", "round-robin")
+    if form not in FORMATS:
+        bad("", "format", f"must be one of {', '.join(FORMATS)}, got {form!r}")
+        form = "round-robin"
+    table_size = integer("", table, "table_size", 4, 3, 6)
+    if entrants and table_size > len(entrants) and table.get("table_size", 4) == table_size:
+        bad("", "table_size", f"is {table_size} but there are only {len(entrants)} entrants")
+    rounds = integer("", table, "rounds", 1, 1, 1000)
+    matches = integer("", table, "matches", 100, 1, 1_000_000)
+    seed = integer("", table, "seed", 1, 0, MAX_SEED)
+    parallel = integer("", table, "parallel", 1, 1, 64)
+
+    rules_table = dict(section_table("rules"))
+    rules_table.setdefault("players", table_size)
+    if rules_table.get("players") != table_size:
+        bad("rules", "players", f"is set by table_size ({table_size}); leave it out of [rules]")
+    rules = Ruleset()
+    try:
+        rules = Ruleset.from_dict(rules_table)
+    except PolignacError as exc:
+        named = re.search(r"'([a-z_]+)'", str(exc))
+        bad("rules", named.group(1) if named else "", str(exc))
+
+    time_table = section_table("time")
+    for key in time_table:
+        if key not in ("move_ms", "bank_ms", "startup_ms"):
+            bad("time", key, "unknown setting; known: move_ms, bank_ms, startup_ms")
+    clock = TimeControl(
+        move_ms=integer("time", time_table, "move_ms", 1000, 1, 3_600_000),
+        bank_ms=integer("time", time_table, "bank_ms", 10_000, 0, 3_600_000),
+        startup_ms=integer("time", time_table, "startup_ms", 10_000, 1, 3_600_000),
+    )
+
+    seats_table = section_table("seats")
+    for key in seats_table:
+        if key not in ("kind", "trusted", "limits"):
+            bad("seats", key, "unknown setting; known: kind, trusted, limits")
+    kind_text = seats_table.get("kind", "process")
+    try:
+        seat_kind = SeatKind(kind_text)
+    except ValueError:
+        bad("seats", "kind", f"must be one of {', '.join(k.value for k in SeatKind)}, got {kind_text!r}")
+        seat_kind = SeatKind.PROCESS
+    trusted = seats_table.get("trusted", False)
+    if type(trusted) is not bool:
+        bad("seats", "trusted", f"must be true or false, got {trusted!r}")
+        trusted = False
+    limits_table = seats_table.get("limits", {})
+    if not isinstance(limits_table, dict):
+        bad("seats.limits", "", f"must be a table, got {limits_table!r}")
+        limits_table = {}
+    known_limits = ("memory_mb", "cpus", "pids", "cpu_seconds", "file_size_mb", "open_files", "tmpfs_mb")
+    for key in limits_table:
+        if key not in known_limits:
+            bad("seats.limits", key, f"unknown setting; known: {', '.join(known_limits)}")
+    defaults = SeatLimits()
+    limits = SeatLimits(
+        memory_mb=integer("seats.limits", limits_table, "memory_mb", defaults.memory_mb, 32, 65_536),
+        cpus=number("seats.limits", limits_table, "cpus", defaults.cpus, 0.1, 64),
+        pids=integer("seats.limits", limits_table, "pids", defaults.pids, 8, 4096),
+        cpu_seconds=integer("seats.limits", limits_table, "cpu_seconds", defaults.cpu_seconds, 1, 86_400),
+        file_size_mb=integer("seats.limits", limits_table, "file_size_mb", defaults.file_size_mb, 1, 10_240),
+        open_files=integer("seats.limits", limits_table, "open_files", defaults.open_files, 16, 65_536),
+        tmpfs_mb=integer("seats.limits", limits_table, "tmpfs_mb", defaults.tmpfs_mb, 1, 10_240),
+    )
+
+    ts_table = section_table("trueskill")
+    known_ts = ("mu", "sigma", "beta", "tau", "draw_probability")
+    for key in ts_table:
+        if key not in known_ts:
+            bad("trueskill", key, f"unknown setting; known: {', '.join(known_ts)}")
+    ts_defaults = TrueSkillSettings()
+    trueskill = TrueSkillSettings(
+        mu=number("trueskill", ts_table, "mu", ts_defaults.mu, -1e6, 1e6),
+        sigma=number("trueskill", ts_table, "sigma", ts_defaults.sigma, 1e-3, 1e6),
+        beta=number("trueskill", ts_table, "beta", ts_defaults.beta, 1e-3, 1e6),
+        tau=number("trueskill", ts_table, "tau", ts_defaults.tau, 0, 1e6),
+        draw_probability=number("trueskill", ts_table, "draw_probability", ts_defaults.draw_probability, 0, 0.99),
+    )
+    if problems:
+        raise ConfigError(file, problems)
+    return TournamentConfig(
+        name=name,
+        entrants=tuple(e.strip() for e in entrants),
+        rules=rules,
+        base_dir=file.resolve().parent,
+        description=description,
+        format=form,
+        table_size=table_size,
+        rounds=rounds,
+        matches=matches,
+        seed=seed,
+        parallel=parallel,
+        time=clock,
+        seat_kind=seat_kind,
+        trusted=trusted,
+        limits=limits,
+        trueskill=trueskill,
+        source=text,
+    )

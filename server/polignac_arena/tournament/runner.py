@@ -1,0 +1,299 @@
+"""Run a tournament: resolve its entrants, schedule it, play the matches on a local pool, store every
+result exactly once with its rating update, and pick up where a killed run stopped.
+
+Matches run concurrently in one event loop (``parallel`` at a time); each match has its own
+referee and its bots are processes or containers, so the pool is a pool of processes.
+Ratings are applied by the store strictly in schedule order, whatever order matches end in,
+so ``--parallel 1`` and ``--parallel 2`` give the same leaderboard.  The ladder format is the
+exception: its next tables depend on the ratings when they are drawn, so its schedule depends
+on the parallelism (it is deterministic for a given ``parallel``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from polignac.bots import BUILTIN_BOTS
+from polignac_arena.ratings import Rating, RatingEnv, new_version, rate_match
+from polignac_arena.referee import MatchResult
+from polignac_arena.runner import run_local_match
+from polignac_arena.schedule import Fixture, duplicate, ladder_next, match_seed, round_robin
+from polignac_arena.seats import SeatKind
+from polignac_arena.store import ConflictError, Store
+from polignac_arena.submission import Submission, SubmissionError, builtin_submission, content_digest, load_submission
+from polignac_arena.tournament.config import TournamentConfig
+
+__all__ = ["EntrantError", "TournamentRun", "config_record", "rating_env", "resolve_entrants", "run_tournament"]
+
+
+class EntrantError(ValueError):
+    """An entrant that names no usable bot."""
+
+
+def rating_env(config: TournamentConfig) -> RatingEnv:
+    """The TrueSkill environment of a tournament."""
+    ts = config.trueskill
+    return RatingEnv(mu=ts.mu, sigma=ts.sigma, beta=ts.beta, tau=ts.tau, draw_probability=ts.draw_probability)
+
+
+def config_record(config: TournamentConfig) -> dict[str, Any]:
+    """What defines a tournament (compared on --resume): everything but the parallelism."""
+    return {
+        "entrants": list(config.entrants),
+        "format": config.format,
+        "table_size": config.table_size,
+        "rounds": config.rounds,
+        "matches": config.matches,
+        "seed": str(config.seed),
+        "rules": config.rules.to_dict(),
+        "time": {"move_ms": config.time.move_ms, "bank_ms": config.time.bank_ms, "startup_ms": config.time.startup_ms},
+        "seats": {"kind": config.seat_kind.value, "trusted": config.trusted, "limits": vars(config.limits).copy()},
+        "trueskill": vars(config.trueskill).copy(),
+    }
+
+
+def resolve_entrants(config: TournamentConfig, store: Store) -> dict[str, Submission]:
+    """Each entrant as a validated submission registered in the store, by key ``name@version``."""
+    found: dict[str, Submission] = {}
+    problems = []
+    for entrant in config.entrants:
+        try:
+            submission = _resolve(entrant, config.base_dir, store)
+        except (EntrantError, SubmissionError) as exc:
+            problems.append(f"entrant {entrant!r}: {exc}")
+            continue
+        key = f"{submission.name}@{submission.version}"
+        if key in found:
+            problems.append(f"entrant {entrant!r} is {key}, like another entrant: give each bot its own name or version")
+            continue
+        digest = "builtin" if submission.builtin else content_digest(submission.path)
+        try:
+            store.add_bot(submission.name, submission.version, submission.path, digest, submission.language)
+        except ConflictError as exc:
+            problems.append(f"entrant {entrant!r}: {exc}")
+            continue
+        found[key] = submission
+    if problems:
+        raise EntrantError("\n".join(problems))
+    return found
+
+
+def _resolve(entrant: str, base: Path, store: Store) -> Submission:
+    if entrant in BUILTIN_BOTS:
+        return builtin_submission(entrant)
+    path = (base / entrant).resolve()
+    if path.is_dir():
+        return load_submission(path)
+    name, _, version = entrant.partition("@")
+    bot = store.get_bot(name, version or None)
+    if bot is None:
+        raise EntrantError(f"no folder {str(path)!r}, no built-in bot, and no registered bot of that name (polignac bot list)")
+    return load_submission(bot.path)
+
+
+def _priors(keys: Sequence[str], store: Store, env: RatingEnv) -> dict[str, Rating]:
+    """A bot's latest rating; a new version of a known bot keeps its mu with a fresh sigma."""
+    latest = store.latest_ratings()
+    priors: dict[str, Rating] = {}
+    for key in keys:
+        if key in latest:
+            priors[key] = Rating(*latest[key])
+            continue
+        name = key.rsplit("@", 1)[0]
+        older = [rating for other, rating in latest.items() if other.rsplit("@", 1)[0] == name]
+        if older:
+            priors[key] = Rating(*new_version(env, older[-1]))
+    return priors
+
+
+def bot_seed(seed: int, seat: int) -> int:
+    """A seed for a bot's own randomness, derived one-way from the match seed: it tells nothing of the deal."""
+    return int.from_bytes(hashlib.sha256(f"polignac-arena/bot-seed/{seed}/{seat}".encode()).digest()[:8], "big")
+
+
+@dataclass
+class TournamentRun:
+    """The outcome of :func:`run_tournament`."""
+
+    tournament_id: int
+    played: int = 0
+    failed: int = 0
+    already_finished: bool = False
+    faults: dict[str, int] = field(default_factory=dict)
+
+
+ProgressHook = Callable[[str, int, int, int, int], None]
+"""``hook(event, done, total, running, faults)`` with event "start", "match" or "end"."""
+
+
+async def run_tournament(
+    config: TournamentConfig,
+    store: Store,
+    *,
+    parallel: int | None = None,
+    resume: bool = False,
+    progress: ProgressHook | None = None,
+    record_dir: Path | None = None,
+) -> TournamentRun:
+    """Run ``config`` to its end (or finish it with ``resume``); results and ratings go to ``store``."""
+    entrants = resolve_entrants(config, store)
+    keys = list(entrants)
+    env = rating_env(config)
+    existing = store.get_tournament(config.name)
+    if existing is not None and not resume and existing.status != "finished":
+        raise ConflictError(
+            f"tournament {config.name!r} already exists in this store and is not finished: add --resume to finish it"
+            " (or rename the tournament)"
+        )
+    if config.format == "round-robin":
+        fixtures: list[Fixture] = round_robin(keys, config.table_size, config.rounds, config.seed)
+    elif config.format == "duplicate":
+        fixtures = duplicate(keys, config.table_size, config.rounds, config.seed)
+    else:
+        fixtures = []
+    tournament_id = store.create_tournament(
+        config.name, config_record(config), fixtures, source=config.source, initial_ratings=_priors(keys, store, env)
+    )
+    outcome = TournamentRun(tournament_id)
+    stored = store.get_tournament(tournament_id)
+    if stored is not None and stored.status == "finished":
+        outcome.already_finished = True
+        return outcome
+    store.set_status(tournament_id, "running")
+    width = parallel or config.parallel
+    priors = {key: rating for key, rating in store.ratings(tournament_id).items()}
+
+    def rate(current: Mapping[str, tuple[float, float]], seats: Sequence[str], places: Sequence[int]) -> dict[str, Rating]:
+        before = [current.get(s) or priors.get(s) or env.initial for s in seats]
+        return dict(zip(seats, rate_match(env, before, places), strict=True))
+
+    total = config.matches if config.format == "ladder" else len(store.fixtures(tournament_id))
+    done = store.progress(tournament_id).done
+    running = 0
+    faults = sum(store.progress(tournament_id).faults.values())
+    if progress:
+        progress("start", done, total, 0, faults)
+
+    async def play(fixture_index: int, seats: Sequence[str], seed: int) -> None:
+        nonlocal done, running, faults
+        running += 1
+        started = time.monotonic()
+        try:
+            result, _ = await run_local_match(
+                [entrants[key] for key in seats],
+                config.rules,
+                seed,
+                config.time,
+                seat_kind=SeatKind(config.seat_kind),
+                trusted=config.trusted,
+                limits=config.limits,
+                record_path=None if record_dir is None else record_dir / f"{config.name}-{fixture_index:05d}.jsonl",
+                match_id=f"{config.name}-{fixture_index:05d}-{seed % 10**6:06d}",
+                bot_seeds=[bot_seed(seed, s) for s in range(len(seats))],
+            )
+        except Exception as exc:  # a match that cannot run is recorded as an error and retried on --resume
+            outcome.failed += 1
+            running -= 1
+            print(f"match {fixture_index} could not run: {exc}")
+            return
+        running -= 1
+        _store_result(store, tournament_id, fixture_index, result, rate, time.monotonic() - started)
+        if result.status == "finished":
+            done += 1
+            outcome.played += 1
+            for seat_faults in result.faults:
+                for kind, count in seat_faults.items():
+                    outcome.faults[kind] = outcome.faults.get(kind, 0) + count
+                    faults += count
+        else:
+            outcome.failed += 1
+        if progress:
+            progress("match", done, total, running, faults)
+
+    slots = asyncio.Semaphore(width)
+
+    async def guarded(fixture_index: int, seats: Sequence[str], seed: int) -> None:
+        async with slots:
+            await play(fixture_index, seats, seed)
+
+    if config.format == "ladder":
+        await _run_ladder(config, store, tournament_id, keys, env, width, guarded)
+    else:
+        await _all(guarded(f.index, f.seats, f.seed) for f in store.pending_fixtures(tournament_id))
+    if store.progress(tournament_id).pending == 0 and (config.format != "ladder" or len(store.fixtures(tournament_id)) >= config.matches):
+        store.set_status(tournament_id, "finished")
+    else:
+        store.set_status(tournament_id, "stopped")
+    if progress:
+        progress("end", done, total, 0, faults)
+    return outcome
+
+
+async def _run_ladder(
+    config: TournamentConfig,
+    store: Store,
+    tournament_id: int,
+    keys: list[str],
+    env: RatingEnv,
+    width: int,
+    play: Callable[[int, Sequence[str], int], Any],
+) -> None:
+    """Draw tables in waves of ``width`` from the ratings so far, until the match budget is spent."""
+    pending = store.pending_fixtures(tournament_id)
+    if pending:  # a resumed ladder first replays what was drawn but not played
+        await _all(play(f.index, f.seats, f.seed) for f in pending)
+    while (drawn := len(store.fixtures(tournament_id))) < config.matches:
+        ratings = {**store.ratings(tournament_id)}
+        games: dict[str, int] = dict.fromkeys(keys, 0)
+        last: frozenset[str] | None = None
+        for fixture in store.fixtures(tournament_id):
+            for key in fixture.seats:
+                games[key] = games.get(key, 0) + 1
+            last = frozenset(fixture.seats)
+        wave = []
+        for offset in range(min(width, config.matches - drawn)):
+            index = drawn + offset
+            seats = ladder_next(keys, config.table_size, ratings, games, last, config.seed + index, env)
+            for key in seats:
+                games[key] += 1
+            last = frozenset(seats)
+            wave.append(Fixture(index, seats, match_seed(config.seed, index), index))
+        store.add_fixtures(tournament_id, wave)
+        await _all(play(f.index, f.seats, f.seed) for f in wave)
+        if store.progress(tournament_id).pending:
+            return  # matches failed: stop here, --resume plays them again
+
+
+async def _all(coroutines: Iterable[Coroutine[Any, Any, None]]) -> None:
+    """Run the matches together; if one fails, stop the others and wait for them before raising.
+
+    (A bare gather would leave the others running; asyncio.run then cancels every task at
+    once, servers' included, and can hang.)
+    """
+    async with asyncio.TaskGroup() as group:
+        for coroutine in coroutines:
+            group.create_task(coroutine)
+
+
+def _store_result(store: Store, tournament_id: int, index: int, result: MatchResult, rate: Any, duration_s: float) -> None:
+    hands = [line for line in result.record if line.get("type") == "hand_ended" and not line.get("tiebreak")]
+    store.record_result(
+        tournament_id,
+        index,
+        match_id=result.match_id,
+        status=result.status,
+        places=result.places,
+        totals=result.totals,
+        faults=result.faults,
+        hands=len(hands),
+        rate=rate,
+        penalties=[sum(line["scores"][seat] for line in hands) for seat in range(len(result.totals))],
+        record=result.record,
+        duration_s=duration_s,
+    )

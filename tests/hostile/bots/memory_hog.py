@@ -1,0 +1,17 @@
+"""Hostile: allocates memory until something stops it."""
+
+from polignac.bot import Bot, run
+
+
+class Hog(Bot):
+    name = "memory-hog"
+
+    def play(self, view):
+        hoard = []
+        while True:
+            hoard.append(bytearray(16 * 1024 * 1024))
+            for i in range(0, len(hoard[-1]), 4096):  # touch every page: really resident
+                hoard[-1][i] = 1
+
+
+run(Hog())

@@ -1,0 +1,15 @@
+"""Hostile: burns CPU instead of playing."""
+
+from polignac.bot import Bot, run
+
+
+class Spinner(Bot):
+    name = "spinner"
+
+    def play(self, view):
+        n = 0
+        while True:
+            n += 1
+
+
+run(Spinner())
