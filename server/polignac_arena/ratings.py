@@ -14,6 +14,7 @@ a resumed or parallel run gives the same table as an uninterrupted serial one.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,10 @@ __all__ = [
     "replay_ratings",
     "win_probability",
 ]
+
+
+# Above this many arrangements of tied players, a match is rated in the order given (see rate_match).
+_MAX_TIE_ARRANGEMENTS = 720
 
 
 class Rating(NamedTuple):
@@ -109,6 +114,15 @@ def rate_match(env: RatingEnv, ratings: Sequence[tuple[float, float]], places: S
     best; equal places are draws; only the order of the places matters, so ``[1, 1, 3]`` and
     ``[1, 1, 2]`` are the same standings).  A forfeiter is simply last in ``places``.
 
+    Ties: TrueSkill chains the players in finishing order and compares neighbours, so of two
+    tied players the one chained first is compared with the player above the tie and the
+    other with the player below, and their updates differ slightly with that arbitrary order
+    (by about 0.007 mu for two tied players of four).  So that no seat or name is favoured,
+    a match with ties is rated once per arrangement of each group of tied players in
+    rotation (at most 9 arrangements for 6 players; 1 without ties, which is plain TrueSkill),
+    and each player gets the Gaussian matching the mean and variance of its results.  Tied
+    players with equal priors then get exactly equal ratings.
+
     >>> [tuple(round(x, 3) for x in r) for r in rate_match(RatingEnv(), [(25, 25 / 3), (25, 25 / 3)], [1, 2])]
     [(29.396, 7.171), (20.604, 7.171)]
     """
@@ -121,9 +135,30 @@ def rate_match(env: RatingEnv, ratings: Sequence[tuple[float, float]], places: S
             raise ValueError(f"rate_match: places are integers >= 1 (1 is best), got {list(places)!r}")
     priors = [_checked(r, "rate_match") for r in ratings]
     ts = env.trueskill_env()
-    groups = [(ts.create_rating(mu=r.mu, sigma=r.sigma),) for r in priors]
-    rated = ts.rate(groups, ranks=list(places))
-    return [Rating(float(group[0].mu), float(group[0].sigma)) for group in rated]
+    by_place: dict[int, list[int]] = {}
+    for i, place in enumerate(places):
+        by_place.setdefault(place, []).append(i)
+    ladder = [by_place[place] for place in sorted(by_place)]
+    arrangements = math.prod(len(group) for group in ladder)
+    if arrangements > _MAX_TIE_ARRANGEMENTS:  # far beyond a card table: rate the given order only
+        ladder = [[i] for group in ladder for i in group]
+    outcomes: list[list[Rating]] = [[] for _ in priors]
+    for shifts in itertools.product(*(range(len(group)) for group in ladder)):
+        order = [i for group, shift in zip(ladder, shifts, strict=True) for i in group[shift:] + group[:shift]]
+        groups = [(ts.create_rating(mu=priors[i].mu, sigma=priors[i].sigma),) for i in order]
+        rated = ts.rate(groups, ranks=[places[i] for i in order])
+        for i, group in zip(order, rated, strict=True):
+            outcomes[i].append(Rating(float(group[0].mu), float(group[0].sigma)))
+    return [_moment_match(results) for results in outcomes]
+
+
+def _moment_match(results: list[Rating]) -> Rating:
+    """The Gaussian with the mean and variance of an equal mixture of ``results``."""
+    if len(results) == 1:
+        return results[0]
+    mu = math.fsum(r.mu for r in results) / len(results)
+    variance = math.fsum(r.sigma**2 + (r.mu - mu) ** 2 for r in results) / len(results)
+    return Rating(mu, math.sqrt(variance))
 
 
 def match_quality(env: RatingEnv, ratings: Sequence[tuple[float, float]]) -> float:

@@ -7,6 +7,7 @@ from dataclasses import asdict
 from typing import Annotated
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -43,19 +44,21 @@ def _number(value: float | None, digits: int = 2) -> str:
 
 
 def leaderboard_table(rows: list[LeaderboardRow], title: str) -> Table:
-    """The leaderboard as a rich table."""
-    table = Table(title=title)
-    for name, justify in [
-        ("#", "right"), ("bot", "left"), ("version", "left"), ("mu", "right"), ("sigma", "right"), ("mu-3sigma", "right"),
-        ("matches", "right"), ("wins", "right"), ("avg place", "right"), ("pen/hand", "right"), ("faults", "left"),
-    ]:  # fmt: skip
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    """The leaderboard as a rich table, compact enough for an 80-column terminal."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True)
+    widest = max((len(row.name) for row in rows), default=3)
+    table.add_column("#", justify="right")
+    table.add_column("bot", min_width=min(widest, 24), no_wrap=True)
+    for name in ("ver", "mu", "sd", "rating", "games", "wins", "place", "pen"):
+        table.add_column(name, justify="left" if name == "ver" else "right", no_wrap=True)
+    table.add_column("faults")
     for row in rows:
         faults = ", ".join(f"{k} {v}" for k, v in sorted(row.faults.items())) or "-"
         table.add_row(
             str(row.rank), row.name, row.version, _number(row.mu), _number(row.sigma), _number(row.conservative),
             str(row.matches), str(row.wins), _number(row.average_place), _number(row.average_penalty_per_hand), faults,
         )  # fmt: skip
+    table.caption = "rating = mu - 3 sd (the order); place: average place; pen: penalty points per hand"
     return table
 
 
