@@ -222,10 +222,11 @@ def builtin_submission(name: str) -> Submission:
 
     if name not in BUILTIN_BOTS:
         raise SubmissionError(Path(name), [f"no built-in bot {name!r}; built-in bots: {', '.join(BUILTIN_BOTS)}"])
+    # Version "builtin": the SDK's bots are told apart from folders of the same name (the sample bots).
     return Submission(
         path=Path(polignac.__file__).resolve().parent,
         name=name,
-        version=BUILTIN_BOTS[name].version,
+        version="builtin",
         language="python",
         command=("python", "-m", "polignac.bots", name),
         builtin=True,

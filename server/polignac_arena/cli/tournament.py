@@ -37,7 +37,7 @@ def run(
     try:
         config = load_config(file)
     except ConfigError as exc:
-        fail(str(exc).replace("\n", " "))
+        fail(f"{exc.path}: " + "; ".join(exc.problems))
     console = Console()
     with open_store(db) as store:
         with Progress(

@@ -133,6 +133,13 @@ try:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
+    # Die with the arena even if it is killed before bubblewrap's own --die-with-parent is in place
+    # (PR_SET_PDEATHSIG survives execve for a non-setuid binary), and stop now if it is already gone.
+    step = "ask to die with the arena"
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+    if os.getppid() != spec["parent"]:
+        os._exit(125)
     step = "start " + spec["argv"][0]
     os.execv(spec["argv"][0], spec["argv"])
 except BaseException as exc:
@@ -547,6 +554,7 @@ class _Plan:
         """The command that sets the seat up as root and then becomes bubblewrap (see ``_TRAMPOLINE``)."""
         spec = {
             "report": report_fd,
+            "parent": os.getpid(),
             "cgroups": self.cgroup_procs,
             "staged": self.staged,
             "rlimits": [[which, soft, hard] for which, (soft, hard) in self.rlimits],

@@ -44,11 +44,12 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from polignac import PolignacError, Ruleset
+from polignac import PRESETS, PolignacError, Ruleset
 from polignac.deal import MAX_SEED
 from polignac_arena.referee import TimeControl
 from polignac_arena.seats import SeatKind, SeatLimits
@@ -123,12 +124,23 @@ class _Lines:
                 self.entries.append((section, assignment.group(1), number))
 
     def where(self, section: str, key: str = "") -> str:
-        for entry_section, entry_key, number in self.entries:
-            if entry_section == section and entry_key == key:
-                return f"line {number}: "
-        for entry_section, entry_key, number in self.entries:
-            if entry_section == section and not entry_key:
-                return f"line {number}: "
+        """``line N: `` for the setting, or the nearest line that sets its table; empty if none is found."""
+        dotted = ".".join(part for part in (section, key) if part)
+        top, _, rest = dotted.partition(".")
+        candidates: list[Callable[[str, str], bool]] = [
+            lambda s, k: s == section and k == key,  # key = value under [section]
+            lambda s, k: s == "" and k == dotted,  # section.key = value at the top
+            lambda s, k: s == section and not k and not key,  # the [section] header itself
+            lambda s, k: s == dotted and not k,  # a [section.key] sub-table header
+            lambda s, k: s == top and k == rest,  # [top] then sub.key = value
+            lambda s, k: s == top and k == rest.split(".")[0],  # [top] then sub = { inline table }
+            lambda s, k: s == "" and (k == top or k.startswith(top + ".")),  # top = { inline table }
+            lambda s, k: s == section and not k,  # the [section] header, for a key not found under it
+        ]
+        for matches in candidates:
+            for entry_section, entry_key, number in self.entries:
+                if matches(entry_section, entry_key):
+                    return f"line {number}: "
         return ""
 
 
@@ -215,11 +227,22 @@ def parse_config(text: str, path: Path | str = "<tournament>") -> TournamentConf
     if rules_table.get("players") != table_size:
         bad("rules", "players", f"is set by table_size ({table_size}); leave it out of [rules]")
     rules = Ruleset()
-    try:
-        rules = Ruleset.from_dict(rules_table)
-    except PolignacError as exc:
-        named = re.search(r"'([a-z_]+)'", str(exc))
-        bad("rules", named.group(1) if named else "", str(exc))
+    # Each setting on its own first, so that every bad value is reported, then all together.
+    variant = rules_table.get("variant", "classic")
+    base = variant if isinstance(variant, str) and variant in PRESETS else "classic"  # a bad variant is reported once
+    single_problems = 0
+    for key, value in rules_table.items():
+        try:
+            Ruleset.from_dict({"variant": base, key: value} if key != "variant" else {"variant": value})
+        except PolignacError as exc:
+            single_problems += 1
+            bad("rules", str(key), str(exc))
+    if not single_problems:
+        try:
+            rules = Ruleset.from_dict(rules_table)
+        except PolignacError as exc:
+            named = re.search(r"'([a-z_]+)'", str(exc))
+            bad("rules", named.group(1) if named else "", str(exc))
 
     time_table = section_table("time")
     for key in time_table:

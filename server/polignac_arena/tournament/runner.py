@@ -69,6 +69,9 @@ def resolve_entrants(config: TournamentConfig, store: Store) -> dict[str, Submis
             problems.append(f"entrant {entrant!r}: {exc}")
             continue
         key = f"{submission.name}@{submission.version}"
+        if config.seat_kind is SeatKind.INPROCESS and not submission.builtin:
+            problems.append(f"entrant {entrant!r}: in-process seats run only the built-in bots; use seats kind 'process' or 'docker'")
+            continue
         if key in found:
             problems.append(f"entrant {entrant!r} is {key}, like another entrant: give each bot its own name or version")
             continue
@@ -222,10 +225,14 @@ async def run_tournament(
         async with slots:
             await play(fixture_index, seats, seed)
 
-    if config.format == "ladder":
-        await _run_ladder(config, store, tournament_id, keys, env, width, guarded)
-    else:
-        await _all(guarded(f.index, f.seats, f.seed) for f in store.pending_fixtures(tournament_id))
+    try:
+        if config.format == "ladder":
+            await _run_ladder(config, store, tournament_id, keys, env, width, guarded)
+        else:
+            await _all(guarded(f.index, f.seats, f.seed) for f in store.pending_fixtures(tournament_id))
+    except BaseException:  # cancelled (SIGTERM, Ctrl-C) or failed: what is stored stays, --resume finishes
+        store.set_status(tournament_id, "stopped")
+        raise
     if store.progress(tournament_id).pending == 0 and (config.format != "ladder" or len(store.fixtures(tournament_id)) >= config.matches):
         store.set_status(tournament_id, "finished")
     else:
