@@ -127,3 +127,24 @@ def test_c_folder_builds_from_its_own_files() -> None:
     dockerfile = (folder / "Dockerfile").read_text(encoding="utf-8")
     assert "FROM scratch" in dockerfile and "COPY bot /bot" in dockerfile
     assert "/bot" in (folder / ".gitignore").read_text(encoding="utf-8")
+
+
+@pytest.mark.docker
+def test_mixed_four_player_match_in_docker_seats(c_bot: Submission, js_bot: Submission) -> None:
+    from tests.docker_images import daemon_problem
+
+    problem = daemon_problem()
+    if problem:
+        pytest.skip(problem)
+    subs = [resolve_bot(str(SAMPLES / "heuristic")), js_bot, c_bot, resolve_bot(str(SAMPLES / "python_stdio"))]
+
+    async def capped() -> MatchResult:
+        async with asyncio.timeout(120):
+            result, _ = await run_local_match(subs, preset("classic"), 11, CLOCK, seat_kind="docker")
+            return result
+
+    result = asyncio.run(capped())
+    assert result.status == "finished" and result.places is not None, result
+    assert all(counts == {} for counts in result.faults), result.faults
+    assert result.names == ("heuristic", "javascript", "c-stdio", "python-stdio")
+    assert replay_lines(result.record).divergence is None
