@@ -107,9 +107,8 @@ def test_bot_check_passes_a_good_bot() -> None:
 
 def test_bot_check_fails_a_bot_that_plays_illegal_cards(tmp_path: Path) -> None:
     folder = folder_with(tmp_path, GOOD)
-    (folder / "bot.py").write_text(
-        "from polignac.bot import Bot, run\n\nclass Bad(Bot):\n    name = 'bad'\n\n    def play(self, view):\n        return 'ZZ'\n\nrun(Bad())\n"
-    )
+    source = "from polignac.bot import Bot, run\n\nclass Bad(Bot):\n    name = 'bad'\n\n"
+    (folder / "bot.py").write_text(source + "    def play(self, view):\n        return 'ZZ'\n\nrun(Bad())\n")
     result = polignac("bot", "check", str(folder), "--trusted")
     assert result.exit_code == 1
     assert "FAILED  smoke match" in result.output and "malformed" in result.output
