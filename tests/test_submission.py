@@ -138,3 +138,18 @@ def test_bot_add_list_show_and_a_changed_bot_needs_a_new_version(tmp_path: Path)
     assert missing.exit_code == 2 and missing.output.count("polignac: error:") == 1
     bad = polignac("bot", "add", str(folder_with(tmp_path, "name = 1\n", "b3")), "--db", str(db))
     assert bad.exit_code == 2 and "'name'" in bad.output
+
+
+def test_unsandboxed_process_seats_refuse_untrusted_bots_and_warn_for_trusted_ones(caplog: pytest.LogCaptureFixture) -> None:
+    import asyncio
+
+    from polignac import preset
+    from polignac_arena.runner import BotSpecError, run_local_match
+    from polignac_arena.seats.process import ProcessLauncher
+
+    bots = [builtin_submission(name) for name in ("random", "cautious", "heuristic")]
+    with pytest.raises(BotSpecError, match="install bubblewrap"):
+        asyncio.run(run_local_match(bots, preset("classic", players=3, limit=3), 1, launcher=ProcessLauncher()))
+    result, _ = asyncio.run(run_local_match(bots, preset("classic", players=3, limit=3), 1, launcher=ProcessLauncher(), trusted=True))
+    assert result.status == "finished"
+    assert any("UNSANDBOXED" in record.getMessage() for record in caplog.records)

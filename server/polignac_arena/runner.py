@@ -70,6 +70,9 @@ async def run_local_match(
     reason = launcher.unavailable()
     if reason is not None:
         raise BotSpecError(f"{launcher.kind} seats are not available here: {reason}")
+    refusal = launcher.refusal(trusted)
+    if refusal is not None:
+        raise BotSpecError(refusal)
     limits = limits or SeatLimits()
     match_id = match_id or secrets.token_hex(6)
     with tempfile.TemporaryDirectory(prefix="polignac-") as tmp:

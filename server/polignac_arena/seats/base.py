@@ -107,6 +107,10 @@ class SeatLauncher(ABC):
     def unavailable(self) -> str | None:
         """Why this kind cannot run here (a missing tool, an unreachable daemon), or None."""
 
+    def refusal(self, trusted: bool) -> str | None:
+        """Why this launcher will not seat the bots of a tournament that does (not) trust them, or None."""
+        return None
+
     @abstractmethod
     async def start(self, context: SeatContext) -> SeatProcess:
         """Start the bot of ``context``; raises :class:`SeatError` with a clear reason."""

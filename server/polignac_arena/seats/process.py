@@ -80,12 +80,18 @@ class ProcessLauncher(SeatLauncher):
     def unavailable(self) -> str | None:
         return None
 
+    def refusal(self, trusted: bool) -> str | None:
+        if trusted:
+            return None
+        return (
+            "process seats without bubblewrap would run the bots with the arena's own rights: install bubblewrap"
+            " (apt-get install bubblewrap), or mark the bots as trusted (--trusted, or trusted = true in [seats])"
+        )
+
     async def start(self, context: SeatContext) -> SeatProcess:
-        if not context.trusted:
-            raise SeatError(
-                "process seats without bubblewrap run bots with the arena's own rights: install bubblewrap"
-                " (apt-get install bubblewrap), or mark the tournament's bots as trusted"
-            )
+        refusal = self.refusal(context.trusted)
+        if refusal is not None:
+            raise SeatError(refusal)
         sub = context.submission
         env = {**os.environ, **context.bot_environment(f"unix:{context.referee_socket}")}
         stdin, stdout = std_pipes(sub.transport)
