@@ -24,7 +24,7 @@ from polignac_arena.ratings import Rating, RatingEnv, new_version, rate_match
 from polignac_arena.referee import MatchResult
 from polignac_arena.runner import run_local_match
 from polignac_arena.schedule import Fixture, duplicate, ladder_next, match_seed, round_robin
-from polignac_arena.seats import SeatKind
+from polignac_arena.seats import SeatKind, launcher_for
 from polignac_arena.store import ConflictError, Store
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, content_digest, load_submission
 from polignac_arena.tournament.config import TournamentConfig
@@ -145,6 +145,10 @@ async def run_tournament(
     record_dir: Path | None = None,
 ) -> TournamentRun:
     """Run ``config`` to its end (or finish it with ``resume``); results and ratings go to ``store``."""
+    launcher = launcher_for(config.seat_kind)
+    reason = launcher.unavailable() or launcher.refusal(config.trusted)
+    if reason is not None:
+        raise EntrantError(f"{config.seat_kind.value} seats cannot run this tournament here: {reason}")
     entrants = resolve_entrants(config, store)
     keys = list(entrants)
     env = rating_env(config)
