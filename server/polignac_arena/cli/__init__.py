@@ -6,6 +6,7 @@ import typer
 
 from polignac_arena.cli import bench, bot, leaderboard, match, play, replay, rules, tournament
 from polignac_arena.cli._errors import OneLineErrors
+from polignac_arena.cli.web import register as register_web
 
 app = typer.Typer(name="polignac", cls=OneLineErrors, help="Polignac Arena: rules engine, matches, tournaments.")
 
@@ -24,6 +25,7 @@ app.command("crosstable")(leaderboard.crosstable)
 app.add_typer(replay.app, name="replay")
 app.add_typer(bench.app, name="bench")
 app.add_typer(bot.app, name="bot")
+register_web(app)
 
 
 def main() -> None:

@@ -1,0 +1,63 @@
+"""``polignac web`` (serve the web face of the store) and ``polignac report`` (write it as a static site)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from polignac_arena.cli._errors import fail
+from polignac_arena.cli._store import DEFAULT_DB, DbOption
+
+__all__ = ["register", "report", "web"]
+
+
+def web(
+    db: DbOption = DEFAULT_DB,
+    host: Annotated[str, typer.Option("--host", help="The address to bind: loopback unless told otherwise.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="The TCP port (0: any free one).")] = 8000,
+) -> None:
+    """Serve the leaderboards, bot pages, crosstables, matches, replays and the JSON API (/api/; /openapi.json), read-only."""
+    import uvicorn
+
+    from polignac_arena.store import StoreError
+    from polignac_arena.web import create_app
+    from polignac_arena.web.app import open_read_only
+
+    try:
+        open_read_only(db).close()  # a one-line error now rather than a traceback at the first request
+    except StoreError as exc:
+        fail(str(exc))
+    print(f"polignac web: serving {db} on http://{host}:{port}/ (Ctrl-C stops)")
+    try:
+        uvicorn.run(create_app(db), host=host, port=port, log_level="warning")
+    except OSError as exc:
+        fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
+
+
+def report(
+    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="The folder to write the site into (created if needed).")],
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Write the web pages as a static site (relative links: open DIR/index.html from the file system or any static host)."""
+    from polignac_arena.store import StoreError
+    from polignac_arena.web import write_report
+    from polignac_arena.web.app import open_read_only
+
+    try:
+        store = open_read_only(db)
+    except StoreError as exc:
+        fail(str(exc))
+    with store:
+        try:
+            count = write_report(store, out)
+        except OSError as exc:
+            fail(f"cannot write the report into {str(out)!r}: {exc.strerror or exc}")
+    print(f"wrote {count} pages to {out} (open {out / 'index.html'})")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``web`` and ``report`` to the ``polignac`` command."""
+    app.command("web")(web)
+    app.command("report")(report)

@@ -1,0 +1,212 @@
+"""The web app: a FastAPI application serving the JSON API under ``/api/`` and the HTML pages, read-only from the store."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from polignac_arena.store import Store, StoreError, schema_version
+from polignac_arena.web import data, pages
+from polignac_arena.web.pages import Links
+
+__all__ = ["STATIC_DIR", "create_app", "open_read_only"]
+
+STATIC_DIR = Path(__file__).with_name("static")
+
+_LINKS = Links()
+
+Tournament = Annotated[str | None, Query(description="A tournament name (default: all-time).", min_length=1)]
+Sort = Annotated[data.SortKey, Query(description="The sort key (default: rank, the conservative rating).")]
+Page = Annotated[int, Query(ge=1, le=1_000_000, description="The page, from 1.")]
+PerPage = Annotated[int, Query(ge=1, le=500, description="Matches per page.")]
+BotFilter = Annotated[str | None, Query(description="Only matches of this bot (a name or name@version).", min_length=1)]
+FaultFilter = Annotated[bool | None, Query(description="true: only matches with faults; false: only without.")]
+
+
+def _describe(exc: RequestValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(x) for x in error.get("loc", ()) if x not in ("query", "path"))
+        parts.append(f"{where or 'request'}: {error.get('msg', 'invalid')}")
+    return "bad query parameter: " + "; ".join(parts)
+
+
+def open_read_only(db: str | Path) -> Store:
+    """Open the store without ever writing to it: refused (:class:`StoreError`) when it is missing or needs a migration.
+
+    ``Store`` migrates an older file when it opens it; the web face must not write, so the
+    schema version is read first through a read-only SQLite connection.
+    """
+    path = Path(db)
+    if not path.is_file():
+        raise StoreError(f"there is no store at {str(path)!r}")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read the store {str(path)!r}: {exc}") from None
+    if version < schema_version():
+        raise StoreError(
+            f"the store {str(path)!r} has schema version {version}, this arena writes {schema_version()}: "
+            "open it once with another polignac command (which migrates it) before serving it"
+        )
+    return Store(path, create=False)
+
+
+def create_app(db: str | Path) -> FastAPI:
+    """The app for the store at ``db`` (opened once, when the app starts, without creating it; only read)."""
+    holder: dict[str, Store] = {}
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        holder["store"] = open_read_only(db)
+        try:
+            yield
+        finally:
+            holder.pop("store").close()
+
+    app = FastAPI(
+        title="Polignac Arena",
+        description="Leaderboards, bots, matches and replays of a Polignac Arena store (read-only).",
+        version="1",
+        lifespan=lifespan,
+        docs_url=None,  # the interactive docs load their script from a CDN: only the description is served
+        redoc_url=None,
+    )
+
+    def store() -> Store:
+        if "store" not in holder:  # used without the lifespan (e.g. a TestClient outside a with block)
+            holder["store"] = open_read_only(db)
+        return holder["store"]
+
+    def is_api(request: Request) -> bool:
+        return request.url.path.startswith("/api/") or request.url.path == "/api"
+
+    def error(request: Request, status: int, message: str) -> Response:
+        if is_api(request):
+            return JSONResponse({"error": message}, status_code=status)
+        return HTMLResponse(pages.page_error(_LINKS, status, message), status_code=status)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> Response:
+        return error(request, 400, _describe(exc))
+
+    @app.exception_handler(data.NotFound)
+    async def not_found(request: Request, exc: data.NotFound) -> Response:
+        return error(request, 404, str(exc.args[0]) if exc.args else "not found")
+
+    @app.exception_handler(data.BadRequest)
+    async def bad_value(request: Request, exc: data.BadRequest) -> Response:
+        return error(request, 400, str(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        message = "not found" if exc.status_code == 404 else str(exc.detail)
+        if exc.status_code == 404:
+            message = f"no page at {request.url.path}"
+        return error(request, exc.status_code, message)
+
+    # -- the JSON API ---------------------------------------------------------------------------
+
+    @app.get("/api/tournaments", tags=["tournaments"])
+    def api_tournaments() -> list[dict[str, Any]]:
+        """Every tournament with its progress."""
+        return data.tournaments(store())
+
+    @app.get("/api/tournaments/{name}", tags=["tournaments"])
+    def api_tournament(name: str) -> dict[str, Any]:
+        """One tournament: progress, entrants and configuration."""
+        return data.tournament_detail(store(), name)
+
+    @app.get("/api/leaderboard", tags=["ratings"])
+    def api_leaderboard(tournament: Tournament = None, sort: Sort = data.SortKey.RANK) -> list[dict[str, Any]]:
+        """The leaderboard, all-time or of one tournament."""
+        return data.leaderboard(store(), tournament, sort)
+
+    @app.get("/api/tournaments/{name}/leaderboard", tags=["ratings"])
+    def api_tournament_leaderboard(name: str, sort: Sort = data.SortKey.RANK) -> list[dict[str, Any]]:
+        """The leaderboard of one tournament."""
+        return data.leaderboard(store(), name, sort)
+
+    @app.get("/api/crosstable", tags=["ratings"])
+    def api_crosstable(tournament: Tournament = None) -> dict[str, Any]:
+        """For each pair of rated bots, the probability the row bot ranks above the column bot, and their record."""
+        return data.crosstable(store(), tournament)
+
+    @app.get("/api/bots", tags=["bots"])
+    def api_bots() -> list[dict[str, Any]]:
+        """Every bot with its versions."""
+        return data.bots(store())
+
+    @app.get("/api/bots/{name}", tags=["bots"])
+    def api_bot(name: str) -> dict[str, Any]:
+        """One bot: versions, rating history, places, recent matches and fault log."""
+        return data.bot_detail(store(), name)
+
+    @app.get("/api/matches", tags=["matches"])
+    def api_matches(
+        tournament: Tournament = None, bot: BotFilter = None, faults: FaultFilter = None, page: Page = 1, per_page: PerPage = 50
+    ) -> dict[str, Any]:
+        """Final results, newest first, filtered and paged."""
+        return data.matches(store(), tournament, bot, faults, page, per_page)
+
+    @app.get("/api/matches/{match_id}", tags=["matches"])
+    def api_match(match_id: str) -> dict[str, Any]:
+        """One match's result."""
+        return data.match_detail(store(), match_id)
+
+    @app.get("/api/matches/{match_id}/replay", tags=["matches"])
+    def api_replay(match_id: str) -> dict[str, Any]:
+        """One match re-run through the engine: every event, as JSON."""
+        return data.replay(store(), match_id)
+
+    @app.get("/api/{rest:path}", include_in_schema=False)
+    def api_unknown(rest: str) -> None:
+        raise HTTPException(404)
+
+    # -- the pages --------------------------------------------------------------------------------
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def home(sort: Sort = data.SortKey.RANK) -> str:
+        return pages.page_leaderboard(store(), _LINKS, None, sort)
+
+    @app.get("/tournaments/{name}", response_class=HTMLResponse, include_in_schema=False)
+    def tournament_page(name: str, sort: Sort = data.SortKey.RANK) -> str:
+        return pages.page_leaderboard(store(), _LINKS, name, sort)
+
+    @app.get("/crosstable", response_class=HTMLResponse, include_in_schema=False)
+    def crosstable_page(tournament: Annotated[str | None, Query()] = None) -> str:
+        return pages.page_crosstable(store(), _LINKS, tournament or None)
+
+    @app.get("/bots/{name}", response_class=HTMLResponse, include_in_schema=False)
+    def bot_page(name: str) -> str:
+        return pages.page_bot(store(), _LINKS, name)
+
+    @app.get("/matches", response_class=HTMLResponse, include_in_schema=False)
+    def matches_page(
+        tournament: Annotated[str | None, Query()] = None,
+        bot: Annotated[str | None, Query()] = None,
+        faults: Annotated[str | None, Query(pattern="^(|true|false)$")] = None,
+        page: Page = 1,
+    ) -> str:
+        fault_filter = None if not faults else faults == "true"
+        return pages.page_matches(store(), _LINKS, tournament or None, bot or None, fault_filter, page)
+
+    @app.get("/matches/{match_id}", response_class=HTMLResponse, include_in_schema=False)
+    def replay_page(match_id: str) -> str:
+        return pages.page_replay(store(), _LINKS, match_id)
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    return app

@@ -1,0 +1,159 @@
+"""The HTML pages: Jinja2 templates filled from :mod:`polignac_arena.web.data`, for the server and the static report."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import jinja2
+from markupsafe import Markup
+
+from polignac_arena.store import Store
+from polignac_arena.web import data
+from polignac_arena.web.svg import rating_chart
+
+__all__ = ["Links", "environment", "page_bot", "page_crosstable", "page_error", "page_leaderboard", "page_matches", "page_replay", "slug"]
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of a name (for the static report)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", text) or "_"
+
+
+@dataclass(frozen=True)
+class Links:
+    """Where each page lives: absolute paths on the server, relative ``.html`` files in the static report."""
+
+    static_site: bool = False
+    depth: int = 0
+
+    @property
+    def _root(self) -> str:
+        return "../" * self.depth if self.static_site else "/"
+
+    def home(self) -> str:
+        return self._root + ("index.html" if self.static_site else "")
+
+    def tournament(self, name: str) -> str:
+        return self._root + (f"tournaments/{slug(name)}.html" if self.static_site else f"tournaments/{quote(name, safe='')}")
+
+    def crosstable(self, tournament: str | None = None) -> str:
+        if self.static_site:
+            return self._root + f"crosstable/{'all' if tournament is None else 't-' + slug(tournament)}.html"
+        return self._root + "crosstable" + ("" if tournament is None else "?" + urlencode({"tournament": tournament}))
+
+    def bot(self, name: str) -> str:
+        return self._root + (f"bots/{slug(name)}.html" if self.static_site else f"bots/{quote(name, safe='')}")
+
+    def matches(self, tournament: str | None = None, bot: str | None = None, faults: bool | None = None, page: int = 1) -> str:
+        if self.static_site:
+            return self._root + f"matches/{'index' if tournament is None else 't-' + slug(tournament)}.html"
+        query = {
+            "tournament": tournament,
+            "bot": bot,
+            "faults": None if faults is None else str(faults).lower(),
+            "page": page if page > 1 else None,
+        }
+        text = urlencode({k: v for k, v in query.items() if v is not None})
+        return self._root + "matches" + ("?" + text if text else "")
+
+    def match(self, match_id: str) -> str:
+        return self._root + (f"matches/{slug(match_id)}.html" if self.static_site else f"matches/{quote(match_id, safe='')}")
+
+    def static(self, name: str) -> str:
+        return self._root + "static/" + name
+
+
+def _colour(p: float | None) -> str:
+    """Red (the row bot is likely below) through white to green (likely above)."""
+    if p is None:
+        return "#eeeeee"
+    strength = min(1.0, abs(p - 0.5) * 2)
+    hue = 120 if p >= 0.5 else 0
+    return f"hsl({hue}, 60%, {100 - 45 * strength:.0f}%)"
+
+
+def _number(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _tojson(value: Any) -> Markup:
+    """JSON for a ``<script type="application/json">`` block (``<``, ``>`` and ``&`` escaped)."""
+    text = json.dumps(value, separators=(",", ":"))
+    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+def environment() -> jinja2.Environment:
+    """The template environment (autoescaping on)."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("polignac_arena.web", "templates"), autoescape=True, undefined=jinja2.StrictUndefined
+    )
+    env.filters["num"] = _number
+    env.filters["colour"] = _colour
+    env.filters["tojson_script"] = _tojson
+    env.filters["faults"] = lambda counts: ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"
+    return env
+
+
+_ENV = environment()
+
+
+def _render(name: str, links: Links, store: Store | None, **context: Any) -> str:
+    tournaments = [t.name for t in store.list_tournaments()] if store is not None else []
+    return _ENV.get_template(name).render(links=links, nav_tournaments=tournaments, **context)
+
+
+def page_leaderboard(store: Store, links: Links, tournament: str | None = None, sort: data.SortKey = data.SortKey.RANK) -> str:
+    """The leaderboard page (all-time or one tournament)."""
+    rows = data.leaderboard(store, tournament, sort)
+    detail = data.tournament_detail(store, tournament) if tournament is not None else None
+    return _render(
+        "leaderboard.html", links, store, rows=rows, tournament=tournament, detail=detail, sort=str(sort),
+        sort_keys=[str(k) for k in data.SortKey], title=f"Leaderboard: {tournament or 'all-time'}",
+        tournaments=data.tournaments(store) if tournament is None else [],
+    )  # fmt: skip
+
+
+def page_bot(store: Store, links: Links, name: str) -> str:
+    """A bot's page: versions, rating chart, places, recent matches, fault log."""
+    bot = data.bot_detail(store, name)
+    series: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for point in bot["history"]:
+        series.setdefault((point["tournament"], point["bot"]), []).append((point["mu"], point["sigma"]))
+    charts = [
+        (tournament, Markup(rating_chart([(key, pts)])))  # built from numbers and escaped labels
+        for (tournament, key), pts in series.items()
+    ]
+    return _render("bot.html", links, store, bot=bot, charts=charts, title=f"Bot {name}")
+
+
+def page_crosstable(store: Store, links: Links, tournament: str | None = None) -> str:
+    """The crosstable, cells coloured by the probability that the row bot ranks above the column bot."""
+    table = data.crosstable(store, tournament)
+    return _render("crosstable.html", links, store, table=table, tournament=tournament, title=f"Crosstable: {tournament or 'all-time'}")
+
+
+def page_matches(
+    store: Store, links: Links, tournament: str | None = None, bot: str | None = None, faults: bool | None = None, page: int = 1,
+    per_page: int = 50,
+) -> str:  # fmt: skip
+    """The match list with its filters."""
+    listing = data.matches(store, tournament, bot, faults, page, per_page)
+    return _render(
+        "matches.html", links, store, listing=listing, tournament=tournament, bot=bot, faults=faults,
+        bots=sorted({b.name for b in store.list_bots()}), title="Matches",
+    )  # fmt: skip
+
+
+def page_replay(store: Store, links: Links, match_id: str) -> str:
+    """The replay viewer of one match."""
+    replay = data.replay(store, match_id)
+    return _render("replay.html", links, store, replay=replay, title=f"Replay {match_id}")
+
+
+def page_error(links: Links, status: int, message: str) -> str:
+    """A 404 (or other error) page."""
+    return _render("error.html", links, None, status=status, message=message, title="Not found" if status == 404 else "Error")
