@@ -9,7 +9,7 @@ are exactly 32 of them, so ``Card.parse("JS") is Card.parse("J♠")``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from enum import IntEnum
 from typing import Final
 
@@ -199,11 +199,6 @@ def cards_in(mask: CardMask) -> list[Card]:
     return [*t[0][mask & 0xFF], *t[1][mask >> 8 & 0xFF], *t[2][mask >> 16 & 0xFF], *t[3][mask >> 24 & 0xFF]]
 
 
-def iter_cards(mask: CardMask) -> Iterator[Card]:
-    """Iterate the cards of ``mask`` in index order."""
-    return iter(cards_in(mask))
-
-
 def mask_of(cards: Iterable[Card | str]) -> CardMask:
     """The bitmask of ``cards`` (Card objects or card text); duplicates are an error."""
     mask = 0
@@ -221,7 +216,3 @@ def parse_cards(text: str) -> list[Card]:
         raise CardParseError(f"cards must be text such as 'JS 10H', got {text!r}")
     return [Card.parse(part) for part in text.replace(",", " ").split()]
 
-
-def format_cards(mask: CardMask) -> str:
-    """Space-separated text of the cards in ``mask``, in index order."""
-    return " ".join(_TEXT[c.index] for c in cards_in(mask))

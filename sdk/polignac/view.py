@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from polignac.cards import SUIT_MASKS, Card, Suit, cards_in, mask_of
+from polignac.cards import Card, Suit, mask_of
 from polignac.engine import Decision, Phase, Trick
 from polignac.events import Contract
 from polignac.rules import Ruleset, deck_mask
@@ -144,8 +144,3 @@ def player_view(match: Match, seat: int) -> PlayerView:
         forfeited=match.forfeited,
         legal=legal,
     )
-
-
-def suit_cards(view: PlayerView, suit: Suit) -> list[Card]:
-    """The seat's own cards of ``suit``."""
-    return cards_in(view.hand_mask & SUIT_MASKS[suit])

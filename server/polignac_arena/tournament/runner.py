@@ -181,9 +181,10 @@ async def run_tournament(
         return dict(zip(seats, rate_match(env, before, places), strict=True))
 
     total = config.matches if config.format == "ladder" else len(store.fixtures(tournament_id))
-    done = store.progress(tournament_id).done
+    so_far = store.progress(tournament_id)
+    done = so_far.done
     running = 0
-    faults = sum(store.progress(tournament_id).faults.values())
+    faults = sum(so_far.faults.values())
     if progress:
         progress("start", done, total, 0, faults)
 
