@@ -8,7 +8,9 @@ too.  Positions come from seeded random matches, so a failure replays.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import pickle
 import random
 from collections import Counter
 from collections.abc import Iterator
@@ -189,11 +191,35 @@ def test_view_from_pb_refuses_bad_card_text() -> None:
     for what, corrupt in corruptions.items():
         request = request_to_pb(1, view, 1000, 1000)
         corrupt(request)
-        with pytest.raises(CardParseError):
-            view_from_pb(rules, request)
-        with pytest.raises(PolignacError):  # the base class, which bots catch
-            view_from_pb(rules, request)
-        assert what
+        for error in (CardParseError, PolignacError):  # PolignacError: the base class, which bots catch
+            with pytest.raises(error):
+                # The view is parsed lazily: the bad field raises when it is first read.
+                parsed = view_from_pb(rules, request)
+                print(what, parsed.legal, parsed.hand, parsed.tricks, parsed.current_trick)
+
+
+def test_a_wire_view_is_a_player_view_in_every_way() -> None:
+    """The lazy view compares, hashes, prints, copies and pickles as the engine's own view."""
+    match = Match(preset("classic"), 5)
+    for _ in range(4):
+        match.apply(Contract.PASS)
+    for _ in range(6):
+        match.apply(match.legal_cards()[0])
+    want = match.view(match.to_act)  # type: ignore[arg-type]
+    got = round_trip(want)
+    assert isinstance(got, PlayerView)
+    assert got == want and want == got and hash(got) == hash(want)
+    assert repr(round_trip(want)) == repr(want)  # repr of a fresh, unread view parses it all
+    assert got.hand is got.hand  # parsed once, then kept
+    assert dataclasses.replace(got, legal=()) == dataclasses.replace(want, legal=())
+    assert pickle.loads(pickle.dumps(round_trip(want))) == want
+    assert copy.deepcopy(round_trip(want)) == want
+    assert dataclasses.asdict(round_trip(want)) == dataclasses.asdict(want)
+    assert round_trip(want).to_dict() == want.to_dict()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        got.hand = ()  # type: ignore[misc]
+    other = match.view((match.to_act + 1) % 4)  # type: ignore[operator]
+    assert round_trip(want) != other and round_trip(want) != "a view"
 
 
 # -- rulesets ------------------------------------------------------------------------------------

@@ -6,12 +6,13 @@ hears back into :class:`polignac.PlayerView` and events.  Protobuf only: no grpc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Final
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any, Final, Generic, TypeVar, overload
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.cards import Card
-from polignac.engine import Decision, Phase, Trick
+from polignac.engine import Phase, Trick
 from polignac.events import (
     CardPlayed,
     Contract,
@@ -41,6 +42,8 @@ __all__ = [
     "view_from_pb",
     "view_to_pb",
 ]
+
+_T = TypeVar("_T")
 
 PROTOCOL_VERSION: Final = "1"
 """The protocol version this SDK speaks (the major version of package polignac.v1)."""
@@ -150,40 +153,113 @@ class TrickCache:
 
 
 def view_from_pb(rules: Ruleset, request: pb.DecisionRequest, cache: TrickCache | None = None) -> PlayerView:
-    """The PlayerView a bot gets from a DecisionRequest; raises ``PolignacError`` on bad content.
+    """The PlayerView a bot gets from a DecisionRequest.
 
-    A :class:`TrickCache` kept across the requests of one match saves re-parsing the tricks.
+    The view is lazy: each field is parsed from the message the first time it is read and
+    kept, so a bot pays only for what it looks at (a bot that reads ``legal`` alone costs a
+    few microseconds, a full parse about fifteen).  Bad content, such as card text that is
+    not a card, raises :class:`~polignac.errors.CardParseError` (a ``PolignacError``) at
+    that first read.  ``legal`` and ``phase`` are parsed at once.  A :class:`TrickCache`
+    kept across the requests of one match saves re-parsing the tricks.
     """
-    v = request.view
-    seats = tuple(v.seats)
-    dealer = v.dealer
-    eldest = seats[(seats.index(dealer) + 1) % len(seats)] if dealer in seats else seats[0]
-    auction = request.kind == pb.DECISION_KIND_CONTRACT
-    contracts = _CONTRACT_FROM_PB
-    legal: tuple[Decision, ...] = (
-        tuple(contracts[x] for x in request.legal_contracts if x in contracts) if auction else tuple(map(_card, request.legal_cards))
-    )
-    return PlayerView(
-        rules=rules,
-        seat=v.seat,
-        hand_number=v.hand_number,
-        dealer=dealer,
-        eldest=eldest,
-        seats=seats,
-        tiebreak=v.tiebreak,
-        phase=Phase.AUCTION if auction else Phase.PLAY,
-        to_act=v.seat,
-        hand=tuple(map(_card, v.hand)),
-        auction=tuple((d.seat, contracts.get(d.contract, Contract.PASS)) for d in v.auction),
-        contract=contracts.get(v.contract, Contract.PASS),
-        declarer=v.declarer if v.HasField("declarer") else None,
-        tricks=(cache or TrickCache()).tricks(v.hand_number, v.tricks),
-        current_trick=tuple((p.seat, _card(p.card)) for p in v.current_trick),
-        totals=tuple(v.totals),
-        penalties=tuple(v.penalties),
-        forfeited=tuple(v.forfeited),
-        legal=legal,
-    )
+    return _WireView.of(rules, request, cache or TrickCache())
+
+
+class _Lazy(Generic[_T]):
+    """A PlayerView field of a :class:`_WireView`, parsed on first read and then kept in its slot."""
+
+    def __init__(self, parse: Callable[[_WireView], _T]) -> None:
+        self._parse = parse
+        self._slot: Any = None
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = PlayerView.__dict__[name]  # the dataclass's slot (a member descriptor)
+
+    @overload
+    def __get__(self, view: None, owner: type | None = None) -> _Lazy[_T]: ...
+    @overload
+    def __get__(self, view: _WireView, owner: type | None = None) -> _T: ...
+    def __get__(self, view: _WireView | None, owner: type | None = None) -> _T | _Lazy[_T]:
+        if view is None:
+            return self
+        try:
+            return self._slot.__get__(view, owner)  # type: ignore[no-any-return]
+        except AttributeError:  # not read yet
+            value = self._parse(view)
+            self._slot.__set__(view, value)
+            return value
+
+    def __set__(self, view: _WireView, value: _T) -> None:
+        # The dataclass __init__ sets fields this way (dataclasses.replace and unpickling use it).
+        self._slot.__set__(view, value)
+
+
+def _eldest(view: _WireView) -> int:
+    seats: tuple[int, ...] = view.seats
+    dealer: int = view.dealer
+    return seats[(seats.index(dealer) + 1) % len(seats)] if dealer in seats else seats[0]
+
+
+def _auction(view: _WireView) -> tuple[tuple[int, Contract], ...]:
+    return tuple((d.seat, _CONTRACT_FROM_PB.get(d.contract, Contract.PASS)) for d in view._message.auction)
+
+
+class _WireView(PlayerView):
+    """A :class:`PlayerView` read from a DecisionRequest field by field, as the bot asks.
+
+    It is a PlayerView in every way (equality, hashing, ``dataclasses.replace``, pickling);
+    only the moment each field is parsed differs.
+    """
+
+    __slots__ = ("_message", "_tricks")
+    _message: pb.PlayerView
+    _tricks: TrickCache
+
+    seat = _Lazy(lambda v: v._message.seat)
+    hand_number = _Lazy(lambda v: v._message.hand_number)
+    dealer = _Lazy(lambda v: v._message.dealer)
+    eldest = _Lazy(_eldest)
+    seats = _Lazy(lambda v: tuple(v._message.seats))
+    tiebreak = _Lazy(lambda v: v._message.tiebreak)
+    to_act = _Lazy(lambda v: v._message.seat)
+    hand = _Lazy(lambda v: tuple(map(_card, v._message.hand)))
+    auction = _Lazy(_auction)
+    contract = _Lazy(lambda v: _CONTRACT_FROM_PB.get(v._message.contract, Contract.PASS))
+    declarer = _Lazy(lambda v: v._message.declarer if v._message.HasField("declarer") else None)
+    tricks = _Lazy(lambda v: v._tricks.tricks(v._message.hand_number, v._message.tricks))
+    current_trick = _Lazy(lambda v: tuple((p.seat, _card(p.card)) for p in v._message.current_trick))
+    totals = _Lazy(lambda v: tuple(v._message.totals))
+    penalties = _Lazy(lambda v: tuple(v._message.penalties))
+    forfeited = _Lazy(lambda v: tuple(v._message.forfeited))
+
+    @classmethod
+    def of(cls, rules: Ruleset, request: pb.DecisionRequest, tricks: TrickCache) -> _WireView:
+        view = object.__new__(cls)
+        set_field = object.__setattr__  # as the dataclass __init__ does: the class is frozen
+        set_field(view, "_message", request.view)
+        set_field(view, "_tricks", tricks)
+        set_field(view, "rules", rules)
+        if request.kind == pb.DECISION_KIND_CONTRACT:
+            set_field(view, "phase", Phase.AUCTION)
+            set_field(view, "legal", tuple(_CONTRACT_FROM_PB[x] for x in request.legal_contracts if x in _CONTRACT_FROM_PB))
+        else:
+            set_field(view, "phase", Phase.PLAY)
+            set_field(view, "legal", tuple(map(_card, request.legal_cards)))
+        return view
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PlayerView):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _VIEW_FIELDS)
+
+    __hash__ = PlayerView.__hash__
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in _VIEW_FIELDS)
+        return f"PlayerView({fields})"
+
+
+_VIEW_FIELDS: Final = tuple(f.name for f in dataclasses.fields(PlayerView))
 
 
 def _card(text: str) -> Card:
