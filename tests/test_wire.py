@@ -24,6 +24,7 @@ from polignac.events import Forfeited, HandDealt, HandEnded, MatchEnded
 from polignac.rules import deck_mask
 from polignac.view import PlayerView
 from polignac.wire import (
+    TrickMessages,
     contract_from_pb,
     contract_to_pb,
     event_from_pb,
@@ -170,6 +171,18 @@ def test_view_round_trip_keeps_seat_zero_and_empty_fields() -> None:
     view = match.view(0)
     assert view.declarer == 0 and view.phase is Phase.PLAY
     assert_same_view(round_trip(view), view)
+
+
+@pytest.mark.parametrize("rules", RULESETS, ids=rid)
+def test_requests_built_with_a_trick_cache_equal_those_built_without(rules: Ruleset) -> None:
+    """The referee's TrickMessages, shared by every seat of a match, never serves another hand's tricks."""
+    rnd = random.Random(f"cache-{rid(rules)}")
+    for _ in range(2):
+        cache = TrickMessages()
+        for match in walk(new_match(rules, rnd), rnd):
+            for seat in (match.to_act, rnd.choice(match.seats)):
+                view = match.view(seat)  # type: ignore[arg-type]  # not over while walking
+                assert request_to_pb(1, view, 10, 10, cache) == request_to_pb(1, view, 10, 10)
 
 
 def test_view_from_pb_refuses_bad_card_text() -> None:

@@ -32,6 +32,7 @@ from polignac.view import PlayerView
 __all__ = [
     "PROTOCOL_VERSION",
     "TrickCache",
+    "TrickMessages",
     "contract_from_pb",
     "contract_to_pb",
     "event_from_pb",
@@ -101,8 +102,29 @@ def _plays(plays: Sequence[tuple[int, Card]]) -> list[pb.Play]:
     return [pb.Play(seat=s, card=_CARD_TEXT[c.index]) for s, c in plays]
 
 
-def view_to_pb(view: PlayerView) -> pb.PlayerView:
-    """The PlayerView message of ``view`` (the ruleset travels once, in Welcome)."""
+class TrickMessages:
+    """The referee's side of :class:`TrickCache`: the completed tricks of the current hand as
+    messages, built once.  Tricks are public, so one cache serves every seat of a match."""
+
+    def __init__(self) -> None:
+        self._hand = -1
+        self._messages: list[pb.Trick] = []
+
+    def messages(self, hand_number: int, tricks: Sequence[Trick]) -> list[pb.Trick]:
+        """The messages of ``tricks``, building only those not built yet for this hand."""
+        if hand_number != self._hand or len(tricks) < len(self._messages):
+            self._hand = hand_number
+            self._messages = []
+        for t in tricks[len(self._messages) :]:
+            self._messages.append(pb.Trick(plays=_plays(t.plays), winner=t.winner))
+        return self._messages[: len(tricks)]
+
+
+def view_to_pb(view: PlayerView, tricks: TrickMessages | None = None) -> pb.PlayerView:
+    """The PlayerView message of ``view`` (the ruleset travels once, in Welcome).
+
+    A :class:`TrickMessages` kept across the requests of one match saves rebuilding the tricks.
+    """
     message = pb.PlayerView(
         seat=view.seat,
         hand_number=view.hand_number,
@@ -112,7 +134,7 @@ def view_to_pb(view: PlayerView) -> pb.PlayerView:
         hand=[_CARD_TEXT[c.index] for c in view.hand],
         auction=[pb.Declaration(seat=s, contract=_CONTRACT_TO_PB[c]) for s, c in view.auction],
         contract=_CONTRACT_TO_PB[view.contract],
-        tricks=[pb.Trick(plays=_plays(t.plays), winner=t.winner) for t in view.tricks],
+        tricks=(tricks or TrickMessages()).messages(view.hand_number, view.tricks),
         current_trick=_plays(view.current_trick),
         totals=view.totals,
         penalties=view.penalties,
@@ -123,9 +145,9 @@ def view_to_pb(view: PlayerView) -> pb.PlayerView:
     return message
 
 
-def request_to_pb(request_id: int, view: PlayerView, move_ms: int, bank_ms: int) -> pb.DecisionRequest:
+def request_to_pb(request_id: int, view: PlayerView, move_ms: int, bank_ms: int, tricks: TrickMessages | None = None) -> pb.DecisionRequest:
     """The DecisionRequest asking ``view.seat`` to choose among ``view.legal``."""
-    message = pb.DecisionRequest(request_id=request_id, move_ms=move_ms, bank_ms=bank_ms, view=view_to_pb(view))
+    message = pb.DecisionRequest(request_id=request_id, move_ms=move_ms, bank_ms=bank_ms, view=view_to_pb(view, tricks))
     if view.phase is Phase.AUCTION:
         message.kind = pb.DECISION_KIND_CONTRACT
         message.legal_contracts.extend(_CONTRACT_TO_PB[c] for c in view.legal)  # type: ignore[index]  # contracts here

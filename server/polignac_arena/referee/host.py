@@ -31,7 +31,7 @@ from polignac import ENGINE_VERSION, Card, Contract, Match, Phase, Ruleset, reda
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.errors import CardParseError
 from polignac.events import HandDealt, HandEnded
-from polignac.wire import contract_from_pb, event_to_pb, request_to_pb, ruleset_to_pb
+from polignac.wire import TrickMessages, contract_from_pb, event_to_pb, request_to_pb, ruleset_to_pb
 from polignac_arena.referee.faults import Fault, rule_on_fault
 from polignac_arena.referee.record import FORMAT, write_record
 
@@ -196,6 +196,7 @@ class MatchHost:
         self._decided = [False] * n
         self._delivered = [0] * n
         self._pb_events: dict[int, pb.Event | None] = {}  # event index -> message, for events every seat sees alike
+        self._pb_tricks = TrickMessages()  # this hand's completed tricks, public to every seat
         self._exit_status = exit_status
         self._inbox = _Inbox()
         self._request_id = secrets.randbelow(1 << 20)  # not guessable from 0, and ids stay small
@@ -301,7 +302,8 @@ class MatchHost:
         allowance = tc.move_ms if self._decided[seat] else max(tc.move_ms, tc.startup_ms)
         bank = self._bank_ms[seat]
         # The whole message, pending events included, is composed before the clock starts.
-        message = pb.PlayResponse(events=self._events_for(seat), decision_request=request_to_pb(request_id, view, allowance, int(bank)))
+        request = request_to_pb(request_id, view, allowance, int(bank), self._pb_tricks)
+        message = pb.PlayResponse(events=self._events_for(seat), decision_request=request)
         start = time.monotonic()
         deadline = start + (allowance + bank) / 1000
         self._pending = (seat, request_id)
