@@ -10,9 +10,9 @@ What is measured, and how
 (a) and (b) run in ONE pair of processes per transport: a server process that hosts a
 ``RefereeServer`` and, next to it, a bare gRPC server (same transport, same server options),
 and a client process that plays the bots and answers the bare pings.  The two measures are
-taken in alternating blocks (a bare block, a match with SDK bots, a match with raw bots, a
-client-driven echo block, then again), so that drift in the machine's speed hits both alike;
-the first round is a warm-up and is not counted.
+taken in alternating blocks (a bare block, a match with SDK bots, one with SDK bots that read
+their whole view, one with raw bots, a client-driven echo block, then again), so that drift
+in the machine's speed hits both alike; the first round is a warm-up and is not counted.
 
 (a) **Referee round trip** (``referee_*``): the time from the referee writing a
     DecisionRequest to it taking the bot's Decision, on the referee's own clock.  Every
@@ -25,6 +25,9 @@ the first round is a warm-up and is not counted.
     out the referee's own send and read paths.  The bots are trivial (``view.legal[0]``),
     all four seats of a match live in the client process and use the SDK's ``run_async``;
     matches are played one at a time, so one request is in flight at a time.
+    The SDK parses a bot's view lazily, field by field, so the trivial bot parses ``legal``
+    and little else; ``referee_full_view_*`` is the same with a bot that reads every field
+    of its view first (a full parse, as a real bot that looks at everything pays).
     ``referee_raw_*`` is the same with a bot that skips the SDK (it answers
     ``legal_cards[0]`` straight from the protobuf): the gap between the two is the SDK's
     share, the gap between raw and bare is the referee's.
@@ -58,6 +61,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import math
 import multiprocessing as mp
@@ -109,6 +113,21 @@ class FirstLegal(Bot):
         return view.legal[0]
 
 
+class ReadsEverything(FirstLegal):
+    """The trivial bot, but it reads every field of its view first: what a full parse of the
+    lazily parsed view costs (a bot reading ``legal`` alone parses little else)."""
+
+    name = "reads-everything"
+
+    def decide(self, view: PlayerView) -> Any:
+        for name in VIEW_FIELDS:
+            getattr(view, name)
+        return view.legal[0]
+
+
+VIEW_FIELDS = tuple(f.name for f in dataclasses.fields(PlayerView))
+
+
 # -- small helpers ----------------------------------------------------------------------------------
 
 
@@ -157,9 +176,9 @@ async def recv(link: mpc.Connection) -> Any:
 async def latency_server(link: mpc.Connection, transport: str, rounds: int, block: int) -> dict[str, Any]:
     """Alternate blocks of bare pings and referee matches; round 0 is a warm-up."""
     rules = preset(RULES)
-    samples: dict[str, list[float]] = {"bare": [], "sdk": [], "raw": [], "echo": []}
+    samples: dict[str, list[float]] = {"bare": [], "sdk": [], "full": [], "raw": [], "echo": []}
     round_medians: dict[str, list[float]] = {part: [] for part in samples}
-    cpu = {"bare": 0.0, "sdk": 0.0, "raw": 0.0}
+    cpu = {"bare": 0.0, "sdk": 0.0, "full": 0.0, "raw": 0.0}
     ping_done = asyncio.Event()
     ping_sink: list[float] = []
 
@@ -198,7 +217,7 @@ async def latency_server(link: mpc.Connection, transport: str, rounds: int, bloc
         try:
             for round_number in range(rounds + 1):
                 counted = round_number > 0
-                for part in ("bare", "sdk", "raw", "echo"):
+                for part in ("bare", "sdk", "full", "raw", "echo"):
                     before = cpu_seconds()
                     if part == "bare":
                         ping_done.clear()
@@ -231,7 +250,7 @@ async def latency_server(link: mpc.Connection, transport: str, rounds: int, bloc
     out: dict[str, Any] = {part: summary(values) for part, values in samples.items()}
     for part, seconds in cpu.items():
         out[part]["cpu_us_per_round_trip"] = round(seconds / len(samples[part]) * 1e6, 1)
-    for part in ("sdk", "raw"):
+    for part in ("sdk", "full", "raw"):
         # Each round's median over the same round's bare median, then the median of those:
         # a check of the pooled ratio that a slow spell of the machine cannot skew.
         paired = [a / b for a, b in zip(round_medians[part], round_medians["bare"], strict=True)]
@@ -256,7 +275,9 @@ async def raw_bot(address: str, token: str) -> None:
 
 
 def seat_bot(kind: str, address: str, token: str) -> Any:
-    return raw_bot(address, token) if kind == "raw" else run_async(FirstLegal(), address, token, connect_timeout=30)
+    if kind == "raw":
+        return raw_bot(address, token)
+    return run_async(ReadsEverything() if kind == "full" else FirstLegal(), address, token, connect_timeout=30)
 
 
 async def latency_client(link: mpc.Connection) -> dict[str, Any]:
@@ -418,11 +439,19 @@ def run(quick: bool, transport: str, matches: int | None, progress: Callable[[st
             "referee_raw_median_us": lat["raw"]["median_us"],
             "referee_raw_p99_us": lat["raw"]["p99_us"],
             "ratio_raw_bot": round(lat["raw"]["median_us"] / lat["bare"]["median_us"], 2),
+            "referee_full_view_median_us": lat["full"]["median_us"],
+            "ratio_full_view": round(lat["full"]["median_us"] / lat["bare"]["median_us"], 2),
             "ratio_paired": lat["sdk"]["ratio_paired"],
             "ratio_raw_bot_paired": lat["raw"]["ratio_paired"],
             "bare_client_median_us": lat["echo"]["median_us"],
             "bare_client_p99_us": lat["echo"]["p99_us"],
-            "detail": {"referee_sdk_bot": lat["sdk"], "referee_raw_bot": lat["raw"], "bare": lat["bare"], "bare_client_echo": lat["echo"]},
+            "detail": {
+                "referee_sdk_bot": lat["sdk"],
+                "referee_full_view_bot": lat["full"],
+                "referee_raw_bot": lat["raw"],
+                "bare": lat["bare"],
+                "bare_client_echo": lat["echo"],
+            },
         }
     progress(f"{transport}: {concurrent} concurrent matches on one referee, 1 s move limit, no bank")
     conc, client = pair((concurrent_server, (transport, concurrent)), concurrent_client, 900)
@@ -462,6 +491,7 @@ def print_tables(r: dict[str, Any]) -> None:
     for label, key in [
         ("referee, SDK bot: median", "referee_median_us"),
         ("referee, SDK bot: p99", "referee_p99_us"),
+        ("referee, SDK bot reading its whole view: median", "referee_full_view_median_us"),
         ("referee, raw bot: median", "referee_raw_median_us"),
         ("referee, raw bot: p99", "referee_raw_p99_us"),
         ("bare gRPC (server-driven): median", "bare_median_us"),
@@ -471,6 +501,7 @@ def print_tables(r: dict[str, Any]) -> None:
     ]:
         table.add_row(label, *(f"{per[tr][key]:,.0f}" for tr in transports))
     table.add_row(f"ratio referee / bare (target <= {r['target_ratio']})", *(f"{per[tr]['ratio']:.2f}" for tr in transports), style="bold")
+    table.add_row("ratio whole-view SDK bot / bare", *(f"{per[tr]['ratio_full_view']:.2f}" for tr in transports))
     table.add_row("ratio raw bot / bare", *(f"{per[tr]['ratio_raw_bot']:.2f}" for tr in transports))
     table.add_row(
         "ratios paired round by round: SDK / raw",

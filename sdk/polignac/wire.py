@@ -7,8 +7,8 @@ hears back into :class:`polignac.PlayerView` and events.  Protobuf only: no grpc
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
-from typing import Any, Final, Generic, TypeVar, overload
+from collections.abc import Sequence
+from typing import Any, Final
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.cards import Card
@@ -43,8 +43,6 @@ __all__ = [
     "view_from_pb",
     "view_to_pb",
 ]
-
-_T = TypeVar("_T")
 
 PROTOCOL_VERSION: Final = "1"
 """The protocol version this SDK speaks (the major version of package polignac.v1)."""
@@ -177,88 +175,36 @@ class TrickCache:
 def view_from_pb(rules: Ruleset, request: pb.DecisionRequest, cache: TrickCache | None = None) -> PlayerView:
     """The PlayerView a bot gets from a DecisionRequest.
 
-    The view is lazy: each field is parsed from the message the first time it is read and
-    kept, so a bot pays only for what it looks at (a bot that reads ``legal`` alone costs a
-    few microseconds, a full parse about fifteen).  Bad content, such as card text that is
-    not a card, raises :class:`~polignac.errors.CardParseError` (a ``PolignacError``) at
-    that first read.  ``legal`` and ``phase`` are parsed at once.  A :class:`TrickCache`
-    kept across the requests of one match saves re-parsing the tricks.
+    ``rules``, ``phase`` and ``legal`` are parsed at once, the other fields together when the
+    bot first reads one of them: a bot that looks only at ``legal`` costs a few microseconds
+    instead of the fifteen or so of a full parse.  Bad content, such as card text that is
+    not a card, raises :class:`~polignac.errors.CardParseError` (a ``PolignacError``): from
+    here for ``legal``, at that first read for the rest.  A :class:`TrickCache` kept across
+    the requests of one match saves re-parsing the tricks.
     """
     return _WireView.of(rules, request, cache or TrickCache())
 
 
-class _Lazy(Generic[_T]):
-    """A PlayerView field of a :class:`_WireView`, parsed on first read and then kept in its slot."""
-
-    def __init__(self, parse: Callable[[_WireView], _T]) -> None:
-        self._parse = parse
-        self._slot: Any = None
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self._slot = PlayerView.__dict__[name]  # the dataclass's slot (a member descriptor)
-
-    @overload
-    def __get__(self, view: None, owner: type | None = None) -> _Lazy[_T]: ...
-    @overload
-    def __get__(self, view: _WireView, owner: type | None = None) -> _T: ...
-    def __get__(self, view: _WireView | None, owner: type | None = None) -> _T | _Lazy[_T]:
-        if view is None:
-            return self
-        try:
-            return self._slot.__get__(view, owner)  # type: ignore[no-any-return]
-        except AttributeError:  # not read yet
-            value = self._parse(view)
-            self._slot.__set__(view, value)
-            return value
-
-    def __set__(self, view: _WireView, value: _T) -> None:
-        # The dataclass __init__ sets fields this way (dataclasses.replace and unpickling use it).
-        self._slot.__set__(view, value)
-
-
-def _eldest(view: _WireView) -> int:
-    seats: tuple[int, ...] = view.seats
-    dealer: int = view.dealer
-    return seats[(seats.index(dealer) + 1) % len(seats)] if dealer in seats else seats[0]
-
-
-def _auction(view: _WireView) -> tuple[tuple[int, Contract], ...]:
-    return tuple((d.seat, _CONTRACT_FROM_PB.get(d.contract, Contract.PASS)) for d in view._message.auction)
-
-
 class _WireView(PlayerView):
-    """A :class:`PlayerView` read from a DecisionRequest field by field, as the bot asks.
+    """A :class:`PlayerView` parsed from a DecisionRequest in two steps.
 
-    It is a PlayerView in every way (equality, hashing, ``dataclasses.replace``, pickling);
-    only the moment each field is parsed differs.
+    ``rules``, ``phase`` and ``legal`` are set at once: a trivial bot reads nothing else.
+    The other slots stay empty until one of them is read; that failed lookup lands in
+    :meth:`__getattr__`, which parses them all in one go, so a bot that reads more pays
+    what a full parse costs and every later read is a plain attribute read.  It is a
+    PlayerView in every way (equality, hashing, ``dataclasses.replace``, pickling); only
+    the moment of parsing differs.
     """
 
-    __slots__ = ("_message", "_tricks")
-    _message: pb.PlayerView
+    __slots__ = ("_request", "_tricks")
+    _request: pb.DecisionRequest
     _tricks: TrickCache
-
-    seat = _Lazy(lambda v: v._message.seat)
-    hand_number = _Lazy(lambda v: v._message.hand_number)
-    dealer = _Lazy(lambda v: v._message.dealer)
-    eldest = _Lazy(_eldest)
-    seats = _Lazy(lambda v: tuple(v._message.seats))
-    tiebreak = _Lazy(lambda v: v._message.tiebreak)
-    to_act = _Lazy(lambda v: v._message.seat)
-    hand = _Lazy(lambda v: tuple(map(_card, v._message.hand)))
-    auction = _Lazy(_auction)
-    contract = _Lazy(lambda v: _CONTRACT_FROM_PB.get(v._message.contract, Contract.PASS))
-    declarer = _Lazy(lambda v: v._message.declarer if v._message.HasField("declarer") else None)
-    tricks = _Lazy(lambda v: v._tricks.tricks(v._message.hand_number, v._message.tricks))
-    current_trick = _Lazy(lambda v: tuple((p.seat, _card(p.card)) for p in v._message.current_trick))
-    totals = _Lazy(lambda v: tuple(v._message.totals))
-    penalties = _Lazy(lambda v: tuple(v._message.penalties))
-    forfeited = _Lazy(lambda v: tuple(v._message.forfeited))
 
     @classmethod
     def of(cls, rules: Ruleset, request: pb.DecisionRequest, tricks: TrickCache) -> _WireView:
         view = object.__new__(cls)
         set_field = object.__setattr__  # as the dataclass __init__ does: the class is frozen
-        set_field(view, "_message", request.view)
+        set_field(view, "_request", request)
         set_field(view, "_tricks", tricks)
         set_field(view, "rules", rules)
         if request.kind == pb.DECISION_KIND_CONTRACT:
@@ -268,6 +214,36 @@ class _WireView(PlayerView):
             set_field(view, "phase", Phase.PLAY)
             set_field(view, "legal", tuple(map(_card, request.legal_cards)))
         return view
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only when a slot is empty: the first read of a field not parsed yet.
+        if name not in _FIELD_NAMES or not hasattr(self, "_request"):
+            raise AttributeError(f"'PlayerView' object has no attribute {name!r}")
+        self._parse_the_rest()
+        return object.__getattribute__(self, name)
+
+    def _parse_the_rest(self) -> None:
+        v = self._request.view
+        seats = tuple(v.seats)
+        dealer = v.dealer
+        contracts = _CONTRACT_FROM_PB
+        set_field = object.__setattr__
+        set_field(self, "seat", v.seat)
+        set_field(self, "hand_number", v.hand_number)
+        set_field(self, "dealer", dealer)
+        set_field(self, "eldest", seats[(seats.index(dealer) + 1) % len(seats)] if dealer in seats else seats[0])
+        set_field(self, "seats", seats)
+        set_field(self, "tiebreak", v.tiebreak)
+        set_field(self, "to_act", v.seat)
+        set_field(self, "hand", tuple(map(_card, v.hand)))
+        set_field(self, "auction", tuple((d.seat, contracts.get(d.contract, Contract.PASS)) for d in v.auction))
+        set_field(self, "contract", contracts.get(v.contract, Contract.PASS))
+        set_field(self, "declarer", v.declarer if v.HasField("declarer") else None)
+        set_field(self, "tricks", self._tricks.tricks(v.hand_number, v.tricks))
+        set_field(self, "current_trick", tuple((p.seat, _card(p.card)) for p in v.current_trick))
+        set_field(self, "totals", tuple(v.totals))
+        set_field(self, "penalties", tuple(v.penalties))
+        set_field(self, "forfeited", tuple(v.forfeited))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PlayerView):
@@ -282,6 +258,7 @@ class _WireView(PlayerView):
 
 
 _VIEW_FIELDS: Final = tuple(f.name for f in dataclasses.fields(PlayerView))
+_FIELD_NAMES: Final = frozenset(_VIEW_FIELDS)
 
 
 def _card(text: str) -> Card:
