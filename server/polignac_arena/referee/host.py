@@ -147,18 +147,26 @@ class _Inbox:
             self._waiter.set_result(None)
 
     async def get_until(self, deadline: float) -> _Item | None:
-        if not self._items:
-            loop = asyncio.get_running_loop()
-            if deadline <= loop.time():
+        """The next item, or None once ``time.monotonic()`` has reached ``deadline``.
+
+        The timer is set relative to now rather than on the loop's clock (which need not be
+        ``time.monotonic``: uvloop's counts whole milliseconds), and a wake-up that comes
+        early is checked against ``time.monotonic()`` and waited out: a bot is never timed
+        out before its time.
+        """
+        while not self._items:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
                 return None
+            loop = asyncio.get_running_loop()
             waiter = self._waiter = loop.create_future()
-            timer = loop.call_at(deadline, _wake, waiter)
+            timer = loop.call_later(remaining, _wake, waiter)
             try:
                 await waiter
             finally:
                 timer.cancel()
                 self._waiter = None
-        return self._items.popleft() if self._items else None
+        return self._items.popleft()
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:
@@ -284,7 +292,7 @@ class MatchHost:
                 await self._send(seat, pb.PlayResponse(welcome=welcome), with_events=False)
 
     async def _next_item(self, deadline: float) -> _Item | None:
-        """The next inbox item, or None once ``deadline`` (``time.monotonic``, the loop's clock too) has passed."""
+        """The next inbox item, or None once ``deadline`` (on ``time.monotonic``) has passed."""
         return await self._inbox.get_until(deadline)
 
     async def _turn(self) -> None:
