@@ -25,6 +25,9 @@ KEYS = {
     "timeouts",
     "peak_rss_mb",
     "transport",
+    "referee_full_view_median_us",
+    "ratio_full_view",
+    "ratio_by_process_pair",
 }
 
 
@@ -43,3 +46,5 @@ def test_referee_benchmark_quick_run() -> None:
         assert result[key] > 0, key
     assert result["referee_p99_us"] >= result["referee_median_us"]
     assert result["ratio"] == pytest.approx(result["referee_median_us"] / result["bare_median_us"], abs=0.01)
+    assert len(result["ratio_by_process_pair"]) == 1  # --quick runs one process pair
+    assert result["referee_full_view_median_us"] > 0
