@@ -594,15 +594,18 @@ def test_a_writer_killed_at_random_moments_leaves_a_consistent_store(tmp_path: P
         # Kill it after a few results, at a random moment of the next write (or of the schedule's creation).
         seen = [writer.stdout.readline() for _ in range(rng.randrange(4))]
         time.sleep(rng.uniform(0.0, 0.03))
-        writer.send_signal(signal.SIGKILL)
-        out = "".join(seen) + writer.communicate(timeout=60)[0]
+        writer.send_signal(signal.SIGKILL)  # a writer that has already finished is not signalled
+        # Read the rest through the same buffered reader as the lines above: communicate() with a
+        # timeout reads the raw pipe and would miss what readline() already buffered ("done").
+        out = "".join(seen) + writer.stdout.read()
+        writer.wait(timeout=60)
         done = consistent(path, verified)
         if writer.returncode == -signal.SIGKILL:
             kills.append(done)
         if "done" in out:
             assert done == len(KILL_FIXTURES)
             break
-        assert writer.returncode == -signal.SIGKILL
+        assert writer.returncode == -signal.SIGKILL, (writer.returncode, out)
     else:
         pytest.fail("the writer never finished")
     assert len(kills) >= 8 and len(set(kills)) >= 5, kills  # killed at many points of the run
