@@ -2,8 +2,9 @@
 uvicorn on port 0 and against the ``polignac report`` static site opened from the file system, both over a store
 filled by a real small tournament.  The leaderboard shows the bots in rating order, the bot page draws its SVG chart,
 the crosstable has coloured cells, and the replay viewer steps forward through a whole hand and back (buttons and
-arrow keys) showing the engine's trick winners.  Screenshots of the leaderboard and the replay viewer are saved; one
-of each is copied to ``docs/screenshots/``.
+arrow keys) showing the engine's trick winners.  Screenshots of the leaderboard and the replay viewer are saved in the
+test's temporary folder; with ``POLIGNAC_UPDATE_SCREENSHOTS=1`` one of each replaces its copy in ``docs/screenshots/``
+(a test run does not otherwise touch the repository).
 
 Playwright's own browser download does not work here: the tests use ``/usr/bin/chromium`` (Debian's ``chromium``
 package, installed by ``.ci/run``; ``$POLIGNAC_CHROMIUM`` names another) and are skipped when it or the ``playwright``
@@ -172,7 +173,7 @@ def save_screenshot(tab: Page, tmp_path: Path, name: str, target: Target) -> Non
     shot = tmp_path / f"{name}.png"
     tab.screenshot(path=str(shot))
     assert shot.stat().st_size > 1000
-    if target.kind == "server":  # one of each goes into the docs
+    if target.kind == "server" and os.environ.get("POLIGNAC_UPDATE_SCREENSHOTS") == "1":
         DOCS_SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shot, DOCS_SCREENSHOTS / f"{name}.png")
 
