@@ -2,8 +2,8 @@
 
 A bot is named by a built-in name (``random``, ``cautious``, ``heuristic``), a submission
 folder holding ``bot.toml``, or a Python file.  The referee listens on a unix socket in a
-private temporary folder (sandboxes mount it); every seat is stopped, with everything it
-started, when the match ends.
+private temporary folder (sandboxes mount it; see :mod:`polignac_arena.match_folder`); every
+seat is stopped, with everything it started, when the match ends.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import contextlib
 import os
 import secrets
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from polignac import Ruleset
 from polignac.bots import BUILTIN_BOTS
+from polignac_arena.match_folder import match_folder
 from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
 from polignac_arena.seats import SeatContext, SeatKind, SeatLauncher, SeatLimits, SeatProcess, launcher_for
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, load_submission
@@ -75,8 +75,7 @@ async def run_local_match(
         raise BotSpecError(refusal)
     limits = limits or SeatLimits()
     match_id = match_id or secrets.token_hex(6)
-    with tempfile.TemporaryDirectory(prefix="polignac-") as tmp:
-        root = Path(tmp)
+    with match_folder() as root:
         socket_dir = root / "referee"
         socket_dir.mkdir()
         socket = socket_dir / "referee.sock"
