@@ -29,9 +29,9 @@ pair's own ratio is reported too (``ratio_by_process_pair``).
     out the referee's own send and read paths.  The bots are trivial (``view.legal[0]``),
     all four seats of a match live in the client process and use the SDK's ``run_async``;
     matches are played one at a time, so one request is in flight at a time.
-    The SDK parses a bot's view lazily, field by field, so the trivial bot parses ``legal``
-    and little else; ``referee_full_view_*`` is the same with a bot that reads every field
-    of its view first (a full parse, as a real bot that looks at everything pays).
+    The SDK parses a bot's view lazily (``legal`` at once, the rest on the first read of any
+    of it), so the trivial bot parses ``legal`` alone; ``referee_full_view_*`` is the same
+    with a bot that reads every field of its view first (the full parse a real bot pays).
     ``referee_raw_*`` is the same with a bot that skips the SDK (it answers
     ``legal_cards[0]`` straight from the protobuf): the gap between the two is the SDK's
     share, the gap between raw and bare is the referee's.
@@ -121,7 +121,7 @@ class FirstLegal(Bot):
 
 class ReadsEverything(FirstLegal):
     """The trivial bot, but it reads every field of its view first: what a full parse of the
-    lazily parsed view costs (a bot reading ``legal`` alone parses little else)."""
+    lazily parsed view costs (a bot reading ``legal`` alone parses nothing else)."""
 
     name = "reads-everything"
 
