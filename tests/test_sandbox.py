@@ -30,7 +30,8 @@ from polignac_arena.referee import MatchResult, TimeControl
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import resolve_bot, run_local_match
 from polignac_arena.seats import SeatContext, SeatKind, SeatLimits, SeatProcess, launcher_for
-from polignac_arena.seats.sandbox import SandboxLauncher, SandboxProcess, processes_of_uid
+from polignac_arena.seats.sandbox import SandboxLauncher, SandboxProcess
+from polignac_arena.seats.uids import processes_of_uid
 from polignac_arena.submission import Submission, builtin_submission, load_submission
 from tests.referee.helpers import run
 

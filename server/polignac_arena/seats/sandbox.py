@@ -25,7 +25,8 @@ What a sandboxed bot gets (DESIGN.md, "Running bots"):
   cgroup is the real memory cap: ``RLIMIT_AS`` is only a backstop, set well above
   ``memory_mb`` because Python with gRPC (or Node) reserves far more address space than it
   uses.  Without cgroups the caps are the rlimits alone, held per seat by the distinct uid,
-  and a log line says that containment is weaker.
+  and a log line says that containment is weaker.  (Seat uids: :mod:`.uids`; cgroups:
+  :mod:`.cgroups`.)
 - **Nothing outlives the match.** ``--die-with-parent`` and the PID namespace: when the
   sandbox's init dies every process in it dies, double-forked daemons included.  ``stop()``
   also kills whatever is in the seat's cgroups and whatever still runs as the seat's uid,
@@ -53,10 +54,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import functools
 import importlib.util
-import itertools
 import json
 import logging
 import os
@@ -69,14 +68,15 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
+from polignac_arena.seats.cgroups import SeatCgroups, warn_weaker_containment
 from polignac_arena.seats.process import LocalProcess, std_pipes
+from polignac_arena.seats.uids import allocate_uid, kill_uid, processes_of_uid, release_uid
 
 __all__ = ["SANDBOX_SOCKET_DIR", "SandboxLauncher", "SandboxProcess"]
 
@@ -89,15 +89,10 @@ BOT_DIR: Final = "/bot"
 SDK_DIR: Final = "/opt/polignac"
 """Holds the SDK's ``polignac`` package inside the sandbox (on ``PYTHONPATH``)."""
 
-_UID_BASE: Final = 200_000
-_UID_SLOTS: Final = 256
-"""Seat uids per arena process: uid = base + pid * slots + n, so processes never collide."""
-_PID_SPAN: Final = 1 << 22  # the largest pid_max Linux allows
 _AS_HEADROOM_MB: Final = 4096
 """Address space above ``memory_mb`` (see the module's docstring): the memory cgroup is the real cap."""
 _AS_HEADROOM_NO_CGROUP_MB: Final = 1024
 """Without a memory cgroup RLIMIT_AS is the only cap, so it is kept tighter."""
-_CPU_PERIOD_US: Final = 100_000
 
 _TRAMPOLINE: Final = r"""
 import json, os, resource, sys
@@ -149,302 +144,6 @@ except BaseException as exc:
 """Runs as root in the child (a fresh interpreter, not a fork of the threaded arena): join the
 seat's cgroups, stage unreachable folders, set rlimits, drop to the seat's uid, then exec bwrap.
 Every step failing is written to the report pipe."""
-
-
-# --- uids -------------------------------------------------------------------------------------
-
-_uid_lock = threading.Lock()
-_uids_in_use: set[int] = set()
-_uid_counter = itertools.count()
-
-
-def _uid_ranges() -> list[tuple[int, int]]:
-    """The uids usable here, as [start, end) ranges of this process's user namespace."""
-    try:
-        text = Path("/proc/self/uid_map").read_text()
-    except OSError:
-        return [(0, 1 << 32)]
-    ranges = []
-    for line in text.splitlines():
-        inside, _outside, count = (int(x) for x in line.split())
-        ranges.append((inside, inside + count))
-    return ranges
-
-
-def _uids_of(pid: str) -> tuple[int, int] | None:
-    """The real and effective uid of a live process; None if it is gone or a zombie (dead, not yet reaped)."""
-    try:
-        with open(f"/proc/{pid}/status", "rb") as status:
-            for line in status:
-                if line.startswith(b"State:") and line.split()[1] in (b"Z", b"X"):
-                    return None
-                if line.startswith(b"Uid:"):
-                    fields = line.split()
-                    return int(fields[1]), int(fields[2])
-    except OSError:
-        return None
-    return None
-
-
-def processes_of_uid(uid: int) -> list[int]:
-    """Pids of every live process (seen from here) running as ``uid``, real or effective."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            uids = _uids_of(entry)
-            if uids is not None and uid in uids:
-                found.append(int(entry))
-    return found
-
-
-def _allocate_uid() -> int:
-    """A uid for one seat: derived from this process's pid, unused by any process, not handed out twice.
-
-    uid = 200000 + pid * 256 + n: arena processes (distinct pids) never pick the same uids, and
-    within one process a uid is taken until its seat is stopped.  In a user namespace without
-    those uids (a rootless container), its largest range of uids above 65536 is used instead.
-    """
-    start, size = _UID_BASE, _PID_SPAN * _UID_SLOTS
-    ranges = _uid_ranges()
-    if not any(lo <= start and start + size <= hi for lo, hi in ranges):
-        start, end = max(((max(lo, 65536), hi) for lo, hi in ranges), key=lambda r: r[1] - r[0])
-        size = end - start
-        if size < _UID_SLOTS:
-            raise SeatError("no range of free uids for sandboxed bots in this user namespace (/proc/self/uid_map)")
-    with _uid_lock:
-        for _ in range(_UID_SLOTS):
-            serial = (os.getpid() % _PID_SPAN) * _UID_SLOTS + next(_uid_counter) % _UID_SLOTS
-            uid = start + serial % size
-            if uid in _uids_in_use or processes_of_uid(uid):
-                continue
-            _uids_in_use.add(uid)
-            return uid
-    raise SeatError(f"no free uid for a sandboxed bot: {_UID_SLOTS} seats of this arena process are running")
-
-
-def _release_uid(uid: int) -> None:
-    with _uid_lock:
-        _uids_in_use.discard(uid)
-
-
-async def _kill_uid(uid: int, rounds: int = 200) -> list[int]:
-    """SIGKILL every process running as ``uid`` until none is left; the pids that were found."""
-    seen: list[int] = []
-    for _ in range(rounds):
-        pids = processes_of_uid(uid)
-        if not pids:
-            return seen
-        seen.extend(pids)
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        await asyncio.sleep(0.01)
-    return seen
-
-
-# --- cgroups (v1) -----------------------------------------------------------------------------
-
-_CONTROLLERS: Final = ("pids", "memory", "cpu")
-
-
-@functools.cache
-def _cgroup_mounts() -> dict[str, tuple[Path, str]]:
-    """For each controller: the cgroup v1 mount point holding it and that mount's root."""
-    mounts: dict[str, tuple[Path, str]] = {}
-    try:
-        lines = Path("/proc/self/mountinfo").read_text().splitlines()
-    except OSError:
-        return mounts
-    for line in lines:
-        left, _, right = line.partition(" - ")
-        fields, tail = left.split(), right.split()
-        if len(tail) < 3 or tail[0] != "cgroup" or len(fields) < 5:
-            continue
-        options = set(tail[2].split(","))
-        for controller in _CONTROLLERS:
-            if controller in options and controller not in mounts:
-                mounts[controller] = (Path(fields[4]), fields[3])
-    return mounts
-
-
-def _own_cgroup_dirs() -> dict[str, Path]:
-    """For each controller: the folder of this process's own cgroup (seat cgroups go beneath it)."""
-    mounts = _cgroup_mounts()
-    dirs: dict[str, Path] = {}
-    try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return dirs
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        for controller in controllers.split(","):
-            if controller in mounts and controller in _CONTROLLERS:
-                mount, root = mounts[controller]
-                if not (path == root or path.startswith(root.rstrip("/") + "/")):
-                    continue
-                relative = path[len(root) :].strip("/")
-                folder = mount / relative if relative else mount
-                if folder.is_dir():
-                    dirs[controller] = folder
-    return dirs
-
-
-_warned: set[str] = set()
-
-
-def _warn_weaker(reason: str) -> None:
-    """Say once (per reason) that seats are contained by rlimits alone."""
-    if reason not in _warned:
-        _warned.add(reason)
-        nproc = "RLIMIT_NPROC per seat uid" if os.geteuid() == 0 else "no RLIMIT_NPROC (the seats share the arena's uid)"
-        log.warning(
-            "sandboxed seats run without (some) cgroups (%s): their processes, memory and CPU are capped by rlimits"
-            " (%s, RLIMIT_AS, RLIMIT_CPU) and the PID namespace, which is weaker containment",
-            reason,
-            nproc,
-        )
-
-
-def _write(path: Path, value: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
-    try:
-        os.write(fd, value.encode())
-    finally:
-        os.close(fd)
-
-
-@dataclass
-class SeatCgroups:
-    """One seat's cgroups, one per controller that could be set up."""
-
-    dirs: dict[str, Path] = field(default_factory=dict)
-
-    @classmethod
-    def create(cls, name: str, limits: SeatLimits) -> SeatCgroups:
-        """Make the seat's cgroups with its limits; controllers that cannot be used are left out (and logged)."""
-        group = cls()
-        if os.geteuid() != 0:
-            _warn_weaker("the arena does not run as root")
-            return group
-        own = _own_cgroup_dirs()
-        missing = [c for c in _CONTROLLERS if c not in own]
-        if missing:
-            _warn_weaker(f"no cgroup v1 hierarchy for {', '.join(missing)}")
-        settings = {
-            "pids": [("pids.max", str(limits.pids))],
-            "memory": [
-                ("memory.limit_in_bytes", str(limits.memory_mb << 20)),
-                ("memory.memsw.limit_in_bytes", str(limits.memory_mb << 20)),
-            ],
-            "cpu": [("cpu.cfs_period_us", str(_CPU_PERIOD_US)), ("cpu.cfs_quota_us", str(max(1000, int(limits.cpus * _CPU_PERIOD_US))))],
-        }
-        for controller, parent in own.items():
-            folder = parent / "polignac" / name
-            _remove_stale(folder.parent)
-            try:
-                for _ in range(3):  # another arena may remove the shared "polignac" folder meanwhile
-                    try:
-                        folder.parent.mkdir(exist_ok=True)
-                        folder.mkdir()
-                        break
-                    except FileNotFoundError:
-                        continue
-                    except FileExistsError:  # left over by an arena that died: empty it first
-                        _kill_cgroup_now(folder)
-                        folder.rmdir()
-                else:
-                    raise OSError(errno.ENOENT, "cannot create", str(folder))
-            except OSError as exc:
-                _warn_weaker(f"cannot create cgroups in {folder.parent}: {exc.strerror}")
-                continue
-            group.dirs[controller] = folder
-            for key, value in settings[controller]:
-                if key == "memory.memsw.limit_in_bytes" and not (folder / key).exists():
-                    continue  # no swap accounting
-                try:
-                    _write(folder / key, value)
-                except OSError as exc:
-                    if key == "memory.memsw.limit_in_bytes":
-                        continue
-                    _warn_weaker(f"cannot set {key} in {folder.parent}: {exc.strerror}")
-                    del group.dirs[controller]
-                    _rmdir_quietly(folder)
-                    break
-        return group
-
-    @property
-    def procs_files(self) -> list[str]:
-        return [str(folder / "cgroup.procs") for folder in self.dirs.values()]
-
-    def pids(self) -> set[int]:
-        found: set[int] = set()
-        for folder in self.dirs.values():
-            with contextlib.suppress(OSError):
-                found.update(int(p) for p in (folder / "cgroup.procs").read_text().split())
-        return found
-
-    async def kill_all(self, rounds: int = 200) -> None:
-        """SIGKILL every process in the seat's cgroups until they are empty."""
-        for _ in range(rounds):
-            pids = self.pids()
-            if not pids:
-                return
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            await asyncio.sleep(0.01)
-        log.error("processes left in %s after %d rounds of SIGKILL", list(self.dirs.values()), rounds)
-
-    async def remove(self) -> None:
-        """Remove the seat's cgroups (and the shared ``polignac`` folder when it is empty)."""
-        for folder in self.dirs.values():
-            for attempt in range(100):
-                try:
-                    folder.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError as exc:
-                    if exc.errno != errno.EBUSY or attempt == 99:
-                        log.error("cannot remove the cgroup %s: %s", folder, exc.strerror)
-                        break
-                    await asyncio.sleep(0.02)
-            _rmdir_quietly(folder.parent)
-        self.dirs.clear()
-
-
-_stale_checked: set[Path] = set()
-_STALE_AGE_S: Final = 3600
-
-
-def _remove_stale(parent: Path) -> None:
-    """Once per process: remove empty seat cgroups left an hour ago or more by arenas that died (seats join at once)."""
-    if parent in _stale_checked:
-        return
-    _stale_checked.add(parent)
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(parent):
-            with contextlib.suppress(OSError):
-                if entry.is_dir() and time.time() - entry.stat().st_mtime > _STALE_AGE_S:
-                    os.rmdir(entry.path)  # fails (EBUSY) if anything still runs in it
-
-
-def _kill_cgroup_now(folder: Path) -> None:
-    for _ in range(100):
-        try:
-            pids = [int(p) for p in (folder / "cgroup.procs").read_text().split()]
-        except OSError:
-            return
-        if not pids:
-            return
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-
-
-def _rmdir_quietly(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        folder.rmdir()
 
 
 # --- what the sandbox sees --------------------------------------------------------------------
@@ -794,7 +493,7 @@ class SandboxProcess(LocalProcess):
                 await asyncio.wait_for(self.process.wait(), 2.0)
             await self.cgroups.kill_all()
             if self.uid is not None:
-                strays = await _kill_uid(self.uid)
+                strays = await kill_uid(self.uid)
                 if strays:  # normally processes still exiting from the SIGKILL above
                     log.debug("seat uid %d: SIGKILL sent again to %s", self.uid, sorted(set(strays)))
             with contextlib.suppress(Exception):
@@ -804,7 +503,7 @@ class SandboxProcess(LocalProcess):
             if self._staging is not None:
                 shutil.rmtree(self._staging, ignore_errors=True)
             if self.uid is not None and not processes_of_uid(self.uid):
-                _release_uid(self.uid)
+                release_uid(self.uid)
 
 
 _probe_results: dict[str, str | None] = {}
@@ -821,7 +520,7 @@ class SandboxLauncher(SeatLauncher):
         self.use_cgroups = cgroups
         """Put each seat in cgroups of its own when they can be set up (off: rlimits and the seat uid only)."""
         if not cgroups:
-            _warn_weaker("turned off for this launcher")
+            warn_weaker_containment("turned off for this launcher")
 
     def unavailable(self) -> str | None:
         if not self.bwrap:
@@ -834,7 +533,7 @@ class SandboxLauncher(SeatLauncher):
     def _probe(self) -> str | None:
         """Start one empty sandbox the way seats are started (uid switch, staging, namespaces, /proc)."""
         roots, extra, _sdk = _python_view()
-        uid = _allocate_uid() if os.geteuid() == 0 else None
+        uid = allocate_uid() if os.geteuid() == 0 else None
         staging = Path(tempfile.mkdtemp(prefix="polignac-probe-")) if uid is not None else None
         if staging is not None:
             os.chmod(staging, 0o755)
@@ -890,7 +589,7 @@ class SandboxLauncher(SeatLauncher):
             if staging is not None:
                 shutil.rmtree(staging, ignore_errors=True)
             if uid is not None:
-                _release_uid(uid)
+                release_uid(uid)
 
     async def start(self, context: SeatContext) -> SeatProcess:
         reason = self.unavailable()
@@ -902,7 +601,7 @@ class SandboxLauncher(SeatLauncher):
         mounts.append((sdk, f"{SDK_DIR}/polignac"))
         mounts.append((str(context.referee_socket.parent), SANDBOX_SOCKET_DIR))
         root = os.geteuid() == 0
-        uid = _allocate_uid() if root else None
+        uid = allocate_uid() if root else None
         cgroups = SeatCgroups()
         staging: Path | None = None
         plan: _Plan | None = None
@@ -944,7 +643,7 @@ class SandboxLauncher(SeatLauncher):
             if staging is not None:
                 shutil.rmtree(staging, ignore_errors=True)
             if uid is not None:
-                _release_uid(uid)
+                release_uid(uid)
             raise
         finally:
             if plan is not None:

@@ -1,0 +1,230 @@
+"""Seat cgroups (v1): one cgroup per controller per seat, beneath the arena's own cgroup.
+
+``pids.max`` caps a seat's processes, ``memory.limit_in_bytes`` (and swap) its memory and
+``cpu.cfs_quota_us`` its CPU share.  Controllers that cannot be used (not root, no v1
+hierarchy) are left out and a log line says, once, that containment is weaker.  Empty seat
+cgroups an arena left when it died are removed an hour later by the next arena.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import functools
+import logging
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from polignac_arena.seats.base import SeatLimits
+
+__all__ = ["SeatCgroups", "warn_weaker_containment"]
+
+log = logging.getLogger(__name__)
+
+_CPU_PERIOD_US: Final = 100_000
+_CONTROLLERS: Final = ("pids", "memory", "cpu")
+
+
+@functools.cache
+def _cgroup_mounts() -> dict[str, tuple[Path, str]]:
+    """For each controller: the cgroup v1 mount point holding it and that mount's root."""
+    mounts: dict[str, tuple[Path, str]] = {}
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return mounts
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if len(tail) < 3 or tail[0] != "cgroup" or len(fields) < 5:
+            continue
+        options = set(tail[2].split(","))
+        for controller in _CONTROLLERS:
+            if controller in options and controller not in mounts:
+                mounts[controller] = (Path(fields[4]), fields[3])
+    return mounts
+
+
+def _own_cgroup_dirs() -> dict[str, Path]:
+    """For each controller: the folder of this process's own cgroup (seat cgroups go beneath it)."""
+    mounts = _cgroup_mounts()
+    dirs: dict[str, Path] = {}
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return dirs
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(","):
+            if controller in mounts and controller in _CONTROLLERS:
+                mount, root = mounts[controller]
+                if not (path == root or path.startswith(root.rstrip("/") + "/")):
+                    continue
+                relative = path[len(root) :].strip("/")
+                folder = mount / relative if relative else mount
+                if folder.is_dir():
+                    dirs[controller] = folder
+    return dirs
+
+
+_warned: set[str] = set()
+
+
+def warn_weaker_containment(reason: str) -> None:
+    """Say once (per reason) that seats are contained by rlimits alone."""
+    if reason not in _warned:
+        _warned.add(reason)
+        nproc = "RLIMIT_NPROC per seat uid" if os.geteuid() == 0 else "no RLIMIT_NPROC (the seats share the arena's uid)"
+        log.warning(
+            "sandboxed seats run without (some) cgroups (%s): their processes, memory and CPU are capped by rlimits"
+            " (%s, RLIMIT_AS, RLIMIT_CPU) and the PID namespace, which is weaker containment",
+            reason,
+            nproc,
+        )
+
+
+def _write(path: Path, value: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, value.encode())
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class SeatCgroups:
+    """One seat's cgroups, one per controller that could be set up."""
+
+    dirs: dict[str, Path] = field(default_factory=dict)
+
+    @classmethod
+    def create(cls, name: str, limits: SeatLimits) -> SeatCgroups:
+        """Make the seat's cgroups with its limits; controllers that cannot be used are left out (and logged)."""
+        group = cls()
+        if os.geteuid() != 0:
+            warn_weaker_containment("the arena does not run as root")
+            return group
+        own = _own_cgroup_dirs()
+        missing = [c for c in _CONTROLLERS if c not in own]
+        if missing:
+            warn_weaker_containment(f"no cgroup v1 hierarchy for {', '.join(missing)}")
+        settings = {
+            "pids": [("pids.max", str(limits.pids))],
+            "memory": [
+                ("memory.limit_in_bytes", str(limits.memory_mb << 20)),
+                ("memory.memsw.limit_in_bytes", str(limits.memory_mb << 20)),
+            ],
+            "cpu": [("cpu.cfs_period_us", str(_CPU_PERIOD_US)), ("cpu.cfs_quota_us", str(max(1000, int(limits.cpus * _CPU_PERIOD_US))))],
+        }
+        for controller, parent in own.items():
+            folder = parent / "polignac" / name
+            _remove_stale(folder.parent)
+            try:
+                for _ in range(3):  # another arena may remove the shared "polignac" folder meanwhile
+                    try:
+                        folder.parent.mkdir(exist_ok=True)
+                        folder.mkdir()
+                        break
+                    except FileNotFoundError:
+                        continue
+                    except FileExistsError:  # left over by an arena that died: empty it first
+                        _kill_cgroup_now(folder)
+                        folder.rmdir()
+                else:
+                    raise OSError(errno.ENOENT, "cannot create", str(folder))
+            except OSError as exc:
+                warn_weaker_containment(f"cannot create cgroups in {folder.parent}: {exc.strerror}")
+                continue
+            group.dirs[controller] = folder
+            for key, value in settings[controller]:
+                if key == "memory.memsw.limit_in_bytes" and not (folder / key).exists():
+                    continue  # no swap accounting
+                try:
+                    _write(folder / key, value)
+                except OSError as exc:
+                    if key == "memory.memsw.limit_in_bytes":
+                        continue
+                    warn_weaker_containment(f"cannot set {key} in {folder.parent}: {exc.strerror}")
+                    del group.dirs[controller]
+                    _rmdir_quietly(folder)
+                    break
+        return group
+
+    @property
+    def procs_files(self) -> list[str]:
+        return [str(folder / "cgroup.procs") for folder in self.dirs.values()]
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for folder in self.dirs.values():
+            with contextlib.suppress(OSError):
+                found.update(int(p) for p in (folder / "cgroup.procs").read_text().split())
+        return found
+
+    async def kill_all(self, rounds: int = 200) -> None:
+        """SIGKILL every process in the seat's cgroups until they are empty."""
+        for _ in range(rounds):
+            pids = self.pids()
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            await asyncio.sleep(0.01)
+        log.error("processes left in %s after %d rounds of SIGKILL", list(self.dirs.values()), rounds)
+
+    async def remove(self) -> None:
+        """Remove the seat's cgroups (and the shared ``polignac`` folder when it is empty)."""
+        for folder in self.dirs.values():
+            for attempt in range(100):
+                try:
+                    folder.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError as exc:
+                    if exc.errno != errno.EBUSY or attempt == 99:
+                        log.error("cannot remove the cgroup %s: %s", folder, exc.strerror)
+                        break
+                    await asyncio.sleep(0.02)
+            _rmdir_quietly(folder.parent)
+        self.dirs.clear()
+
+
+_stale_checked: set[Path] = set()
+_STALE_AGE_S: Final = 3600
+
+
+def _remove_stale(parent: Path) -> None:
+    """Once per process: remove empty seat cgroups left an hour ago or more by arenas that died (seats join at once)."""
+    if parent in _stale_checked:
+        return
+    _stale_checked.add(parent)
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(parent):
+            with contextlib.suppress(OSError):
+                if entry.is_dir() and time.time() - entry.stat().st_mtime > _STALE_AGE_S:
+                    os.rmdir(entry.path)  # fails (EBUSY) if anything still runs in it
+
+
+def _kill_cgroup_now(folder: Path) -> None:
+    for _ in range(100):
+        try:
+            pids = [int(p) for p in (folder / "cgroup.procs").read_text().split()]
+        except OSError:
+            return
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _rmdir_quietly(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        folder.rmdir()
