@@ -82,12 +82,12 @@ import sys
 import tarfile
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 from urllib.parse import urlsplit
 
-from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
+from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatProcess
+from polignac_arena.seats.docker_seat import STDOUT_LIMIT, DockerSeat, StdinWriter, docker_exit_status, in_thread, short_error
 from polignac_arena.submission import Submission
 
 __all__ = [
@@ -102,8 +102,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
-
 PROBE_TIMEOUT_S: Final = 5.0
 """How long the daemon may take to answer the first call: a stuck daemon is an error, not a hang."""
 CALL_TIMEOUT_S: Final = 60.0
@@ -114,30 +112,11 @@ CONTAINER_SDK_DIR: Final = "/opt/polignac-sdk"
 RUNTIME_REPOSITORY: Final = "polignac-runtime"
 BOT_REPOSITORY: Final = "polignac-bot"
 SANDBOX_USER: Final = "65534:65534"
-STDOUT_LIMIT: Final = 1 << 20
-"""The stdout reader's line limit; the pump pauses while twice this waits unread."""
 LABEL_MATCH: Final = "polignac.match"
 LABEL_SEAT: Final = "polignac.seat"
 LABEL_BOT: Final = "polignac.bot"
 _HOST_RUNTIME_DIRS: Final = ("/usr", "/lib", "/lib64", "/bin")
 _SDK_DEPENDENCIES: Final = ("grpc", "google.protobuf")
-
-
-def docker_exit_status(code: int | None, oom_killed: bool = False) -> int | None:
-    """A container's exit code as a process exit status: 128+N (killed by signal N) becomes -N.
-
-    >>> docker_exit_status(0), docker_exit_status(3), docker_exit_status(137), docker_exit_status(143)
-    (0, 3, -9, -15)
-    >>> docker_exit_status(1, oom_killed=True), docker_exit_status(None)
-    (-9, None)
-    """
-    if code is None:
-        return None
-    if oom_killed and code != 0:
-        return -9
-    if 128 < code <= 128 + 64:
-        return -(code - 128)
-    return code
 
 
 def folder_hash(folder: Path, extra: str = "") -> str:
@@ -254,13 +233,8 @@ def host_runtime() -> tuple[tuple[tuple[str, str], ...], str]:
 # -- talking to the daemon --------------------------------------------------------------------------------------
 
 
-def _short(exc: BaseException) -> str:
-    text = str(exc).strip() or type(exc).__name__
-    return text if len(text) <= 300 else text[:300] + "..."
-
-
 def _daemon_hint(where: str, exc: BaseException) -> str:
-    text = _short(exc)
+    text = short_error(exc)
     hint = "start the Docker daemon (dockerd, or systemctl start docker) or point DOCKER_HOST at a running one"
     if "Permission denied" in text or "PermissionError" in text:
         hint = "this user may not use the daemon's socket: run the arena as a member of the 'docker' group"
@@ -275,10 +249,6 @@ def _attach_target(base_url: str) -> tuple[str, str | int]:
     if parts.scheme in ("tcp", "http") and not os.environ.get("DOCKER_TLS_VERIFY"):
         return parts.hostname or "localhost", parts.port or 2375
     raise SeatError(f"docker seats attach to the daemon over unix:// or plain tcp:// only, not {base_url!r}")
-
-
-async def _in_thread(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    return await asyncio.to_thread(function, *args, **kwargs)
 
 
 _build_locks: dict[str, threading.Lock] = {}
@@ -329,197 +299,6 @@ def remove_containers(client: Any, match_id: str | None = None) -> list[str]:
             client.api.remove_container(info["Id"], force=True, v=True)
             removed.append(str((info.get("Names") or [info["Id"]])[0]).lstrip("/"))
     return removed
-
-
-# -- the seat ---------------------------------------------------------------------------------------------------
-
-
-class _Gate(asyncio.ReadTransport):
-    """Stands for the stdout reader's transport: the reader pauses it when too much waits unread."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.open = asyncio.Event()
-        self.open.set()
-
-    def pause_reading(self) -> None:
-        self.open.clear()
-
-    def resume_reading(self) -> None:
-        self.open.set()
-
-    def is_reading(self) -> bool:
-        return self.open.is_set()
-
-
-class _StdinWriter(asyncio.StreamWriter):
-    """The container's stdin: closing it only half-closes the attach connection."""
-
-    _closed = False
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        with contextlib.suppress(Exception):
-            if not self.transport.is_closing() and self.transport.can_write_eof():
-                self.transport.write_eof()
-
-    def is_closing(self) -> bool:
-        return self._closed or self.transport.is_closing()
-
-    async def wait_closed(self) -> None:
-        return None
-
-
-class DockerSeat(SeatProcess):
-    """A started container: its attach connection, its captured stderr, its exit status."""
-
-    def __init__(
-        self,
-        client: Any,
-        container_id: str,
-        name: str,
-        connection: tuple[asyncio.StreamReader, asyncio.StreamWriter],
-        stdio: bool,
-        limits: SeatLimits,
-    ) -> None:
-        self.client = client
-        self.container_id = container_id
-        self.name = name
-        self._limits = limits
-        self._reader, self._writer = connection
-        self._stderr = bytearray()
-        self._notes: list[str] = []
-        self._returncode: int | None = None
-        self._gate: _Gate | None = None
-        self._draining = False
-        """Being stopped: the pump drops stdout instead of waiting for its reader (a blocked copy would stall the daemon)."""
-        if stdio:
-            self.stdout = asyncio.StreamReader(limit=STDOUT_LIMIT)
-            self._gate = _Gate()
-            self.stdout.set_transport(self._gate)
-            self.stdin = self._writer
-        self._pump = asyncio.ensure_future(self._demultiplex())
-        self._watcher = asyncio.ensure_future(self._watch())
-        self._stopper: asyncio.Future[None] | None = None
-
-    async def _demultiplex(self) -> None:
-        """Split the daemon's frames into stdout (fed to the reader) and stderr (kept up to the cap)."""
-        try:
-            while True:
-                header = await self._reader.readexactly(8)
-                size = int.from_bytes(header[4:8], "big")
-                payload = await self._reader.readexactly(size) if size else b""
-                if header[0] == 1 and self.stdout is not None and self._gate is not None and not self._draining:
-                    await self._gate.open.wait()
-                    if not self._draining:
-                        self.stdout.feed_data(payload)
-                elif header[0] == 2:
-                    room = self._limits.stderr_bytes - len(self._stderr)
-                    if room > 0:
-                        self._stderr.extend(payload[:room])
-        except (asyncio.IncompleteReadError, ConnectionError, OSError):
-            pass
-        finally:
-            if self.stdout is not None:
-                self.stdout.feed_eof()
-
-    def _state(self) -> dict[str, Any] | None:
-        """The container's State, or None once it is gone."""
-        import docker.errors
-
-        try:
-            state = self.client.api.inspect_container(self.container_id)["State"]
-        except docker.errors.NotFound:
-            return None
-        return dict(state)
-
-    async def _watch(self) -> int | None:
-        """The exit status once the container ends: its output closes first, then its state says so.
-
-        While a stdio bot's stdout is backed up (nobody reads it), its output cannot reach its end:
-        then the container's state is asked without waiting for it.
-        """
-        while not self._pump.done():
-            await asyncio.wait({self._pump}, timeout=0.25)
-            if self._gate is not None and not self._gate.open.is_set():
-                break
-        delay = 0.02
-        try:
-            while True:
-                state = await _in_thread(self._state)
-                if state is None:
-                    return self._returncode
-                if not state.get("Running") and not state.get("Restarting"):
-                    oom = bool(state.get("OOMKilled"))
-                    if oom:
-                        self._notes.append(f"[arena] the container went over its memory limit ({self._limits.memory_mb} MB) and was killed")
-                    if self._returncode is None:
-                        self._returncode = docker_exit_status(int(state.get("ExitCode", 0)), oom)
-                    return self._returncode
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 0.5)
-        except Exception as exc:  # the daemon went away: the status is unknown
-            log.warning("seat container %s: cannot read its state: %s", self.name, _short(exc))
-            return self._returncode
-
-    async def wait(self) -> int | None:
-        return await asyncio.shield(self._watcher)
-
-    @property
-    def returncode(self) -> int | None:
-        return self._returncode
-
-    def stderr_text(self) -> str:
-        text = self._stderr.decode("utf-8", "replace")
-        return "\n".join([text, *self._notes]) if self._notes else text
-
-    async def stop(self) -> None:
-        if self._stopper is None:
-            self._stopper = asyncio.ensure_future(self._stop())
-        await asyncio.shield(self._stopper)
-
-    def _kill_and_remove(self) -> int | None:
-        import docker.errors
-
-        api = self.client.api
-        with contextlib.suppress(docker.errors.APIError):  # not running any more, or gone
-            api.kill(self.container_id)
-        code: int | None = None
-        with contextlib.suppress(Exception):
-            code = int(api.wait(self.container_id, timeout=10)["StatusCode"])
-        try:
-            api.remove_container(self.container_id, force=True, v=True)
-        except docker.errors.NotFound:
-            pass
-        except docker.errors.APIError as exc:
-            if exc.response is None or exc.response.status_code != 409:  # 409: its removal is already under way
-                raise
-        return code
-
-    async def _stop(self) -> None:
-        # First unblock the daemon's copy of the output (it would hold up the removal), then kill and remove.
-        self._draining = True
-        if self._gate is not None:
-            self._gate.open.set()
-        try:
-            code = await _in_thread(self._kill_and_remove)
-        except Exception as exc:
-            log.error("seat container %s could not be removed: %s", self.name, _short(exc))
-            code = None
-        if self._returncode is None and code is not None:
-            self._returncode = docker_exit_status(code)
-        # The container is gone: the last of its output is on its way; then the connection closes.
-        with contextlib.suppress(Exception, asyncio.CancelledError, TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._pump), 1.0)
-        self._writer.transport.abort()
-        if not self._pump.done():
-            self._pump.cancel()
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await self._pump
-        with contextlib.suppress(Exception, asyncio.CancelledError, TimeoutError):
-            await asyncio.wait_for(asyncio.shield(self._watcher), 5.0)
 
 
 # -- the launcher -----------------------------------------------------------------------------------------------
@@ -649,7 +428,7 @@ class DockerLauncher(SeatLauncher):
                 tail = "\n".join(line for line in lines if line)[-2000:]
                 raise SeatError(f"building {submission.label} from {submission.dockerfile} failed: {exc.msg}\n{tail}") from None
             except docker.errors.APIError as exc:
-                raise SeatError(f"building {submission.label} from {submission.dockerfile} failed: {_short(exc)}") from None
+                raise SeatError(f"building {submission.label} from {submission.dockerfile} failed: {short_error(exc)}") from None
             log.info("built %s for %s in %.1f s", tag, submission.label, time.monotonic() - started)
         return tag
 
@@ -753,7 +532,7 @@ class DockerLauncher(SeatLauncher):
                 transport, _ = await asyncio.wait_for(loop.create_connection(lambda: protocol, where, int(port)), PROBE_TIMEOUT_S)
         except (OSError, TimeoutError) as exc:
             raise SeatError(_daemon_hint(self.base_url, exc)) from None
-        writer = _StdinWriter(transport, protocol, reader, loop)
+        writer = StdinWriter(transport, protocol, reader, loop)
         streams = "stdin=1&stdout=1&stderr=1" if stdio else "stdin=0&stdout=0&stderr=1"
         request = (
             f"POST /v{client.api.api_version}/containers/{container_id}/attach?stream=1&{streams} HTTP/1.1\r\n"
@@ -764,7 +543,7 @@ class DockerLauncher(SeatLauncher):
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), PROBE_TIMEOUT_S)
         except (OSError, TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError) as exc:
             transport.abort()
-            raise SeatError(f"cannot attach to the container: {_short(exc) or 'no answer'}") from None
+            raise SeatError(f"cannot attach to the container: {short_error(exc) or 'no answer'}") from None
         status = head.split(b"\r\n", 1)[0].decode("latin-1")
         if status.split()[1:2] not in (["101"], ["200"]):
             body = b""
@@ -783,9 +562,9 @@ class DockerLauncher(SeatLauncher):
                     f"the folder of {sub.label} ({sub.path}) is not readable by the sandbox user (mode {mode & 0o777:o}):"
                     " make it readable by everyone (chmod -R a+rX)"
                 )
-        await _in_thread(self._connect)
-        image = await _in_thread(self.image_for, sub)
-        creating = asyncio.ensure_future(_in_thread(self._create, context, image))
+        await in_thread(self._connect)
+        image = await in_thread(self.image_for, sub)
+        creating = asyncio.ensure_future(in_thread(self._create, context, image))
         try:
             container_id, name = await asyncio.shield(creating)
         except asyncio.CancelledError:
@@ -799,19 +578,19 @@ class DockerLauncher(SeatLauncher):
         except SeatError:
             raise
         except Exception as exc:
-            raise SeatError(f"cannot create the container of {sub.label}: {_short(exc)}") from None
+            raise SeatError(f"cannot create the container of {sub.label}: {short_error(exc)}") from None
         stdio = sub.transport == "stdio"
         connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         try:
             connection = await self._attach(container_id, stdio)
-            await _in_thread(self._connect().api.start, container_id)
+            await in_thread(self._connect().api.start, container_id)
         except BaseException as exc:
             if connection is not None:
                 connection[1].transport.abort()
-            await asyncio.shield(_in_thread(self._remove_quietly, container_id))
+            await asyncio.shield(in_thread(self._remove_quietly, container_id))
             if isinstance(exc, SeatError | asyncio.CancelledError) or not isinstance(exc, Exception):
                 raise
-            raise SeatError(f"cannot start the container of {sub.label}: {_short(exc)}") from None
+            raise SeatError(f"cannot start the container of {sub.label}: {short_error(exc)}") from None
         return DockerSeat(self._connect(), container_id, name, connection, stdio, context.limits)
 
     def remove_match_containers(self, match_id: str) -> list[str]:
