@@ -24,6 +24,7 @@ from polignac.events import Forfeited, HandDealt, HandEnded, MatchEnded
 from polignac.rules import deck_mask
 from polignac.view import PlayerView
 from polignac.wire import (
+    TrickCache,
     TrickMessages,
     contract_from_pb,
     contract_to_pb,
@@ -171,6 +172,21 @@ def test_view_round_trip_keeps_seat_zero_and_empty_fields() -> None:
     view = match.view(0)
     assert view.declarer == 0 and view.phase is Phase.PLAY
     assert_same_view(round_trip(view), view)
+
+
+@pytest.mark.parametrize("rules", RULESETS, ids=rid)
+def test_views_parsed_with_a_cache_kept_for_the_match_equal_the_engines(rules: Ruleset) -> None:
+    """As in the SDK: each seat keeps one TrickCache for the whole match and hears only its own requests."""
+    rnd = random.Random(f"sdk-cache-{rid(rules)}")
+    for _ in range(2):
+        caches = [TrickCache() for _ in range(rules.players)]
+        referee_tricks = TrickMessages()
+        for match in walk(new_match(rules, rnd), rnd):
+            seat = match.to_act
+            assert seat is not None
+            want = match.view(seat)
+            wire = pb.DecisionRequest.FromString(request_to_pb(1, want, 10, 10, referee_tricks).SerializeToString())
+            assert_same_view(view_from_pb(rules, wire, caches[seat]), want)
 
 
 @pytest.mark.parametrize("rules", RULESETS, ids=rid)
