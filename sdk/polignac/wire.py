@@ -156,20 +156,49 @@ def request_to_pb(request_id: int, view: PlayerView, move_ms: int, bank_ms: int,
 
 
 class TrickCache:
-    """The completed tricks of the current hand, parsed once: they repeat in every request of the hand."""
+    """What repeats in every request of a hand, parsed once: the completed tricks, the auction
+    and the table (seats, dealer, eldest).  Keep one per match (the SDK keeps one per bot).
+
+    It relies on what the rules guarantee within one hand (``hand_number``): the table does
+    not change, and tricks and the auction only grow.
+    """
 
     def __init__(self) -> None:
         self._hand = -1
         self._tricks: list[Trick] = []
+        self._auction: list[tuple[int, Contract]] = []
+        self._table: tuple[tuple[int, ...], int] | None = None
+
+    def _in_hand(self, hand_number: int) -> None:
+        if hand_number != self._hand:
+            self._hand = hand_number
+            self._tricks, self._auction, self._table = [], [], None
 
     def tricks(self, hand_number: int, messages: Sequence[pb.Trick]) -> tuple[Trick, ...]:
         """The tricks of ``messages``, reusing those already parsed for this hand."""
-        if hand_number != self._hand or len(messages) < len(self._tricks):
-            self._hand = hand_number
+        self._in_hand(hand_number)
+        if len(messages) < len(self._tricks):
             self._tricks = []
         for t in messages[len(self._tricks) :]:
             self._tricks.append(Trick(tuple((p.seat, _card(p.card)) for p in t.plays), t.winner))
         return tuple(self._tricks)
+
+    def auction(self, hand_number: int, messages: Sequence[pb.Declaration]) -> tuple[tuple[int, Contract], ...]:
+        """The declarations of ``messages``, reusing those already parsed for this hand."""
+        self._in_hand(hand_number)
+        if len(messages) < len(self._auction):
+            self._auction = []
+        for d in messages[len(self._auction) :]:
+            self._auction.append((d.seat, _CONTRACT_FROM_PB.get(d.contract, Contract.PASS)))
+        return tuple(self._auction)
+
+    def table(self, hand_number: int, view: pb.PlayerView) -> tuple[tuple[int, ...], int]:
+        """``(seats, eldest)`` of this hand."""
+        self._in_hand(hand_number)
+        if self._table is None:
+            seats, dealer = tuple(view.seats), view.dealer
+            self._table = seats, seats[(seats.index(dealer) + 1) % len(seats)] if dealer in seats else seats[0]
+        return self._table
 
 
 def view_from_pb(rules: Ruleset, request: pb.DecisionRequest, cache: TrickCache | None = None) -> PlayerView:
@@ -224,22 +253,22 @@ class _WireView(PlayerView):
 
     def _parse_the_rest(self) -> None:
         v = self._request.view
-        seats = tuple(v.seats)
-        dealer = v.dealer
-        contracts = _CONTRACT_FROM_PB
+        hand_number = v.hand_number
+        cache = self._tricks
+        seats, eldest = cache.table(hand_number, v)
         set_field = object.__setattr__
         set_field(self, "seat", v.seat)
-        set_field(self, "hand_number", v.hand_number)
-        set_field(self, "dealer", dealer)
-        set_field(self, "eldest", seats[(seats.index(dealer) + 1) % len(seats)] if dealer in seats else seats[0])
+        set_field(self, "hand_number", hand_number)
+        set_field(self, "dealer", v.dealer)
+        set_field(self, "eldest", eldest)
         set_field(self, "seats", seats)
         set_field(self, "tiebreak", v.tiebreak)
         set_field(self, "to_act", v.seat)
         set_field(self, "hand", tuple(map(_card, v.hand)))
-        set_field(self, "auction", tuple((d.seat, contracts.get(d.contract, Contract.PASS)) for d in v.auction))
-        set_field(self, "contract", contracts.get(v.contract, Contract.PASS))
+        set_field(self, "auction", cache.auction(hand_number, v.auction))
+        set_field(self, "contract", _CONTRACT_FROM_PB.get(v.contract, Contract.PASS))
         set_field(self, "declarer", v.declarer if v.HasField("declarer") else None)
-        set_field(self, "tricks", self._tricks.tricks(v.hand_number, v.tricks))
+        set_field(self, "tricks", cache.tricks(hand_number, v.tricks))
         set_field(self, "current_trick", tuple((p.seat, _card(p.card)) for p in v.current_trick))
         set_field(self, "totals", tuple(v.totals))
         set_field(self, "penalties", tuple(v.penalties))
