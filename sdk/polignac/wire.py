@@ -206,7 +206,7 @@ def view_from_pb(rules: Ruleset, request: pb.DecisionRequest, cache: TrickCache 
 
     ``rules``, ``phase`` and ``legal`` are parsed at once, the other fields together when the
     bot first reads one of them: a bot that looks only at ``legal`` costs a few microseconds
-    instead of the fifteen or so of a full parse.  Bad content, such as card text that is
+    instead of the fourteen or so of a full parse.  Bad content, such as card text that is
     not a card, raises :class:`~polignac.errors.CardParseError` (a ``PolignacError``): from
     here for ``legal``, at that first read for the rest.  A :class:`TrickCache` kept across
     the requests of one match saves re-parsing the tricks.
