@@ -26,6 +26,7 @@ from polignac_arena.store import (
     StoreError,
     schema_version,
 )
+from polignac_arena.store import schema as store_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -121,7 +122,7 @@ def test_an_older_file_is_migrated_once_and_keeps_its_data(tmp_path: Path, monke
         conn.execute("ALTER TABLE bots ADD COLUMN author TEXT NOT NULL DEFAULT ''")
         conn.execute("UPDATE bots SET author = 'migrated'")
 
-    monkeypatch.setattr(store_module, "MIGRATIONS", [*store_module.MIGRATIONS, v2])
+    monkeypatch.setattr(store_schema, "MIGRATIONS", [*store_schema.MIGRATIONS, v2])
     assert schema_version() == 2
     with Store(path) as s:
         assert s.get_bot("alpha") is not None
@@ -142,7 +143,7 @@ def test_a_failing_migration_leaves_the_file_as_it_was(tmp_path: Path, monkeypat
         conn.execute("CREATE TABLE half (x)")
         raise RuntimeError("migration bug")
 
-    monkeypatch.setattr(store_module, "MIGRATIONS", [*store_module.MIGRATIONS, v2])
+    monkeypatch.setattr(store_schema, "MIGRATIONS", [*store_schema.MIGRATIONS, v2])
     with pytest.raises(RuntimeError, match="migration bug"):
         Store(path)
     assert pragma(path, "user_version") == 1

@@ -1,59 +1,4 @@
-"""The arena's SQLite store: bots, tournaments, their schedules, results, records and ratings.
-
-One file, no server.  The file is opened in WAL mode (readers never block the writer, a web
-server may read while a runner writes), with foreign keys on, a busy timeout, and
-``synchronous=FULL``.  Every write is one ``BEGIN IMMEDIATE`` transaction, so a process killed at
-any moment (SIGKILL included) leaves either all of a write or none of it.  Every read of more
-than one statement is one read transaction, so it sees one consistent snapshot.
-
-This module is persistence only: it knows no rules and no rating maths.  Ratings are computed
-by a function the caller passes to :meth:`Store.record_result`; the store only guarantees that
-the function is applied to the results strictly in schedule order, exactly once each.
-
-Schema (version 1; ``PRAGMA user_version`` holds the version, ``PRAGMA application_id`` marks
-the file as ours):
-
-``bots``
-    ``id``, ``name``, ``version``, ``path``, ``digest`` (content hash), ``language``,
-    ``added_at``; unique ``(name, version)``.  A bot's key elsewhere is ``name@version``.
-``tournaments``
-    ``id``, ``name`` (unique), ``config`` (canonical JSON: sorted keys, no spaces), ``source``
-    (the TOML text, for display; never compared), ``status`` (scheduled, running, finished,
-    stopped), ``created_at``, ``updated_at``, ``rating_cursor``: the schedule index of the next
-    fixture whose result is to be rated; every fixture before it has been rated (or was void).
-``fixtures``
-    the schedule: ``(tournament_id, idx)`` primary key, ``seats`` (JSON list of bot keys),
-    ``seed`` (decimal text: seeds go up to 2**64 - 1, past SQLite's signed integers),
-    ``grp`` (the fixture's group as JSON, e.g. a duplicate-deal set).
-``results``
-    every hosted match: ``id``, ``tournament_id``, ``idx``, ``match_id``, ``status`` (finished,
-    aborted, error), ``final`` (1 when it is the fixture's result, 0 for an attempt kept for
-    diagnosis only), ``places``, ``totals``, ``faults`` (per seat, counts by kind),
-    ``penalties`` (penalty points per seat), all JSON lists by seat; ``hands`` (hands played),
-    ``duration_s``, ``finished_at``, ``record_path``.  At most one final result per fixture and
-    one final result per match id (partial unique indexes).
-``records``
-    ``result_id`` (the ``results`` row), ``encoding`` (``zlib``), ``data``: the match record,
-    JSON lines compressed with zlib (a 50-200 KB record takes a tenth of that).  Kept apart from
-    ``results`` so that statistics never read a record's pages.
-``ratings``
-    the current rating per ``(tournament_id, bot)``: ``mu``, ``sigma``, ``idx`` (the fixture
-    that last changed it, -1 for an initial rating), ``updated_at``.
-``rating_history``
-    ``(tournament_id, idx, bot)`` primary key, ``mu``, ``sigma``: the rating after each rated
-    fixture (idx -1: the initial ratings given at creation), for charts.
-
-Results and ratings:
-
-- A ``finished`` result (it has places) is final: the fixture is done and it is rated.
-- An ``aborted`` or ``error`` result is, by default, an attempt: kept (``polignac match show``
-  finds it) but the fixture stays pending, so ``--resume`` runs it again, and the rating cursor
-  waits for it.  Such matches were stopped from outside or hit an arena bug, not a bot's fault
-  (a bot's faults end in a forfeit, which is a finished match).  A caller that gives up on a
-  fixture stores it with ``final=True``: a void result that completes the fixture and that the
-  cursor passes without rating.
-- Ratings and statistics only ever use final finished results.
-"""
+"""The :class:`Store`: one SQLite file, every write one transaction (see the package's docstring)."""
 
 from __future__ import annotations
 
@@ -63,401 +8,44 @@ import json
 import math
 import sqlite3
 import threading
-import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any
 
-__all__ = [
-    "APPLICATION_ID",
-    "MIGRATIONS",
-    "RESULT_STATUSES",
-    "TOURNAMENT_STATUSES",
-    "Bot",
-    "ConflictError",
-    "FixtureLike",
-    "HeadToHead",
-    "LeaderboardRow",
-    "NewerSchemaError",
-    "Progress",
-    "RateFunction",
-    "Rating",
-    "RatingPoint",
-    "Recorded",
-    "Store",
-    "StoreError",
-    "StoredFixture",
-    "StoredResult",
-    "Tournament",
-    "schema_version",
-]
-
-APPLICATION_ID: Final = 0x504F4C41
-"""``PRAGMA application_id`` of an arena store ("POLA")."""
-
-TOURNAMENT_STATUSES: Final = ("scheduled", "running", "finished", "stopped")
-RESULT_STATUSES: Final = ("finished", "aborted", "error")
-
-Rating = tuple[float, float]
-"""``(mu, sigma)``."""
-
-RateFunction = Callable[[Mapping[str, Rating], Sequence[str], Sequence[int]], Mapping[str, Rating]]
-"""``rate(current, seats, places) -> new``: ``current`` holds the ratings of the table's bots that
-have one in this tournament (a bot without one is absent: use its prior); ``seats`` are the bot
-keys by seat and ``places`` their places (1 is first, ties share); ``new`` must give a rating for
-every distinct bot of ``seats`` and nothing else.  It runs inside the store's write transaction:
-it must be a pure function of its arguments and must not use the same :class:`Store`."""
-
-
-class StoreError(Exception):
-    """The store cannot be opened or used, or refuses a request; the message says why."""
-
-
-class NewerSchemaError(StoreError):
-    """The file was written by a newer arena, with a schema this one does not know."""
-
-
-class ConflictError(StoreError):
-    """A write that contradicts what is stored: another digest, another config, a second result."""
-
-
-class FixtureLike(Protocol):
-    """What :meth:`Store.create_tournament` needs of a fixture (``schedule.Fixture`` has it)."""
-
-    @property
-    def index(self) -> int: ...
-    @property
-    def seats(self) -> Sequence[str]: ...
-    @property
-    def seed(self) -> int: ...
-    @property
-    def group(self) -> object: ...
-
-
-@dataclass(frozen=True)
-class Bot:
-    """A registered bot version."""
-
-    id: int
-    name: str
-    version: str
-    path: str
-    digest: str
-    language: str
-    added_at: str
-
-    @property
-    def key(self) -> str:
-        """``name@version``, the bot's key in schedules and ratings."""
-        return f"{self.name}@{self.version}"
-
-
-@dataclass(frozen=True)
-class Tournament:
-    """A stored tournament (its schedule is in :meth:`Store.fixtures`)."""
-
-    id: int
-    name: str
-    config: dict[str, Any]
-    source: str | None
-    status: str
-    created_at: str
-    updated_at: str
-    rating_cursor: int
-    """The schedule index of the next fixture to rate: every fixture before it is rated (or void)."""
-
-
-@dataclass(frozen=True)
-class StoredFixture:
-    """One scheduled match."""
-
-    index: int
-    seats: tuple[str, ...]
-    seed: int
-    group: Any
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """What :meth:`Store.record_result` did."""
-
-    stored: bool
-    """False when this very result (same fixture and match id) was already stored: nothing changed."""
-    rated: tuple[int, ...]
-    """The fixture indices the rating cursor passed, in order (void results included)."""
-    cursor: int
-    """The tournament's rating cursor afterwards."""
-
-
-@dataclass(frozen=True)
-class StoredResult:
-    """A stored match result; ``record`` (its JSON lines, parsed) only from :meth:`Store.get_result`."""
-
-    tournament_id: int
-    tournament: str
-    idx: int
-    seats: tuple[str, ...]
-    seed: int
-    match_id: str
-    status: str
-    final: bool
-    places: tuple[int, ...] | None
-    totals: tuple[int, ...]
-    faults: tuple[dict[str, int], ...]
-    hands: int
-    penalties: tuple[int, ...]
-    duration_s: float | None
-    finished_at: str
-    record_path: str | None
-    record: list[dict[str, Any]] | None = field(default=None, repr=False)
-
-
-@dataclass(frozen=True)
-class LeaderboardRow:
-    """One bot's line: rating (None before its first rated match) and statistics over finished results."""
-
-    rank: int
-    bot: str
-    name: str
-    version: str
-    mu: float | None
-    sigma: float | None
-    matches: int
-    wins: int
-    """Matches in first place, shared first places included."""
-    average_place: float | None
-    average_penalty_per_hand: float | None
-    faults: dict[str, int]
-
-    @property
-    def conservative(self) -> float | None:
-        """``mu - 3 sigma``, the number the leaderboard is ordered by."""
-        return None if self.mu is None or self.sigma is None else self.mu - 3 * self.sigma
-
-
-@dataclass(frozen=True)
-class HeadToHead:
-    """Bot ``a`` against bot ``b`` over the finished matches where both sat at the table."""
-
-    a: str
-    b: str
-    meetings: int
-    a_ahead: int
-    b_ahead: int
-    ties: int
-    mean_place_diff: float
-    """The average of place(a) - place(b): negative when ``a`` usually finishes ahead."""
-
-
-@dataclass(frozen=True)
-class Progress:
-    """How far a tournament has come."""
-
-    total: int
-    done: int
-    """Fixtures with a final result (void ones included)."""
-    void: int
-    rated: int
-    """The rating cursor: fixtures rated (or passed as void) in schedule order."""
-    attempts: int
-    """Aborted or errored matches kept as attempts (their fixtures were or will be run again)."""
-    faults: dict[str, int]
-    """Fault counts by kind over the final results."""
-
-    @property
-    def pending(self) -> int:
-        """Fixtures without a final result."""
-        return self.total - self.done
-
-
-@dataclass(frozen=True)
-class RatingPoint:
-    """A bot's rating after fixture ``idx`` (-1: its initial rating)."""
-
-    idx: int
-    bot: str
-    mu: float
-    sigma: float
-
-
-_Finished = tuple[list[str], list[int], list[dict[str, int]], int, list[int]]
-"""A finished result for statistics: seats, places, faults, hands, penalties."""
-
-# -- migrations -------------------------------------------------------------------------------
-
-_V1: Final = (
-    """CREATE TABLE bots (
-        id INTEGER PRIMARY KEY,
-        name TEXT NOT NULL,
-        version TEXT NOT NULL,
-        path TEXT NOT NULL,
-        digest TEXT NOT NULL,
-        language TEXT NOT NULL,
-        added_at TEXT NOT NULL,
-        UNIQUE (name, version)
-    )""",
-    """CREATE TABLE tournaments (
-        id INTEGER PRIMARY KEY,
-        name TEXT NOT NULL UNIQUE,
-        config TEXT NOT NULL,
-        source TEXT,
-        status TEXT NOT NULL CHECK (status IN ('scheduled', 'running', 'finished', 'stopped')),
-        created_at TEXT NOT NULL,
-        updated_at TEXT NOT NULL,
-        rating_cursor INTEGER NOT NULL DEFAULT 0
-    )""",
-    """CREATE TABLE fixtures (
-        tournament_id INTEGER NOT NULL REFERENCES tournaments (id) ON DELETE CASCADE,
-        idx INTEGER NOT NULL CHECK (idx >= 0),
-        seats TEXT NOT NULL,
-        seed TEXT NOT NULL,
-        grp TEXT NOT NULL,
-        PRIMARY KEY (tournament_id, idx)
-    )""",
-    """CREATE TABLE results (
-        id INTEGER PRIMARY KEY,
-        tournament_id INTEGER NOT NULL,
-        idx INTEGER NOT NULL,
-        match_id TEXT NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('finished', 'aborted', 'error')),
-        final INTEGER NOT NULL CHECK (final IN (0, 1)),
-        places TEXT,
-        totals TEXT NOT NULL,
-        faults TEXT NOT NULL,
-        hands INTEGER NOT NULL,
-        penalties TEXT NOT NULL,
-        duration_s REAL,
-        finished_at TEXT NOT NULL,
-        record_path TEXT,
-        FOREIGN KEY (tournament_id, idx) REFERENCES fixtures (tournament_id, idx) ON DELETE CASCADE
-    )""",
-    "CREATE UNIQUE INDEX results_once ON results (tournament_id, idx) WHERE final = 1",
-    "CREATE UNIQUE INDEX results_final_match_id ON results (match_id) WHERE final = 1",
-    "CREATE INDEX results_match_id ON results (match_id)",
-    "CREATE INDEX results_fixture ON results (tournament_id, idx)",
-    """CREATE TABLE records (
-        result_id INTEGER PRIMARY KEY REFERENCES results (id) ON DELETE CASCADE,
-        encoding TEXT NOT NULL,
-        data BLOB NOT NULL
-    )""",
-    """CREATE TABLE ratings (
-        tournament_id INTEGER NOT NULL REFERENCES tournaments (id) ON DELETE CASCADE,
-        bot TEXT NOT NULL,
-        mu REAL NOT NULL,
-        sigma REAL NOT NULL,
-        idx INTEGER NOT NULL,
-        updated_at TEXT NOT NULL,
-        PRIMARY KEY (tournament_id, bot)
-    )""",
-    """CREATE TABLE rating_history (
-        tournament_id INTEGER NOT NULL REFERENCES tournaments (id) ON DELETE CASCADE,
-        idx INTEGER NOT NULL,
-        bot TEXT NOT NULL,
-        mu REAL NOT NULL,
-        sigma REAL NOT NULL,
-        PRIMARY KEY (tournament_id, idx, bot)
-    )""",
+from polignac_arena.store import schema
+from polignac_arena.store.encoding import (
+    _canonical_config,
+    _check_fixture,
+    _decode_record,
+    _differences,
+    _encode_record,
+    _ints,
+    _json,
+    _now,
+    _split_key,
+    _timestamp,
 )
-
-
-def _v1(conn: sqlite3.Connection) -> None:
-    """The initial schema."""
-    for statement in _V1:
-        conn.execute(statement)
-
-
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1]
-"""``MIGRATIONS[i]`` takes a store from schema version ``i`` to ``i + 1``, inside the open
-transaction (use ``conn.execute``: ``executescript`` would commit half-way).  Append, never edit."""
-
-
-def schema_version() -> int:
-    """The schema version this arena writes: the number of migrations."""
-    return len(MIGRATIONS)
-
-
-# -- helpers ----------------------------------------------------------------------------------
-
-
-def _now() -> str:
-    return _timestamp(datetime.now(UTC))
-
-
-def _timestamp(when: datetime) -> str:
-    if when.tzinfo is None:
-        raise ValueError(f"a timestamp needs a time zone, got {when!r}")
-    return when.astimezone(UTC).isoformat(timespec="milliseconds")
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def _canonical_config(config: Mapping[str, Any] | str) -> str:
-    try:
-        value = json.loads(config) if isinstance(config, str) else config
-        if not isinstance(value, Mapping):
-            raise ValueError(f"a tournament config must be a JSON object, got {type(value).__name__}")
-        return _json(value)
-    except (TypeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"a tournament config must be JSON: {exc}") from None
-
-
-def _differences(old: Any, new: Any, prefix: str = "") -> list[str]:
-    """Dotted keys where two JSON values differ."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        out: list[str] = []
-        for key in sorted(set(old) | set(new)):
-            out += _differences(old.get(key), new.get(key), f"{prefix}{key}.")
-        return out
-    return [] if old == new else [prefix.rstrip(".") or "(the whole config)"]
-
-
-def _encode_record(record: Iterable[Mapping[str, Any]] | str) -> bytes:
-    text = record if isinstance(record, str) else "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in record)
-    return zlib.compress(text.encode("utf-8"), 6)
-
-
-def _decode_record(encoding: str, data: bytes) -> list[dict[str, Any]]:
-    if encoding != "zlib":
-        raise StoreError(f"unknown record encoding {encoding!r}")
-    text = zlib.decompress(data).decode("utf-8")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
-def _split_key(key: str) -> tuple[str, str]:
-    name, _, version = key.partition("@")
-    return name, version
-
-
-def _ints(values: Sequence[int] | None, what: str, n: int, minimum: int | None = None) -> list[int]:
-    if values is None or isinstance(values, str | bytes) or len(values) != n:
-        raise ValueError(f"{what} must give one integer per seat ({n}), got {values!r}")
-    out = []
-    for value in values:
-        if not isinstance(value, int) or isinstance(value, bool) or (minimum is not None and value < minimum):
-            raise ValueError(f"{what} must give one integer per seat ({n}), got {values!r}")
-        out.append(int(value))
-    return out
-
-
-def _check_fixture(fixture: FixtureLike) -> tuple[int, list[str], int, str]:
-    seats = list(fixture.seats)
-    if not seats or not all(isinstance(s, str) and s for s in seats):
-        raise ValueError(f"fixture {fixture.index}: seats must be non-empty bot keys, got {fixture.seats!r}")
-    if not isinstance(fixture.seed, int) or isinstance(fixture.seed, bool):
-        raise ValueError(f"fixture {fixture.index}: the seed must be an integer, got {fixture.seed!r}")
-    try:
-        group = _json(fixture.group)
-    except (TypeError, ValueError):
-        raise ValueError(f"fixture {fixture.index}: the group must be JSON, got {fixture.group!r}") from None
-    return fixture.index, seats, fixture.seed, group
-
-
-# -- the store --------------------------------------------------------------------------------
+from polignac_arena.store.records import (
+    Bot,
+    ConflictError,
+    FixtureLike,
+    HeadToHead,
+    LeaderboardRow,
+    NewerSchemaError,
+    Progress,
+    RateFunction,
+    Rating,
+    RatingPoint,
+    Recorded,
+    StoredFixture,
+    StoredResult,
+    StoreError,
+    Tournament,
+    _Finished,
+)
+from polignac_arena.store.schema import APPLICATION_ID, RESULT_STATUSES, TOURNAMENT_STATUSES
 
 
 class Store:
@@ -499,14 +87,14 @@ class Store:
             if str(mode).lower() != "wal":
                 raise StoreError(f"cannot use the store {str(self.path)!r}: its file system does not support WAL mode (got {mode!r})")
             self._conn.execute("PRAGMA synchronous = FULL")  # a commit survives a power cut too, not only a kill
-        if version == len(MIGRATIONS):
+        if version == len(schema.MIGRATIONS):
             return  # up to date: no write lock needed (a reader opening the store never waits for the runner)
         with self._write() as conn:
             version = self._check_identity()  # again, under the lock: another process may have migrated it
-            for number in range(version, len(MIGRATIONS)):
-                MIGRATIONS[number](conn)
+            for number in range(version, len(schema.MIGRATIONS)):
+                schema.MIGRATIONS[number](conn)
                 conn.execute(f"PRAGMA user_version = {number + 1}")
-            if version < len(MIGRATIONS):
+            if version < len(schema.MIGRATIONS):
                 conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
     def _check_identity(self) -> int:
@@ -518,10 +106,10 @@ class Store:
             foreign = self._conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
         if foreign:
             raise StoreError(f"{str(self.path)!r} is an SQLite database but not a Polignac Arena store")
-        if version > len(MIGRATIONS):
+        if version > len(schema.MIGRATIONS):
             raise NewerSchemaError(
                 f"{str(self.path)!r} was written by a newer Polignac Arena (schema version {version}; "
-                f"this one reads up to {len(MIGRATIONS)}): upgrade polignac-arena to use it"
+                f"this one reads up to {len(schema.MIGRATIONS)}): upgrade polignac-arena to use it"
             )
         return version
 

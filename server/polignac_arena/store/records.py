@@ -1,0 +1,192 @@
+"""What the store hands out and takes in: its errors and its record types."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+Rating = tuple[float, float]
+"""``(mu, sigma)``."""
+
+RateFunction = Callable[[Mapping[str, Rating], Sequence[str], Sequence[int]], Mapping[str, Rating]]
+"""``rate(current, seats, places) -> new``: ``current`` holds the ratings of the table's bots that
+have one in this tournament (a bot without one is absent: use its prior); ``seats`` are the bot
+keys by seat and ``places`` their places (1 is first, ties share); ``new`` must give a rating for
+every distinct bot of ``seats`` and nothing else.  It runs inside the store's write transaction:
+it must be a pure function of its arguments and must not use the same :class:`Store`."""
+
+
+class StoreError(Exception):
+    """The store cannot be opened or used, or refuses a request; the message says why."""
+
+
+class NewerSchemaError(StoreError):
+    """The file was written by a newer arena, with a schema this one does not know."""
+
+
+class ConflictError(StoreError):
+    """A write that contradicts what is stored: another digest, another config, a second result."""
+
+
+class FixtureLike(Protocol):
+    """What :meth:`Store.create_tournament` needs of a fixture (``schedule.Fixture`` has it)."""
+
+    @property
+    def index(self) -> int: ...
+    @property
+    def seats(self) -> Sequence[str]: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def group(self) -> object: ...
+
+
+@dataclass(frozen=True)
+class Bot:
+    """A registered bot version."""
+
+    id: int
+    name: str
+    version: str
+    path: str
+    digest: str
+    language: str
+    added_at: str
+
+    @property
+    def key(self) -> str:
+        """``name@version``, the bot's key in schedules and ratings."""
+        return f"{self.name}@{self.version}"
+
+
+@dataclass(frozen=True)
+class Tournament:
+    """A stored tournament (its schedule is in :meth:`Store.fixtures`)."""
+
+    id: int
+    name: str
+    config: dict[str, Any]
+    source: str | None
+    status: str
+    created_at: str
+    updated_at: str
+    rating_cursor: int
+    """The schedule index of the next fixture to rate: every fixture before it is rated (or void)."""
+
+
+@dataclass(frozen=True)
+class StoredFixture:
+    """One scheduled match."""
+
+    index: int
+    seats: tuple[str, ...]
+    seed: int
+    group: Any
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What :meth:`Store.record_result` did."""
+
+    stored: bool
+    """False when this very result (same fixture and match id) was already stored: nothing changed."""
+    rated: tuple[int, ...]
+    """The fixture indices the rating cursor passed, in order (void results included)."""
+    cursor: int
+    """The tournament's rating cursor afterwards."""
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    """A stored match result; ``record`` (its JSON lines, parsed) only from :meth:`Store.get_result`."""
+
+    tournament_id: int
+    tournament: str
+    idx: int
+    seats: tuple[str, ...]
+    seed: int
+    match_id: str
+    status: str
+    final: bool
+    places: tuple[int, ...] | None
+    totals: tuple[int, ...]
+    faults: tuple[dict[str, int], ...]
+    hands: int
+    penalties: tuple[int, ...]
+    duration_s: float | None
+    finished_at: str
+    record_path: str | None
+    record: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    """One bot's line: rating (None before its first rated match) and statistics over finished results."""
+
+    rank: int
+    bot: str
+    name: str
+    version: str
+    mu: float | None
+    sigma: float | None
+    matches: int
+    wins: int
+    """Matches in first place, shared first places included."""
+    average_place: float | None
+    average_penalty_per_hand: float | None
+    faults: dict[str, int]
+
+    @property
+    def conservative(self) -> float | None:
+        """``mu - 3 sigma``, the number the leaderboard is ordered by."""
+        return None if self.mu is None or self.sigma is None else self.mu - 3 * self.sigma
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """Bot ``a`` against bot ``b`` over the finished matches where both sat at the table."""
+
+    a: str
+    b: str
+    meetings: int
+    a_ahead: int
+    b_ahead: int
+    ties: int
+    mean_place_diff: float
+    """The average of place(a) - place(b): negative when ``a`` usually finishes ahead."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a tournament has come."""
+
+    total: int
+    done: int
+    """Fixtures with a final result (void ones included)."""
+    void: int
+    rated: int
+    """The rating cursor: fixtures rated (or passed as void) in schedule order."""
+    attempts: int
+    """Aborted or errored matches kept as attempts (their fixtures were or will be run again)."""
+    faults: dict[str, int]
+    """Fault counts by kind over the final results."""
+
+    @property
+    def pending(self) -> int:
+        """Fixtures without a final result."""
+        return self.total - self.done
+
+
+@dataclass(frozen=True)
+class RatingPoint:
+    """A bot's rating after fixture ``idx`` (-1: its initial rating)."""
+
+    idx: int
+    bot: str
+    mu: float
+    sigma: float
+
+
+_Finished = tuple[list[str], list[int], list[dict[str, int]], int, list[int]]
+"""A finished result for statistics: seats, places, faults, hands, penalties."""

@@ -1,0 +1,108 @@
+"""The store's schema: its migrations, and the marks that say a file is an arena store.
+
+``MIGRATIONS[i]`` takes a store from version ``i`` to ``i + 1``; the tables are described in
+the :mod:`polignac_arena.store` package's docstring.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from typing import Final
+
+APPLICATION_ID: Final = 0x504F4C41
+"""``PRAGMA application_id`` of an arena store ("POLA")."""
+
+TOURNAMENT_STATUSES: Final = ("scheduled", "running", "finished", "stopped")
+RESULT_STATUSES: Final = ("finished", "aborted", "error")
+
+
+_V1: Final = (
+    """CREATE TABLE bots (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        path TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        language TEXT NOT NULL,
+        added_at TEXT NOT NULL,
+        UNIQUE (name, version)
+    )""",
+    """CREATE TABLE tournaments (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        config TEXT NOT NULL,
+        source TEXT,
+        status TEXT NOT NULL CHECK (status IN ('scheduled', 'running', 'finished', 'stopped')),
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        rating_cursor INTEGER NOT NULL DEFAULT 0
+    )""",
+    """CREATE TABLE fixtures (
+        tournament_id INTEGER NOT NULL REFERENCES tournaments (id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL CHECK (idx >= 0),
+        seats TEXT NOT NULL,
+        seed TEXT NOT NULL,
+        grp TEXT NOT NULL,
+        PRIMARY KEY (tournament_id, idx)
+    )""",
+    """CREATE TABLE results (
+        id INTEGER PRIMARY KEY,
+        tournament_id INTEGER NOT NULL,
+        idx INTEGER NOT NULL,
+        match_id TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('finished', 'aborted', 'error')),
+        final INTEGER NOT NULL CHECK (final IN (0, 1)),
+        places TEXT,
+        totals TEXT NOT NULL,
+        faults TEXT NOT NULL,
+        hands INTEGER NOT NULL,
+        penalties TEXT NOT NULL,
+        duration_s REAL,
+        finished_at TEXT NOT NULL,
+        record_path TEXT,
+        FOREIGN KEY (tournament_id, idx) REFERENCES fixtures (tournament_id, idx) ON DELETE CASCADE
+    )""",
+    "CREATE UNIQUE INDEX results_once ON results (tournament_id, idx) WHERE final = 1",
+    "CREATE UNIQUE INDEX results_final_match_id ON results (match_id) WHERE final = 1",
+    "CREATE INDEX results_match_id ON results (match_id)",
+    "CREATE INDEX results_fixture ON results (tournament_id, idx)",
+    """CREATE TABLE records (
+        result_id INTEGER PRIMARY KEY REFERENCES results (id) ON DELETE CASCADE,
+        encoding TEXT NOT NULL,
+        data BLOB NOT NULL
+    )""",
+    """CREATE TABLE ratings (
+        tournament_id INTEGER NOT NULL REFERENCES tournaments (id) ON DELETE CASCADE,
+        bot TEXT NOT NULL,
+        mu REAL NOT NULL,
+        sigma REAL NOT NULL,
+        idx INTEGER NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (tournament_id, bot)
+    )""",
+    """CREATE TABLE rating_history (
+        tournament_id INTEGER NOT NULL REFERENCES tournaments (id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        bot TEXT NOT NULL,
+        mu REAL NOT NULL,
+        sigma REAL NOT NULL,
+        PRIMARY KEY (tournament_id, idx, bot)
+    )""",
+)
+
+
+def _v1(conn: sqlite3.Connection) -> None:
+    """The initial schema."""
+    for statement in _V1:
+        conn.execute(statement)
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1]
+"""``MIGRATIONS[i]`` takes a store from schema version ``i`` to ``i + 1``, inside the open
+transaction (use ``conn.execute``: ``executescript`` would commit half-way).  Append, never edit."""
+
+
+def schema_version() -> int:
+    """The schema version this arena writes: the number of migrations."""
+    return len(MIGRATIONS)
