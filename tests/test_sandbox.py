@@ -13,6 +13,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -392,6 +393,95 @@ def test_when_the_arena_dies_its_sandboxes_die_with_it(tmp_path: Path, as_root: 
         assert run(_until(lambda: not processes_of_uid(uid))), f"processes of seat uid {uid} outlived the arena"
         for cgroup in started["cgroups"]:  # nobody ran stop(): remove what it would have removed
             Path(cgroup).rmdir()
+
+
+KILLED_WHILE_STARTING = """
+import asyncio, os, signal, sys
+from pathlib import Path
+from polignac_arena.seats import SeatContext, SeatLimits
+from polignac_arena.seats import sandbox
+from polignac_arena.submission import Submission
+
+allocate = sandbox.allocate_uid
+def allocate_and_say() -> int:
+    uid = allocate()
+    print(uid, flush=True)
+    return uid
+sandbox.allocate_uid = allocate_and_say
+
+async def main():
+    folder, socket_path, workdir, delay = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), float(sys.argv[4])
+    sub = Submission(path=folder, name="daemon", version="1", language="python", command=("python", "bot.py", "3600"))
+    context = SeatContext(seat=0, token="t", submission=sub, limits=SeatLimits(), referee_socket=socket_path, workdir=workdir)
+    asyncio.get_running_loop().call_later(delay, os.kill, os.getpid(), signal.SIGKILL)
+    await sandbox.SandboxLauncher().start(context)
+    await asyncio.sleep(3600)
+
+asyncio.run(main())
+"""
+
+
+def test_an_arena_killed_while_a_sandbox_starts_leaves_no_bot(tmp_path: Path, as_root: None) -> None:
+    """Killed at any moment of a seat's start, bubblewrap's own moment included (its sandbox sets
+    --die-with-parent only after its clone): the PID namespace the seat starts in takes everything down."""
+    folder = bot_folder(tmp_path, "orphan", DAEMON)
+    survivors = []
+    # The start of a seat takes about 0.1 s here; the race window is a few ms of it, so a run of this
+    # test does not always hit it (test_a_seat_runs_in_a_pid_namespace_of_its_own checks the cause).
+    for delay in [0.04 + 0.01 * n for n in range(10)]:
+        with seat_dirs() as (socket_path, workdir):
+            arena = subprocess.Popen(
+                [sys.executable, "-c", KILLED_WHILE_STARTING, str(folder), str(socket_path), str(workdir), str(delay)],
+                stdout=subprocess.PIPE,
+                text=True,
+                cwd=ROOT,
+            )
+            assert arena.stdout is not None
+            uid_line = arena.stdout.readline()
+            arena.wait()
+            if not uid_line.strip():
+                continue  # killed before it chose a uid: nothing was started
+            uid = int(uid_line)
+            if not run(_until(lambda uid=uid: not processes_of_uid(uid), 3.0)):
+                survivors.append((delay, processes_of_uid(uid)))
+                for pid in processes_of_uid(uid):
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+            for cgroup in Path("/sys/fs/cgroup").glob(f"*/polignac/match-seat0-{uid}"):  # nobody ran stop()
+                with contextlib.suppress(OSError):
+                    cgroup.rmdir()
+    assert survivors == [], f"(delay, pids) of seats that outlived their killed arena: {survivors}"
+
+
+def _pid_namespace_depths(uid: int) -> list[int]:
+    """For each live process of ``uid``: how many PID namespaces deep it is (1: the host's)."""
+    depths = []
+    for pid in processes_of_uid(uid):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("NSpid:"):
+                    depths.append(len(line.split()) - 1)
+    return depths
+
+
+def test_a_seat_runs_in_a_pid_namespace_of_its_own(tmp_path: Path, as_root: None) -> None:
+    """Even the outermost bubblewrap of a seat is the first process of a PID namespace the arena's
+    side made: when it dies (it dies with its monitor, which dies with the arena) the kernel kills
+    the whole sandbox, whether or not bubblewrap's own --die-with-parent is in place yet."""
+    folder = bot_folder(tmp_path, "orphan", DAEMON)
+    submission = Submission(path=folder, name="daemon", version="1", language="python", command=("python", "bot.py", "3600"))
+    with seat_dirs() as (socket_path, workdir):
+
+        async def check() -> list[int]:
+            seat = await _start(SandboxLauncher(), submission, socket_path, workdir, SeatLimits())
+            try:
+                assert seat.uid is not None and await _until(lambda: "daemon started" in seat.stderr_text())
+                return _pid_namespace_depths(seat.uid)
+            finally:
+                await seat.stop()
+
+        depths = run(check())
+    assert depths and min(depths) >= 2, depths
 
 
 # --- single seats ------------------------------------------------------------------------------

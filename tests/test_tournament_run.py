@@ -481,16 +481,17 @@ def test_killed_with_sigkill_and_resumed_gives_the_uninterrupted_results(
         assert progress.rated <= progress.done
         kept = {r.idx: (r.match_id, r.finished_at) for r in store.list_results(tournament.id, attempts=True)}
 
-    # The runner's bots are in sessions of their own: they should not outlive it for long.  A seat
-    # whose sandbox was still being set up when the runner died lives on until its bot gives up
-    # connecting (the SDK's connect_timeout, 10 s): such orphans are killed here and reported as a warning.
+    # The runner's bots are in sessions of their own, but nothing of theirs outlives it: each seat's
+    # monitor dies with the runner and takes the seat's PID namespace with it, even a seat that was
+    # being set up at that moment (tests/test_sandbox.py has the details).
     grace = time.monotonic() + 2
     while _alive(seen) and time.monotonic() < grace:
         time.sleep(0.05)
     orphans = _kill_trees(seen)
-    if orphans:
+    if os.geteuid() == 0:
+        assert not orphans, f"bot processes outlived the killed runner by 2 s (killed now): {sorted(orphans)}"
+    elif orphans:  # not as root there is no PID namespace around bubblewrap: its own race remains
         warnings.warn(f"bot processes outlived the killed runner by 2 s (killed now): {sorted(orphans)}", stacklevel=1)
-    time.sleep(0.2 if orphans else 0)
     with Store(db, create=False) as store:
         removed = _leftover_cgroups("killme", store.fixtures(1))
     if removed:

@@ -27,16 +27,22 @@ What a sandboxed bot gets (DESIGN.md, "Running bots"):
   uses.  Without cgroups the caps are the rlimits alone, held per seat by the distinct uid,
   and a log line says that containment is weaker.  (Seat uids: :mod:`.uids`; cgroups:
   :mod:`.cgroups`.)
-- **Nothing outlives the match.** ``--die-with-parent`` and the PID namespace: when the
-  sandbox's init dies every process in it dies, double-forked daemons included.  ``stop()``
-  also kills whatever is in the seat's cgroups and whatever still runs as the seat's uid,
-  then removes the cgroups.
+- **Nothing outlives the match.** PID namespaces: when the first process of one dies, the
+  kernel kills every process in it, double-forked daemons included.  As root, bubblewrap
+  itself starts as the first process of a PID namespace of its own, under a monitor that
+  dies with the arena (``PR_SET_PDEATHSIG``, checked against a parent that died first) and
+  takes bubblewrap with it; bubblewrap's ``--die-with-parent`` alone would leave a sandbox
+  running if the arena died in the moment between bubblewrap's clone and its child setting
+  that up (seen: about one kill in twelve during a seat's start).  ``stop()`` also kills
+  whatever is in the seat's cgroups and whatever still runs as the seat's uid, then removes
+  the cgroups.
 
 How a seat starts: the arena (which has gRPC threads, so it never runs Python code in a
 forked child) starts a small trampoline, a fresh ``python -I -S``, that as root joins the
-seat's cgroups, stages unreachable folders, sets the rlimits, drops to the seat's uid and
-gid with no groups, and execs bubblewrap; any failure comes back through a pipe as a clear
-:class:`SeatError`.  bubblewrap's options reach it through an in-memory file (``--args``),
+seat's cgroups, stages unreachable folders, sets the rlimits, makes a PID namespace and
+forks; the child drops to the seat's uid and gid with no groups and execs bubblewrap, the
+trampoline stays as its monitor and exits as it exits.  Any failure comes back through a
+pipe as a clear :class:`SeatError`.  bubblewrap's options reach it through an in-memory file (``--args``),
 so the bot's token is in no command line and in no environment but the bot's.
 
 Paths the sandbox user cannot reach (``/root`` is mode 700, so is a pytest temp dir) are
@@ -95,24 +101,38 @@ _AS_HEADROOM_NO_CGROUP_MB: Final = 1024
 """Without a memory cgroup RLIMIT_AS is the only cap, so it is kept tighter."""
 
 _TRAMPOLINE: Final = r"""
-import json, os, resource, sys
+import ctypes, json, os, resource, signal, sys
 spec = json.loads(sys.argv[1])
 report = spec["report"]
 os.set_inheritable(report, False)  # closed when bubblewrap starts: the arena's sign that all went well
+libc = ctypes.CDLL(None, use_errno=True)
+def check(result):
+    if result != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+def die_with(parent_alive):
+    # SIGKILL when the parent dies; if it died already, stop now (a signal asked for too late never comes).
+    check(libc.prctl(1, 9, 0, 0, 0))  # PR_SET_PDEATHSIG, SIGKILL
+    if not parent_alive():
+        os._exit(125)
+def monitor_alive(fd):
+    try:
+        return os.read(fd, 1) != b""  # end of file: the write end's holder has died
+    except BlockingIOError:
+        return True
 step = "start"
 try:
+    uid = spec["uid"]
+    if uid is not None:
+        # As root this process stays to the end as the sandbox's monitor: it dies with the arena first.
+        step = "ask to die with the arena"
+        die_with(lambda: os.getppid() == spec["parent"])
     for path in spec["cgroups"]:
         step = "join the cgroup " + path
         fd = os.open(path, os.O_WRONLY)
         os.write(fd, b"0")
         os.close(fd)
     if spec["staged"]:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        def check(result):
-            if result != 0:
-                code = ctypes.get_errno()
-                raise OSError(code, os.strerror(code))
         step = "unshare the mount namespace"
         check(libc.unshare(0x00020000))  # CLONE_NEWNS
         check(libc.mount(b"none", b"/", None, ctypes.c_ulong(16384 | 262144), None))  # MS_REC | MS_PRIVATE
@@ -122,28 +142,53 @@ try:
     for which, soft, hard in spec["rlimits"]:
         step = "set rlimit %d" % which
         resource.setrlimit(which, (soft, hard))
-    uid = spec["uid"]
     if uid is not None:
+        # bubblewrap becomes the first process of a PID namespace of its own.  When it dies the kernel
+        # kills everything in that namespace, its sandbox included, even a sandbox whose own
+        # --die-with-parent was not yet in place (bubblewrap sets it in its child after the clone).
+        step = "unshare the PID namespace"
+        check(libc.unshare(0x20000000))  # CLONE_NEWPID
+        # getppid() says 0 across the namespace boundary: the child watches this pipe instead, whose
+        # write end the monitor holds open until it dies.
+        alive_r, alive_w = os.pipe()
+        child = os.fork()
+        if child:
+            os.closerange(0, 2)  # stdin and stdout belong to the bot
+            os.closerange(3, alive_w)
+            os.closerange(alive_w + 1, 1 << 16)
+            while True:
+                try:
+                    _, status = os.waitpid(child, 0)
+                    break
+                except InterruptedError:
+                    continue
+            if os.WIFSIGNALED(status):  # end as bubblewrap ended
+                signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+                os.kill(os.getpid(), os.WTERMSIG(status))
+            os._exit(os.waitstatus_to_exitcode(status))
         step = "switch to uid %d" % uid
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
-    # Die with the arena even if it is killed before bubblewrap's own --die-with-parent is in place
-    # (PR_SET_PDEATHSIG survives execve for a non-setuid binary), and stop now if it is already gone.
-    step = "ask to die with the arena"
-    import ctypes
-    ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
-    if os.getppid() != spec["parent"]:
-        os._exit(125)
+        step = "ask to die with the monitor"
+        os.close(alive_w)
+        os.set_blocking(alive_r, False)
+        die_with(lambda: monitor_alive(alive_r))  # after the uid switch, which clears the parent-death signal
+        os.close(alive_r)
+    else:
+        step = "ask to die with the arena"
+        die_with(lambda: os.getppid() == spec["parent"])  # PR_SET_PDEATHSIG survives execve for a non-setuid binary
     step = "start " + spec["argv"][0]
     os.execv(spec["argv"][0], spec["argv"])
 except BaseException as exc:
     os.write(report, ("%s: %s" % (step, exc)).encode()[:2000])
     os._exit(126)
 """
-"""Runs as root in the child (a fresh interpreter, not a fork of the threaded arena): join the
-seat's cgroups, stage unreachable folders, set rlimits, drop to the seat's uid, then exec bwrap.
-Every step failing is written to the report pipe."""
+"""Runs in the child (a fresh interpreter, not a fork of the threaded arena).  As root: join the seat's
+cgroups, stage unreachable folders, set rlimits, then fork: the child drops to the seat's uid and
+becomes bubblewrap as the first process of a new PID namespace, and this process waits for it and
+exits as it exits (both die with the arena).  Not as root: the same without the uid switch and the
+PID namespace, becoming bubblewrap itself.  Every step failing is written to the report pipe."""
 
 
 # --- what the sandbox sees --------------------------------------------------------------------
@@ -486,7 +531,7 @@ class SandboxProcess(LocalProcess):
             return
         self._stopped = True
         try:
-            # bubblewrap's group: when it dies its init dies (--die-with-parent), and with it the PID namespace.
+            # The monitor's group, bubblewrap included: when bubblewrap dies its PID namespace dies with it.
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.process.pid, signal.SIGKILL)
             with contextlib.suppress(TimeoutError):
