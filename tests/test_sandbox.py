@@ -464,6 +464,18 @@ def _pid_namespace_depths(uid: int) -> list[int]:
     return depths
 
 
+def _zombies_of(uid: int) -> list[str]:
+    """Ended but unreaped processes of ``uid``, as "pid comm"."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                status = dict(line.split(":", 1) for line in Path(f"/proc/{entry}/status").read_text().splitlines() if ":" in line)
+                if status["State"].split()[0] == "Z" and int(status["Uid"].split()[0]) == uid:
+                    found.append(f"{entry} {status['Name'].strip()}")
+    return found
+
+
 def test_a_seat_runs_in_a_pid_namespace_of_its_own(tmp_path: Path, as_root: None) -> None:
     """Even the outermost bubblewrap of a seat is the first process of a PID namespace the arena's
     side made: when it dies (it dies with its monitor, which dies with the arena) the kernel kills
@@ -472,16 +484,19 @@ def test_a_seat_runs_in_a_pid_namespace_of_its_own(tmp_path: Path, as_root: None
     submission = Submission(path=folder, name="daemon", version="1", language="python", command=("python", "bot.py", "3600"))
     with seat_dirs() as (socket_path, workdir):
 
-        async def check() -> list[int]:
+        async def check() -> tuple[list[int], list[str]]:
             seat = await _start(SandboxLauncher(), submission, socket_path, workdir, SeatLimits())
+            assert seat.uid is not None
             try:
-                assert seat.uid is not None and await _until(lambda: "daemon started" in seat.stderr_text())
-                return _pid_namespace_depths(seat.uid)
+                assert await _until(lambda: "daemon started" in seat.stderr_text())
+                depths = _pid_namespace_depths(seat.uid)
             finally:
                 await seat.stop()
+            return depths, _zombies_of(seat.uid)
 
-        depths = run(check())
+        depths, zombies = run(check())
     assert depths and min(depths) >= 2, depths
+    assert zombies == [], f"stop() left unreaped processes of the seat: {zombies}"
 
 
 # --- single seats ------------------------------------------------------------------------------

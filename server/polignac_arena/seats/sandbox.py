@@ -531,7 +531,13 @@ class SandboxProcess(LocalProcess):
             return
         self._stopped = True
         try:
-            # The monitor's group, bubblewrap included: when bubblewrap dies its PID namespace dies with it.
+            # bubblewrap first (when it dies its PID namespace dies with it), so that its parent, the
+            # monitor, reaps it and exits; then the monitor's whole group, in case.
+            for child in _children(self.process.pid):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(child, signal.SIGKILL)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.process.wait(), 1.0)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.process.pid, signal.SIGKILL)
             with contextlib.suppress(TimeoutError):
@@ -549,6 +555,16 @@ class SandboxProcess(LocalProcess):
                 shutil.rmtree(self._staging, ignore_errors=True)
             if self.uid is not None and not processes_of_uid(self.uid):
                 release_uid(self.uid)
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (none if it has ended)."""
+    children: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.scandir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):
+                children += [int(c) for c in Path(task.path, "children").read_text().split()]
+    return children
 
 
 _probe_results: dict[str, str | None] = {}
