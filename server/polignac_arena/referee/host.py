@@ -67,6 +67,10 @@ class TimeControl:
                 raise ValueError(f"time control {name!r} must be an integer number of milliseconds in 1..3600000, got {value!r}")
 
 
+FORFEIT_GRACE_S = 0.5
+"""How long the stream of a seat that forfeits stays open after its last fault notice, for the bot to read it."""
+
+
 class SeatConnection:
     """The referee's end of one seat's stream."""
 
@@ -76,6 +80,7 @@ class SeatConnection:
         self.version = version
         self.done = asyncio.Event()  # set when the referee is finished with this stream
         self.broken = False
+        self.closing = False  # the stream ends soon (close_soon): nothing more is sent on it
         self._write_timeout_s = write_timeout_s
 
     async def send(self, message: pb.PlayResponse) -> bool:
@@ -111,6 +116,12 @@ class SeatConnection:
     def close(self) -> None:
         """Let the stream's handler return, which ends the RPC."""
         self.done.set()
+
+    def close_soon(self, delay_s: float) -> None:
+        """End the stream in ``delay_s``: time for the bot to read what was just sent (the RPC's end
+        can overtake messages the bot has not read yet, while it is still writing)."""
+        self.closing = True
+        asyncio.get_running_loop().call_later(delay_s, self.close)
 
 
 @dataclass
@@ -492,7 +503,7 @@ class MatchHost:
             if not conn.broken:
                 await self._send(seat, pb.PlayResponse(fault_notice=notice))
             if ruling.forfeit:
-                conn.close()
+                conn.close_soon(FORFEIT_GRACE_S)
 
     # -- messages to seats ------------------------------------------------------------------
 
@@ -548,7 +559,7 @@ class MatchHost:
         sends = [
             self._send(seat, pb.PlayResponse(match_ended=ended))
             for seat, conn in enumerate(self.conns)
-            if conn is not None and not conn.broken and not conn.done.is_set()
+            if conn is not None and not conn.broken and not conn.closing and not conn.done.is_set()
         ]
         await asyncio.gather(*sends, return_exceptions=True)
         for conn in self.conns:

@@ -163,8 +163,11 @@ try:
                 except InterruptedError:
                     continue
             if os.WIFSIGNALED(status):  # end as bubblewrap ended
-                signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
-                os.kill(os.getpid(), os.WTERMSIG(status))
+                sig = os.WTERMSIG(status)
+                if sig not in (signal.SIGKILL, signal.SIGSTOP):  # those two have no handler to reset
+                    signal.signal(sig, signal.SIG_DFL)
+                os.kill(os.getpid(), sig)
+                os._exit(128 + sig)  # a signal that does not end a process by default
             os._exit(os.waitstatus_to_exitcode(status))
         step = "switch to uid %d" % uid
         os.setgroups([])
