@@ -27,7 +27,6 @@ import tempfile
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,16 +35,9 @@ with warnings.catch_warnings():  # Starlette's note that its TestClient will mov
     from fastapi.testclient import TestClient
 
 from polignac_arena.ratings import Rating, RatingEnv, rate_match
+from polignac_arena.schedule import Fixture
 from polignac_arena.store import Store
 from polignac_arena.web import create_app
-
-
-@dataclass(frozen=True)
-class Fixture:
-    index: int
-    seats: tuple[str, ...]
-    seed: int
-    group: int = 0
 
 
 def build(path: Path, bots: int, matches: int, table: int = 4, seed: int = 2026) -> float:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -18,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from polignac_arena.ratings import RatingEnv, rate_match, win_probability
+from polignac_arena.schedule import Fixture
 from polignac_arena.store import Store
 from polignac_arena.tournament.config import parse_config
 from polignac_arena.tournament.runner import run_tournament
@@ -39,14 +39,6 @@ trusted = true
 """
 
 
-@dataclass(frozen=True)
-class _Fixture:
-    index: int
-    seats: tuple[str, ...]
-    seed: int
-    group: int = 0
-
-
 def _rate(env: RatingEnv) -> Any:
     def rate(current: Any, seats: Any, places: Any) -> dict[str, tuple[float, float]]:
         before = [current.get(s) or env.initial for s in seats]
@@ -60,7 +52,7 @@ def build_store(path: Path) -> Path:
     with Store(path) as store:
         asyncio.run(run_tournament(parse_config(SMALL, Path("small.toml")), store))
         seats = ("random@builtin", "cautious@builtin")
-        fixtures = [_Fixture(i, seats if i % 2 == 0 else seats[::-1], 100 + i) for i in range(3)]
+        fixtures = [Fixture(i, seats if i % 2 == 0 else seats[::-1], 100 + i) for i in range(3)]
         tid = store.create_tournament("faulty", {"format": "synthetic"}, fixtures)
         for i in range(len(fixtures)):
             store.record_result(
@@ -322,7 +314,7 @@ def test_results_stored_while_serving_show_up(tmp_path: Path) -> None:
     with TestClient(create_app(db)) as test_client:
         assert ok(test_client, "/api/matches")["total"] == 7
         with Store(db, create=False) as writer:  # a runner writing while the server reads
-            tid = writer.create_tournament("later", {"format": "synthetic"}, [_Fixture(0, ("random@builtin", "heuristic@builtin"), 1)])
+            tid = writer.create_tournament("later", {"format": "synthetic"}, [Fixture(0, ("random@builtin", "heuristic@builtin"), 1)])
             writer.record_result(
                 tid, 0, match_id="later-0", status="finished", places=[2, 1], totals=[5, 0], hands=1, faults=[{}, {}],
                 rate=_rate(RatingEnv()),
