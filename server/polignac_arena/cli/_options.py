@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from polignac import PRESETS, Ruleset, preset
+from polignac.deal import MAX_SEED
 
 __all__ = ["Limit", "Players", "RulesName", "integer", "ruleset"]
 
@@ -34,6 +35,17 @@ def integer(low: int, high: int | None = None, bounds: str | None = None) -> Cal
 _NAMES = ", ".join(PRESETS)
 _CLASSIC = PRESETS["classic"]
 
+Seed = Annotated[
+    int | None,
+    typer.Option(
+        "--seed",
+        "-s",
+        parser=integer(0, MAX_SEED, bounds="from 0 to 2**64-1"),
+        metavar="N",
+        show_default=False,
+        help="The match seed, 0 to 2**64-1: the same seed plays the same match (default: random, printed).",
+    ),
+]
 RulesName = Annotated[str, typer.Option("--rules", "-r", help=f"The named ruleset: {_NAMES}.")]
 Players = Annotated[
     int | None,

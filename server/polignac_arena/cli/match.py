@@ -10,9 +10,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from polignac.deal import MAX_SEED
 from polignac_arena.cli._errors import fail
-from polignac_arena.cli._options import Limit, RulesName, integer, ruleset
+from polignac_arena.cli._options import Limit, RulesName, Seed, integer, ruleset
 from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
 from polignac_arena.referee import TimeControl
 from polignac_arena.render import render_events, standings_table
@@ -39,17 +38,7 @@ def match(
     ] = None,
     rules_name: RulesName = "classic",
     limit: Limit = None,
-    seed: Annotated[
-        int | None,
-        typer.Option(
-            "--seed",
-            "-s",
-            parser=integer(0, MAX_SEED, bounds="from 0 to 2**64-1"),
-            metavar="N",
-            show_default=False,
-            help="The match seed (default: random, printed).",
-        ),
-    ] = None,
+    seed: Seed = None,
     replay: Annotated[Path | None, typer.Option("--replay", metavar="FILE", help="Write the match record (JSON lines) here.")] = None,
     move_ms: Annotated[int, typer.Option("--move-ms", parser=integer(1, 3_600_000), metavar="MS", help="Time per decision.")] = 1000,
     bank_ms: Annotated[int, typer.Option("--bank-ms", parser=integer(0, 3_600_000), metavar="MS", help="Time bank per seat.")] = 10_000,

@@ -8,24 +8,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from polignac.deal import MAX_SEED
-from polignac_arena.cli._options import Limit, Players, RulesName, integer, ruleset
+from polignac_arena.cli._options import Limit, Players, RulesName, Seed, ruleset
 from polignac_arena.players import play_local, random_players
 from polignac_arena.render import render_events, standings_table
 
 __all__ = ["play"]
-
-Seed = Annotated[
-    int | None,
-    typer.Option(
-        "--seed",
-        "-s",
-        parser=integer(0, MAX_SEED, bounds="from 0 to 2**64-1"),
-        metavar="N",
-        show_default=False,
-        help="The match seed, 0 to 2**64-1: the same seed plays the same match (default: random, printed).",
-    ),
-]
 
 
 def play(
