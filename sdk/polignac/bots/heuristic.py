@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from polignac.bot.base import Bot
+from polignac.bots.cautious import follow_suit
 from polignac.cards import SUIT_MASKS, Card, Suit, cards_in
 from polignac.events import Contract
 from polignac.view import PlayerView
@@ -35,17 +36,10 @@ class HeuristicBot(Bot):
         trick = view.current_trick
         if not trick:
             return self._lead(view, legal)
+        if legal[0].suit is trick[0][1].suit:
+            return follow_suit(view, legal)
         strength = view.rules.strength
         points = view.rules.card_points
-        led = trick[0][1].suit
-        if legal[0].suit is led:
-            best = max(strength[c.index] for _, c in trick if c.suit is led)
-            losers = [c for c in legal if strength[c.index] < best]
-            if losers:
-                return max(losers, key=lambda c: (points[c.index], strength[c.index]))
-            if len(trick) == len(view.seats) - 1:
-                return max(legal, key=lambda c: (-points[c.index], strength[c.index]))
-            return min(legal, key=lambda c: (points[c.index], strength[c.index]))
         # Void in the suit led: dump the worst penalty card, else the top of the shortest suit.
         penalties = [c for c in legal if points[c.index]]
         if penalties:
