@@ -403,6 +403,42 @@ def test_stop_kills_a_running_container_and_removes_it(tmp_path: Path) -> None:
 
 
 @docker_test
+def test_wait_reports_the_kill_even_when_the_removal_is_seen_before_stop_returns(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The watcher may find the container gone while stop()'s thread is still returning its status."""
+    needs_docker()
+    needs_gcc()
+    submission = load_submission(images.echo_submission(tmp_path / "echo", how="image"))
+    kill_and_remove = DockerSeat._kill_and_remove
+
+    def slow_to_return(seat: DockerSeat) -> int | None:
+        code = kill_and_remove(seat)
+        time.sleep(1.0)  # the container is gone; the watcher polls meanwhile
+        return code
+
+    state = DockerSeat._state
+
+    def running_until_gone(seat: DockerSeat) -> dict[str, Any] | None:
+        found = state(seat)  # the brief exited-but-not-yet-removed state is hidden: the watcher sees it gone
+        return None if found is None else {**found, "Running": True}
+
+    monkeypatch.setattr(DockerSeat, "_kill_and_remove", slow_to_return)
+    monkeypatch.setattr(DockerSeat, "_state", running_until_gone)
+
+    async def scenario() -> int | None:
+        seat = await DockerLauncher().start(seat_context(tmp_path, submission, "dockerslowstop"))
+        assert seat.stdin is not None
+        seat.stdin.write(b"flood 50000000\n")  # its output backs up, so the watcher polls the state
+        await asyncio.sleep(0.5)
+        await asyncio.wait_for(seat.stop(), 15)
+        return await asyncio.wait_for(seat.wait(), 5)
+
+    assert run(scenario()) == -9
+    assert containers_of("dockerslowstop") == []
+
+
+@docker_test
 def test_the_containers_of_a_match_can_be_swept_by_label(tmp_path: Path) -> None:
     needs_docker()
     folder = images.python_submission(tmp_path / "sleeper", "import time\ntime.sleep(600)\n", name="sleeper")

@@ -121,6 +121,8 @@ class DockerSeat(SeatProcess):
         self._pump = asyncio.ensure_future(self._demultiplex())
         self._watcher = asyncio.ensure_future(self._watch())
         self._stopper: asyncio.Future[None] | None = None
+        self._stopped = asyncio.Event()
+        """Set once stop() has read the killed container's status (or given up on it)."""
 
     async def _demultiplex(self) -> None:
         """Split the daemon's frames into stdout (fed to the reader) and stderr (kept up to the cap)."""
@@ -168,6 +170,10 @@ class DockerSeat(SeatProcess):
             while True:
                 state = await in_thread(self._state)
                 if state is None:
+                    # Gone: only stop() removes it, and it reads the status first; wait for that reading
+                    # rather than report an unknown status while stop()'s thread is still returning.
+                    if self._stopper is not None:
+                        await self._stopped.wait()
                     return self._returncode
                 if not state.get("Running") and not state.get("Restarting"):
                     oom = bool(state.get("OOMKilled"))
@@ -221,13 +227,15 @@ class DockerSeat(SeatProcess):
         self._draining = True
         if self._gate is not None:
             self._gate.open.set()
+        code: int | None = None
         try:
             code = await in_thread(self._kill_and_remove)
         except Exception as exc:
             log.error("seat container %s could not be removed: %s", self.name, short_error(exc))
-            code = None
-        if self._returncode is None and code is not None:
-            self._returncode = docker_exit_status(code)
+        finally:
+            if self._returncode is None and code is not None:
+                self._returncode = docker_exit_status(code)
+            self._stopped.set()
         # The container is gone: the last of its output is on its way; then the connection closes.
         with contextlib.suppress(Exception, asyncio.CancelledError, TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._pump), 1.0)
