@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from polignac_arena import match_folder as mf
+from polignac_arena.owners import identity
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the sweep needs /proc (Linux)")
 
@@ -40,12 +41,12 @@ def test_a_match_folder_names_its_owner_and_is_removed_after(tmp_path: Path, mon
 
 
 def test_only_folders_of_dead_owners_are_swept(tmp_path: Path) -> None:
-    me = mf._identity(os.getpid())
+    me = identity(os.getpid())
     assert me is not None
     gone = dead_pid()
     orphan = folder(tmp_path, "polignac-orphan", f"{gone} 12345")
     reused = folder(tmp_path, "polignac-reused", f"{os.getpid()} 1")  # this pid, another start time: a reused pid
-    alive = folder(tmp_path, "polignac-alive", me)
+    alive = folder(tmp_path, "polignac-alive", f"{me[0]} {me[1]}")
     unowned = folder(tmp_path, "polignac-setting-up", None)  # no owner file (yet): left alone
     garbage = folder(tmp_path, "polignac-garbage", "not a pid")
     other = folder(tmp_path, "someone-else", f"{gone} 12345")  # not a match folder's name

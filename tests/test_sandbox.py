@@ -391,8 +391,8 @@ def test_when_the_arena_dies_its_sandboxes_die_with_it(tmp_path: Path, as_root: 
             arena.kill()
             arena.wait()
         assert run(_until(lambda: not processes_of_uid(uid))), f"processes of seat uid {uid} outlived the arena"
-        for cgroup in started["cgroups"]:  # nobody ran stop(): remove what it would have removed
-            Path(cgroup).rmdir()
+        # Nobody ran stop(): remove what it would have removed (the next arena would sweep them).
+        assert _remove_cgroups_of_a_dead_arena([Path(c) for c in started["cgroups"]]) == []
 
 
 KILLED_WHILE_STARTING = """
@@ -426,6 +426,7 @@ def test_an_arena_killed_while_a_sandbox_starts_leaves_no_bot(tmp_path: Path, as
     --die-with-parent only after its clone): the PID namespace the seat starts in takes everything down."""
     folder = bot_folder(tmp_path, "orphan", DAEMON)
     survivors = []
+    busy: list[Path] = []
     # The start of a seat takes about 0.1 s here; the race window is a few ms of it, so a run of this
     # test does not always hit it (test_a_seat_runs_in_a_pid_namespace_of_its_own checks the cause).
     for delay in [0.04 + 0.01 * n for n in range(10)]:
@@ -447,9 +448,9 @@ def test_an_arena_killed_while_a_sandbox_starts_leaves_no_bot(tmp_path: Path, as
                 for pid in processes_of_uid(uid):
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL)
-            for cgroup in Path("/sys/fs/cgroup").glob(f"*/polignac/match-seat0-{uid}"):  # nobody ran stop()
-                with contextlib.suppress(OSError):
-                    cgroup.rmdir()
+            # Nobody ran stop(): remove what it would have removed (the next arena would sweep them).
+            busy += _remove_cgroups_of_a_dead_arena(list(Path("/sys/fs/cgroup").glob(f"*/polignac/match-seat0-{uid}@*")))
+    assert busy == [], f"seat cgroups still in use after their arena was killed: {busy}"
     assert survivors == [], f"(delay, pids) of seats that outlived their killed arena: {survivors}"
 
 
@@ -529,6 +530,20 @@ async def _start(launcher: SandboxLauncher, submission: Submission, socket_path:
     seat = await launcher.start(context)
     assert isinstance(seat, SandboxProcess)
     return seat
+
+
+def _remove_cgroups_of_a_dead_arena(cgroups: list[Path], timeout: float = 3.0) -> list[Path]:
+    """Remove a killed arena's seat cgroups; those still in use after ``timeout`` (its processes take a moment to go)."""
+    deadline = time.monotonic() + timeout
+    left = list(cgroups)
+    while left and time.monotonic() < deadline:
+        for cgroup in list(left):
+            with contextlib.suppress(FileNotFoundError, OSError):
+                cgroup.rmdir()
+            if not cgroup.exists():
+                left.remove(cgroup)
+        time.sleep(0.02)
+    return left
 
 
 async def _until(predicate: object, timeout: float = 5.0) -> bool:

@@ -430,16 +430,13 @@ def watched() -> Iterator[set[tuple[int, int, str]]]:
     _kill_trees(seen)
 
 
-def _leftover_cgroups(name: str, fixtures: list[Any]) -> list[str]:
-    """Remove the empty seat cgroups the killed runner's matches left behind (swept only when an hour old); what was removed."""
-    removed = []
+def _seat_cgroups(name: str, fixtures: list[Any]) -> list[Path]:
+    """The seat cgroups of the tournament's matches that are on the machine now."""
+    found: list[Path] = []
     for fixture in fixtures:
         match_id = f"{name}-{fixture.index:05d}-{fixture.seed % 10**6:06d}"
-        for cgroup in Path("/sys/fs/cgroup").glob(f"*/polignac/{match_id}-seat*"):
-            with contextlib.suppress(OSError):
-                cgroup.rmdir()
-                removed.append(str(cgroup))
-    return removed
+        found += Path("/sys/fs/cgroup").glob(f"*/polignac/{match_id}-seat*")
+    return found
 
 
 @pytest.mark.slow
@@ -493,9 +490,8 @@ def test_killed_with_sigkill_and_resumed_gives_the_uninterrupted_results(
     elif orphans:  # not as root there is no PID namespace around bubblewrap: its own race remains
         warnings.warn(f"bot processes outlived the killed runner by 2 s (killed now): {sorted(orphans)}", stacklevel=1)
     with Store(db, create=False) as store:
-        removed = _leftover_cgroups("killme", store.fixtures(1))
-    if removed:
-        warnings.warn(f"the killed runner left empty seat cgroups behind (removed now): {removed}", stacklevel=1)
+        fixtures = store.fixtures(1)
+    left_cgroups = _seat_cgroups("killme", fixtures)  # kill -9 allows no clean-up: empty seat cgroups stay
     left = {folder for folder in folders if folder.exists()}  # kill -9 allows no clean-up: the match folders stay
 
     # Without --resume, the unfinished tournament is refused and nothing changes.
@@ -516,6 +512,8 @@ def test_killed_with_sigkill_and_resumed_gives_the_uninterrupted_results(
         assert {r.idx: (r.match_id, r.finished_at) for r in everything if r.idx in kept} == kept
         assert store.progress(1).rated == KILL_ROUNDS
     assert not any(folder.exists() for folder in left), "the resumed runner sweeps the dead runner's match folders"
+    assert not any(cgroup.exists() for cgroup in left_cgroups), "the resumed runner sweeps the dead runner's seat cgroups"
+    assert _seat_cgroups("killme", fixtures) == []
 
     resumed = snapshot(db, "killme")
     reference = snapshot(uninterrupted, "killme")

@@ -2,8 +2,12 @@
 
 ``pids.max`` caps a seat's processes, ``memory.limit_in_bytes`` (and swap) its memory and
 ``cpu.cfs_quota_us`` its CPU share.  Controllers that cannot be used (not root, no v1
-hierarchy) are left out and a log line says, once, that containment is weaker.  Empty seat
-cgroups an arena left when it died are removed an hour later by the next arena.
+hierarchy) are left out and a log line says, once, that containment is weaker.
+
+A seat cgroup's name ends in ``@PID.START``, the arena process that made it (see
+:mod:`polignac_arena.owners`).  An arena killed with SIGKILL cannot remove its seat cgroups;
+the next arena to make one removes the empty ones whose owner has died.  Names without an
+owner (made by older versions) are removed once they are an hour old.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from polignac_arena.owners import identity, is_running
 from polignac_arena.seats.base import SeatLimits
 
 __all__ = ["SeatCgroups", "warn_weaker_containment"]
@@ -109,6 +114,9 @@ class SeatCgroups:
         if os.geteuid() != 0:
             warn_weaker_containment("the arena does not run as root")
             return group
+        owner = identity(os.getpid())
+        if owner is not None:
+            name = f"{name}{_OWNER_MARK}{owner[0]}.{owner[1]}"
         own = _own_cgroup_dirs()
         missing = [c for c in _CONTROLLERS if c not in own]
         if missing:
@@ -196,20 +204,42 @@ class SeatCgroups:
         self.dirs.clear()
 
 
+_OWNER_MARK: Final = "@"
 _stale_checked: set[Path] = set()
 _STALE_AGE_S: Final = 3600
 
 
-def _remove_stale(parent: Path) -> None:
-    """Once per process: remove empty seat cgroups left an hour ago or more by arenas that died (seats join at once)."""
+def _owner_has_died(name: str) -> bool | None:
+    """Whether the arena named at the end of a seat cgroup's name has died; None when the name has no owner."""
+    _, mark, owner = name.rpartition(_OWNER_MARK)
+    pid, dot, started = owner.partition(".")
+    if not (mark and dot and pid.isdigit() and started.isdigit()):
+        return None
+    return not is_running(int(pid), int(started))
+
+
+def _remove_stale(parent: Path) -> list[str]:
+    """Once per process: remove the empty seat cgroups of arenas that died; what was removed.
+
+    A cgroup that names its owner goes once that owner has died; one that does not, once it
+    is an hour old (it may be a live arena's, made a moment ago and not yet joined).
+    """
+    removed: list[str] = []
     if parent in _stale_checked:
-        return
+        return removed
     _stale_checked.add(parent)
     with contextlib.suppress(OSError):
         for entry in os.scandir(parent):
             with contextlib.suppress(OSError):
-                if entry.is_dir() and time.time() - entry.stat().st_mtime > _STALE_AGE_S:
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
+                dead = _owner_has_died(entry.name)
+                if dead or (dead is None and time.time() - entry.stat().st_mtime > _STALE_AGE_S):
                     os.rmdir(entry.path)  # fails (EBUSY) if anything still runs in it
+                    removed.append(entry.path)
+    if removed:
+        log.info("removed %d empty seat cgroup(s) left by arenas that died", len(removed))
+    return removed
 
 
 def _kill_cgroup_now(folder: Path) -> None:
