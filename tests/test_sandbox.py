@@ -343,12 +343,14 @@ def test_matches_in_parallel_give_every_seat_its_own_uid_and_cgroups(tmp_path: P
 
 DAEMON = """
 import os, sys, time
-if os.fork() == 0:
+first = os.fork()
+if first == 0:
     os.setsid()
     if os.fork() == 0:
         time.sleep(3600)
         os._exit(0)
     os._exit(0)
+os.waitpid(first, 0)  # reaped: a zombie would show in /proc as the seat's uid but not in the cgroup's procs
 print("daemon started", file=sys.stderr, flush=True)
 time.sleep(float(sys.argv[1]))
 """
