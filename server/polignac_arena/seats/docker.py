@@ -35,8 +35,9 @@ There is no container registry here and the arena never pulls an image:
 * Neither (Python bots, the built-in bots, Node bots, host-built C binaries): the *runtime
   image* ``polignac-runtime:<hash>``, which the arena makes itself with ``docker import`` of a
   tiny tarball (``/etc/passwd``, ``/etc/group``, ``/etc/nsswitch.conf`` and a few empty
-  folders).  The host's runtime is bind-mounted read-only at the same paths: ``/usr``, ``/lib``,
-  ``/lib64``, ``/bin`` (the C library, Node), ``/etc/ld.so.cache``, the Python installation
+  folders).  The host's runtime, worked out in :mod:`.common` for bubblewrap seats too, is
+  bind-mounted read-only at the same paths: ``/usr``, ``/lib``, ``/bin``... (the C library,
+  Node), the loader's and a few other harmless ``/etc`` files, the Python installation
   (``sys.base_prefix`` and ``sys.prefix``, plus any folder outside them holding grpc or
   protobuf) and the SDK package at ``/opt/polignac-sdk/polignac`` (on ``PYTHONPATH``).  A
   command starting with ``python`` runs the arena's own interpreter, as ``process`` seats do.
@@ -78,7 +79,6 @@ import logging
 import os
 import re
 import secrets
-import sys
 import tarfile
 import threading
 import time
@@ -88,6 +88,7 @@ from urllib.parse import urlsplit
 
 from polignac_arena.folders import FolderError, folder_digest
 from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatProcess
+from polignac_arena.seats.common import host_runtime as common_host_runtime
 from polignac_arena.seats.docker_seat import STDOUT_LIMIT, DockerSeat, StdinWriter, docker_exit_status, in_thread, short_error
 from polignac_arena.submission import Submission
 
@@ -116,8 +117,6 @@ SANDBOX_USER: Final = "65534:65534"
 LABEL_MATCH: Final = "polignac.match"
 LABEL_SEAT: Final = "polignac.seat"
 LABEL_BOT: Final = "polignac.bot"
-_HOST_RUNTIME_DIRS: Final = ("/usr", "/lib", "/lib64", "/bin")
-_SDK_DEPENDENCIES: Final = ("grpc", "google.protobuf")
 
 
 def folder_hash(folder: Path, extra: str = "") -> str:
@@ -164,56 +163,14 @@ def _runtime_tarball() -> bytes:
     return buffer.getvalue()
 
 
-def _covered(path: str, mounted: list[str]) -> bool:
-    return any(path == top or path.startswith(top.rstrip("/") + "/") for top in mounted)
-
-
-def _module_root(module: str) -> str | None:
-    """The ``sys.path`` entry that ``module`` is imported from, or None when it is not importable."""
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
-        return None
-    origin = os.path.realpath(spec.origin)
-    depth = module.count(".") + (2 if spec.submodule_search_locations is not None else 1)
-    root = origin
-    for _ in range(depth):
-        root = os.path.dirname(root)
-    return root
-
-
-@functools.lru_cache(maxsize=1)
 def host_runtime() -> tuple[tuple[tuple[str, str], ...], str]:
-    """The host folders a runtime-image container mounts read-only (source, target), and its PYTHONPATH."""
-    import polignac
-
-    mounts: list[tuple[str, str]] = []
-    mounted: list[str] = []
-
-    def add(path: str) -> None:
-        if path and os.path.exists(path) and not _covered(path, mounted):
-            mounts.append((path, path))
-            mounted.append(path)
-
-    for folder in (*_HOST_RUNTIME_DIRS, sys.base_prefix, sys.prefix, os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)):
-        add(folder)
-    executable = os.path.dirname(os.path.realpath(sys.executable))
-    add(os.path.dirname(executable) if os.path.basename(executable) == "bin" else executable)
-    python_path = [CONTAINER_SDK_DIR]
-    for module in _SDK_DEPENDENCIES:
-        root = _module_root(module)
-        if root is not None and not _covered(root, mounted):
-            add(root)
-            python_path.append(root)
-    if os.path.isfile("/etc/ld.so.cache"):
-        mounts.append(("/etc/ld.so.cache", "/etc/ld.so.cache"))
-    sdk = str(Path(polignac.__file__).resolve().parent)
-    mounts.append((sdk, f"{CONTAINER_SDK_DIR}/polignac"))
-    return tuple(mounts), ":".join(python_path)
+    """The host runtime (:func:`.common.host_runtime`, shared with bubblewrap seats) as a runtime-image container's
+    read-only mounts (source, target), and its PYTHONPATH."""
+    runtime = common_host_runtime()
+    folders = [*runtime.system, *runtime.python, *runtime.etc]
+    mounts = [(folder, folder) for folder in folders]
+    mounts.append((runtime.sdk, f"{CONTAINER_SDK_DIR}/polignac"))
+    return tuple(mounts), ":".join([CONTAINER_SDK_DIR, *runtime.python_path])
 
 
 # -- talking to the daemon --------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
 from polignac_arena.seats.base import SeatLimits, SeatProcess
+from polignac_arena.seats.common import exit_status as docker_exit_status
 
 __all__ = ["STDOUT_LIMIT", "DockerSeat", "StdinWriter", "docker_exit_status", "in_thread", "short_error"]
 
@@ -24,23 +25,6 @@ T = TypeVar("T")
 
 STDOUT_LIMIT: Final = 1 << 20
 """The stdout reader's line limit; the pump pauses while twice this waits unread."""
-
-
-def docker_exit_status(code: int | None, oom_killed: bool = False) -> int | None:
-    """A container's exit code as a process exit status: 128+N (killed by signal N) becomes -N.
-
-    >>> docker_exit_status(0), docker_exit_status(3), docker_exit_status(137), docker_exit_status(143)
-    (0, 3, -9, -15)
-    >>> docker_exit_status(1, oom_killed=True), docker_exit_status(None)
-    (-9, None)
-    """
-    if code is None:
-        return None
-    if oom_killed and code != 0:
-        return -9
-    if 128 < code <= 128 + 64:
-        return -(code - 128)
-    return code
 
 
 def short_error(exc: BaseException) -> str:
