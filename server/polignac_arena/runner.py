@@ -20,6 +20,7 @@ from polignac import Ruleset
 from polignac.bots import BUILTIN_BOTS
 from polignac_arena.folders import FolderError, scan_folder
 from polignac_arena.match_folder import match_folder
+from polignac_arena.plaintext import plain
 from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
 from polignac_arena.seats import SeatContext, SeatKind, SeatLauncher, SeatLimits, SeatProcess, launcher_for
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, load_submission
@@ -118,7 +119,7 @@ async def run_local_match(
                 try:
                     process = await launcher.start(context)
                 except Exception as exc:  # a seat that cannot start is that seat's fault, not the match's
-                    print(f"seat {number} ({submission.label}) could not start: {exc}", file=sys.stderr)
+                    print(plain(f"seat {number} ({submission.label}) could not start: {exc}"), file=sys.stderr)  # may quote a build
                     host.post_exit(number, 127)
                     continue
                 seats[number] = process

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from polignac.bots import BUILTIN_BOTS
+from polignac_arena.plaintext import plain
 from polignac_arena.ratings import Rating, RatingEnv, new_version, rate_match
 from polignac_arena.referee import MatchResult
 from polignac_arena.runner import run_local_match
@@ -208,7 +209,7 @@ async def run_tournament(
         except Exception as exc:  # a match that cannot run is recorded as an error and retried on --resume
             outcome.failed += 1
             running -= 1
-            print(f"match {fixture_index} could not run: {exc}")
+            print(plain(f"match {fixture_index} could not run: {exc}"))  # the error may quote a bot's build
             return
         running -= 1
         _store_result(store, tournament_id, fixture_index, result, rate, time.monotonic() - started)
