@@ -67,7 +67,9 @@ def match(
     except BotSpecError as exc:
         fail(str(exc))
     rules = ruleset(rules_name, len(specs), limit)
-    match_seed = secrets.randbits(32) if seed is None else seed
+    # 64 bits: each bot's POLIGNAC_BOT_SEED is a hash of this seed, and a bot that searched a
+    # small seed space for it would find the seed, and so every hand of the match.
+    match_seed = secrets.randbits(64) if seed is None else seed
     console = Console(highlight=False)
     if not quiet:
         listed = ", ".join(plain(s.name) for s in specs)
