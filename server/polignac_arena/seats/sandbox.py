@@ -7,7 +7,9 @@ What a sandboxed bot gets (DESIGN.md, "Running bots"):
   with no supplementary groups, ``no_new_privs`` and no capabilities, and creates an
   unprivileged user namespace.  Run as root, bwrap with ``--uid`` would map the sandbox to
   root outside; a plain uid cannot read root-owned files and is held to ``RLIMIT_NPROC``.
-  Nested user namespaces are disabled (``--disable-userns``).
+  Nested user namespaces are disabled (``--disable-userns``).  A seccomp filter
+  (:mod:`.syscalls`, bubblewrap's ``--seccomp``) keeps it from ptrace, keyrings, perf
+  events, io_uring, eBPF, mounts, new namespaces and the host's administration (EPERM).
 - **No network.** Every namespace is new (``--unshare-all``): inside there is only ``lo``.
   The referee is reached through its unix socket, mounted at ``/run/polignac``.
 - **A read-only view of what it needs:** the host runtime that docker seats get too
@@ -82,6 +84,7 @@ from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLaun
 from polignac_arena.seats.cgroups import SeatCgroups, warn_weaker_containment
 from polignac_arena.seats.common import exit_status, host_runtime
 from polignac_arena.seats.process import LocalProcess, std_pipes
+from polignac_arena.seats.syscalls import SeccompUnavailable, seccomp_bpf
 from polignac_arena.seats.uids import allocate_uid, kill_uid, processes_of_uid, release_uid
 
 __all__ = ["SANDBOX_SOCKET_DIR", "SandboxLauncher", "SandboxProcess"]
@@ -192,9 +195,9 @@ class _Plan:
         self.fds_to_close.clear()
 
 
-def _data_fd(text: str) -> int:
-    """A descriptor to read ``text`` from (for bubblewrap's ``--args`` and ``--ro-bind-data``): an in-memory file."""
-    data = text.encode()
+def _data_fd(text: str | bytes) -> int:
+    """A descriptor to read ``text`` from (bubblewrap's ``--args``, ``--ro-bind-data``, ``--seccomp``): an in-memory file."""
+    data = text.encode() if isinstance(text, str) else text
     fd = os.memfd_create("polignac-sandbox", os.MFD_CLOEXEC)
     try:
         view = memoryview(data)
@@ -294,6 +297,11 @@ def _plan(
             plan.staged.append((source, str(stage)))
             source = str(stage)
         argv += ["--ro-bind", source, dest]
+    # The filter applies to the bot's command (bubblewrap loads it last, just before running it).
+    seccomp_fd = _data_fd(seccomp_bpf())
+    plan.pass_fds.append(seccomp_fd)
+    plan.fds_to_close.append(seccomp_fd)
+    argv += ["--seccomp", str(seccomp_fd)]
     # The root and /dev (tmpfs that bubblewrap filled) become read-only: only /tmp and /dev/shm are writable.
     argv += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", chdir, "--clearenv"]
     for key, value in env.items():
@@ -455,6 +463,10 @@ class SandboxLauncher(SeatLauncher):
     def unavailable(self) -> str | None:
         if not self.bwrap:
             return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+        try:
+            seccomp_bpf()
+        except SeccompUnavailable as exc:
+            return f"the sandbox's seccomp filter cannot be made: {exc}"
         with _probe_lock:
             if self.bwrap not in _probe_results:
                 _probe_results[self.bwrap] = self._probe()
