@@ -86,6 +86,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from polignac_arena.folders import FolderError, folder_digest
 from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatProcess
 from polignac_arena.seats.common import host_runtime as common_host_runtime
 from polignac_arena.seats.docker_seat import STDOUT_LIMIT, DockerSeat, StdinWriter, docker_exit_status, in_thread, short_error
@@ -119,26 +120,11 @@ LABEL_BOT: Final = "polignac.bot"
 
 
 def folder_hash(folder: Path, extra: str = "") -> str:
-    """A hash of a folder's files (names, contents, executable bits, symlink targets); ``__pycache__`` is skipped."""
-    digest = hashlib.sha256(extra.encode())
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            path = Path(root, name)
-            rel = path.relative_to(folder).as_posix()
-            if path.is_symlink():
-                digest.update(b"L" + rel.encode() + b"\0" + os.readlink(path).encode() + b"\0")
-                continue
-            digest.update(b"F" + rel.encode() + b"\0" + (b"x" if os.access(path, os.X_OK) else b"-"))
-            with path.open("rb") as handle:
-                for block in iter(functools.partial(handle.read, 1 << 16), b""):
-                    digest.update(block)
-            digest.update(b"\0")
-        for name in dirs:
-            link = Path(root, name)
-            if link.is_symlink():
-                digest.update(b"D" + link.relative_to(folder).as_posix().encode() + b"\0" + os.readlink(link).encode() + b"\0")
-    return digest.hexdigest()
+    """The submission's digest (:func:`polignac_arena.folders.folder_digest`, ``extra`` hashed first) for image tags."""
+    try:
+        return folder_digest(folder, extra)
+    except FolderError as exc:
+        raise SeatError(str(exc)) from None
 
 
 def _repository_name(name: str) -> str:
