@@ -16,11 +16,18 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
 from typing import Final
 
-from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatProcess
+from polignac_arena.seats.base import BuildLimits, BuildResult, SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
+from polignac_arena.seats.builds import WRAPPER_SOURCE, build_command, finish_build
 from polignac_arena.seats.bwrap import Plan, spawn
+from polignac_arena.submission import Submission
 
 __all__ = ["LocalProcess", "ProcessLauncher", "keep_stderr", "std_pipes"]
 
@@ -121,3 +128,39 @@ class ProcessLauncher(SeatLauncher):
         process = await spawn(plan, stdin, stdout, f"{sub.label}: {' '.join(sub.host_command())}", cwd=cwd)
         log.warning("seat %s: %s runs UNSANDBOXED (the tournament trusts its bots)", context.seat, sub.label)
         return LocalProcess(process, context.limits.stderr_bytes)
+
+    async def build(
+        self, submission: Submission, limits: SeatLimits, *, timeout_s: float, trusted: bool = False, caps: BuildLimits | None = None
+    ) -> BuildResult:
+        """For trusted bots only: the build step on the host, with the arena's rights, in a copy of the folder."""
+        caps = caps or BuildLimits()
+        if not submission.build:
+            return BuildResult(True, 0, "", 0.0, "no build step")
+        refusal = self.refusal(trusted, "build steps")
+        if refusal is not None:
+            return BuildResult(False, None, "", 0.0, f"refused: {refusal}")
+        started = time.monotonic()
+        workdir = Path(tempfile.mkdtemp(prefix="polignac-build-"))
+        (workdir / "bot").mkdir()
+        env = {
+            "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(workdir),
+            "TMPDIR": str(workdir),
+            "LANG": "C.UTF-8",
+        }
+        command = build_command(
+            sys.executable, submission.build, source=str(submission.path), dest=str(workdir / "bot"), wrapper=str(WRAPPER_SOURCE)
+        )
+        plan = Plan(argv=command, env=env, pass_fds=[], uid=None, staging=None, stderr_cap=caps.output_bytes)
+        try:
+            label = f"the build of {submission.label}"
+            process = await spawn(plan, asyncio.subprocess.DEVNULL, asyncio.subprocess.PIPE, label, cwd=workdir)
+        except SeatError as exc:
+            shutil.rmtree(workdir, ignore_errors=True)
+            return BuildResult(False, None, "", time.monotonic() - started, str(exc))
+        log.warning("the build of %s runs UNSANDBOXED (the bots are trusted)", submission.label)
+        try:
+            seat = LocalProcess(process, caps.output_bytes)
+            return await finish_build(seat, submission, caps, timeout_s, started, memory_kills=lambda: 0)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)

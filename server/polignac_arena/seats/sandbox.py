@@ -54,6 +54,9 @@ bubblewrap's command line is made in :mod:`.bwrap`; its options reach it through
 in-memory file (``--args``), so the bot's token is in no command line and in no environment
 but the bot's.
 
+A submission's build step runs in the same kind of sandbox (:meth:`SandboxLauncher.build`,
+docs/builds.md): the folder read-only at ``/src``, a writable tmpfs copy of it at ``/bot``,
+the results sent back through :mod:`.builds`.
 
 Paths the sandbox user cannot reach (``/root`` is mode 700, so is a pytest temp dir) are
 first bind-mounted, as root and in a private mount namespace of the trampoline only, on a
@@ -79,10 +82,22 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
+from polignac_arena.seats.base import (
+    BuildLimits,
+    BuildResult,
+    SeatContext,
+    SeatError,
+    SeatKind,
+    SeatLauncher,
+    SeatLimits,
+    SeatProcess,
+)
+from polignac_arena.seats.builds import BUILD_DIR, BUILD_SOURCE, BUILD_WRAPPER, WRAPPER_SOURCE, build_command, finish_build
 from polignac_arena.seats.bwrap import (
     BOT_DIR,
     SANDBOX_SOCKET_DIR,
@@ -100,6 +115,7 @@ from polignac_arena.seats.common import exit_status, host_runtime
 from polignac_arena.seats.process import LocalProcess, std_pipes
 from polignac_arena.seats.syscalls import SeccompUnavailable, seccomp_bpf
 from polignac_arena.seats.uids import allocate_uid, kill_uid, processes_of_uid, release_uid
+from polignac_arena.submission import Submission
 
 __all__ = ["SANDBOX_SOCKET_DIR", "SandboxLauncher", "SandboxProcess"]
 
@@ -357,3 +373,39 @@ class SandboxLauncher(SeatLauncher):
             stdin=stdin,
             stdout=stdout,
         )
+
+    async def build(
+        self, submission: Submission, limits: SeatLimits, *, timeout_s: float, trusted: bool = False, caps: BuildLimits | None = None
+    ) -> BuildResult:
+        caps = caps or BuildLimits()
+        if not submission.build:
+            return BuildResult(True, 0, "", 0.0, "no build step")
+        reason = self.unavailable()
+        if reason is not None:
+            return BuildResult(False, None, "", 0.0, f"refused: build steps cannot be sandboxed: {reason}")
+        started = time.monotonic()
+        staging: Path | None = None
+        if os.geteuid() == 0:  # for folders the seat's uid cannot reach (removed with the sandbox)
+            staging = Path(tempfile.mkdtemp(prefix="polignac-build-"))
+            os.chmod(staging, 0o755)
+        # A build writes its results as files: as big as its folder may be.
+        build_limits = replace(limits, file_size_mb=max(limits.file_size_mb, caps.disk_mb), stderr_bytes=caps.output_bytes)
+        try:
+            process = await self._launch(
+                build_command(sys.executable, submission.build),
+                label=f"the sandbox of the build of {submission.label}",
+                name=f"build-{re.sub(r'[^A-Za-z0-9_.-]', '_', submission.name)}",
+                limits=build_limits,
+                env=sandbox_env(None),
+                chdir="/",
+                mounts=self._runtime_mounts(),
+                staging=staging,
+                folder=(submission.path, BUILD_SOURCE),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                writable=[(BUILD_DIR, caps.disk_mb)],
+                files=[(BUILD_WRAPPER, WRAPPER_SOURCE.read_bytes())],
+            )
+        except SeatError as exc:
+            return BuildResult(False, None, "", time.monotonic() - started, str(exc))
+        return await finish_build(process, submission, caps, timeout_s, started, memory_kills=process.cgroups.oom_kills)
