@@ -8,14 +8,13 @@ As root: join the seat's cgroups, stage unreachable folders, then fork: the chil
 rlimits, drops to the seat's uid and gid with no groups and becomes bubblewrap as the first process
 of a new PID namespace; this process stays as its monitor, waits for it and exits as it exits
 (both die with the arena).  Not as root (or for an unsandboxed bot): the same without the uid
-switch and the PID namespace.  The monitor relays the first ``stderr_cap`` bytes of the child's
-stderr to the arena and drops the rest itself.  A step that fails is written to the report pipe
+switch and the PID namespace.  The monitor relays at most ``stderr_cap`` bytes of the child's
+stderr to the arena (its beginning and its end) and drops the rest itself.  A step that fails is written to the report pipe
 (exit 126).
 """
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import json
 import os
@@ -34,6 +33,8 @@ MS_REC = 16384
 MS_PRIVATE = 262144
 RELAY_GRACE_S = 2.0
 """How long the monitor waits, once its child has ended, for the end of the child's stderr."""
+TAIL_BYTES = 4096
+"""The end of a seat's stderr past its cap that is kept (a quarter of the cap at most)."""
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -64,45 +65,46 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def discard(source: int, sink: int) -> int:
-    """Move what waits in the pipe ``source`` to /dev/null (``sink``) in the kernel; the bytes moved, 0 at its end."""
-    try:
-        return os.splice(source, sink, 1 << 20)
-    except OSError:  # no splice here: read and drop
-        return len(os.read(source, 1 << 20))
-
-
 def relay(source: int, cap: int) -> None:
-    """Pass the first ``cap`` bytes of the bot's stderr (``source``) to the arena (fd 2); drop the rest here.
+    """Pass the bot's stderr (``source``) to the arena (fd 2), at most ``cap`` bytes: its beginning and its end.
 
-    The arena reads no more than that (and one closing line), however much a bot writes: what is
-    dropped costs this process's CPU, counted in the seat's own cgroups, not the arena's.
+    The first ``cap`` less :data:`TAIL_BYTES` go on as they come; past them the monitor reads and
+    drops, keeping the last :data:`TAIL_BYTES` (where a crash says why), which it sends at the
+    end after a line saying how many bytes it dropped.  The arena reads no more than that, however
+    much a bot writes: the dropping costs this process's CPU, counted in the seat's own cgroups.
     """
+    tail_cap = min(TAIL_BYTES, cap // 4)
+    head_cap = cap - tail_cap
     sent = dropped = 0
-    devnull = os.open(os.devnull, os.O_WRONLY)
+    tail = b""
     arena_gone = False
+
+    def send(data: bytes) -> None:
+        nonlocal arena_gone
+        if not arena_gone:
+            try:
+                write_all(2, data)
+            except OSError:  # the arena has closed its end: keep draining the bot's
+                arena_gone = True
+
     while True:
         try:
-            if sent < cap:
-                data = os.read(source, min(1 << 16, cap - sent))
-                if not data:
-                    break
-                sent += len(data)
-                if not arena_gone:
-                    try:
-                        write_all(2, data)
-                    except OSError:  # the arena has closed its end: keep draining the bot's
-                        arena_gone = True
-            else:
-                moved = discard(source, devnull)
-                if not moved:
-                    break
-                dropped += moved
+            data = os.read(source, min(1 << 16, head_cap - sent) if sent < head_cap else 1 << 20)
         except InterruptedError:
             continue
-    if dropped and not arena_gone:
-        with contextlib.suppress(OSError):
-            write_all(2, f"\n[arena] {dropped} more bytes not kept (the cap is {cap} bytes)\n".encode())
+        if not data:
+            break
+        if sent < head_cap:
+            sent += len(data)
+            send(data)
+        else:
+            dropped += len(data)
+            tail = (tail + data)[-tail_cap:] if tail_cap else b""
+    dropped -= len(tail)
+    if dropped > 0:
+        note = f"\n[arena] {dropped} more bytes not kept (the cap is {cap} bytes)"
+        send((note + (f"; the last {len(tail)}:\n" if tail else "\n")).encode())
+    send(tail)
 
 
 def close_all_but(keep: tuple[int, ...]) -> None:
