@@ -231,7 +231,7 @@ def test_junk_lines_are_malformed_or_stale_and_the_match_goes_on(tmp_path: Path)
     # Each fault notice reaches the bot, those of MALFORMED lines with the bridge's reason.
     notices = stderrs[3].splitlines()
     expected = [
-        'malformed unsolicited line (no request is pending): \'{"request_id": ',
+        'malformed unsolicited output (no request is pending): \'{"request_id": ',
         "malformed the line is not JSON (Expecting value: line 1 column 1 (char 0)): 'this is not json'",
         "malformed the line is JSON but not an object: '[1, 2]'",
         f"malformed the line is longer than {MAX_LINE_BYTES} bytes",

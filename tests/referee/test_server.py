@@ -27,9 +27,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_health_says_serving_then_not_serving_on_stop() -> None:
     async def scenario() -> None:
-        server = RefereeServer("127.0.0.1:0")
+        server = RefereeServer("127.0.0.1:0", operator_address="127.0.0.1:0")
         await server.start()
-        async with grpc.aio.insecure_channel(server.address) as channel:
+        assert server.operator_address and server.operator_address != server.address
+        async with grpc.aio.insecure_channel(server.operator_address) as channel:
             stub = health_pb2_grpc.HealthStub(channel)
             for name in ("", SERVICE_NAME):
                 reply = await stub.Check(health_pb2.HealthCheckRequest(service=name))
@@ -47,18 +48,40 @@ def test_health_says_serving_then_not_serving_on_stop() -> None:
     run(scenario())
 
 
-def test_reflection_lists_the_services() -> None:
+def test_reflection_on_the_operator_address_lists_the_services() -> None:
     async def scenario() -> list[str]:
-        async with referee() as server, grpc.aio.insecure_channel(server.address) as channel:
-            stub = reflection_pb2_grpc.ServerReflectionStub(channel)
-            call = stub.ServerReflectionInfo()
-            await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
-            reply = await call.read()
-            await call.done_writing()
-            return [s.name for s in reply.list_services_response.service]
+        server = RefereeServer("127.0.0.1:0", operator_address="127.0.0.1:0")
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(server.operator_address) as channel:
+                stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+                call = stub.ServerReflectionInfo()
+                await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
+                reply = await call.read()
+                await call.done_writing()
+                return [s.name for s in reply.list_services_response.service]
+        finally:
+            await server.stop(grace=0.5)
 
     names = run(scenario())
     assert "polignac.v1.RefereeService" in names and "grpc.health.v1.Health" in names
+
+
+@pytest.mark.parametrize("transport", ["tcp", "unix"])
+def test_the_address_seats_connect_to_serves_neither_health_nor_reflection(transport: str) -> None:
+    async def scenario() -> None:
+        async with referee(transport) as server, grpc.aio.insecure_channel(server.address) as channel:
+            watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service=""))
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await watch.read()
+            assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
+            call = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo()
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
+                await call.read()
+            assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+    run(scenario())
 
 
 def test_a_port_in_use_fails_loudly() -> None:
