@@ -338,6 +338,12 @@ class _Bridge:
         return message
 
 
+async def _drain(reader: asyncio.StreamReader) -> None:
+    with contextlib.suppress(Exception):
+        while await reader.read(_READ_CHUNK):
+            pass
+
+
 def _close_quietly(writer: asyncio.StreamWriter) -> None:
     with contextlib.suppress(Exception):
         writer.close()
@@ -406,3 +412,6 @@ async def run_bridge(
             await asyncio.gather(*tasks, return_exceptions=True)
             _close_quietly(stdin)  # the match is over for this bot: EOF on its stdin
             call.cancel()
+            # Read what is left, unsplit, until the bot ends (or is stopped): a pipe left full
+            # would never report its end, and its descriptor would outlive the bot.
+            await _drain(stdout)
