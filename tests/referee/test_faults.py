@@ -243,12 +243,15 @@ def test_a_flood_of_unsolicited_messages_forfeits_at_max_faults() -> None:
             await raw.open()
             await raw.hello()
             notices: list[pb.FaultNotice] = []
+            endings: list[pb.MatchEnded] = []
 
             async def listen() -> None:
                 with contextlib.suppress(grpc.RpcError):
                     while (message := await raw.read()) is not None:
                         if message.WhichOneof("payload") == "fault_notice":
                             notices.append(message.fault_notice)
+                        elif message.WhichOneof("payload") == "match_ended":
+                            endings.append(message.match_ended)
 
             listener = asyncio.ensure_future(listen())
             flood = pb.PlayRequest(hello=pb.Hello(protocol_version="1", bot_name="again"))
@@ -262,6 +265,7 @@ def test_a_flood_of_unsolicited_messages_forfeits_at_max_faults() -> None:
             assert final.places is not None and final.places[0] == 4
             await listener
             assert [n.faults for n in notices] == [1, 2, 3] and notices[-1].forfeited
+            assert [e.status for e in endings] == ["finished"]  # the forfeited seat hears the end too
             await asyncio.gather(*polite)
             await still_serving(server)
 

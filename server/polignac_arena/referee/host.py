@@ -11,9 +11,10 @@ it draws on the seat's bank; the first request to each seat allows ``startup_ms`
 of ``move_ms``, whatever becomes of it (a seat that times out on it gets ``move_ms`` next).
 gRPC deadlines play no part in it.
 
-Every seat hears the Welcome first: what a seat sends before all seats are welcomed is
-kept and judged after the Welcomes.  A seat that forfeits is no longer read, but its
-stream stays open until the match ends and it receives MatchEnded like the others.
+Every seat hears the Welcome first: a seat's stream is read from its Welcome on (what it
+sends before waits in the stream), and a departure before the Welcomes is judged after
+them.  A seat that forfeits is no longer read, but its stream stays open until the match
+ends and it receives MatchEnded like the others.
 """
 
 from __future__ import annotations
@@ -254,7 +255,7 @@ class MatchHost:
 
     def attach(self, seat: int, conn: SeatConnection) -> str | None:
         """Seat a connection that said Hello; returns why not, or ``None`` when seated."""
-        if self.result is not None or self._aborted is not None:
+        if self.result is not None or self._aborted is not None or self.match.is_over:
             return "the match is over"
         if self.conns[seat] is not None:
             return f"seat {seat} is already connected"
@@ -313,7 +314,7 @@ class MatchHost:
     async def _seat_everyone(self) -> None:
         deadline = time.monotonic() + self.time_control.startup_ms / 1000
         n = self.rules.players
-        later: list[_Item] = []  # what seated seats sent or suffered before their Welcome
+        later: list[_Item] = []  # what befell seated seats before their Welcome
         while self._aborted is None and any(self.conns[s] is None and s not in self.match.forfeited for s in range(n)):
             item = await self._next_item(deadline)
             if item is None:
