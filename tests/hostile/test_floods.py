@@ -1,5 +1,9 @@
 """Floods at a seat (connections, health watches, decisions, blank lines) cost the arena and the other seats nothing.
 
+The last test puts one seat flooding all of these at once beside four polite seats and
+compares their pace with the same match without it (the flooder's ``stderr_mb`` adds a
+stderr flood).
+
 Each flooder sits in seat 0 of a match played by :func:`tests.hostile.test_hostile.play` in
 both sandboxed seat kinds, which checks the common outcome (the match finishes and
 replays, the polite seats are not charged and keep their pace, nothing of the bot is
@@ -9,9 +13,11 @@ its open descriptors, sampled all through the match, and its CPU time.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -19,8 +25,13 @@ from pathlib import Path
 
 import pytest
 
+from polignac import preset
+from polignac_arena.referee import MatchResult
 from polignac_arena.referee.listener import MAX_SEAT_CONNECTIONS
-from tests.hostile.test_hostile import KINDS, play
+from polignac_arena.runner import run_local_match
+from polignac_arena.submission import Submission, builtin_submission, load_submission
+from tests.hostile.test_hostile import BOTS, CLOCK, KINDS, LIMITS, launcher_or_skip, leftover, play
+from tests.referee.helpers import run
 
 PROCESSES = 8
 PER_PROCESS = 200
@@ -100,3 +111,41 @@ def test_a_blank_line_flood_is_a_fault_and_costs_the_arena_little(kind: str, tmp
         outcome = play(kind, "blank_flooder", tmp_path, transport="stdio")
     assert outcome.faults == {"malformed": 3} and outcome.place == 4, outcome.faults
     assert cost.cpu_s < 20, f"the arena spent {cost.cpu_s:.1f} s of CPU"
+
+
+def _polite_ms(result: MatchResult, seats: range) -> list[float]:
+    return [line["ms"] for line in result.record if line["type"] == "action" and line.get("seat") in seats and "ms" in line]
+
+
+def _p95(values: list[float]) -> float:
+    return sorted(values)[int(len(values) * 0.95)]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_one_seat_flooding_everything_leaves_four_polite_seats_their_pace(kind: str, tmp_path: Path) -> None:
+    launcher = launcher_or_skip(kind)
+    marker = f"hostile{uuid.uuid4().hex[:12]}"
+    folder = tmp_path / marker
+    folder.mkdir()
+    (folder / f"{marker}.py").write_text((BOTS / "everything_flooder.py").read_text())
+    (folder / "params.json").write_text(json.dumps({"stdout_mb": 16}))
+    manifest = f'name = "everything-flooder"\nversion = "1"\nlanguage = "python"\ncommand = ["python", "{marker}.py"]\n'
+    (folder / "bot.toml").write_text(manifest + 'transport = "stdio"\n')
+    rules = preset("classic", players=5, limit=6)
+    polite = [builtin_submission(name) for name in ("random", "heuristic", "cautious", "heuristic")]
+
+    def match(first: Submission) -> MatchResult:
+        result, _ = run(run_local_match([first, *polite], rules, 11, CLOCK, launcher=launcher, limits=LIMITS), timeout=240)
+        assert result.status == "finished", result
+        return result
+
+    control = match(builtin_submission("random"))
+    with arena_cost() as cost:
+        flooded = match(load_submission(folder))
+    assert flooded.faults[1:] == [{}, {}, {}, {}], flooded.faults
+    assert flooded.places is not None and flooded.places[0] == 5
+    assert leftover(marker) == []
+    quiet, loud = _p95(_polite_ms(control, range(1, 5))), _p95(_polite_ms(flooded, range(1, 5)))
+    # Within 2x, give or take 20 ms of a shared machine's noise (a few ms each way here).
+    assert loud <= 2 * quiet + 20, f"the polite seats' p95 went from {quiet:.1f} ms to {loud:.1f} ms"
+    assert cost.extra_fds < 150, f"the arena's open descriptors rose by {cost.extra_fds}"
