@@ -418,7 +418,7 @@ def test_a_flood_while_nothing_is_pending_is_one_fault_then_dropped_a_chunk_at_a
         judged = reads = 0
         judge, read = bridge._judge, stdout.read
 
-        def counting_judge(line: bytes) -> pb.PlayRequest | None:
+        def counting_judge(line: bytes) -> pb.PlayRequest:
             nonlocal judged
             judged += 1
             return judge(line)

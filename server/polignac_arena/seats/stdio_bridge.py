@@ -300,8 +300,6 @@ class _Bridge:
             if line is None:
                 return
             message = self._judge(line)
-            if message is None:
-                continue
             try:
                 # Shielded: cancelling the bridge's reading must not cancel the RPC with it.
                 await asyncio.shield(self.call.write(message))
@@ -311,8 +309,8 @@ class _Bridge:
                 log.info("stdio bridge: cannot forward a line: %r", exc)
                 return
 
-    def _judge(self, line: bytes) -> pb.PlayRequest | None:
-        """What one line of the bot becomes on the stream (None: nothing)."""
+    def _judge(self, line: bytes) -> pb.PlayRequest:
+        """What one line of the bot becomes on the stream."""
         if line is TOO_LONG:
             decision, tag, reason = None, "<line too long>", f"the line is longer than {MAX_LINE_BYTES} bytes"
         elif not line.strip():
