@@ -184,3 +184,42 @@ def test_the_polignac_command_raises_the_soft_open_files_limit() -> None:
     )
     done = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip().splitlines()[-1] == "True", done.stdout + done.stderr
+
+
+RACE = """
+import asyncio, sys, tempfile
+from pathlib import Path
+from polignac import preset
+from polignac_arena.referee import RefereeServer, TimeControl
+
+async def once(steps):
+    with tempfile.TemporaryDirectory() as tmp:
+        sockets = []
+        for seat in range(4):
+            (Path(tmp) / str(seat)).mkdir()
+            sockets.append(Path(tmp) / str(seat) / "referee.sock")
+        server = RefereeServer(None)
+        await server.start()
+        clock = TimeControl(1000, 1000, 5000)
+        creating = asyncio.ensure_future(server.create_seated_match(preset("classic"), 1, clock, sockets=sockets))
+        for _ in range(steps):
+            await asyncio.sleep(0)
+        await server.stop(0.5)
+        try:
+            await creating
+        except RuntimeError:
+            pass  # the referee was shutting down before every socket listened
+        assert not any(path.exists() for path in sockets), sockets
+
+async def main():
+    for attempt in range(120):
+        await once(attempt % 12)
+
+asyncio.run(main())
+"""
+
+
+def test_a_shutdown_while_the_seat_sockets_open_stops_them_cleanly() -> None:
+    # In a process of its own: stopping a gRPC server while it starts crashes the interpreter.
+    done = subprocess.run([sys.executable, "-c", RACE], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]

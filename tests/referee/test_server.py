@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -138,6 +139,20 @@ run(Slow())
 """
 
 
+def _seated(pid: int) -> bool:
+    """Every seat of the match folder made by ``pid`` has said Hello: their sockets are gone."""
+    for folder in Path(tempfile.gettempdir()).glob("polignac-*"):
+        try:
+            if (folder / ".owner").read_text().split(" ")[0] != str(pid):
+                continue
+        except OSError:
+            continue
+        workdirs = list(folder.glob("seat[0-9]"))  # made once the sockets listen, as each seat starts
+        sockets = list(folder.glob("seat*-socket/referee.sock"))
+        return len(workdirs) == 4 and not sockets
+    return False
+
+
 def test_sigterm_aborts_the_running_match_and_records_it_as_aborted(tmp_path: Path) -> None:
     bot = tmp_path / "slow.py"
     bot.write_text(SLOW_BOT)
@@ -146,8 +161,11 @@ def test_sigterm_aborts_the_running_match_and_records_it_as_aborted(tmp_path: Pa
     command += ["--bot", str(bot)] * 4
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        time.sleep(3)  # the bots have connected and the match is under way (a whole match takes far longer)
-        assert process.poll() is None, process.communicate()
+        deadline = time.monotonic() + 60
+        while not _seated(process.pid):  # the match is under way once every seat has joined
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the bots did not join"
+            time.sleep(0.02)
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=30)
     finally:
@@ -158,7 +176,7 @@ def test_sigterm_aborts_the_running_match_and_records_it_as_aborted(tmp_path: Pa
     lines = [json.loads(line) for line in record.read_text().splitlines()]
     assert lines[0]["type"] == "header" and lines[-1]["type"] == "result"
     assert lines[-1]["status"] == "aborted" and lines[-1]["places"] is None
-    assert any(line["type"] == "action" for line in lines)
+    assert [seat["name"] for seat in lines[0]["seats"]] == ["slow"] * 4  # every bot had joined
     assert not list(tmp_path.glob(".tmp-*")), "no half-written record is left behind"
     # The bots were stopped with the referee.
     time.sleep(0.5)

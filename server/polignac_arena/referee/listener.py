@@ -13,6 +13,7 @@ A sandboxed seat reaches the referee only through its socket, so whatever it doe
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -46,15 +47,24 @@ class SeatListener:
         self.service.register(host, seats=(seat,))
         self._server = grpc.aio.server(options=server_options(MAX_SEAT_STREAMS, max_connections=MAX_SEAT_CONNECTIONS))
         self.service.add_to(self._server)
+        self._starting = False
+        self._started = asyncio.Event()  # start() has returned (or failed)
+        self._stopped = False
 
     async def start(self) -> None:
         """Bind the socket (reachable by any local user: the seat's token guards it) and serve."""
+        if self._stopped:
+            raise RuntimeError("the referee is shutting down")
+        self._starting = True
         try:
-            self._server.add_insecure_port(f"unix:{self.path}")
-        except RuntimeError as exc:
-            raise OSError(f"cannot listen on {str(self.path)!r}: {exc}") from None
-        await self._server.start()
-        os.chmod(self.path, 0o666)  # sandboxed seats run as users of their own
+            try:
+                self._server.add_insecure_port(f"unix:{self.path}")
+            except RuntimeError as exc:
+                raise OSError(f"cannot listen on {str(self.path)!r}: {exc}") from None
+            await self._server.start()
+            os.chmod(self.path, 0o666)  # sandboxed seats run as users of their own
+        finally:
+            self._started.set()
 
     def _attached(self, host: MatchHost, seat: int) -> None:
         self.remove_socket()
@@ -65,7 +75,13 @@ class SeatListener:
             self.path.unlink()
 
     async def stop(self, grace: float | None) -> None:
-        """Refuse the seat's token, end its stream (after ``grace`` seconds) and remove the socket."""
+        """Refuse the seat's token, end its stream (after ``grace`` seconds) and remove the socket.
+
+        A start under way is waited for first: gRPC must not stop a server it is starting.
+        """
+        self._stopped = True
         self.service.unregister(self.host)
+        if self._starting:
+            await self._started.wait()
+            await self._server.stop(grace)
         self.remove_socket()
-        await self._server.stop(grace)

@@ -176,6 +176,8 @@ class RefereeServer:
             raise ValueError(f"the ruleset seats {rules.players} players but {len(sockets)} sockets were given")
         host = self._new_host(rules, seed, time_control, match_id, record_path, exit_status)
         listeners = [SeatListener(host, seat, Path(path), self._write_timeout_s) for seat, path in enumerate(sockets)]
+        # Registered before they start, so that a shutdown meanwhile stops them (each start is
+        # awaited before its stop) and refuses those not started yet.
         self._listeners[host.match_id] = listeners
         self._matches[host.match_id] = (host, None)
         try:
