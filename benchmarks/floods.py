@@ -11,7 +11,7 @@ bots heuristic, cautious, random, heuristic.
 - ``stdio-flood``: seat 0 (tests/hostile/bots/flooder.py, stdio transport) opens connections
   to its referee socket without pause, writes blank lines and stale Decisions on stdout by the
   megabyte and stderr lines as fast as the pipe takes them, for the whole match.
-- ``grpc-flood``: seat 0 (tests/hostile/bots/decision_flooder.py, gRPC) says Hello and then
+- ``grpc-flood``: seat 0 (tests/hostile/bots/grpc_flooder.py, gRPC) says Hello and then
   writes Decisions that answer nothing as fast as its stream takes them, while it also opens
   connections and floods stderr.
 
@@ -51,7 +51,7 @@ LIMITS = SeatLimits(memory_mb=256, cpus=1.0, pids=48, cpu_seconds=120)
 CASES: dict[str, tuple[str, str] | None] = {
     "quiet": None,
     "stdio-flood": ("flooder.py", "stdio"),
-    "grpc-flood": ("decision_flooder.py", "grpc"),
+    "grpc-flood": ("grpc_flooder.py", "grpc"),
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import resource
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from polignac_arena.referee import MatchResult, TimeControl
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import resolve_bot, run_local_match
 from polignac_arena.seats.process import ProcessLauncher
-from polignac_arena.seats.stdio_bridge import MAX_LINE_BYTES, TOO_LONG, LineReader, parse_answer, response_lines
+from polignac_arena.seats.stdio_bridge import MAX_LINE_BYTES, TOO_LONG, LineReader, _Bridge, parse_answer, response_lines
 from polignac_arena.submission import Submission, load_submission
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -231,7 +232,7 @@ def test_junk_lines_are_malformed_or_stale_and_the_match_goes_on(tmp_path: Path)
     # Each fault notice reaches the bot, those of MALFORMED lines with the bridge's reason.
     notices = stderrs[3].splitlines()
     expected = [
-        'malformed unsolicited line (no request is pending): \'{"request_id": ',
+        'malformed unsolicited output (no request is pending): \'{"request_id": ',
         "malformed the line is not JSON (Expecting value: line 1 column 1 (char 0)): 'this is not json'",
         "malformed the line is JSON but not an object: '[1, 2]'",
         f"malformed the line is longer than {MAX_LINE_BYTES} bytes",
@@ -384,3 +385,187 @@ def _message_of(value: dict[str, Any]) -> pb.PlayResponse:
     if value["type"] == "event":
         return json_format.ParseDict({"events": [{value["event"]: body}]}, pb.PlayResponse())
     return json_format.ParseDict({value["type"]: body}, pb.PlayResponse())
+
+
+# -- unsolicited output, late answers, strict cards ------------------------------------------------
+
+
+class _Writes:
+    """A stand-in for the gRPC call: what the bridge forwards to the referee."""
+
+    def __init__(self) -> None:
+        self.sent: list[pb.PlayRequest] = []
+
+    async def write(self, message: pb.PlayRequest) -> None:
+        self.sent.append(message)
+
+
+def test_a_blank_line_answers_the_pending_request_as_malformed() -> None:
+    bridge = _Bridge(None, _Writes())  # type: ignore[arg-type]
+    bridge.pending = 7
+    message = bridge._judge(b"\r")
+    assert message == pb.PlayRequest(decision=pb.Decision(request_id=7, card="<blank line>"))
+    assert bridge.pending is None and bridge.reasons[-1] == (7, "a blank line (stdout is for answers only)")
+
+
+def test_a_flood_while_nothing_is_pending_is_one_fault_then_dropped_a_chunk_at_a_time() -> None:
+    async def scenario() -> tuple[list[pb.PlayRequest], int, int]:
+        stdout = asyncio.StreamReader()
+        stdout.feed_data(b"\n" * 3_000_000 + b"junk, a partial line")
+        stdout.feed_eof()
+        writes = _Writes()
+        bridge = _Bridge(None, writes)  # type: ignore[arg-type]
+        judged = reads = 0
+        judge, read = bridge._judge, stdout.read
+
+        def counting_judge(line: bytes) -> pb.PlayRequest:
+            nonlocal judged
+            judged += 1
+            return judge(line)
+
+        async def counting_read(n: int = -1) -> bytes:
+            nonlocal reads
+            reads += 1
+            return await read(n)
+
+        bridge._judge = counting_judge  # type: ignore[method-assign]
+        stdout.read = counting_read  # type: ignore[method-assign]
+        await bridge.bot_to_referee(stdout)
+        return writes.sent, judged, reads
+
+    sent, judged, reads = asyncio.run(scenario())
+    assert sent == [pb.PlayRequest()]  # one unsolicited fault, the referee not having answered it yet
+    assert judged == 1  # the rest was never split into lines
+    assert reads <= 3_000_000 // (64 * 1024) + 2
+
+
+def test_line_reader_drops_whole_chunks_and_keeps_the_tail_as_the_next_line() -> None:
+    async def scenario() -> list[bytes | None]:
+        reader = asyncio.StreamReader()
+        reader.feed_data(b"a\nb\nc")
+        reader.feed_eof()
+        lines = LineReader(reader, 8)
+        first = await lines.next_line()
+        assert await lines.drop_chunk() is False  # "b" dropped, "c" kept, then the end
+        return [first, await lines.next_line()]
+
+    assert asyncio.run(scenario()) == [b"a", None]  # a last line without newline is dropped, as ever
+
+    async def tail() -> list[bytes | None]:
+        reader = asyncio.StreamReader()
+        reader.feed_data(b"x\n" * 10 + b"start of")
+        lines = LineReader(reader, 64)
+        assert await lines.drop_chunk()  # reads the chunk
+        reader.feed_data(b" a line\nnext\n")
+        reader.feed_eof()
+        assert await lines.drop_chunk()  # drops its lines, keeps its tail, reads the next chunk
+        return [await lines.next_line(), await lines.next_line(), await lines.next_line()]
+
+    assert asyncio.run(tail()) == [b"start of a line", b"next", None]
+
+
+BLANKS = """
+    import json, sys
+
+    cards = 0
+    for line in sys.stdin:
+        m = json.loads(line)
+        if m["type"] != "decision_request":
+            continue
+        if m["kind"] == "card":
+            cards += 1
+        if cards == 1 and m["kind"] == "card":
+            sys.stdout.write("\\n")  # a blank line as the answer
+        else:
+            choice = {"card": m["legal_cards"][0]} if m["kind"] == "card" else {"contract": "pass"}
+            sys.stdout.write(json.dumps({"request_id": m["request_id"], **choice}) + "\\n")
+            if cards == 3:
+                sys.stdout.write("\\n")  # a blank line nobody asked for
+        sys.stdout.flush()
+"""
+
+
+def test_blank_lines_are_faults_like_any_other_line(tmp_path: Path) -> None:
+    blanks = stdio_bot(tmp_path / "blanks", "blanks", BLANKS)
+    result, _ = play([blanks, "heuristic", "cautious", "random"], rules=preset("classic", max_faults=10))
+    assert result.faults[0] == {"malformed": 2}, result.faults
+    assert result.faults[1:] == [{}, {}, {}] and result.status == "finished"
+
+
+FLOOD = """
+    import json, os, sys
+
+    for line in sys.stdin:
+        m = json.loads(line)
+        if m["type"] == "decision_request":
+            choice = {"card": m["legal_cards"][0]} if m["kind"] == "card" else {"contract": "pass"}
+            sys.stdout.write(json.dumps({"request_id": m["request_id"], **choice}) + "\\n")
+            sys.stdout.flush()
+            for _ in range(64):  # 64 MB of blank lines, as fast as the pipe takes them
+                os.write(1, b"\\n" * (1 << 20))
+"""
+
+
+def test_a_blank_line_flood_forfeits_and_costs_the_arena_little(tmp_path: Path) -> None:
+    flood = stdio_bot(tmp_path / "flood", "flood", FLOOD)
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    result, _ = play([flood, "heuristic", "cautious", "random"])
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    assert result.faults[0] == {"malformed": 3} and result.places is not None and result.places[0] == 4, result.faults
+    assert result.faults[1:] == [{}, {}, {}]
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    assert cpu < 10, f"the arena spent {cpu:.1f} s of CPU on the match"
+
+
+LATE = """
+    import json, sys, time
+
+    cards = 0
+    for line in sys.stdin:
+        m = json.loads(line)
+        if m["type"] != "decision_request":
+            continue
+        if m["kind"] == "card":
+            cards += 1
+            if cards == 2:
+                time.sleep(1.5)  # past move_ms, and there is no bank: a timeout, then this late answer
+        choice = {"card": m["legal_cards"][0]} if m["kind"] == "card" else {"contract": "pass"}
+        print(json.dumps({"request_id": m["request_id"], **choice}), flush=True)
+"""
+
+
+def test_a_late_answer_after_a_timeout_costs_no_second_fault(tmp_path: Path) -> None:
+    late = stdio_bot(tmp_path / "late", "late", LATE)
+    subs = [late, resolve_bot("heuristic"), resolve_bot("cautious"), resolve_bot("random")]
+
+    async def capped() -> tuple[MatchResult, list[str]]:
+        async with asyncio.timeout(60):
+            clock = TimeControl(move_ms=1000, bank_ms=0, startup_ms=10_000)
+            return await run_local_match(subs, preset("classic", limit=3), 5, clock, seat_kind="process", trusted=True)
+
+    result, _ = asyncio.run(capped())
+    assert result.faults[0] == {"timeout": 1}, result.faults
+
+
+LOWER = """
+    import json, sys
+
+    cards = 0
+    for line in sys.stdin:
+        m = json.loads(line)
+        if m["type"] != "decision_request":
+            continue
+        if m["kind"] == "card":
+            cards += 1
+            card = m["legal_cards"][0]
+            choice = {"card": card.lower() if cards == 1 else card}
+        else:
+            choice = {"contract": "pass"}
+        print(json.dumps({"request_id": m["request_id"], **choice}), flush=True)
+"""
+
+
+def test_card_text_from_a_stdio_bot_is_taken_only_as_documented(tmp_path: Path) -> None:
+    lower = stdio_bot(tmp_path / "lower", "lower", LOWER)
+    result, _ = play([lower, "heuristic", "cautious", "random"])
+    assert result.faults[0] == {"malformed": 1}, result.faults

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 
 import polignac
-from polignac import CardParseError, Contract, Match, Phase, PolignacError, Ruleset, cards_in, preset, redact
+from polignac import CARDS, Card, CardParseError, Contract, Match, Phase, PolignacError, Ruleset, cards_in, preset, redact
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.events import Forfeited, HandDealt, HandEnded, MatchEnded
 from polignac.rules import deck_mask
@@ -364,3 +364,14 @@ def test_event_from_pb_refuses_bad_card_text() -> None:
         event_from_pb(pb.Event(card_played=pb.Play(seat=1, card="QQ")), 0)
     with pytest.raises(CardParseError):
         event_from_pb(pb.Event(hand_started=pb.HandStarted(hand_number=1, dealer=3, seats=[0, 1, 2, 3], hand=["JS", "nope"])), 0)
+
+
+@pytest.mark.parametrize("text", ["js", "Js", "jS", "10H", "10♥", "J♠", " 7D\t", "7D ", "7d", "", "7", "TH\n", "1OH", 7, None])
+def test_the_wire_reads_card_text_exactly_as_documented_and_nothing_else(text: object) -> None:
+    with pytest.raises(CardParseError, match="uppercase"):
+        Card.from_wire(text)  # type: ignore[arg-type]
+
+
+def test_every_card_reads_back_from_its_wire_text_and_people_keep_the_lenient_parser() -> None:
+    assert all(Card.from_wire(str(card)) is card for card in CARDS)
+    assert Card.parse(" 10♥ ") is Card.parse("th") is Card.from_wire("TH")

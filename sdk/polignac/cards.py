@@ -157,6 +157,23 @@ class Card:
             f"not a card: {text!r} (expected a rank 7 8 9 T/10 J Q K A then a suit S H D C or ♠ ♥ ♦ ♣, for example 'JS' or '10♥')"
         )
 
+    @staticmethod
+    def from_wire(text: str) -> Card:
+        """The card whose wire text is exactly ``text`` (``7S``, ``TH``, ``JS``, ``AC``).
+
+        The wire is strict (docs/protocol.md): an uppercase rank letter then an uppercase
+        suit letter, ten as ``T``, nothing around them; anything else raises
+        ``CardParseError``.  :meth:`parse` is the lenient reader, for people.
+        """
+        card = _CARD_BY_TEXT.get(text) if isinstance(text, str) else None
+        if card is None:
+            ranks = " ".join(r.letter for r in Rank)
+            suits = " ".join(s.letter for s in Suit)
+            raise CardParseError(
+                f"not a card as the wire writes it: {text!r} (exactly a rank {ranks} then a suit {suits}, uppercase, such as 'JS' or 'TH')"
+            )
+        return card
+
     @property
     def symbol_text(self) -> str:
         """The card with its suit symbol, for people: ``J♠``."""

@@ -1,9 +1,11 @@
 """Run one match through a real referee, each seat started by a seat launcher.
 
 A bot is named by a built-in name (``random``, ``cautious``, ``heuristic``), a submission
-folder holding ``bot.toml``, or a Python file.  The referee listens on a unix socket in a
-private temporary folder (sandboxes mount it; see :mod:`polignac_arena.match_folder`); every
-seat is stopped, with everything it started, when the match ends.
+folder holding ``bot.toml``, or a Python file.  The referee gives each seat a unix socket
+of its own, ``seatN-socket/referee.sock`` in a private temporary folder (the seat's sandbox
+mounts that socket's folder; see :mod:`polignac_arena.match_folder`), and serves nothing
+else: no health, no reflection, no shared address.  Every seat is stopped, with everything
+it started, when the match ends.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from polignac_arena.folders import FolderError, scan_folder
 from polignac_arena.match_folder import match_folder
 from polignac_arena.plaintext import plain
 from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
+from polignac_arena.referee.server import raise_open_files_limit
 from polignac_arena.seats import SeatContext, SeatKind, SeatLauncher, SeatLimits, SeatProcess, launcher_for
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, load_submission
 
@@ -90,16 +93,18 @@ async def run_local_match(
     limits = limits or SeatLimits()
     match_id = match_id or secrets.token_hex(6)
     seeds = list(bot_seeds) if bot_seeds is not None else [bot_seed(seed, seat) for seat in range(len(bots))]
+    raise_open_files_limit()
     with match_folder() as root:
-        socket_dir = root / "referee"
-        socket_dir.mkdir()
-        socket = socket_dir / "referee.sock"
-        server = RefereeServer(f"unix:{socket}")
-        await server.start()
-        # Sandboxed bots run as other users: they must reach the socket (the token guards it).
+        # Sandboxed bots run as other users: they must reach their socket (its token guards it).
         os.chmod(root, 0o711)
-        os.chmod(socket_dir, 0o755)
-        os.chmod(socket, 0o666)
+        sockets = []
+        for number in range(len(bots)):
+            socket_dir = root / f"seat{number}-socket"
+            socket_dir.mkdir(mode=0o755)
+            os.chmod(socket_dir, 0o755)
+            sockets.append(socket_dir / "referee.sock")
+        server = RefereeServer(None)
+        await server.start()
         remove_handlers = server.install_signal_handlers() if handle_signals else None
         seats: list[SeatProcess | None] = [None] * len(bots)
         helpers: list[asyncio.Future[object]] = []
@@ -108,8 +113,10 @@ async def run_local_match(
             process = seats[seat]
             return None if process is None else await process.wait()
 
-        host = server.create_match(rules, seed, time_control, record_path=record_path, exit_status=exit_status, match_id=match_id)
         try:
+            host = await server.create_seated_match(
+                rules, seed, time_control, sockets=sockets, record_path=record_path, exit_status=exit_status, match_id=match_id
+            )
             for number, submission in enumerate(bots):
                 workdir = root / f"seat{number}"
                 workdir.mkdir(mode=0o777)
@@ -119,7 +126,7 @@ async def run_local_match(
                     token=host.tokens[number],
                     submission=submission,
                     limits=limits.granted(submission.resources),
-                    referee_socket=socket,
+                    referee_socket=sockets[number],
                     workdir=workdir,
                     trusted=trusted,
                     match_id=match_id,
@@ -136,7 +143,7 @@ async def run_local_match(
                 if submission.transport == "stdio":
                     from polignac_arena.seats.stdio_bridge import run_bridge
 
-                    address, token = f"unix:{socket}", host.tokens[number]
+                    address, token = f"unix:{sockets[number]}", host.tokens[number]
                     bridge = run_bridge(process, address, token, bot_name=submission.name, bot_version=submission.version)
                     helpers.append(asyncio.ensure_future(bridge))
             result = await server.run_match(host)

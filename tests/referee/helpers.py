@@ -14,7 +14,6 @@ import grpc.aio
 
 from polignac import Ruleset, preset
 from polignac._proto.polignac.v1 import referee_pb2 as pb
-from polignac._proto.polignac.v1.referee_pb2_grpc import RefereeServiceStub
 from polignac.bot import MatchOutcome, run_async
 from polignac.bots import builtin_bot
 from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
@@ -74,12 +73,18 @@ class RawSeat:
         self.channel = grpc.aio.insecure_channel(self.address, options=[("grpc.max_send_message_length", 1 << 22)])
         if metadata is None:
             metadata = (("authorization", f"Bearer {self.token}"),) if self.token is not None else ()
-        self.call = RefereeServiceStub(self.channel).Play(metadata=metadata)
+        # Messages or raw bytes: a hostile bot may send bytes that are no message at all.
+        play = self.channel.stream_stream(
+            "/polignac.v1.RefereeService/Play",
+            request_serializer=lambda m: m if isinstance(m, bytes) else m.SerializeToString(),
+            response_deserializer=pb.PlayResponse.FromString,
+        )
+        self.call = play(metadata=metadata)
 
     async def hello(self, version: str = "1", name: str = "raw") -> None:
         await self.send(pb.PlayRequest(hello=pb.Hello(protocol_version=version, bot_name=name, bot_version="0")))
 
-    async def send(self, message: pb.PlayRequest) -> None:
+    async def send(self, message: pb.PlayRequest | bytes) -> None:
         await self.call.write(message)
 
     async def decide(self, request_id: int, card: str | None = None, contract: int | None = None) -> None:

@@ -176,7 +176,7 @@ def test_stale_request_id_is_counted_and_the_real_answer_still_counts() -> None:
     run(scenario())
 
 
-def test_no_reply_is_a_timeout_then_a_late_reply_is_stale_and_the_bank_is_spent() -> None:
+def test_no_reply_is_a_timeout_then_the_late_reply_is_dropped_and_the_bank_is_spent() -> None:
     async def scenario() -> None:
         async with referee() as server:
             _host, raw, result, polite = await match_with_raw_seat(server)
@@ -188,14 +188,13 @@ def test_no_reply_is_a_timeout_then_a_late_reply_is_stale_and_the_bank_is_spent(
             assert notice.fault == pb.FAULT_TIMEOUT and notice.request_id == request.request_id
             assert notice.fallback in request.legal_cards and notice.points == 0  # timeout_points
             assert 1.4 <= waited < 5, waited  # move 1000 ms + bank 500 ms (the first decision was the auction)
-            await raw.decide(request.request_id, card=request.legal_cards[0])  # after the bank is spent
-            late = (await raw.next_payload("fault_notice")).fault_notice
-            assert late.fault == pb.FAULT_STALE and late.faults == 2
+            await raw.decide(request.request_id, card=request.legal_cards[0])  # after the bank is spent: dropped quietly
             next_request = (await raw.next_payload("decision_request")).decision_request
             assert next_request.bank_ms == 0 and next_request.move_ms == FAST.move_ms
             await raw.answer_first(next_request)
             await raw.play_politely()
-            assert seat_faults(await result) == {"timeout": 1, "stale": 1}
+            assert seat_faults(await result) == {"timeout": 1}  # one late answer, one fault
+            assert [n.fault for n in raw.faults()] == [pb.FAULT_TIMEOUT]
             await asyncio.gather(*polite)
             await still_serving(server)
 
@@ -244,12 +243,15 @@ def test_a_flood_of_unsolicited_messages_forfeits_at_max_faults() -> None:
             await raw.open()
             await raw.hello()
             notices: list[pb.FaultNotice] = []
+            endings: list[pb.MatchEnded] = []
 
             async def listen() -> None:
                 with contextlib.suppress(grpc.RpcError):
                     while (message := await raw.read()) is not None:
                         if message.WhichOneof("payload") == "fault_notice":
                             notices.append(message.fault_notice)
+                        elif message.WhichOneof("payload") == "match_ended":
+                            endings.append(message.match_ended)
 
             listener = asyncio.ensure_future(listen())
             flood = pb.PlayRequest(hello=pb.Hello(protocol_version="1", bot_name="again"))
@@ -263,6 +265,7 @@ def test_a_flood_of_unsolicited_messages_forfeits_at_max_faults() -> None:
             assert final.places is not None and final.places[0] == 4
             await listener
             assert [n.faults for n in notices] == [1, 2, 3] and notices[-1].forfeited
+            assert [e.status for e in endings] == ["finished"]  # the forfeited seat hears the end too
             await asyncio.gather(*polite)
             await still_serving(server)
 
@@ -382,7 +385,9 @@ def test_forfeit_policy_forfeits_at_the_first_fault() -> None:
             await raw.decide(request.request_id, card="ZZ")
             notice = (await raw.next_payload("fault_notice")).fault_notice
             assert notice.forfeited and notice.fault == pb.FAULT_MALFORMED
-            assert await raw.read() is None  # the stream is closed after the notice
+            ended = await raw.read()  # the match ends at once, and the forfeited seat hears it too
+            assert ended is not None and ended.WhichOneof("payload") == "match_ended" and ended.match_ended.status == "finished"
+            assert await raw.read() is None  # then the stream closes
             final = await result
             assert final.places is not None and final.places[0] == 4
             await asyncio.gather(*polite)

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,9 +28,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_health_says_serving_then_not_serving_on_stop() -> None:
     async def scenario() -> None:
-        server = RefereeServer("127.0.0.1:0")
+        server = RefereeServer("127.0.0.1:0", operator_address="127.0.0.1:0")
         await server.start()
-        async with grpc.aio.insecure_channel(server.address) as channel:
+        assert server.operator_address and server.operator_address != server.address
+        async with grpc.aio.insecure_channel(server.operator_address) as channel:
             stub = health_pb2_grpc.HealthStub(channel)
             for name in ("", SERVICE_NAME):
                 reply = await stub.Check(health_pb2.HealthCheckRequest(service=name))
@@ -47,18 +49,40 @@ def test_health_says_serving_then_not_serving_on_stop() -> None:
     run(scenario())
 
 
-def test_reflection_lists_the_services() -> None:
+def test_reflection_on_the_operator_address_lists_the_services() -> None:
     async def scenario() -> list[str]:
-        async with referee() as server, grpc.aio.insecure_channel(server.address) as channel:
-            stub = reflection_pb2_grpc.ServerReflectionStub(channel)
-            call = stub.ServerReflectionInfo()
-            await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
-            reply = await call.read()
-            await call.done_writing()
-            return [s.name for s in reply.list_services_response.service]
+        server = RefereeServer("127.0.0.1:0", operator_address="127.0.0.1:0")
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(server.operator_address) as channel:
+                stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+                call = stub.ServerReflectionInfo()
+                await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
+                reply = await call.read()
+                await call.done_writing()
+                return [s.name for s in reply.list_services_response.service]
+        finally:
+            await server.stop(grace=0.5)
 
     names = run(scenario())
     assert "polignac.v1.RefereeService" in names and "grpc.health.v1.Health" in names
+
+
+@pytest.mark.parametrize("transport", ["tcp", "unix"])
+def test_the_address_seats_connect_to_serves_neither_health_nor_reflection(transport: str) -> None:
+    async def scenario() -> None:
+        async with referee(transport) as server, grpc.aio.insecure_channel(server.address) as channel:
+            watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest(service=""))
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await watch.read()
+            assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
+            call = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo()
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
+                await call.read()
+            assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
+
+    run(scenario())
 
 
 def test_a_port_in_use_fails_loudly() -> None:
@@ -115,6 +139,20 @@ run(Slow())
 """
 
 
+def _seated(pid: int) -> bool:
+    """Every seat of the match folder made by ``pid`` has said Hello: their sockets are gone."""
+    for folder in Path(tempfile.gettempdir()).glob("polignac-*"):
+        try:
+            if (folder / ".owner").read_text().split(" ")[0] != str(pid):
+                continue
+        except OSError:
+            continue
+        workdirs = list(folder.glob("seat[0-9]"))  # made once the sockets listen, as each seat starts
+        sockets = list(folder.glob("seat*-socket/referee.sock"))
+        return len(workdirs) == 4 and not sockets
+    return False
+
+
 def test_sigterm_aborts_the_running_match_and_records_it_as_aborted(tmp_path: Path) -> None:
     bot = tmp_path / "slow.py"
     bot.write_text(SLOW_BOT)
@@ -123,8 +161,11 @@ def test_sigterm_aborts_the_running_match_and_records_it_as_aborted(tmp_path: Pa
     command += ["--bot", str(bot)] * 4
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
-        time.sleep(3)  # the bots have connected and the match is under way (a whole match takes far longer)
-        assert process.poll() is None, process.communicate()
+        deadline = time.monotonic() + 60
+        while not _seated(process.pid):  # the match is under way once every seat has joined
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the bots did not join"
+            time.sleep(0.02)
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=30)
     finally:
@@ -135,7 +176,7 @@ def test_sigterm_aborts_the_running_match_and_records_it_as_aborted(tmp_path: Pa
     lines = [json.loads(line) for line in record.read_text().splitlines()]
     assert lines[0]["type"] == "header" and lines[-1]["type"] == "result"
     assert lines[-1]["status"] == "aborted" and lines[-1]["places"] is None
-    assert any(line["type"] == "action" for line in lines)
+    assert [seat["name"] for seat in lines[0]["seats"]] == ["slow"] * 4  # every bot had joined
     assert not list(tmp_path.glob(".tmp-*")), "no half-written record is left behind"
     # The bots were stopped with the referee.
     time.sleep(0.5)

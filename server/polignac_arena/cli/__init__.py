@@ -7,6 +7,7 @@ import typer
 from polignac_arena.cli import bench, bot, leaderboard, match, play, replay, rules, tournament
 from polignac_arena.cli._errors import OneLineErrors
 from polignac_arena.cli.web import register as register_web
+from polignac_arena.referee.server import raise_open_files_limit
 
 app = typer.Typer(name="polignac", cls=OneLineErrors, help="Polignac Arena: rules engine, matches, tournaments.")
 
@@ -30,4 +31,5 @@ register_web(app)
 
 def main() -> None:
     """Entry point of the ``polignac`` console script; see :class:`OneLineErrors` for errors."""
+    raise_open_files_limit()  # every match holds sockets and pipes for each of its seats
     app(prog_name="polignac")

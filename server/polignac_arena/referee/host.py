@@ -7,8 +7,14 @@ one place and in a well-defined order.
 
 The clock is the host's: ``time.monotonic`` from the moment a request is written to the
 moment its answer is taken from the inbox.  A decision may take ``move_ms``; beyond that
-it draws on the seat's bank; the first decision of each seat may take ``startup_ms``
-instead of ``move_ms``.  gRPC deadlines play no part in it.
+it draws on the seat's bank; the first request to each seat allows ``startup_ms`` instead
+of ``move_ms``, whatever becomes of it (a seat that times out on it gets ``move_ms`` next).
+gRPC deadlines play no part in it.
+
+Every seat hears the Welcome first: a seat's stream is read from its Welcome on (what it
+sends before waits in the stream), and a departure before the Welcomes is judged after
+them.  A seat that forfeits is no longer read, but its stream stays open until the match
+ends and it receives MatchEnded like the others.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from polignac.wire import TrickMessages, contract_from_pb, event_to_pb, request_
 from polignac_arena.referee.faults import Fault, rule_on_fault
 from polignac_arena.referee.record import FORMAT, write_record
 
-__all__ = ["MatchHost", "MatchResult", "SeatConnection", "TimeControl"]
+__all__ = ["MAX_BACKLOG", "MAX_REQUEST_ID", "MatchHost", "MatchResult", "SeatConnection", "TimeControl"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +56,10 @@ _FAULT_TO_PB = {
 # How long to wait for a bot's process to be reported dead after its stream ends,
 # to tell CRASHED from DISCONNECTED.
 _EXIT_PROBE_S = 0.5
+MAX_REQUEST_ID = (1 << 53) - 1
+"""Request ids stay at or below this, so that clients holding numbers as doubles (JSON) keep them exact."""
+MAX_BACKLOG = 8
+"""Messages of one seat read ahead of the host: beyond, the stream is not read until the host catches up."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +77,6 @@ class TimeControl:
                 raise ValueError(f"time control {name!r} must be an integer number of milliseconds in 1..3600000, got {value!r}")
 
 
-FORFEIT_GRACE_S = 0.5
-"""How long the stream of a seat that forfeits stays open after its last fault notice, for the bot to read it."""
-
-
 class SeatConnection:
     """The referee's end of one seat's stream."""
 
@@ -80,7 +86,13 @@ class SeatConnection:
         self.version = version
         self.done = asyncio.Event()  # set when the referee is finished with this stream
         self.broken = False
-        self.closing = False  # the stream ends soon (close_soon): nothing more is sent on it
+        self.welcomed = asyncio.Event()  # the Welcome is sent: the stream is read from then on
+        self.read_stopped = False
+        """The referee reads nothing more from this stream (its seat forfeited): gRPC flow control
+        then holds back whatever the bot still writes, at no cost to the referee."""
+        self.backlog = 0  # messages read and not yet taken by the host
+        self.room = asyncio.Event()  # set while the backlog is below MAX_BACKLOG
+        self.room.set()
         self._write_timeout_s = write_timeout_s
 
     async def send(self, message: pb.PlayResponse) -> bool:
@@ -117,11 +129,17 @@ class SeatConnection:
         """Let the stream's handler return, which ends the RPC."""
         self.done.set()
 
-    def close_soon(self, delay_s: float) -> None:
-        """End the stream in ``delay_s``: time for the bot to read what was just sent (the RPC's end
-        can overtake messages the bot has not read yet, while it is still writing)."""
-        self.closing = True
-        asyncio.get_running_loop().call_later(delay_s, self.close)
+    def read_one(self) -> None:
+        """The reader has posted one more message to the host."""
+        self.backlog += 1
+        if self.backlog >= MAX_BACKLOG:
+            self.room.clear()
+
+    def took_one(self) -> None:
+        """The host has taken one of this stream's messages."""
+        self.backlog -= 1
+        if self.backlog < MAX_BACKLOG and not self.room.is_set():
+            self.room.set()
 
 
 @dataclass
@@ -141,8 +159,11 @@ class MatchResult:
     record_path: Path | None = None
 
 
-# Inbox items: (seat, kind, payload).  Kinds: "joined", "message", "gone", "exited", "abort".
+# Inbox items: (seat, kind, payload).  Kinds: "joined", "message", "undecodable", "closed"
+# (the bot half-closed its stream), "gone" (the stream broke), "exited", "abort".
 _Item = tuple[int, str, Any]
+# What a seat can send or suffer before the Welcomes: judged after them, so the Welcome comes first.
+_SEAT_KINDS = frozenset({"message", "undecodable", "closed", "gone", "exited"})
 
 
 class _Inbox:
@@ -212,13 +233,14 @@ class MatchHost:
         self.fault_counts: list[dict[str, int]] = [{} for _ in range(n)]
         self._faults = [0] * n
         self._bank_ms = [float(self.time_control.bank_ms)] * n
-        self._decided = [False] * n
+        self._asked = [False] * n  # the seat has had its first request (and with it the start-up allowance)
+        self._timed_out: list[int | None] = [None] * n  # the request of each seat that timed out last
         self._delivered = [0] * n
         self._pb_events: dict[int, pb.Event | None] = {}  # event index -> message, for events every seat sees alike
         self._pb_tricks = TrickMessages()  # this hand's completed tricks, public to every seat
         self._exit_status = exit_status
         self._inbox = _Inbox()
-        self._request_id = secrets.randbelow(1 << 20)  # not guessable from 0, and ids stay small
+        self._request_id = secrets.randbelow(1 << 20)  # not guessable from 0, and far below MAX_REQUEST_ID
         self._pending: tuple[int, int] | None = None  # (seat, request_id) awaited now
         self._withdrawn: set[tuple[int, int]] = set()  # requests a forfeit made moot: late answers are not faults
         self._lines: list[dict[str, Any]] = []
@@ -233,7 +255,7 @@ class MatchHost:
 
     def attach(self, seat: int, conn: SeatConnection) -> str | None:
         """Seat a connection that said Hello; returns why not, or ``None`` when seated."""
-        if self.result is not None:
+        if self.result is not None or self._aborted is not None or self.match.is_over:
             return "the match is over"
         if self.conns[seat] is not None:
             return f"seat {seat} is already connected"
@@ -245,9 +267,20 @@ class MatchHost:
         self._inbox.put_nowait((seat, "joined", None))
         return None
 
-    def post_message(self, seat: int, message: pb.PlayRequest) -> None:
+    def post_message(self, seat: int, conn: SeatConnection, message: pb.PlayRequest) -> None:
         """A message from a seat's stream, stamped with the time it was read: that stops the seat's clock."""
+        conn.read_one()
         self._inbox.put_nowait((seat, "message", (message, time.monotonic())))
+
+    def post_undecodable(self, seat: int, conn: SeatConnection, reason: str) -> None:
+        """A message from a seat's stream that is not a PlayRequest (bad protobuf, bad UTF-8)."""
+        conn.read_one()
+        self._inbox.put_nowait((seat, "undecodable", reason))
+
+    def post_closed(self, seat: int, conn: SeatConnection) -> None:
+        """The bot closed its side of the stream (a half-close): it may still read ours."""
+        if self.conns[seat] is conn:
+            self._inbox.put_nowait((seat, "closed", conn))
 
     def post_gone(self, seat: int, conn: SeatConnection) -> None:
         """A seat's stream ended (or broke)."""
@@ -281,14 +314,24 @@ class MatchHost:
     async def _seat_everyone(self) -> None:
         deadline = time.monotonic() + self.time_control.startup_ms / 1000
         n = self.rules.players
+        later: list[_Item] = []  # what befell seated seats before their Welcome
         while self._aborted is None and any(self.conns[s] is None and s not in self.match.forfeited for s in range(n)):
             item = await self._next_item(deadline)
             if item is None:
                 break
-            await self._handle_item(item)
+            if item[1] in _SEAT_KINDS and self.conns[item[0]] is not None:
+                later.append(item)
+            else:
+                await self._handle_item(item)
         for seat in range(n):
-            if self.conns[seat] is None and seat not in self.match.forfeited and not self.match.is_over:
+            if self._aborted is None and self.conns[seat] is None and seat not in self.match.forfeited and not self.match.is_over:
                 await self._fault(seat, Fault.TIMEOUT, f"did not connect and say Hello within {self.time_control.startup_ms} ms", 0)
+        await self._welcome_everyone()
+        for item in later:
+            if self._aborted is None:
+                await self._handle_item(item)
+
+    async def _welcome_everyone(self) -> None:
         for seat, conn in enumerate(self.conns):
             if conn is not None and seat not in self.match.forfeited:
                 tc = self.time_control
@@ -301,10 +344,16 @@ class MatchHost:
                 )
                 # The Welcome travels alone: a bot must know its seat before it reads any event.
                 await self._send(seat, pb.PlayResponse(welcome=welcome), with_events=False)
+                conn.welcomed.set()
 
     async def _next_item(self, deadline: float) -> _Item | None:
         """The next inbox item, or None once ``deadline`` (on ``time.monotonic``) has passed."""
-        return await self._inbox.get_until(deadline)
+        item = await self._inbox.get_until(deadline)
+        if item is not None and (item[1] == "message" or item[1] == "undecodable"):
+            conn = self.conns[item[0]]
+            if conn is not None:
+                conn.took_one()
+        return item
 
     async def _turn(self) -> None:
         match = self.match
@@ -315,10 +364,11 @@ class MatchHost:
             await self._fault(seat, Fault.DISCONNECTED, "no working stream", 0)
             return
         tc = self.time_control
-        self._request_id += 1
+        self._request_id = self._request_id + 1 if self._request_id < MAX_REQUEST_ID else 1
         request_id = self._request_id
         view = match.view(seat)
-        allowance = tc.move_ms if self._decided[seat] else max(tc.move_ms, tc.startup_ms)
+        allowance = tc.move_ms if self._asked[seat] else max(tc.move_ms, tc.startup_ms)
+        self._asked[seat] = True
         bank = self._bank_ms[seat]
         # The whole message, pending events included, is composed before the clock starts.
         request = request_to_pb(request_id, view, allowance, int(bank), self._pb_tricks)
@@ -333,8 +383,9 @@ class MatchHost:
             if item is None:
                 self._pending = None
                 self._bank_ms[seat] = 0.0
+                self._timed_out[seat] = request_id
                 ms = (time.monotonic() - start) * 1000
-                await self._fault(seat, Fault.TIMEOUT, f"no decision within {allowance + bank:.0f} ms", request_id, ms=ms)
+                await self._fault(seat, Fault.TIMEOUT, f"no decision within {allowance + bank:.0f} ms", request_id, ms=ms, answers=True)
                 return
             who, kind, payload = item
             if (
@@ -346,7 +397,6 @@ class MatchHost:
                 self._pending = None
                 message, received_at = payload
                 ms = (received_at - start) * 1000
-                self._decided[seat] = True
                 self._bank_ms[seat] = max(0.0, bank - max(0.0, ms - allowance))
                 await self._judge_decision(seat, request_id, view.phase, message.decision, ms)
                 return
@@ -363,21 +413,21 @@ class MatchHost:
         if phase is Phase.AUCTION:
             if choice != "contract" or contract_from_pb(decision.contract) is None:
                 reply = decision.card if choice == "card" else str(decision.contract)
-                await self._fault(
-                    seat, Fault.MALFORMED, f"the auction needs a contract (pass, capot, general), got {reply[:20]!r}", request_id, reply, ms
-                )
+                detail = f"the auction needs a contract (pass, capot, general), got {reply[:20]!r}"
+                await self._fault(seat, Fault.MALFORMED, detail, request_id, reply, ms, answers=True)
                 return
             contract = contract_from_pb(decision.contract)
             assert contract is not None
             await self._apply_or_fault(seat, request_id, contract, contract.value, ms)
             return
         if choice != "card":
-            await self._fault(seat, Fault.MALFORMED, "a card is needed (as text such as 'JS'), got a contract", request_id, "contract", ms)
+            detail = "a card is needed (as text such as 'JS'), got a contract"
+            await self._fault(seat, Fault.MALFORMED, detail, request_id, "contract", ms, answers=True)
             return
         try:
-            card = Card.parse(decision.card)
+            card = Card.from_wire(decision.card)
         except CardParseError as exc:
-            await self._fault(seat, Fault.MALFORMED, str(exc), request_id, decision.card[:20], ms)
+            await self._fault(seat, Fault.MALFORMED, str(exc), request_id, decision.card[:20], ms, answers=True)
             return
         await self._apply_or_fault(seat, request_id, card, decision.card[:20], ms)
 
@@ -385,7 +435,7 @@ class MatchHost:
         match = self.match
         if not match.is_legal(decision):
             legal = ", ".join(str(d) for d in match.legal_decisions())
-            await self._fault(seat, Fault.ILLEGAL, f"{reply!r} is not legal now; legal: {legal}", request_id, reply, ms)
+            await self._fault(seat, Fault.ILLEGAL, f"{reply!r} is not legal now; legal: {legal}", request_id, reply, ms, answers=True)
             return
         hand = match.hand_number
         match.apply(decision)
@@ -406,22 +456,18 @@ class MatchHost:
         if kind == "message":
             message = payload[0]
             what = message.WhichOneof("message")
-            if what == "decision" and (seat, message.decision.request_id) in self._withdrawn:
-                self._withdrawn.discard((seat, message.decision.request_id))
-            elif what == "decision":
-                pending = self._pending
-                if pending is not None and pending[0] == seat:
-                    detail = f"request_id {message.decision.request_id} is not the pending request's ({pending[1]})"
-                else:
-                    detail = f"request_id {message.decision.request_id} answers no pending request"
-                await self._fault(seat, Fault.STALE, detail, 0)
+            if what == "decision":
+                await self._unawaited_decision(seat, message.decision.request_id)
             else:
                 await self._fault(seat, Fault.MALFORMED, f"unexpected {what or 'empty'} message after Hello", 0)
+        elif kind == "undecodable":
+            log.info("match %s: seat %s sent a message that is not a PlayRequest: %s", self.match_id, seat, payload)
+            await self._fault(seat, Fault.MALFORMED, f"a message that is not a PlayRequest ({payload})", 0)
         elif kind == "exited":
             await self._fault(seat, *_exit_fault(payload), 0)
-        elif kind == "gone":
+        elif kind in ("gone", "closed"):
             conn = self.conns[seat]
-            if conn is not None:
+            if conn is not None and kind == "gone":
                 conn.broken = True
             code = None
             if self._exit_status is not None:
@@ -431,24 +477,55 @@ class MatchHost:
                         code = await self._exit_status(seat)
                 except TimeoutError:
                     code = None
-            if code is None:
-                await self._fault(seat, Fault.DISCONNECTED, "the stream ended before the match did", 0)
-            else:
+            if code is not None:
                 await self._fault(seat, *_exit_fault(code), 0)
+            elif kind == "closed":
+                await self._fault(seat, Fault.DISCONNECTED, "the bot closed its side of the stream before the match ended", 0)
+            else:
+                await self._fault(seat, Fault.DISCONNECTED, "the stream ended before the match did", 0)
+
+    async def _unawaited_decision(self, seat: int, request_id: int) -> None:
+        """A Decision that is not the answer the referee waits for."""
+        if (seat, request_id) in self._withdrawn:
+            self._withdrawn.discard((seat, request_id))  # another seat's forfeit made the request moot
+            return
+        if request_id == self._timed_out[seat]:
+            # The answer to the request that just timed out: the timeout was its fault already.
+            self._timed_out[seat] = None
+            log.info("match %s: seat %s answered request %s after it timed out; dropped", self.match_id, seat, request_id)
+            return
+        pending = self._pending
+        if pending is not None and pending[0] == seat:
+            detail = f"request_id {request_id} is not the pending request's ({pending[1]})"
+            await self._fault(seat, Fault.STALE, detail, pending[1])
+        else:
+            await self._fault(seat, Fault.STALE, f"request_id {request_id} answers no pending request", 0)
 
     # -- faults ---------------------------------------------------------------------------
 
     async def _fault(
-        self, seat: int, fault: Fault, detail: str, request_id: int, reply: str | None = None, ms: float | None = None
+        self,
+        seat: int,
+        fault: Fault,
+        detail: str,
+        request_id: int,
+        reply: str | None = None,
+        ms: float | None = None,
+        *,
+        answers: bool = False,
     ) -> None:
-        """Apply the fault policy (faults.rule_on_fault) to one fault of ``seat``."""
+        """Apply the fault policy (faults.rule_on_fault) to one fault of ``seat``.
+
+        ``request_id`` is the request the fault concerns, 0 for none; ``answers`` says the
+        fault stands in for the answer to it (a timeout, a wrong answer), so the fallback is played.
+        """
         match = self.match
         if match.is_over or seat in match.forfeited:
             return
         self._faults[seat] += 1
         counts = self.fault_counts[seat]
         counts[fault.value] = counts.get(fault.value, 0) + 1
-        answers = request_id != 0 and match.to_act == seat
+        answers = answers and match.to_act == seat
         ruling = rule_on_fault(self.rules, fault, self._faults[seat], answers, joined=self.conns[seat] is not None)
         hand = match.hand_number
         fallback = ""
@@ -500,10 +577,10 @@ class MatchHost:
         )
         conn = self.conns[seat]
         if conn is not None:
+            if ruling.forfeit:
+                conn.read_stopped = True
             if not conn.broken:
                 await self._send(seat, pb.PlayResponse(fault_notice=notice))
-            if ruling.forfeit:
-                conn.close_soon(FORFEIT_GRACE_S)
 
     # -- messages to seats ------------------------------------------------------------------
 
@@ -556,10 +633,11 @@ class MatchHost:
         match = self.match
         places = match.places if status == "finished" else None
         ended = pb.MatchEnded(places=places or (), totals=match.totals, status=status)
+        # Every seat still connected hears the end, those that forfeited too (without the events since).
         sends = [
-            self._send(seat, pb.PlayResponse(match_ended=ended))
+            self._send(seat, pb.PlayResponse(match_ended=ended), with_events=seat not in match.forfeited)
             for seat, conn in enumerate(self.conns)
-            if conn is not None and not conn.broken and not conn.closing and not conn.done.is_set()
+            if conn is not None and not conn.broken and not conn.done.is_set()
         ]
         await asyncio.gather(*sends, return_exceptions=True)
         for conn in self.conns:

@@ -1,11 +1,21 @@
-"""The referee's gRPC server: the service, health, reflection, limits, graceful shutdown."""
+"""The referee's gRPC servers: where seats connect, the operator's health and reflection, shutdown.
+
+Seats reach a referee in one of two ways.  A match made with :meth:`RefereeServer.create_match`
+takes its seats on the referee's main address (TCP, or a shared unix socket), where every
+match's tokens are accepted.  A match made with :meth:`RefereeServer.create_seated_match`
+gives each seat a unix socket of its own (:mod:`polignac_arena.referee.listener`), the only
+way sandboxed seats reach the referee.  Health and reflection are served on the operator
+address alone, when one is given: never where seats connect.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import resource
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import grpc
@@ -14,75 +24,119 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from polignac import Ruleset
-from polignac._proto.polignac.v1 import referee_pb2 as pb
-from polignac._proto.polignac.v1.referee_pb2_grpc import add_RefereeServiceServicer_to_server
 from polignac_arena.referee.host import MatchHost, MatchResult, TimeControl
-from polignac_arena.referee.service import RefereeService
+from polignac_arena.referee.listener import SeatListener
+from polignac_arena.referee.options import MAX_RECEIVE_BYTES, MAX_SEND_BYTES, server_options
+from polignac_arena.referee.service import SERVICE_NAME, RefereeService
 
-__all__ = ["SERVICE_NAME", "RefereeServer", "server_options"]
+__all__ = ["MAX_RECEIVE_BYTES", "MAX_SEND_BYTES", "SERVICE_NAME", "RefereeServer", "raise_open_files_limit", "server_options"]
 
 log = logging.getLogger(__name__)
-SERVICE_NAME = pb.DESCRIPTOR.services_by_name["RefereeService"].full_name
 
-MAX_RECEIVE_BYTES = 16 * 1024
-"""A Decision is a few dozen bytes; anything near this is an attack, not a bot."""
-MAX_SEND_BYTES = 1024 * 1024
+_LISTENER_GRACE_S = 1.0
+"""How long a finished match's seat sockets wait for their streams to close (they have returned by then)."""
 
 
-def server_options(max_streams: int = 2048) -> list[tuple[str, int]]:
-    """The channel arguments of the referee: message limits, stream cap, keepalive, no port sharing."""
-    return [
-        ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
-        ("grpc.max_send_message_length", MAX_SEND_BYTES),
-        ("grpc.max_concurrent_streams", max_streams),
-        # Find dead peers: ping every 20 s of silence, give up after 10 s without an answer.
-        ("grpc.keepalive_time_ms", 20_000),
-        ("grpc.keepalive_timeout_ms", 10_000),
-        ("grpc.keepalive_permit_without_calls", 1),
-        ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
-        ("grpc.http2.max_ping_strikes", 2),
-        # A port already in use must fail loudly, not be shared with another referee.
-        ("grpc.so_reuseport", 0),
-    ]
+def raise_open_files_limit() -> int:
+    """Raise this process's soft ``RLIMIT_NOFILE`` to its hard limit (a referee holds many sockets); returns the soft limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+    if soft == resource.RLIM_INFINITY or soft >= target:
+        return soft
+    with contextlib.suppress(ValueError, OSError):  # a kernel cap below the hard limit: keep what we have
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def _bind(server: grpc.aio.Server, address: str) -> str:
+    """Bind ``address`` on ``server``; the address to reach it (the real port for port 0)."""
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError as exc:
+        raise OSError(f"cannot listen on {address!r}: {exc}") from None
+    if address.startswith("unix:"):
+        return address
+    return f"{address.rsplit(':', 1)[0]}:{port}"
 
 
 class RefereeServer:
-    """A referee listening on one address (``127.0.0.1:0``, ``unix:/path``), hosting any number of matches."""
+    """A referee hosting any number of matches.
 
-    def __init__(self, address: str = "127.0.0.1:0", *, max_streams: int = 2048, write_timeout_s: float = 5.0) -> None:
+    ``address`` (``127.0.0.1:0``, ``unix:/path``, or None for none) is the main address, where
+    matches of :meth:`create_match` take their seats; ``operator_address`` (None: not served)
+    serves the standard health service and reflection.
+    """
+
+    def __init__(
+        self,
+        address: str | None = "127.0.0.1:0",
+        *,
+        operator_address: str | None = None,
+        max_streams: int = 2048,
+        write_timeout_s: float = 5.0,
+    ) -> None:
         self.requested_address = address
+        self.requested_operator_address = operator_address
         self.address = ""
+        self.operator_address = ""
+        self._write_timeout_s = write_timeout_s
         self.service = RefereeService(write_timeout_s)
-        self.health = health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()
-        self._server = grpc.aio.server(options=server_options(max_streams))
-        add_RefereeServiceServicer_to_server(self.service, self._server)  # type: ignore[no-untyped-call]  # generated code
-        health_pb2_grpc.add_HealthServicer_to_server(self.health, self._server)
-        reflection.enable_server_reflection([SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME], self._server)
+        self._server: grpc.aio.Server | None = None
+        if address is not None:
+            self._server = grpc.aio.server(options=server_options(max_streams))
+            self.service.add_to(self._server)
+        self.health: health.HealthServicer | None = None
+        self._operator: grpc.aio.Server | None = None
+        if operator_address is not None:
+            self._operator = grpc.aio.server(options=server_options(16))
+            self.health = health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()
+            health_pb2_grpc.add_HealthServicer_to_server(self.health, self._operator)
+            reflection.enable_server_reflection([SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME], self._operator)
         self._matches: dict[str, tuple[MatchHost, asyncio.Task[MatchResult] | None]] = {}
+        self._listeners: dict[str, list[SeatListener]] = {}
         self._stopping = False
         self._stop_task: asyncio.Future[None] | None = None
+        self._stopped = asyncio.Event()
 
     async def start(self) -> str:
-        """Bind and start serving; returns the address bots should use (the real port for port 0)."""
-        try:
-            port = self._server.add_insecure_port(self.requested_address)
-        except RuntimeError as exc:
-            raise OSError(f"cannot listen on {self.requested_address!r}: {exc}") from None
-        if self.requested_address.startswith("unix:"):
-            self.address = self.requested_address
-        else:
-            host = self.requested_address.rsplit(":", 1)[0]
-            self.address = f"{host}:{port}"
-        await self._server.start()
+        """Bind and start serving; returns the main address (the real port for port 0), empty when there is none."""
+        if self._server is not None and self.requested_address is not None:
+            self.address = _bind(self._server, self.requested_address)
+        if self._operator is not None and self.requested_operator_address is not None:
+            self.operator_address = _bind(self._operator, self.requested_operator_address)
+        for server in (self._server, self._operator):
+            if server is not None:
+                await server.start()
         await self._set_health(health_pb2.HealthCheckResponse.SERVING)
-        log.info("referee serving on %s", self.address)
+        if self.address:
+            log.info("referee serving on %s", self.address)
+        if self.operator_address:
+            log.info("referee health and reflection on %s", self.operator_address)
         return self.address
 
     async def _set_health(self, status: int) -> None:
+        if self.health is None:
+            return
         for name in ("", SERVICE_NAME):
             result = self.health.set(name, status)
             if asyncio.iscoroutine(result):
                 await result
+
+    def _new_host(
+        self,
+        rules: Ruleset,
+        seed: int,
+        time_control: TimeControl | None,
+        match_id: str | None,
+        record_path: Path | None,
+        exit_status: Callable[[int], Awaitable[int | None]] | None,
+    ) -> MatchHost:
+        if self._stopping:
+            raise RuntimeError("the referee is shutting down")
+        host = MatchHost(rules, seed, time_control, match_id=match_id, record_path=record_path, exit_status=exit_status)
+        if host.match_id in self._matches:
+            raise ValueError(f"match id {host.match_id!r} is already in use")
+        return host
 
     def create_match(
         self,
@@ -94,15 +148,51 @@ class RefereeServer:
         record_path: Path | None = None,
         exit_status: Callable[[int], Awaitable[int | None]] | None = None,
     ) -> MatchHost:
-        """A new match whose seats' tokens are accepted from now on; run it with :meth:`run_match`."""
-        if self._stopping:
-            raise RuntimeError("the referee is shutting down")
-        host = MatchHost(rules, seed, time_control, match_id=match_id, record_path=record_path, exit_status=exit_status)
-        if host.match_id in self._matches:
-            raise ValueError(f"match id {host.match_id!r} is already in use")
+        """A new match whose seats' tokens are accepted on the main address from now on; run it with :meth:`run_match`."""
+        if self._server is None:
+            raise RuntimeError("this referee has no main address: give each seat a socket with create_seated_match")
+        host = self._new_host(rules, seed, time_control, match_id, record_path, exit_status)
         self.service.register(host)
         self._matches[host.match_id] = (host, None)
         return host
+
+    async def create_seated_match(
+        self,
+        rules: Ruleset,
+        seed: int,
+        time_control: TimeControl | None = None,
+        *,
+        sockets: Sequence[Path],
+        match_id: str | None = None,
+        record_path: Path | None = None,
+        exit_status: Callable[[int], Awaitable[int | None]] | None = None,
+    ) -> MatchHost:
+        """A new match whose seat ``i`` connects only through the unix socket ``sockets[i]``, listening on return.
+
+        Each socket's folder must exist; the socket is removed once its seat has said Hello.
+        Run the match with :meth:`run_match`.
+        """
+        if len(sockets) != rules.players:
+            raise ValueError(f"the ruleset seats {rules.players} players but {len(sockets)} sockets were given")
+        host = self._new_host(rules, seed, time_control, match_id, record_path, exit_status)
+        listeners = [SeatListener(host, seat, Path(path), self._write_timeout_s) for seat, path in enumerate(sockets)]
+        # Registered before they start, so that a shutdown meanwhile stops them (each start is
+        # awaited before its stop) and refuses those not started yet.
+        self._listeners[host.match_id] = listeners
+        self._matches[host.match_id] = (host, None)
+        try:
+            for listener in listeners:
+                await listener.start()
+        except BaseException:
+            self._matches.pop(host.match_id, None)
+            await self._stop_listeners(host.match_id, 0)
+            raise
+        return host
+
+    async def _stop_listeners(self, match_id: str, grace: float | None) -> None:
+        listeners = self._listeners.pop(match_id, [])
+        if listeners:
+            await asyncio.gather(*(listener.stop(grace) for listener in listeners), return_exceptions=True)
 
     async def run_match(self, host: MatchHost) -> MatchResult:
         """Run a created match to its end; its tokens are refused afterwards."""
@@ -113,6 +203,7 @@ class RefereeServer:
         finally:
             self.service.unregister(host)
             self._matches.pop(host.match_id, None)
+            await self._stop_listeners(host.match_id, _LISTENER_GRACE_S)
 
     @property
     def running_matches(self) -> list[MatchHost]:
@@ -138,7 +229,12 @@ class RefereeServer:
                 tasks.append(task)
         if tasks:
             await asyncio.wait(tasks, timeout=grace)
-        await self._server.stop(grace)
+        for match_id in list(self._listeners):
+            await self._stop_listeners(match_id, grace)
+        for server in (self._server, self._operator):
+            if server is not None:
+                await server.stop(grace)
+        self._stopped.set()
 
     def install_signal_handlers(self) -> Callable[[], None]:
         """Make SIGTERM and SIGINT stop the server gracefully; returns a function that removes the handlers."""
@@ -159,5 +255,5 @@ class RefereeServer:
         return remove
 
     async def wait_for_termination(self) -> None:
-        """Wait until the server stops."""
-        await self._server.wait_for_termination()
+        """Wait until the referee has stopped."""
+        await self._stopped.wait()

@@ -1,4 +1,9 @@
-"""The gRPC service: authenticates a stream, takes its Hello, and hands it to its match."""
+"""The gRPC service: authenticates a stream, takes its Hello, and hands it to its match.
+
+A message that does not decode (bad protobuf, invalid UTF-8 in a string) is not an error
+of the service: the request deserializer turns it into an :class:`Undecodable`, which is a
+MALFORMED fault mid-match and ``INVALID_ARGUMENT`` in place of the Hello.
+"""
 
 from __future__ import annotations
 
@@ -6,34 +11,71 @@ import asyncio
 import hashlib
 import hmac
 import logging
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Final
 
 import grpc
 import grpc.aio
+from google.protobuf.message import DecodeError  # type: ignore[import-untyped]  # protobuf ships no type stubs
 
-from polignac._proto.polignac.v1.referee_pb2_grpc import RefereeServiceServicer
+from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac_arena.referee.host import MatchHost, SeatConnection
 
-__all__ = ["RefereeService"]
+__all__ = ["SERVICE_NAME", "RefereeService", "Undecodable", "decode_request"]
 
 log = logging.getLogger(__name__)
+SERVICE_NAME: Final = pb.DESCRIPTOR.services_by_name["RefereeService"].full_name
 SUPPORTED_MAJOR = "1"
+
+
+@dataclass(frozen=True, slots=True)
+class Undecodable:
+    """A message from a bot that is not a PlayRequest."""
+
+    reason: str
+
+
+def decode_request(data: bytes) -> pb.PlayRequest | Undecodable:
+    """The PlayRequest in ``data``, or why it is none: never raises, so gRPC never fails the call for it."""
+    request = pb.PlayRequest()
+    try:
+        request.ParseFromString(data)
+    except DecodeError as exc:
+        return Undecodable(f"{len(data)} bytes that do not decode: {str(exc)[:100]}")
+    return request
 
 
 def _digest(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
 
-class RefereeService(RefereeServiceServicer):
-    """polignac.v1.RefereeService: one stream per seat, driven by that seat's MatchHost."""
+class RefereeService:
+    """polignac.v1.RefereeService: one stream per seat, driven by that seat's MatchHost.
 
-    def __init__(self, write_timeout_s: float = 5.0) -> None:
+    ``on_attach`` is called with the host and seat once a seat's Hello is accepted.
+    """
+
+    def __init__(self, write_timeout_s: float = 5.0, on_attach: Callable[[MatchHost, int], None] | None = None) -> None:
         self._seats: dict[bytes, tuple[MatchHost, int, str]] = {}
         self._write_timeout_s = write_timeout_s
+        self._on_attach = on_attach
 
-    def register(self, host: MatchHost) -> None:
-        """Accept streams bearing the tokens of ``host``'s seats."""
-        for seat, token in enumerate(host.tokens):
+    def add_to(self, server: grpc.aio.Server) -> None:
+        """Serve this service on ``server``, with a request deserializer that never raises."""
+        handlers = {
+            "Play": grpc.stream_stream_rpc_method_handler(
+                self.Play, request_deserializer=decode_request, response_serializer=pb.PlayResponse.SerializeToString
+            )
+        }
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
+        server.add_registered_method_handlers(SERVICE_NAME, handlers)
+
+    def register(self, host: MatchHost, seats: Iterable[int] | None = None) -> None:
+        """Accept streams bearing the tokens of ``host``'s seats (only of ``seats`` when given)."""
+        chosen = range(len(host.tokens)) if seats is None else seats
+        for seat in chosen:
+            token = host.tokens[seat]
             self._seats[_digest(token)] = (host, seat, token)
 
     def unregister(self, host: MatchHost) -> None:
@@ -66,6 +108,11 @@ class RefereeService(RefereeServiceServicer):
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"no Hello within {startup_s:g} s")
             return
         if first is grpc.aio.EOF:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the stream was closed before a Hello")
+            return
+        if isinstance(first, Undecodable):
+            log.info("match %s: seat %s opened with a message that is not a PlayRequest: %s", host.match_id, seat, first.reason)
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"the first message is not a PlayRequest: {first.reason}")
             return
         hello = first.hello if first.WhichOneof("message") == "hello" else None
         if hello is None:
@@ -92,23 +139,35 @@ class RefereeService(RefereeServiceServicer):
             code = grpc.StatusCode.ALREADY_EXISTS if "already" in refusal else grpc.StatusCode.FAILED_PRECONDITION
             await context.abort(code, refusal)
             return
-        reader = asyncio.ensure_future(self._read(host, seat, conn, context))
+        if self._on_attach is not None:
+            self._on_attach(host, seat)
+        reader = asyncio.ensure_future(_read(host, seat, conn, context))
         try:
             await conn.done.wait()
         finally:
             reader.cancel()
             host.post_gone(seat, conn)
 
-    async def _read(self, host: MatchHost, seat: int, conn: SeatConnection, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        try:
-            while not conn.done.is_set():
-                message = await context.read()
-                if message is grpc.aio.EOF:
-                    break
-                host.post_message(seat, message)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # the stream broke (too large a message, reset, ...)
-            log.info("stream of seat %s broke: %r", seat, exc)
-        if not conn.done.is_set():
-            host.post_gone(seat, conn)
+
+async def _read(host: MatchHost, seat: int, conn: SeatConnection, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    """Hand a seat's messages to its host, from its Welcome until it forfeits or its stream ends."""
+    try:
+        await conn.welcomed.wait()  # what comes before the Welcome waits in the stream (flow control holds a flood)
+        while not conn.read_stopped:
+            if not conn.room.is_set():
+                await conn.room.wait()
+            message = await context.read()
+            if conn.read_stopped:
+                return
+            if message is grpc.aio.EOF:
+                host.post_closed(seat, conn)
+                return
+            if isinstance(message, Undecodable):
+                host.post_undecodable(seat, conn, message.reason)
+            else:
+                host.post_message(seat, conn, message)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # the stream broke (too large a message, reset, ...)
+        log.info("stream of seat %s broke: %r", seat, exc)
+        host.post_gone(seat, conn)

@@ -5,17 +5,24 @@ with the seat's token, says Hello for the bot, writes every PlayResponse to the 
 stdin as JSON lines and turns each line of the bot's stdout into a Decision.  The
 protocol is docs/stdio-protocol.md; its rules, in code:
 
-- A line is at most :data:`MAX_LINE_BYTES` bytes before its newline; blank lines are skipped.
-- With no request pending, any line is unsolicited: an empty PlayRequest goes to the
-  referee, which counts it MALFORMED (ignored and counted).
+- A line is at most :data:`MAX_LINE_BYTES` bytes before its newline.
 - With a request pending, a well-formed answer is forwarded as is (the referee judges
-  its request_id, card and contract); any other line answers the pending request with
-  an unparseable card, which the referee counts MALFORMED (the fallback is played).
+  its request_id, card and contract); any other line, a blank one included, answers the
+  pending request with an unparseable card, which the referee counts MALFORMED (the
+  fallback is played).
+- With no request pending, any output is unsolicited: an empty PlayRequest goes to the
+  referee, which counts it MALFORMED (ignored and counted).  One such fault at a time:
+  until the referee has answered it, whatever else the bot writes while nothing is
+  pending is dropped, a whole chunk at a time, so a flood costs the bridge one search
+  and one read per chunk, not a loop over its lines.  The one exception is a well-formed
+  answer to the request that just timed out: it is forwarded, and the referee drops it.
 - The fault notices of those MALFORMED faults reach the bot with the bridge's reason as
   their ``detail``.
-- The bot closing its stdout (or exiting) ends the stream: the referee then sees a
-  disconnect or, once it learns the exit status, a crash.  The stream ending closes the
-  bot's stdin.
+- Once the seat forfeits, the bot's stdout is no longer read (a bot that writes on
+  blocks); the stream stays open until the referee sends MatchEnded.
+- The bot closing its stdout (or exiting) half-closes the stream: the referee then sees
+  a disconnect or, once it learns the exit status, a crash.  The stream ending closes
+  the bot's stdin.
 
 Nothing a bot writes can make the bridge raise or hold more than a line in memory.
 """
@@ -50,7 +57,6 @@ _MAX_ID: Final = (1 << 64) - 1
 _READ_CHUNK: Final = 64 * 1024
 TOO_LONG: Final = b"\n"
 """What :meth:`LineReader.next_line` returns for an over-long line (a newline: no real line holds one)."""
-_WIND_DOWN_S: Final = 5.0
 
 
 # -- arena -> bot: the messages as JSON objects ---------------------------------------------
@@ -155,7 +161,11 @@ def _snippet(line: bytes) -> str:
 
 
 class LineReader:
-    """The lines of a stream, bounded: memory stays within one chunk plus ``limit`` bytes, whatever the stream holds."""
+    """The lines of a stream, bounded: memory stays within one chunk plus ``limit`` bytes, whatever the stream holds.
+
+    :meth:`next_line` returns lines one by one; :meth:`drop_chunk` ignores a flood at the
+    cost of one search and one read per chunk.
+    """
 
     def __init__(self, reader: asyncio.StreamReader, limit: int = MAX_LINE_BYTES) -> None:
         self._reader = reader
@@ -195,6 +205,28 @@ class LineReader:
             if not self._chunk:
                 return None
 
+    async def drop_chunk(self) -> bool:
+        """Drop the buffered lines, then read the next chunk (unsplit); False at the end of the stream.
+
+        Everything up to the last newline buffered now is dropped, the line it ends included;
+        bytes after it start the next line, as :meth:`next_line` would keep them.
+        """
+        end = self._chunk.rfind(b"\n", self._start)
+        if end >= 0:
+            self._buffer.clear()
+            self._skipping = False
+            self._start = end + 1
+        rest = len(self._chunk) - self._start
+        if rest and not self._skipping:
+            if len(self._buffer) + rest > self._limit:
+                self._buffer.clear()
+                self._skipping = True  # an over-long line begun while dropping: dropped whole, unreported
+            else:
+                self._buffer += self._chunk[self._start :]
+        self._chunk, self._start = b"", 0
+        self._chunk = await self._reader.read(_READ_CHUNK)
+        return bool(self._chunk)
+
 
 # -- the bridge ---------------------------------------------------------------------------------
 
@@ -206,6 +238,9 @@ class _Bridge:
         self.stdin = stdin
         self.call = call
         self.pending: int | None = None  # the request the bot has been asked and not answered
+        self.timed_out: int | None = None  # the request that timed out last: its late answer is forwarded, and dropped
+        self.unsolicited_in_flight = False  # an unsolicited fault is sent and not yet answered by the referee
+        self.forfeited = asyncio.Event()  # the seat forfeited: its stdout is no longer read
         self.reasons: collections.deque[tuple[int, str]] = collections.deque(maxlen=64)  # our MALFORMED, by request_id
         self.bot_listens = True
 
@@ -220,10 +255,14 @@ class _Bridge:
                 self.pending = response.decision_request.request_id
             elif payload == "fault_notice":
                 notice = response.fault_notice
-                if notice.request_id and notice.request_id == self.pending:
-                    self.pending = None  # a timeout: the referee played for the bot
+                if notice.fault == pb.FAULT_TIMEOUT and notice.request_id == self.pending:
+                    self.pending, self.timed_out = None, self.pending  # the referee played for the bot
                 if notice.fault == pb.FAULT_MALFORMED:
+                    if notice.request_id == 0:
+                        self.unsolicited_in_flight = False  # the referee has judged our unsolicited message
                     self._explain(notice)
+                if notice.forfeited:
+                    self.forfeited.set()
             elif payload == "match_ended":
                 self.pending = None
             await self._to_bot(_encode(response_lines(response)))
@@ -246,33 +285,61 @@ class _Bridge:
             self.bot_listens = False
 
     async def bot_to_referee(self, stdout: asyncio.StreamReader) -> None:
-        """Each line of the bot's stdout as a PlayRequest, until the bot closes it (or the stream ends)."""
+        """Each line of the bot's stdout as a PlayRequest, until the bot closes it (or the stream ends).
+
+        Cancelling it stops the reading at once; a message being forwarded is still delivered.
+        """
         lines = LineReader(stdout, MAX_LINE_BYTES)
-        while (line := await lines.next_line()) is not None:
-            if line is TOO_LONG:
-                decision, tag, reason = None, "<line too long>", f"the line is longer than {MAX_LINE_BYTES} bytes"
-            elif not line.strip():
+        while True:
+            if self.pending is None and self.unsolicited_in_flight:
+                # Read while nothing is pending, so unsolicited: one fault of it is on its way already.
+                if not await lines.drop_chunk():
+                    return
                 continue
-            else:
-                decision, tag, reason = parse_answer(line)
-            if self.pending is None:
-                # Nothing was asked: the referee counts a message that is not a Decision as MALFORMED.
-                what = reason or _snippet(line)
-                self.reasons.append((0, f"unsolicited line (no request is pending): {what}"))
-                message = pb.PlayRequest()
-            elif decision is not None:
-                if decision.request_id == self.pending:
-                    self.pending = None
-                message = pb.PlayRequest(decision=decision)  # another request_id: the referee says STALE
-            else:
-                self.reasons.append((self.pending, reason))
-                message = pb.PlayRequest(decision=pb.Decision(request_id=self.pending, card=tag))
-                self.pending = None
+            line = await lines.next_line()
+            if line is None:
+                return
+            message = self._judge(line)
             try:
-                await self.call.write(message)
+                # Shielded: cancelling the bridge's reading must not cancel the RPC with it.
+                await asyncio.shield(self.call.write(message))
+            except asyncio.CancelledError:
+                raise
             except Exception as exc:  # the stream is over (grpc raises several kinds): nothing more to forward
                 log.info("stdio bridge: cannot forward a line: %r", exc)
                 return
+
+    def _judge(self, line: bytes) -> pb.PlayRequest:
+        """What one line of the bot becomes on the stream."""
+        if line is TOO_LONG:
+            decision, tag, reason = None, "<line too long>", f"the line is longer than {MAX_LINE_BYTES} bytes"
+        elif not line.strip():
+            decision, tag, reason = None, "<blank line>", "a blank line (stdout is for answers only)"
+        else:
+            decision, tag, reason = parse_answer(line)
+        if self.pending is None:
+            if decision is not None and decision.request_id == self.timed_out:
+                self.timed_out = None
+                return pb.PlayRequest(decision=decision)  # a late answer: the referee drops it, no second fault
+            # Nothing was asked: the referee counts a message that is not a Decision as MALFORMED.
+            what = reason or _snippet(line)
+            self.reasons.append((0, f"unsolicited output (no request is pending): {what}"))
+            self.unsolicited_in_flight = True
+            return pb.PlayRequest()
+        if decision is not None:
+            if decision.request_id == self.pending:
+                self.pending = None
+            return pb.PlayRequest(decision=decision)  # another request_id: the referee says STALE
+        self.reasons.append((self.pending, reason))
+        message = pb.PlayRequest(decision=pb.Decision(request_id=self.pending, card=tag))
+        self.pending = None
+        return message
+
+
+async def _drain(reader: asyncio.StreamReader) -> None:
+    with contextlib.suppress(Exception):
+        while await reader.read(_READ_CHUNK):
+            pass
 
 
 def _close_quietly(writer: asyncio.StreamWriter) -> None:
@@ -318,14 +385,18 @@ async def run_bridge(
             return
         to_bot = asyncio.ensure_future(bridge.referee_to_bot())
         from_bot = asyncio.ensure_future(bridge.bot_to_referee(stdout))
+        forfeit = asyncio.ensure_future(bridge.forfeited.wait())
         try:
-            done, _ = await asyncio.wait({to_bot, from_bot}, return_when=asyncio.FIRST_COMPLETED)
-            if from_bot in done:
-                # The bot closed its stdout: end our half of the stream; the referee ends its half.
-                with contextlib.suppress(Exception):
-                    await call.done_writing()
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(asyncio.shield(to_bot), _WIND_DOWN_S)
+            done, _ = await asyncio.wait({to_bot, from_bot, forfeit}, return_when=asyncio.FIRST_COMPLETED)
+            if to_bot not in done:
+                if forfeit in done:
+                    from_bot.cancel()  # the bot's output no longer matters: leave it in its pipe
+                else:
+                    # The bot closed its stdout: end our half of the stream (the referee counts a disconnect).
+                    with contextlib.suppress(Exception):
+                        await call.done_writing()
+                # The referee ends the stream once the match is over, after MatchEnded.
+                await asyncio.wait({to_bot})
             for task in (to_bot, from_bot):
                 error = task.exception() if task.done() and not task.cancelled() else None
                 if isinstance(error, grpc.aio.AioRpcError):
@@ -333,8 +404,12 @@ async def run_bridge(
                 elif error is not None:
                     log.error("stdio bridge: %r", error)
         finally:
-            for task in (to_bot, from_bot):
-                task.cancel()
-            await asyncio.gather(to_bot, from_bot, return_exceptions=True)
+            tasks: tuple[asyncio.Future[Any], ...] = (to_bot, from_bot, forfeit)
+            for pending_task in tasks:
+                pending_task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             _close_quietly(stdin)  # the match is over for this bot: EOF on its stdin
             call.cancel()
+            # Read what is left, unsplit, until the bot ends (or is stopped): a pipe left full
+            # would never report its end, and its descriptor would outlive the bot.
+            await _drain(stdout)

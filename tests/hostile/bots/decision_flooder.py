@@ -1,56 +1,40 @@
-"""Hostile (gRPC): says Hello, then writes Decisions that answer nothing as fast as the stream takes them.
+"""Hostile: after its Hello, writes stale Decisions as fast as it can, and listens for the end."""
 
-Meanwhile it opens extra connections to its socket and writes to stderr without pause.
-"""
-
+import asyncio
 import os
-import socket
-import threading
+import sys
 
 import grpc
+import grpc.aio
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac._proto.polignac.v1.referee_pb2_grpc import RefereeServiceStub
 
-address = os.environ["POLIGNAC_ADDRESS"]
 
+async def main() -> None:
+    async with grpc.aio.insecure_channel(os.environ["POLIGNAC_ADDRESS"]) as channel:
+        call = RefereeServiceStub(channel).Play(metadata=(("authorization", f"Bearer {os.environ['POLIGNAC_TOKEN']}"),))
+        await call.write(pb.PlayRequest(hello=pb.Hello(protocol_version="1", bot_name="decision-flooder")))
+        stale = pb.PlayRequest(decision=pb.Decision(request_id=1, card="7S"))
+        written = 0
 
-def connections() -> None:
-    path = address[len("unix:") :]
-    held: list[socket.socket] = []
-    while True:
+        async def flood() -> None:
+            nonlocal written
+            while True:
+                await call.write(stale)
+                written += 1
+
+        flooding = asyncio.ensure_future(flood())
         try:
-            conn = socket.socket(socket.AF_UNIX)
-            conn.connect(path)
-            held.append(conn)
-        except OSError:
-            if held:
-                held.pop(0).close()
+            while (response := await call.read()) is not grpc.aio.EOF:
+                kind = response.WhichOneof("payload")
+                if kind == "fault_notice" and response.fault_notice.forfeited:
+                    print(f"forfeited after {written} writes", file=sys.stderr, flush=True)
+                elif kind == "match_ended":
+                    print(f"match ended: {response.match_ended.status}; {written} writes", file=sys.stderr, flush=True)
+        except grpc.RpcError as exc:
+            print(f"stream ended: {exc.code().name}", file=sys.stderr, flush=True)
+        flooding.cancel()
 
 
-def stderr() -> None:
-    while True:
-        try:
-            os.write(2, b"flood " * 16 + b"\n")
-        except OSError:
-            return
-
-
-def requests():
-    yield pb.PlayRequest(hello=pb.Hello(protocol_version="1.0", bot_name="decision-flooder", bot_version="1"))
-    stale = pb.PlayRequest(decision=pb.Decision(request_id=1, card="7S"))
-    while True:
-        yield stale
-
-
-if address.startswith("unix:"):
-    threading.Thread(target=connections, daemon=True).start()
-threading.Thread(target=stderr, daemon=True).start()
-channel = grpc.insecure_channel(address)
-stub = RefereeServiceStub(channel)
-try:
-    for _response in stub.Play(requests(), metadata=(("authorization", f"Bearer {os.environ['POLIGNAC_TOKEN']}"),)):
-        pass
-except grpc.RpcError:
-    pass
-threading.Event().wait()  # stay alive (and flooding stderr) until the arena stops the seat
+asyncio.run(main())

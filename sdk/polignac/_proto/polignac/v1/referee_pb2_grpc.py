@@ -26,7 +26,8 @@ if _version_not_supported:
 
 
 class RefereeServiceStub:
-    """The referee's service.  It also serves grpc.health.v1.Health and server reflection.
+    """The referee's service.  The only one served where seats connect: health and reflection
+    are served on the operator's address alone.
     """
 
     def __init__(self, channel):
@@ -43,13 +44,16 @@ class RefereeServiceStub:
 
 
 class RefereeServiceServicer:
-    """The referee's service.  It also serves grpc.health.v1.Health and server reflection.
+    """The referee's service.  The only one served where seats connect: health and reflection
+    are served on the operator's address alone.
     """
 
     def Play(self, request_iterator, context):
         """The one stream of a seat.  The bot sends a Hello first, then only Decisions, each
         answering the DecisionRequest with the same request_id.  The referee sends a
-        Welcome, then PlayResponses until the match ends, then closes the stream.
+        Welcome, then PlayResponses until the match ends, then MatchEnded, then closes the
+        stream with status OK.  A seat that forfeits (a half-close is a forfeit) is read no
+        more, but its stream stays open and still receives MatchEnded before the close.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -72,7 +76,8 @@ def add_RefereeServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class RefereeService:
-    """The referee's service.  It also serves grpc.health.v1.Health and server reflection.
+    """The referee's service.  The only one served where seats connect: health and reflection
+    are served on the operator's address alone.
     """
 
     @staticmethod

@@ -1,0 +1,47 @@
+"""The channel arguments of the referee's gRPC servers: what a client can observe of them is in docs/protocol.md."""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "KEEPALIVE_TIMEOUT_MS",
+    "KEEPALIVE_TIME_MS",
+    "MAX_PING_STRIKES",
+    "MAX_RECEIVE_BYTES",
+    "MAX_SEND_BYTES",
+    "MIN_PING_INTERVAL_MS",
+    "server_options",
+]
+
+MAX_RECEIVE_BYTES: Final = 16 * 1024
+"""A Decision is a few dozen bytes; anything near this is an attack, not a bot."""
+MAX_SEND_BYTES: Final = 1024 * 1024
+KEEPALIVE_TIME_MS: Final = 20_000
+"""The referee pings a connection after this much silence, to find dead peers."""
+KEEPALIVE_TIMEOUT_MS: Final = 10_000
+"""A ping unanswered for this long closes the connection."""
+MIN_PING_INTERVAL_MS: Final = 5_000
+"""A client may ping at most this often while no data flows ..."""
+MAX_PING_STRIKES: Final = 2
+"""... and after this many pings too soon the referee closes the connection (GOAWAY ``too_many_pings``)."""
+
+
+def server_options(max_streams: int = 2048, *, max_connections: int | None = None) -> list[tuple[str, int]]:
+    """Message limits, stream cap (and connection cap when given), keepalive, no port sharing."""
+    options = [
+        ("grpc.max_receive_message_length", MAX_RECEIVE_BYTES),
+        ("grpc.max_send_message_length", MAX_SEND_BYTES),
+        ("grpc.max_concurrent_streams", max_streams),
+        ("grpc.keepalive_time_ms", KEEPALIVE_TIME_MS),
+        ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_MS),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", MIN_PING_INTERVAL_MS),
+        ("grpc.http2.max_ping_strikes", MAX_PING_STRIKES),
+        # A port already in use must fail loudly, not be shared with another referee.
+        ("grpc.so_reuseport", 0),
+    ]
+    if max_connections is not None:
+        # gRPC accepts connections beyond this and closes them at once: a peer cannot pile them up.
+        options.append(("grpc.max_allowed_incoming_connections", max_connections))
+    return options
