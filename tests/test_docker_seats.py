@@ -470,7 +470,8 @@ def test_images_are_never_pulled(tmp_path: Path) -> None:
     (pulls / "Dockerfile").write_text("FROM polignac-test/not-here:0\nCOPY . /bot\n")
     (pulls / "bot.toml").write_text('name = "pulls"\nversion = "1"\nlanguage = "c"\ncommand = ["/bot"]\ndockerfile = "Dockerfile"\n')
     launcher = DockerLauncher()
-    for folder, message in ((absent, "is not on this machine, and the arena never pulls"), (pulls, "builds on 'polignac-test/not-here:0'")):
+    refusals = ((absent, "is not on this machine, and the arena never pulls"), (pulls, "the image 'polignac-test/not-here:0' is not on"))
+    for folder, message in refusals:
         with pytest.raises(SeatError, match=message):
             run(launcher.start(seat_context(tmp_path, load_submission(folder), "dockernopull")))
     assert containers_of("dockernopull") == []

@@ -28,10 +28,12 @@ Images
 There is no container registry here and the arena never pulls an image:
 
 * ``image = "..."`` in ``bot.toml``: a local image, used as it is (an error if it is absent).
-* ``dockerfile = "..."``: built with the submission folder as the build context, tagged
-  ``polignac-bot/<name>:<hash of the folder>`` and reused while the folder is unchanged.  Every
-  ``FROM`` (and ``COPY --from``) must be ``scratch``, an earlier stage or a local image, and
-  the build runs with no network (``RUN`` steps cannot download anything).
+* ``dockerfile = "..."``: built from the submission folder, tagged
+  ``polignac-bot/<name>:<hash of the folder>`` and reused while the folder is unchanged.  The
+  daemon builds a canonical Dockerfile the arena writes after checking the submission's
+  (:mod:`.dockerfile`: every image local and pinned by ID, nothing fetched, steps as nobody),
+  with the seat's memory, CPU and pids caps and a wall clock (:mod:`.docker_build`);
+  docs/docker-seats.md says what is refused and why.
 * Neither (Python bots, the built-in bots, Node bots, host-built C binaries): the *runtime
   image* ``polignac-runtime:<hash>``, which the arena makes itself with ``docker import`` of a
   tiny tarball (``/etc/passwd``, ``/etc/group``, ``/etc/nsswitch.conf`` and a few empty
@@ -78,6 +80,7 @@ import logging
 import os
 import re
 import secrets
+import stat
 import sys
 import tarfile
 import threading
@@ -86,8 +89,10 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatProcess
+from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
+from polignac_arena.seats.docker_build import BuildFailed, BuildRequest, build_image, spooled_context
 from polignac_arena.seats.docker_seat import STDOUT_LIMIT, DockerSeat, StdinWriter, docker_exit_status, in_thread, short_error
+from polignac_arena.seats.dockerfile import MAX_DOCKERFILE_BYTES, DockerfileError, LocalImage, vet_dockerfile
 from polignac_arena.submission import Submission
 
 __all__ = [
@@ -107,6 +112,9 @@ PROBE_TIMEOUT_S: Final = 5.0
 CALL_TIMEOUT_S: Final = 60.0
 """Timeout of every later call (an image build has its own, longer one)."""
 BUILD_TIMEOUT_S: Final = 900.0
+"""The wall clock of an image build (every step together)."""
+BUILD_SCHEME: Final = "vetted-1"
+"""Part of a built image's tag: images built before the Dockerfile was vetted are never reused."""
 CONTAINER_SOCKET_DIR: Final = "/run/polignac"
 CONTAINER_SDK_DIR: Final = "/opt/polignac-sdk"
 RUNTIME_REPOSITORY: Final = "polignac-runtime"
@@ -260,34 +268,24 @@ def _build_lock(tag: str) -> threading.Lock:
         return _build_locks.setdefault(tag, threading.Lock())
 
 
-_FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?", re.IGNORECASE)
-_COPY_FROM = re.compile(r"^\s*COPY\s+(?:--\S+\s+)*?--from=(\S+)", re.IGNORECASE)
-
-
-def _dockerfile_bases(text: str) -> list[str]:
-    """Images a Dockerfile takes from outside itself (not ``scratch``, not its own stages).
-
-    >>> _dockerfile_bases("FROM scratch AS a\\nCOPY --from=a /x /y\\nFROM a\\nFROM local/img:1\\nCOPY --from=tool:2 /t /t")
-    ['local/img:1', 'tool:2']
-    """
-    lines = re.sub(r"\\\r?\n", " ", text).splitlines()
-    stages: set[str] = set()
-    bases: list[str] = []
-    count = 0
-    for line in lines:
-        if found := _FROM.match(line):
-            image, alias = found.group(1), found.group(2)
-            if image.lower() != "scratch" and image.lower() not in stages:
-                bases.append(image)
-            if alias:
-                stages.add(alias.lower())
-            stages.add(str(count))
-            count += 1
-        elif found := _COPY_FROM.match(line):
-            source = found.group(1)
-            if source.lower() not in stages:
-                bases.append(source)
-    return bases
+def _read_dockerfile(folder: Path, name: str) -> str:
+    """The submission's Dockerfile: a regular file inside the folder, reached through no link, of bounded size."""
+    path = folder / name
+    real_folder = os.path.realpath(folder)
+    if os.path.realpath(path.parent) != os.path.join(real_folder, os.path.dirname(name)).rstrip("/") or path.is_symlink():
+        raise DockerfileError(f"{name!r} is reached through a symbolic link")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise DockerfileError(f"cannot open {name!r}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise DockerfileError(f"{name!r} is not a regular file")
+        data = handle.read(MAX_DOCKERFILE_BYTES + 1)
+    if len(data) > MAX_DOCKERFILE_BYTES:
+        raise DockerfileError(f"{name!r} is longer than {MAX_DOCKERFILE_BYTES} bytes")
+    return data.decode("utf-8", errors="replace")
 
 
 def remove_containers(client: Any, match_id: str | None = None) -> list[str]:
@@ -309,8 +307,9 @@ class DockerLauncher(SeatLauncher):
 
     kind = SeatKind.DOCKER
 
-    def __init__(self, base_url: str | None = None) -> None:
+    def __init__(self, base_url: str | None = None, build_timeout_s: float = BUILD_TIMEOUT_S) -> None:
         self._base_url = base_url
+        self.build_timeout_s = build_timeout_s
         self._client: Any = None
         self._runtime_image: str | None = None
 
@@ -367,7 +366,7 @@ class DockerLauncher(SeatLauncher):
         self._runtime_image = image
         return image
 
-    def image_for(self, submission: Submission) -> str:
+    def image_for(self, submission: Submission, limits: SeatLimits | None = None) -> str:
         """The local image a submission runs in: its own, built from its Dockerfile, or the runtime image."""
         import docker.errors
 
@@ -382,53 +381,52 @@ class DockerLauncher(SeatLauncher):
                 ) from None
             return submission.image
         if submission.dockerfile is not None:
-            return self._build(submission)
+            return self._build(submission, limits or SeatLimits())
         return self.runtime_image()
 
-    def _build(self, submission: Submission) -> str:
+    def local_image(self, reference: str) -> LocalImage | None:
+        """An image already on this machine, or None (never pulled)."""
         import docker.errors
 
+        try:
+            return LocalImage.from_inspect(self._connect().api.inspect_image(reference))
+        except (docker.errors.ImageNotFound, docker.errors.NullResource):
+            return None
+        except docker.errors.APIError as exc:
+            if exc.response is not None and exc.response.status_code in (400, 404):
+                return None  # not a valid reference: not an image here either
+            raise
+
+    def _build(self, submission: Submission, limits: SeatLimits) -> str:
+        """Build the submission's Dockerfile, checked and rewritten (:mod:`.dockerfile`), capped and timed (:mod:`.docker_build`)."""
         client = self._connect()
         assert submission.dockerfile is not None
-        dockerfile = submission.path / submission.dockerfile
-        digest = folder_hash(submission.path, extra=submission.dockerfile)[:16]
+        where = f"{submission.dockerfile} of {submission.label}"
+        digest = folder_hash(submission.path, extra=f"{submission.dockerfile}\0{BUILD_SCHEME}")[:16]
         tag = f"{BOT_REPOSITORY}/{_repository_name(submission.name)}:{digest}"
         with _build_lock(tag):
-            try:
-                client.api.inspect_image(tag)
+            if self.local_image(tag) is not None:
                 return tag
-            except docker.errors.ImageNotFound:
-                pass
-            for base in _dockerfile_bases(dockerfile.read_text(encoding="utf-8", errors="replace")):
-                if "$" in base:
-                    where = f"{submission.dockerfile} of {submission.label}"
-                    raise SeatError(f"{where}: a base image named by a variable ({base}) is not allowed")
-                try:
-                    client.api.inspect_image(base)
-                except docker.errors.ImageNotFound:
-                    raise SeatError(
-                        f"{submission.dockerfile} of {submission.label} builds on {base!r}, which is not on this machine, and the"
-                        " arena never pulls images: use FROM scratch, or build or import that image here first"
-                    ) from None
+            try:
+                text = _read_dockerfile(submission.path, submission.dockerfile)
+                vetted = vet_dockerfile(text, self.local_image)
+            except DockerfileError as exc:
+                raise DockerfileError(f"{where}: {exc}") from None
+            request = BuildRequest(
+                base_url=self.base_url,
+                api_version=str(client.api.api_version),
+                tag=tag,
+                labels={"polignac.submission": submission.label},
+                limits=limits,
+                timeout_s=self.build_timeout_s,
+            )
             started = time.monotonic()
             try:
-                client.images.build(
-                    path=str(submission.path),
-                    dockerfile=submission.dockerfile,
-                    tag=tag,
-                    rm=True,
-                    forcerm=True,
-                    pull=False,
-                    network_mode="none",
-                    labels={"polignac.submission": submission.label},
-                    timeout=BUILD_TIMEOUT_S,
-                )
-            except docker.errors.BuildError as exc:
-                lines = [str(chunk.get("stream") or chunk.get("error") or "").rstrip() for chunk in exc.build_log]
-                tail = "\n".join(line for line in lines if line)[-2000:]
-                raise SeatError(f"building {submission.label} from {submission.dockerfile} failed: {exc.msg}\n{tail}") from None
-            except docker.errors.APIError as exc:
-                raise SeatError(f"building {submission.label} from {submission.dockerfile} failed: {short_error(exc)}") from None
+                context, size = spooled_context(submission.path, vetted.text)
+                with context:
+                    build_image(request, context, size)
+            except (BuildFailed, OSError) as exc:
+                raise BuildFailed(f"building {submission.label} from {submission.dockerfile} failed: {exc}") from None
             log.info("built %s for %s in %.1f s", tag, submission.label, time.monotonic() - started)
         return tag
 
@@ -563,7 +561,7 @@ class DockerLauncher(SeatLauncher):
                     " make it readable by everyone (chmod -R a+rX)"
                 )
         await in_thread(self._connect)
-        image = await in_thread(self.image_for, sub)
+        image = await in_thread(self.image_for, sub, context.limits)
         creating = asyncio.ensure_future(in_thread(self._create, context, image))
         try:
             container_id, name = await asyncio.shield(creating)
