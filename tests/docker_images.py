@@ -116,11 +116,14 @@ def echo_binary() -> Path:
 
 
 def _context_tar(files: dict[str, tuple[bytes, int]]) -> io.BytesIO:
+    """A build context of ``files`` (name: content and mode); a name ending in ``/`` is a folder."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         for name, (data, mode) in sorted(files.items()):
-            info = tarfile.TarInfo(name)
+            info = tarfile.TarInfo(name.rstrip("/"))
             info.size, info.mode, info.mtime = len(data), mode, 0
+            if name.endswith("/"):
+                info.type, info.size = tarfile.DIRTYPE, 0
             tar.addfile(info, io.BytesIO(data))
     buffer.seek(0)
     return buffer
@@ -143,6 +146,24 @@ def build_test_image(name: str, dockerfile: str, files: dict[str, tuple[bytes, i
     context = _context_tar({"Dockerfile": (dockerfile.encode(), 0o644), **files})
     docker_client.images.build(fileobj=context, custom_context=True, tag=tag, rm=True, forcerm=True, pull=False, network_mode="none")
     return tag
+
+
+def imported_image(name: str, files: dict[str, tuple[bytes, int]], changes: list[str]) -> str:
+    """An image made with ``docker import`` of exactly ``files`` (modes kept, folders too) and Dockerfile ``changes``."""
+    import docker.errors
+
+    digest = hashlib.sha256("\0".join(changes).encode())
+    for file_name, (data, mode) in sorted(files.items()):
+        digest.update(f"\0{file_name}\0{mode}\0".encode() + data)
+    tag = digest.hexdigest()[:16]
+    docker_client = client()
+    try:
+        docker_client.api.inspect_image(f"{TEST_REPOSITORY}/{name}:{tag}")
+    except docker.errors.ImageNotFound:
+        data = _context_tar(files).getvalue()
+        docker_client.api.import_image_from_data(data, repository=f"{TEST_REPOSITORY}/{name}", tag=tag, changes=changes)
+        docker_client.api.inspect_image(f"{TEST_REPOSITORY}/{name}:{tag}")  # the import answers 200 even when it failed
+    return f"{TEST_REPOSITORY}/{name}:{tag}"
 
 
 def scratch_image(binary: Path, name: str) -> str:

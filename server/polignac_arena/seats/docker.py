@@ -13,7 +13,9 @@ The container
   ``nano_cpus``, ``pids_limit``, rlimits on open files, file size and CPU seconds.
 * A read-only root file system; the only writable place is a tmpfs at ``/tmp``
   (``tmpfs_mb``, ``noexec,nosuid,nodev``: a bot writes scratch files there but cannot
-  drop programs and run them); no ``/dev/shm`` (``ipc_mode="none"``).
+  drop programs and run them); no ``/dev/shm`` (``ipc_mode="none"``).  Each ``VOLUME`` of the
+  image gets such a tmpfs too, so the daemon makes no volume (host disk); the image's health
+  check is switched off.
 * ``cap_drop=["ALL"]``, ``no-new-privileges``, user ``65534:65534`` (nobody).
 * Labels ``polignac.match``, ``polignac.seat`` and ``polignac.bot`` name it; :meth:`DockerSeat.stop`
   kills and removes it (also when it never started), and :func:`remove_containers` sweeps
@@ -78,6 +80,7 @@ import hashlib
 import io
 import logging
 import os
+import posixpath
 import re
 import secrets
 import stat
@@ -113,6 +116,8 @@ CALL_TIMEOUT_S: Final = 60.0
 """Timeout of every later call (an image build has its own, longer one)."""
 BUILD_TIMEOUT_S: Final = 900.0
 """The wall clock of an image build (every step together)."""
+MAX_IMAGE_VOLUMES: Final = 8
+_SYSTEM_DIRS: Final = ("/proc", "/sys", "/dev")
 BUILD_SCHEME: Final = "vetted-1"
 """Part of a built image's tag: images built before the Dockerfile was vetted are never reused."""
 CONTAINER_SOCKET_DIR: Final = "/run/polignac"
@@ -266,6 +271,33 @@ _build_locks_guard = threading.Lock()
 def _build_lock(tag: str) -> threading.Lock:
     with _build_locks_guard:
         return _build_locks.setdefault(tag, threading.Lock())
+
+
+def _volume_paths(volumes: tuple[str, ...], mounted: list[str], label: str) -> list[str]:
+    """The image's volumes that need a tmpfs of the arena's (so the daemon makes no volume); refused when unsafe.
+
+    >>> _volume_paths(("/data", "/tmp", "/var/cache/"), ["/run/polignac"], "bot@1")
+    ['/data', '/var/cache']
+    """
+    if len(volumes) > MAX_IMAGE_VOLUMES:
+        raise SeatError(f"the image of {label} declares {len(volumes)} volumes, more than the {MAX_IMAGE_VOLUMES} allowed")
+    taken = [*mounted, "/tmp"]
+    paths: list[str] = []
+    for volume in volumes:
+        path = posixpath.normpath(volume)
+        if not path.startswith("/") or path.startswith("//"):
+            raise SeatError(f"the image of {label} declares the volume {volume!r}, which is not an absolute path")
+        if path == "/tmp":
+            continue  # the seat's own capped tmpfs is there already
+        inside = [top for top in (*_SYSTEM_DIRS, *taken) if _nested(path, top) or _nested(top, path)]
+        if path == "/" or inside:
+            raise SeatError(f"the image of {label} declares the volume {volume!r}, on a path the arena keeps for itself")
+        paths.append(path)
+    return sorted(set(paths))
+
+
+def _nested(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
 
 
 def _read_dockerfile(folder: Path, name: str) -> str:
@@ -474,9 +506,13 @@ class DockerLauncher(SeatLauncher):
         config = self.container_config(context, image)
         limits = context.limits
         memory = f"{limits.memory_mb}m"
+        mounts = [Mount(target=target, source=source, type="bind", read_only=True) for source, target in config["mounts"]]
+        found = self.local_image(image)
+        volumes = _volume_paths(found.volumes if found else (), [target for _, target in config["mounts"]], context.submission.label)
+        mounts += [Mount(target=path, source=None, type="tmpfs", tmpfs_size=limits.tmpfs_mb << 20, tmpfs_mode=0o1777) for path in volumes]
         host_config = api.create_host_config(
             network_mode="none",
-            mounts=[Mount(target=target, source=source, type="bind", read_only=True) for source, target in config["mounts"]],
+            mounts=mounts,
             read_only=True,
             tmpfs={"/tmp": f"rw,noexec,nosuid,nodev,size={limits.tmpfs_mb}m,mode=1777"},
             ipc_mode="none",
@@ -509,6 +545,7 @@ class DockerLauncher(SeatLauncher):
             tty=False,
             host_config=host_config,
             use_config_proxy=False,
+            healthcheck={"test": ["NONE"]},  # an image's health check would run commands in the seat unasked
         )
         return str(created["Id"]), name
 
