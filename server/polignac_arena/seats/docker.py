@@ -18,12 +18,15 @@ The container
   check is switched off.
 * ``cap_drop=["ALL"]``, ``no-new-privileges``, user ``65534:65534`` (nobody).
 * Labels ``polignac.match``, ``polignac.seat`` and ``polignac.bot`` name it; :meth:`DockerSeat.stop`
-  kills and removes it (also when it never started), and :func:`remove_containers` sweeps
-  every container of a match by label.
+  kills and removes it (also when it never started, and when the arena is out of file
+  descriptors: each seat holds a connection to the daemon for that), and
+  :func:`remove_containers` sweeps every container of a match by label.
 * The ``none`` logging driver: the daemon keeps no log that a chatty bot could grow.  The arena
   attaches to the container before starting it instead, so no output is missed: stderr is kept
-  up to ``stderr_bytes``; for ``stdio`` bots stdin and stdout are the bot's JSON-lines pipes
-  (``DockerSeat.stdin`` / ``DockerSeat.stdout`` as asyncio streams, see below).
+  up to ``stderr_bytes``, then read at a bounded rate and dropped, which holds the bot's
+  writes back (a flood costs neither the arena nor the daemon more than that rate); for
+  ``stdio`` bots stdin and stdout are the bot's JSON-lines pipes (``DockerSeat.stdin`` /
+  ``DockerSeat.stdout`` as asyncio streams, see below).
 
 Images
 ------
@@ -52,14 +55,14 @@ So the daemon must see the arena's file system (a local daemon, not a remote one
 
 stdio bots
 ----------
-The arena attaches with its own HTTP connection to the daemon (``unix://`` or plain
-``tcp://`` ``DOCKER_HOST``), upgraded to a raw stream, before it starts the container.  Without
-a terminal the daemon multiplexes the container's output in frames with an 8-byte header
-(stream number, three zero bytes, big-endian length); a pump task splits them: stdout feeds
-``DockerSeat.stdout`` (with back-pressure: the pump stops reading while 2 MiB wait unread),
-stderr goes to the capped capture.  ``DockerSeat.stdin`` writes straight into the container's
-stdin; closing it only half-closes the connection (the bot sees end of file, its output still
-arrives).
+The arena attaches with its own HTTP connections to the daemon (``unix://`` or plain
+``tcp://`` ``DOCKER_HOST``), upgraded to raw streams, before it starts the container: one for
+stdin and stdout, another for stderr (every seat has that one).  Without a terminal the daemon
+frames the container's output with an 8-byte header (stream number, three zero bytes,
+big-endian length); a pump task feeds the stdout frames to ``DockerSeat.stdout`` (with
+back-pressure: the pump stops reading while 2 MiB wait unread).  ``DockerSeat.stdin`` writes
+straight into the container's stdin; closing it only half-closes the connection (the bot sees
+end of file, its output still arrives).
 
 Exit status
 -----------
@@ -90,11 +93,20 @@ import threading
 import time
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import urlsplit
 
 from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
 from polignac_arena.seats.docker_build import BuildFailed, BuildRequest, build_image, spooled_context
-from polignac_arena.seats.docker_seat import STDOUT_LIMIT, DockerSeat, StdinWriter, docker_exit_status, in_thread, short_error
+from polignac_arena.seats.docker_http import DaemonLine, daemon_target
+from polignac_arena.seats.docker_seat import (
+    STDERR_LIMIT,
+    STDOUT_LIMIT,
+    Attached,
+    DockerSeat,
+    StdinWriter,
+    docker_exit_status,
+    in_thread,
+    short_error,
+)
 from polignac_arena.seats.dockerfile import MAX_DOCKERFILE_BYTES, DockerfileError, LocalImage, vet_dockerfile
 from polignac_arena.submission import Submission
 
@@ -252,16 +264,6 @@ def _daemon_hint(where: str, exc: BaseException) -> str:
     if "Permission denied" in text or "PermissionError" in text:
         hint = "this user may not use the daemon's socket: run the arena as a member of the 'docker' group"
     return f"cannot reach the Docker daemon at {where}: {text}; {hint}"
-
-
-def _attach_target(base_url: str) -> tuple[str, str | int]:
-    """Where the arena opens its own connections to the daemon: ("unix", path) or (host, port)."""
-    parts = urlsplit(base_url)
-    if parts.scheme in ("unix", "http+unix"):
-        return "unix", (parts.netloc + parts.path) if parts.scheme == "unix" else parts.path
-    if parts.scheme in ("tcp", "http") and not os.environ.get("DOCKER_TLS_VERIFY"):
-        return parts.hostname or "localhost", parts.port or 2375
-    raise SeatError(f"docker seats attach to the daemon over unix:// or plain tcp:// only, not {base_url!r}")
 
 
 _build_locks: dict[str, threading.Lock] = {}
@@ -553,12 +555,12 @@ class DockerLauncher(SeatLauncher):
         with contextlib.suppress(Exception):
             self._connect().api.remove_container(container_id, force=True, v=True)
 
-    async def _attach(self, container_id: str, stdio: bool) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        """Our own connection to the daemon, upgraded to the container's raw multiplexed streams."""
+    async def _attach(self, container_id: str, streams: str, limit: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """Our own connection to the daemon, upgraded to some of the container's raw multiplexed streams."""
         client = self._connect()
-        where, port = _attach_target(self.base_url)
+        where, port = daemon_target(self.base_url)
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=STDOUT_LIMIT)
+        reader = asyncio.StreamReader(limit=limit)
         protocol = asyncio.StreamReaderProtocol(reader)
         try:
             if where == "unix":
@@ -568,7 +570,6 @@ class DockerLauncher(SeatLauncher):
         except (OSError, TimeoutError) as exc:
             raise SeatError(_daemon_hint(self.base_url, exc)) from None
         writer = StdinWriter(transport, protocol, reader, loop)
-        streams = "stdin=1&stdout=1&stderr=1" if stdio else "stdin=0&stdout=0&stderr=1"
         request = (
             f"POST /v{client.api.api_version}/containers/{container_id}/attach?stream=1&{streams} HTTP/1.1\r\n"
             "Host: docker\r\nContent-Type: text/plain\r\nContent-Length: 0\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n"
@@ -614,19 +615,26 @@ class DockerLauncher(SeatLauncher):
             raise
         except Exception as exc:
             raise SeatError(f"cannot create the container of {sub.label}: {short_error(exc)}") from None
-        stdio = sub.transport == "stdio"
-        connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+        connections: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+        line: DaemonLine | None = None
         try:
-            connection = await self._attach(container_id, stdio)
+            # stderr apart from stdin/stdout: its flood is slowed at the source without touching stdout.
+            connections.append(await self._attach(container_id, "stdin=0&stdout=0&stderr=1", STDERR_LIMIT))
+            if sub.transport == "stdio":
+                connections.append(await self._attach(container_id, "stdin=1&stdout=1&stderr=0", STDOUT_LIMIT))
+            line = await in_thread(DaemonLine, self.base_url, str(self._connect().api.api_version))
             await in_thread(self._connect().api.start, container_id)
         except BaseException as exc:
-            if connection is not None:
+            for connection in connections:
                 connection[1].transport.abort()
+            if line is not None:
+                line.close()
             await asyncio.shield(in_thread(self._remove_quietly, container_id))
             if isinstance(exc, SeatError | asyncio.CancelledError) or not isinstance(exc, Exception):
                 raise
             raise SeatError(f"cannot start the container of {sub.label}: {short_error(exc)}") from None
-        return DockerSeat(self._connect(), container_id, name, connection, stdio, context.limits)
+        attached = Attached(stderr=connections[0], stdio=connections[1] if len(connections) > 1 else None, line=line)
+        return DockerSeat(self._connect(), container_id, name, attached, context.limits)
 
     def remove_match_containers(self, match_id: str) -> list[str]:
         """Kill and remove every container of a match (for a sweep after a crash of the arena)."""
