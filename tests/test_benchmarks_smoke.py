@@ -48,3 +48,24 @@ def test_referee_benchmark_quick_run() -> None:
     assert result["ratio"] == pytest.approx(result["referee_median_us"] / result["bare_median_us"], abs=0.01)
     assert len(result["ratio_by_process_pair"]) == 1  # --quick runs one process pair
     assert result["referee_full_view_median_us"] > 0
+
+
+SEATS_SCRIPT = ROOT / "benchmarks" / "seats.py"
+
+
+def test_seats_benchmark_quick_run() -> None:
+    """benchmarks/seats.py --json: seat start-up and match wall time keyed by seat kind (unavailable kinds say why)."""
+    done = subprocess.run(
+        [sys.executable, str(SEATS_SCRIPT), "--json", "--quick"], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert {"seat_start_ms", "match_wall_s", "bot_connect_ms", "unavailable"} <= result.keys()
+    measured = set(result["match_wall_s"])
+    assert measured | set(result["unavailable"]) == {"inprocess", "process", "docker"}
+    assert "inprocess" in measured and "process" in measured
+    for kind in measured - {"inprocess"}:
+        assert result["seat_start_ms"][kind] > 0
+        assert result["bot_connect_ms"][kind] >= result["seat_start_ms"][kind]
+    assert all(wall > 0 for wall in result["match_wall_s"].values())
+    assert result["seat_start_ms"]["unsandboxed"] > 0

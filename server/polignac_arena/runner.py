@@ -18,6 +18,7 @@ from pathlib import Path
 
 from polignac import Ruleset
 from polignac.bots import BUILTIN_BOTS
+from polignac_arena.folders import FolderError, scan_folder
 from polignac_arena.match_folder import match_folder
 from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
 from polignac_arena.seats import SeatContext, SeatKind, SeatLauncher, SeatLimits, SeatProcess, launcher_for
@@ -41,6 +42,10 @@ def resolve_bot(text: str) -> Submission:
         except SubmissionError as exc:
             raise BotSpecError(str(exc)) from None
     if path.is_file() and path.suffix == ".py":
+        try:
+            scan_folder(path.resolve().parent)  # the seat gets the file's whole folder
+        except FolderError as exc:
+            raise BotSpecError(f"{exc} (a .py bot brings its whole folder: give it a folder of its own)") from None
         return Submission(path=path.resolve().parent, name=path.stem[:64], version="0", language="python", command=("python", path.name))
     raise BotSpecError(f"no bot {text!r}: give a built-in name ({', '.join(BUILTIN_BOTS)}), a folder with bot.toml, or a .py file")
 

@@ -20,7 +20,7 @@
 
 from __future__ import annotations
 
-import hashlib
+import os
 import re
 import shlex
 import sys
@@ -29,12 +29,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from polignac_arena.folders import FolderError, folder_digest, read_file, scan_folder
+
 __all__ = ["LANGUAGES", "ResourceRequest", "Submission", "SubmissionError", "builtin_submission", "content_digest", "load_submission"]
 
 LANGUAGES: Final = ("python", "javascript", "c", "cpp", "rust", "go", "java", "other")
 TRANSPORTS: Final = ("grpc", "stdio")
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _KEYS: Final = ("name", "version", "author", "language", "command", "transport", "dockerfile", "image", "build", "resources")
+MAX_MANIFEST_BYTES: Final = 64 << 10
+MAX_DOCKERFILE_BYTES: Final = 1 << 20
 _RESOURCE_BOUNDS: Final = {"memory_mb": (16, 65536), "cpus": (0.1, 64.0), "pids": (4, 4096)}
 
 
@@ -95,16 +99,27 @@ def _line_of(text: str, key: str) -> str:
 
 
 def load_submission(path: Path | str) -> Submission:
-    """Read and validate ``PATH/bot.toml``; raises :class:`SubmissionError` listing every problem."""
+    """Read and validate ``PATH/bot.toml``; raises :class:`SubmissionError` listing every problem.
+
+    The whole folder is checked first (:func:`polignac_arena.folders.scan_folder`: no link out
+    of it, no special file, within the caps), and ``bot.toml`` and the Dockerfile are read only
+    as regular files of the folder itself.
+    """
     folder = Path(path)
     manifest = folder / "bot.toml"
     if not folder.is_dir():
         raise SubmissionError(folder, ["not a folder (a submission is a folder holding bot.toml)"])
-    if not manifest.is_file():
+    try:
+        scan_folder(folder)
+    except FolderError as exc:
+        raise SubmissionError(folder, [exc.problem]) from None
+    if not os.path.lexists(manifest):
         raise SubmissionError(folder, ["no bot.toml in this folder"])
     try:
-        text = manifest.read_text(encoding="utf-8")
+        text = read_file(folder, "bot.toml", MAX_MANIFEST_BYTES).decode("utf-8")
         table = tomllib.loads(text)
+    except FolderError as exc:
+        raise SubmissionError(folder, [exc.problem]) from None
     except UnicodeDecodeError:
         raise SubmissionError(manifest, ["not UTF-8 text"]) from None
     except tomllib.TOMLDecodeError as exc:
@@ -141,8 +156,13 @@ def load_submission(path: Path | str) -> Submission:
     if dockerfile is not None:
         if not isinstance(dockerfile, str) or not dockerfile or Path(dockerfile).is_absolute() or ".." in Path(dockerfile).parts:
             bad("dockerfile", f"must be a relative path inside the folder, got {dockerfile!r}")
-        elif not (folder / dockerfile).is_file():
+        elif not os.path.lexists(folder / dockerfile):
             bad("dockerfile", f"{dockerfile!r} does not exist in the folder")
+        else:
+            try:
+                read_file(folder, dockerfile, MAX_DOCKERFILE_BYTES)
+            except FolderError as exc:
+                bad("dockerfile", exc.problem)
     if image is not None and (not isinstance(image, str) or not re.match(r"^[a-z0-9][a-z0-9._/:@-]{0,199}$", image)):
         bad("image", f"must be a docker image reference such as 'my-bot:1', got {image!r}")
     resources = _resources(table.get("resources", {}), bad)
@@ -199,20 +219,12 @@ def _resources(value: Any, bad: Any) -> ResourceRequest:
     return ResourceRequest(**granted)
 
 
-_SKIPPED_DIRS: Final = {"node_modules", "__pycache__", ".git", ".venv", "build", "dist"}
-
-
 def content_digest(folder: Path) -> str:
-    """A SHA-256 over the folder's files (relative paths and contents), build outputs and caches left out."""
-    digest = hashlib.sha256()
-    root = Path(folder)
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if any(part in _SKIPPED_DIRS or part.startswith(".") for part in relative.parts) or not path.is_file():
-            continue
-        digest.update(str(relative).encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
+    """The submission's digest (:func:`polignac_arena.folders.folder_digest`); raises :class:`SubmissionError`."""
+    try:
+        return folder_digest(folder)
+    except FolderError as exc:
+        raise SubmissionError(Path(folder), [exc.problem]) from None
 
 
 def builtin_submission(name: str) -> Submission:

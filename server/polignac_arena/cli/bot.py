@@ -83,11 +83,12 @@ def add(
     """Register a submission in the store, so tournaments can name it as NAME or NAME@VERSION."""
     try:
         submission = load_submission(path)
+        digest = content_digest(submission.path)
     except SubmissionError as exc:
         fail(str(exc))
     with open_store(db) as store:
         try:
-            store.add_bot(submission.name, submission.version, submission.path, content_digest(submission.path), submission.language)
+            store.add_bot(submission.name, submission.version, submission.path, digest, submission.language)
         except ConflictError as exc:
             fail(str(exc))
     print(f"Registered {submission.label} from {submission.path} in {db}.")

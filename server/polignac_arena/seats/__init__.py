@@ -7,9 +7,19 @@ tournament trusts them.
 
 from __future__ import annotations
 
-from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
+from polignac_arena.seats.base import BuildLimits, BuildResult, SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
 
-__all__ = ["SeatContext", "SeatError", "SeatKind", "SeatLauncher", "SeatLimits", "SeatProcess", "launcher_for"]
+__all__ = [
+    "BuildLimits",
+    "BuildResult",
+    "SeatContext",
+    "SeatError",
+    "SeatKind",
+    "SeatLauncher",
+    "SeatLimits",
+    "SeatProcess",
+    "launcher_for",
+]
 
 
 def launcher_for(kind: SeatKind | str) -> SeatLauncher:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from polignac_arena.submission import ResourceRequest, Submission
 
-__all__ = ["SeatContext", "SeatError", "SeatKind", "SeatLauncher", "SeatLimits", "SeatProcess"]
+__all__ = ["BuildLimits", "BuildResult", "SeatContext", "SeatError", "SeatKind", "SeatLauncher", "SeatLimits", "SeatProcess"]
 
 
 class SeatKind(StrEnum):
@@ -46,6 +46,37 @@ class SeatLimits:
             cpus=min(self.cpus, request.cpus or self.cpus),
             pids=min(self.pids, request.pids or self.pids),
         )
+
+
+@dataclass(frozen=True)
+class BuildLimits:
+    """What a build step may use besides the seat's own caps (memory, CPU and processes are the seat's)."""
+
+    disk_mb: int = 512
+    """The writable build folder (a tmpfs: what is written there also counts as the build's memory)."""
+    output_bytes: int = 64 * 1024
+    """The build's stdout and stderr kept for the report (the rest is read and dropped)."""
+    result_bytes: int = 600 << 20
+    """The build folder handed back to the arena, as a tar stream."""
+    result_files: int = 20_000
+    """Files, folders and links in that build folder."""
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """How a submission's build step went: one line (``reason``) and its output for the report."""
+
+    ok: bool
+    """It exited 0 in time and its results were installed in the submission folder."""
+    exit_status: int | None
+    """The build command's exit status (negative: killed by that signal); None when it did not end by itself."""
+    output: str
+    """What it wrote on stdout and stderr, up to ``BuildLimits.output_bytes`` (bot-written text: not filtered)."""
+    seconds: float
+    reason: str
+    """One line for the operator: ``exited 0``, ``timed out after 300 s``, ``refused: ...``."""
+    installed: tuple[str, ...] = ()
+    """Files (relative paths) the build added or changed in the submission folder."""
 
 
 @dataclass(frozen=True)
@@ -114,3 +145,17 @@ class SeatLauncher(ABC):
     @abstractmethod
     async def start(self, context: SeatContext) -> SeatProcess:
         """Start the bot of ``context``; raises :class:`SeatError` with a clear reason."""
+
+    async def build(
+        self, submission: Submission, limits: SeatLimits, *, timeout_s: float, trusted: bool = False, caps: BuildLimits | None = None
+    ) -> BuildResult:
+        """Run ``submission.build`` in the same sandbox as this kind's bots, then install its results in the folder.
+
+        The build gets the seat's memory, CPU and process caps, no network, an environment made from
+        scratch, ``timeout_s`` of wall-clock time (then it is killed with everything it started), a
+        disk cap and capped output (``caps``).  It works on a copy of the folder; what it made or
+        changed there comes back to the arena, which installs it in the submission folder without
+        following links and never lets it change ``bot.toml`` (see docs/builds.md).  Never raises
+        for a failing build: the result says why.
+        """
+        return BuildResult(False, None, "", 0.0, f"refused: {self.kind} seats do not run build steps")

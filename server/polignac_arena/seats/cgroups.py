@@ -26,6 +26,7 @@ from typing import Final
 
 from polignac_arena.owners import identity, is_running
 from polignac_arena.seats.base import SeatLimits
+from polignac_arena.seats.common import within
 
 __all__ = ["SeatCgroups", "warn_weaker_containment"]
 
@@ -68,7 +69,7 @@ def _own_cgroup_dirs() -> dict[str, Path]:
         for controller in controllers.split(","):
             if controller in mounts and controller in _CONTROLLERS:
                 mount, root = mounts[controller]
-                if not (path == root or path.startswith(root.rstrip("/") + "/")):
+                if not within(path, [root]):
                     continue
                 relative = path[len(root) :].strip("/")
                 folder = mount / relative if relative else mount

@@ -42,8 +42,9 @@ There is no container registry here and the arena never pulls an image:
 * Neither (Python bots, the built-in bots, Node bots, host-built C binaries): the *runtime
   image* ``polignac-runtime:<hash>``, which the arena makes itself with ``docker import`` of a
   tiny tarball (``/etc/passwd``, ``/etc/group``, ``/etc/nsswitch.conf`` and a few empty
-  folders).  The host's runtime is bind-mounted read-only at the same paths: ``/usr``, ``/lib``,
-  ``/lib64``, ``/bin`` (the C library, Node), ``/etc/ld.so.cache``, the Python installation
+  folders).  The host's runtime, worked out in :mod:`.common` for bubblewrap seats too, is
+  bind-mounted read-only at the same paths: ``/usr``, ``/lib``, ``/bin``... (the C library,
+  Node), the loader's and a few other harmless ``/etc`` files, the Python installation
   (``sys.base_prefix`` and ``sys.prefix``, plus any folder outside them holding grpc or
   protobuf) and the SDK package at ``/opt/polignac-sdk/polignac`` (on ``PYTHONPATH``).  A
   command starting with ``python`` runs the arena's own interpreter, as ``process`` seats do.
@@ -78,7 +79,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import hashlib
 import io
 import logging
@@ -87,14 +87,15 @@ import posixpath
 import re
 import secrets
 import stat
-import sys
 import tarfile
 import threading
 import time
 from pathlib import Path
 from typing import Any, Final
 
+from polignac_arena.folders import FolderError, folder_digest
 from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
+from polignac_arena.seats.common import host_runtime as common_host_runtime
 from polignac_arena.seats.docker_build import BuildFailed, BuildRequest, build_image, spooled_context
 from polignac_arena.seats.docker_http import DaemonLine, daemon_target
 from polignac_arena.seats.docker_seat import (
@@ -140,31 +141,14 @@ SANDBOX_USER: Final = "65534:65534"
 LABEL_MATCH: Final = "polignac.match"
 LABEL_SEAT: Final = "polignac.seat"
 LABEL_BOT: Final = "polignac.bot"
-_HOST_RUNTIME_DIRS: Final = ("/usr", "/lib", "/lib64", "/bin")
-_SDK_DEPENDENCIES: Final = ("grpc", "google.protobuf")
 
 
 def folder_hash(folder: Path, extra: str = "") -> str:
-    """A hash of a folder's files (names, contents, executable bits, symlink targets); ``__pycache__`` is skipped."""
-    digest = hashlib.sha256(extra.encode())
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            path = Path(root, name)
-            rel = path.relative_to(folder).as_posix()
-            if path.is_symlink():
-                digest.update(b"L" + rel.encode() + b"\0" + os.readlink(path).encode() + b"\0")
-                continue
-            digest.update(b"F" + rel.encode() + b"\0" + (b"x" if os.access(path, os.X_OK) else b"-"))
-            with path.open("rb") as handle:
-                for block in iter(functools.partial(handle.read, 1 << 16), b""):
-                    digest.update(block)
-            digest.update(b"\0")
-        for name in dirs:
-            link = Path(root, name)
-            if link.is_symlink():
-                digest.update(b"D" + link.relative_to(folder).as_posix().encode() + b"\0" + os.readlink(link).encode() + b"\0")
-    return digest.hexdigest()
+    """The submission's digest (:func:`polignac_arena.folders.folder_digest`, ``extra`` hashed first) for image tags."""
+    try:
+        return folder_digest(folder, extra)
+    except FolderError as exc:
+        raise SeatError(str(exc)) from None
 
 
 def _repository_name(name: str) -> str:
@@ -203,56 +187,14 @@ def _runtime_tarball() -> bytes:
     return buffer.getvalue()
 
 
-def _covered(path: str, mounted: list[str]) -> bool:
-    return any(path == top or path.startswith(top.rstrip("/") + "/") for top in mounted)
-
-
-def _module_root(module: str) -> str | None:
-    """The ``sys.path`` entry that ``module`` is imported from, or None when it is not importable."""
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.origin or spec.origin in ("built-in", "frozen"):
-        return None
-    origin = os.path.realpath(spec.origin)
-    depth = module.count(".") + (2 if spec.submodule_search_locations is not None else 1)
-    root = origin
-    for _ in range(depth):
-        root = os.path.dirname(root)
-    return root
-
-
-@functools.lru_cache(maxsize=1)
 def host_runtime() -> tuple[tuple[tuple[str, str], ...], str]:
-    """The host folders a runtime-image container mounts read-only (source, target), and its PYTHONPATH."""
-    import polignac
-
-    mounts: list[tuple[str, str]] = []
-    mounted: list[str] = []
-
-    def add(path: str) -> None:
-        if path and os.path.exists(path) and not _covered(path, mounted):
-            mounts.append((path, path))
-            mounted.append(path)
-
-    for folder in (*_HOST_RUNTIME_DIRS, sys.base_prefix, sys.prefix, os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)):
-        add(folder)
-    executable = os.path.dirname(os.path.realpath(sys.executable))
-    add(os.path.dirname(executable) if os.path.basename(executable) == "bin" else executable)
-    python_path = [CONTAINER_SDK_DIR]
-    for module in _SDK_DEPENDENCIES:
-        root = _module_root(module)
-        if root is not None and not _covered(root, mounted):
-            add(root)
-            python_path.append(root)
-    if os.path.isfile("/etc/ld.so.cache"):
-        mounts.append(("/etc/ld.so.cache", "/etc/ld.so.cache"))
-    sdk = str(Path(polignac.__file__).resolve().parent)
-    mounts.append((sdk, f"{CONTAINER_SDK_DIR}/polignac"))
-    return tuple(mounts), ":".join(python_path)
+    """The host runtime (:func:`.common.host_runtime`, shared with bubblewrap seats) as a runtime-image container's
+    read-only mounts (source, target), and its PYTHONPATH."""
+    runtime = common_host_runtime()
+    folders = [*runtime.system, *runtime.python, *runtime.etc]
+    mounts = [(folder, folder) for folder in folders]
+    mounts.append((runtime.sdk, f"{CONTAINER_SDK_DIR}/polignac"))
+    return tuple(mounts), ":".join([CONTAINER_SDK_DIR, *runtime.python_path])
 
 
 # -- talking to the daemon --------------------------------------------------------------------------------------

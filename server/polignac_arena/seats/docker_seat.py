@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 from polignac_arena.seats.base import SeatLimits, SeatProcess
+from polignac_arena.seats.common import exit_status as docker_exit_status
 from polignac_arena.seats.docker_http import DaemonLine, DaemonUnreachable, out_of_descriptors
 
 __all__ = [
@@ -51,23 +52,6 @@ STDERR_LIMIT: Final = 64 << 10
 STDERR_DRAIN_BYTES_PER_S: Final = 64 << 10
 """How fast stderr past the seat's cap is read (and dropped); the bot's writes wait beyond it."""
 _WATCH_PATIENCE_S: Final = 60.0
-
-
-def docker_exit_status(code: int | None, oom_killed: bool = False) -> int | None:
-    """A container's exit code as a process exit status: 128+N (killed by signal N) becomes -N.
-
-    >>> docker_exit_status(0), docker_exit_status(3), docker_exit_status(137), docker_exit_status(143)
-    (0, 3, -9, -15)
-    >>> docker_exit_status(1, oom_killed=True), docker_exit_status(None)
-    (-9, None)
-    """
-    if code is None:
-        return None
-    if oom_killed and code != 0:
-        return -9
-    if 128 < code <= 128 + 64:
-        return -(code - 128)
-    return code
 
 
 def short_error(exc: BaseException) -> str:

@@ -10,10 +10,10 @@ What a sandboxed bot gets (DESIGN.md, "Running bots"):
   Nested user namespaces are disabled (``--disable-userns``).
 - **No network.** Every namespace is new (``--unshare-all``): inside there is only ``lo``.
   The referee is reached through its unix socket, mounted at ``/run/polignac``.
-- **A read-only view of what it needs:** ``/usr`` (and ``/bin``, ``/lib``... as on the
-  host), a minimal ``/etc`` (the loader cache, time zone, alternatives, a made-up
-  ``passwd``/``group``/``hosts``; not the host's ``/etc``), the Python installation that
-  runs the arena at its own path, the SDK at ``/opt/polignac``, and the submission's folder
+- **A read-only view of what it needs:** the host runtime that docker seats get too
+  (:mod:`.common`: ``/usr`` and ``/bin``, ``/lib``... as on the host, a few harmless ``/etc``
+  files, the Python installation that runs the arena at its own path), a made-up
+  ``passwd``/``group``/``hosts`` (not the host's), the SDK at ``/opt/polignac``, and the submission's folder
   at ``/bot`` (the working directory).  Its own ``/proc`` (own PID namespace: it sees only
   its processes), a minimal read-only ``/dev``, and private writable ``/tmp`` and
   ``/dev/shm`` (tmpfs of ``SeatLimits.tmpfs_mb`` and a quarter of that); nothing else is
@@ -38,7 +38,8 @@ What a sandboxed bot gets (DESIGN.md, "Running bots"):
   the cgroups.
 
 How a seat starts: the arena (which has gRPC threads, so it never runs Python code in a
-forked child) starts a small trampoline, a fresh ``python -I -S``, that as root joins the
+forked child) starts a small trampoline (:mod:`.trampoline`, run as a script by a fresh
+``python -I -S``), that as root joins the
 seat's cgroups, stages unreachable folders, sets the rlimits, makes a PID namespace and
 forks; the child drops to the seat's uid and gid with no groups and execs bubblewrap, the
 trampoline stays as its monitor and exits as it exits.  Any failure comes back through a
@@ -60,8 +61,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import importlib.util
 import json
 import logging
 import os
@@ -81,12 +80,16 @@ from typing import Final
 
 from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
 from polignac_arena.seats.cgroups import SeatCgroups, warn_weaker_containment
+from polignac_arena.seats.common import exit_status, host_runtime
 from polignac_arena.seats.process import LocalProcess, std_pipes
 from polignac_arena.seats.uids import allocate_uid, kill_uid, processes_of_uid, release_uid
 
 __all__ = ["SANDBOX_SOCKET_DIR", "SandboxLauncher", "SandboxProcess"]
 
 log = logging.getLogger(__name__)
+
+TRAMPOLINE: Final = str(Path(__file__).with_name("trampoline.py"))
+"""The program that sets a seat up as root and becomes bubblewrap (:mod:`.trampoline`), run as a script."""
 
 SANDBOX_SOCKET_DIR: Final = "/run/polignac"
 """Where the referee's socket folder appears inside the sandbox."""
@@ -99,100 +102,6 @@ _AS_HEADROOM_MB: Final = 4096
 """Address space above ``memory_mb`` (see the module's docstring): the memory cgroup is the real cap."""
 _AS_HEADROOM_NO_CGROUP_MB: Final = 1024
 """Without a memory cgroup RLIMIT_AS is the only cap, so it is kept tighter."""
-
-_TRAMPOLINE: Final = r"""
-import ctypes, json, os, resource, signal, sys
-spec = json.loads(sys.argv[1])
-report = spec["report"]
-os.set_inheritable(report, False)  # closed when bubblewrap starts: the arena's sign that all went well
-libc = ctypes.CDLL(None, use_errno=True)
-def check(result):
-    if result != 0:
-        code = ctypes.get_errno()
-        raise OSError(code, os.strerror(code))
-def die_with(parent_alive):
-    # SIGKILL when the parent dies; if it died already, stop now (a signal asked for too late never comes).
-    check(libc.prctl(1, 9, 0, 0, 0))  # PR_SET_PDEATHSIG, SIGKILL
-    if not parent_alive():
-        os._exit(125)
-def monitor_alive(fd):
-    try:
-        return os.read(fd, 1) != b""  # end of file: the write end's holder has died
-    except BlockingIOError:
-        return True
-step = "start"
-try:
-    uid = spec["uid"]
-    if uid is not None:
-        # As root this process stays to the end as the sandbox's monitor: it dies with the arena first.
-        step = "ask to die with the arena"
-        die_with(lambda: os.getppid() == spec["parent"])
-    for path in spec["cgroups"]:
-        step = "join the cgroup " + path
-        fd = os.open(path, os.O_WRONLY)
-        os.write(fd, b"0")
-        os.close(fd)
-    if spec["staged"]:
-        step = "unshare the mount namespace"
-        check(libc.unshare(0x00020000))  # CLONE_NEWNS
-        check(libc.mount(b"none", b"/", None, ctypes.c_ulong(16384 | 262144), None))  # MS_REC | MS_PRIVATE
-        for source, stage in spec["staged"]:
-            step = "stage " + source
-            check(libc.mount(source.encode(), stage.encode(), None, ctypes.c_ulong(4096 | 16384), None))  # MS_BIND | MS_REC
-    for which, soft, hard in spec["rlimits"]:
-        step = "set rlimit %d" % which
-        resource.setrlimit(which, (soft, hard))
-    if uid is not None:
-        # bubblewrap becomes the first process of a PID namespace of its own.  When it dies the kernel
-        # kills everything in that namespace, its sandbox included, even a sandbox whose own
-        # --die-with-parent was not yet in place (bubblewrap sets it in its child after the clone).
-        step = "unshare the PID namespace"
-        check(libc.unshare(0x20000000))  # CLONE_NEWPID
-        # getppid() says 0 across the namespace boundary: the child watches this pipe instead, whose
-        # write end the monitor holds open until it dies.
-        alive_r, alive_w = os.pipe()
-        child = os.fork()
-        if child:
-            os.closerange(0, 2)  # stdin and stdout belong to the bot
-            os.closerange(3, alive_w)
-            os.closerange(alive_w + 1, 1 << 16)
-            while True:
-                try:
-                    _, status = os.waitpid(child, 0)
-                    break
-                except InterruptedError:
-                    continue
-            if os.WIFSIGNALED(status):  # end as bubblewrap ended
-                sig = os.WTERMSIG(status)
-                if sig not in (signal.SIGKILL, signal.SIGSTOP):  # those two have no handler to reset
-                    signal.signal(sig, signal.SIG_DFL)
-                os.kill(os.getpid(), sig)
-                os._exit(128 + sig)  # a signal that does not end a process by default
-            os._exit(os.waitstatus_to_exitcode(status))
-        step = "switch to uid %d" % uid
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
-        step = "ask to die with the monitor"
-        os.close(alive_w)
-        os.set_blocking(alive_r, False)
-        die_with(lambda: monitor_alive(alive_r))  # after the uid switch, which clears the parent-death signal
-        os.close(alive_r)
-    else:
-        step = "ask to die with the arena"
-        die_with(lambda: os.getppid() == spec["parent"])  # PR_SET_PDEATHSIG survives execve for a non-setuid binary
-    step = "start " + spec["argv"][0]
-    os.execv(spec["argv"][0], spec["argv"])
-except BaseException as exc:
-    os.write(report, ("%s: %s" % (step, exc)).encode()[:2000])
-    os._exit(126)
-"""
-"""Runs in the child (a fresh interpreter, not a fork of the threaded arena).  As root: join the seat's
-cgroups, stage unreachable folders, set rlimits, then fork: the child drops to the seat's uid and
-becomes bubblewrap as the first process of a new PID namespace, and this process waits for it and
-exits as it exits (both die with the arena).  Not as root: the same without the uid switch and the
-PID namespace, becoming bubblewrap itself.  Every step failing is written to the report pipe."""
-
 
 # --- what the sandbox sees --------------------------------------------------------------------
 
@@ -247,40 +156,6 @@ def _readable_copy(source: Path, dest: Path, label: str) -> Path:
     return dest
 
 
-def _within(path: str, folders: Sequence[str]) -> bool:
-    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
-
-
-@functools.cache
-def _python_view() -> tuple[tuple[str, ...], tuple[str, ...], str]:
-    """The host folders Python bots need (at their own paths), extra ``PYTHONPATH`` entries, and the SDK package."""
-    import polignac
-
-    sdk = str(Path(polignac.__file__).resolve().parent)
-    roots: list[str] = []
-    candidates = [sys.base_prefix, sys.prefix, str(Path(sys.executable).resolve().parent.parent)]
-    for candidate in candidates:
-        real = os.path.realpath(candidate)
-        if not _within(real, ["/usr", *roots]):
-            roots.append(real)
-    extra: list[str] = []
-    # The SDK's dependencies may live outside the installation (a user site, PYTHONPATH): mount those folders too.
-    for module in ("grpc", "google.protobuf"):
-        spec = importlib.util.find_spec(module)
-        if spec is not None and spec.origin:
-            where = os.path.realpath(Path(spec.origin).parents[module.count(".") + 1])  # the sys.path entry holding it
-            if not _within(where, ["/usr", *roots]):
-                roots.append(where)
-                extra.append(where)
-    return tuple(roots), tuple(extra), sdk
-
-
-def _etc_files() -> list[str]:
-    """Host files of /etc that programs need; nothing secret (no passwd, shadow, ssh, ssl keys)."""
-    wanted = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/alternatives", "/etc/nsswitch.conf"]
-    return [p for p in wanted if os.path.exists(p)]
-
-
 @dataclass
 class _Plan:
     """The command line of one sandbox and what must happen in the child before bubblewrap starts."""
@@ -298,7 +173,7 @@ class _Plan:
     fds_to_close: list[int] = field(default_factory=list)
 
     def trampoline(self, report_fd: int) -> list[str]:
-        """The command that sets the seat up as root and then becomes bubblewrap (see ``_TRAMPOLINE``)."""
+        """The command that sets the seat up as root and then becomes bubblewrap (see :mod:`.trampoline`)."""
         spec = {
             "report": report_fd,
             "parent": os.getpid(),
@@ -308,7 +183,7 @@ class _Plan:
             "uid": self.uid,
             "argv": self.argv,
         }
-        return [sys.executable, "-I", "-S", "-c", _TRAMPOLINE, json.dumps(spec)]
+        return [sys.executable, "-I", "-S", TRAMPOLINE, json.dumps(spec)]
 
     def close(self) -> None:
         for fd in self.fds_to_close:
@@ -388,16 +263,14 @@ def _plan(
         str(max(1, limits.tmpfs_mb // 4) << 20),
         "--tmpfs",
         "/dev/shm",
-        "--ro-bind",
-        "/usr",
-        "/usr",
     ]
-    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+    runtime = host_runtime()
+    for top in runtime.system:
         if os.path.islink(top):
             argv += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             argv += ["--ro-bind", top, top]
-    for path in _etc_files():
+    for path in runtime.etc:
         argv += ["--ro-bind", path, path]
     plan = _Plan(argv=[], env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}, pass_fds=[], uid=uid, staging=staging)
     shown_uid = uid if uid is not None else os.getuid()
@@ -438,7 +311,7 @@ def _plan(
     return plan
 
 
-def _sandbox_env(context: SeatContext | None, extra_pythonpath: Sequence[str]) -> dict[str, str]:
+def _sandbox_env(context: SeatContext | None) -> dict[str, str]:
     """The bot's whole environment: nothing of the arena's comes in."""
     python_bin = str(Path(sys.executable).parent)
     env = {
@@ -447,7 +320,7 @@ def _sandbox_env(context: SeatContext | None, extra_pythonpath: Sequence[str]) -
         "TMPDIR": "/tmp",
         "LANG": "C.UTF-8",
         "USER": "bot",
-        "PYTHONPATH": ":".join([SDK_DIR, *extra_pythonpath]),
+        "PYTHONPATH": ":".join([SDK_DIR, *host_runtime().python_path]),
         "PYTHONNOUSERSITE": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
     }
@@ -459,13 +332,6 @@ def _sandbox_env(context: SeatContext | None, extra_pythonpath: Sequence[str]) -
 def _command_inside(context: SeatContext) -> list[str]:
     """The bot's command as run in the sandbox (``python`` is this interpreter, at its own path)."""
     return list(context.submission.host_command())
-
-
-def _exit_status(code: int | None) -> int | None:
-    """bubblewrap exits with 128 + N when the bot is killed by signal N: report that as -N, as for a plain process."""
-    if code is not None and 128 < code <= 128 + 64:
-        return -(code - 128)
-    return code
 
 
 async def _spawn(plan: _Plan, stdin: int, stdout: int, label: str) -> asyncio.subprocess.Process:
@@ -523,11 +389,11 @@ class SandboxProcess(LocalProcess):
         self._staging = staging
 
     async def wait(self) -> int | None:
-        return _exit_status(await self.process.wait())
+        return exit_status(await self.process.wait())
 
     @property
     def returncode(self) -> int | None:
-        return _exit_status(self.process.returncode)
+        return exit_status(self.process.returncode)
 
     async def stop(self) -> None:
         if self._stopped:
@@ -596,7 +462,6 @@ class SandboxLauncher(SeatLauncher):
 
     def _probe(self) -> str | None:
         """Start one empty sandbox the way seats are started (uid switch, staging, namespaces, /proc)."""
-        roots, extra, _sdk = _python_view()
         uid = allocate_uid() if os.geteuid() == 0 else None
         staging = Path(tempfile.mkdtemp(prefix="polignac-probe-")) if uid is not None else None
         if staging is not None:
@@ -607,9 +472,9 @@ class SandboxLauncher(SeatLauncher):
                 self.bwrap,
                 [sys.executable, "-I", "-S", "-c", "pass"],
                 limits=SeatLimits(),
-                env=_sandbox_env(None, extra),
+                env=_sandbox_env(None),
                 chdir="/tmp",
-                mounts=[(r, r) for r in roots],
+                mounts=[(r, r) for r in host_runtime().python],
                 staging=staging,
                 uid=uid,
                 cgroups=None,
@@ -660,9 +525,9 @@ class SandboxLauncher(SeatLauncher):
         if reason is not None:
             raise SeatError(f"process seats cannot be sandboxed: {reason}")
         sub = context.submission
-        roots, extra, sdk = _python_view()
-        mounts = [(r, r) for r in roots]
-        mounts.append((sdk, f"{SDK_DIR}/polignac"))
+        runtime = host_runtime()
+        mounts = [(r, r) for r in runtime.python]
+        mounts.append((runtime.sdk, f"{SDK_DIR}/polignac"))
         mounts.append((str(context.referee_socket.parent), SANDBOX_SOCKET_DIR))
         root = os.geteuid() == 0
         uid = allocate_uid() if root else None
@@ -693,7 +558,7 @@ class SandboxLauncher(SeatLauncher):
                 self.bwrap,
                 _command_inside(context),
                 limits=context.limits,
-                env=_sandbox_env(context, extra),
+                env=_sandbox_env(context),
                 chdir=chdir,
                 mounts=mounts,
                 staging=staging,

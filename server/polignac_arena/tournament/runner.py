@@ -65,6 +65,7 @@ def resolve_entrants(config: TournamentConfig, store: Store) -> dict[str, Submis
     for entrant in config.entrants:
         try:
             submission = _resolve(entrant, config.base_dir, store)
+            digest = "builtin" if submission.builtin else content_digest(submission.path)
         except (EntrantError, SubmissionError) as exc:
             problems.append(f"entrant {entrant!r}: {exc}")
             continue
@@ -75,7 +76,6 @@ def resolve_entrants(config: TournamentConfig, store: Store) -> dict[str, Submis
         if key in found:
             problems.append(f"entrant {entrant!r} is {key}, like another entrant: give each bot its own name or version")
             continue
-        digest = "builtin" if submission.builtin else content_digest(submission.path)
         try:
             store.add_bot(submission.name, submission.version, submission.path, digest, submission.language)
         except ConflictError as exc:
