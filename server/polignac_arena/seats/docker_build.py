@@ -29,6 +29,7 @@ import io
 import json
 import logging
 import os
+import re
 import secrets
 import signal
 import socket
@@ -45,7 +46,7 @@ from urllib.parse import urlencode
 
 from polignac_arena.owners import identity, is_running
 from polignac_arena.seats.base import SeatError, SeatLimits
-from polignac_arena.seats.docker_http import connect
+from polignac_arena.seats.docker_http import DaemonLine, DaemonUnreachable, connect
 
 __all__ = ["BUILD_CGROUP_ROOT", "OUTPUT_BYTES", "BuildFailed", "build_cgroup", "build_image", "context_archive"]
 
@@ -60,6 +61,7 @@ DOCKERFILE_NAME: Final = ".polignac.Dockerfile"
 """Where the canonical Dockerfile goes in the context (a submission file of that name is left out)."""
 _KILL_GRACE_S: Final = 5.0
 _OWNER_MARK: Final = "@"
+_CONTAINER_ID: Final = re.compile(r"[0-9a-f]{64}")
 
 
 class BuildFailed(SeatError):
@@ -220,6 +222,10 @@ class BuildCgroup:
     def parent(self) -> str:
         """The build API's ``cgroupparent``: the path from the hierarchy's root."""
         return f"/{BUILD_CGROUP_ROOT}/{self.name}"
+
+    def containers(self) -> list[str]:
+        """The IDs of the containers the daemon made in this cgroup (the cgroupfs driver names their cgroups so)."""
+        return sorted(path.name for path in self.folder.iterdir() if path.is_dir() and _CONTAINER_ID.fullmatch(path.name))
 
     def kill_leftovers(self) -> list[int]:
         """SIGKILL every process still in the cgroup; their pids."""
@@ -384,12 +390,28 @@ def _stream_build(request: BuildRequest, context: IO[bytes], size: int, group: B
         timer.cancel()
         connection.close()
     if cut.is_set():
-        group.kill_leftovers()
+        _remove_step_containers(request, group)
         raise BuildFailed(f"the build ran past its {request.timeout_s:g} s limit and was stopped\n{output.tail()}".rstrip())
     if output.error is not None or output.image_id is None:
         reason = output.error or "the daemon named no image"
         raise BuildFailed(f"{reason}\n{output.tail()}".rstrip())
     return output.image_id
+
+
+def _remove_step_containers(request: BuildRequest, group: BuildCgroup) -> None:
+    """After a cut: kill the build's processes and remove its step containers now, not whenever the daemon gets to it."""
+    containers = group.containers()
+    group.kill_leftovers()
+    if not containers:
+        return
+    line = DaemonLine(request.base_url, request.api_version)
+    try:
+        for container in containers:
+            line.request("DELETE", f"/containers/{container}", {"force": "1", "v": "1"})  # 404: the daemon was faster
+    except DaemonUnreachable as exc:
+        log.error("build containers %s could not be removed: %s", ", ".join(c[:12] for c in containers), exc)
+    finally:
+        line.close()
 
 
 def spooled_context(folder: Path, dockerfile_text: str) -> tuple[IO[bytes], int]:
