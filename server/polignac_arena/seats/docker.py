@@ -86,14 +86,13 @@ import os
 import posixpath
 import re
 import secrets
-import stat
 import tarfile
 import threading
 import time
 from pathlib import Path
 from typing import Any, Final
 
-from polignac_arena.folders import FolderError, folder_digest
+from polignac_arena.folders import FolderError, folder_digest, read_file
 from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
 from polignac_arena.seats.common import host_runtime as common_host_runtime
 from polignac_arena.seats.docker_build import BuildFailed, BuildRequest, build_image, spooled_context
@@ -244,26 +243,6 @@ def _nested(path: str, top: str) -> bool:
     return path == top or path.startswith(top.rstrip("/") + "/")
 
 
-def _read_dockerfile(folder: Path, name: str) -> str:
-    """The submission's Dockerfile: a regular file inside the folder, reached through no link, of bounded size."""
-    path = folder / name
-    real_folder = os.path.realpath(folder)
-    if os.path.realpath(path.parent) != os.path.join(real_folder, os.path.dirname(name)).rstrip("/") or path.is_symlink():
-        raise DockerfileError(f"{name!r} is reached through a symbolic link")
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise DockerfileError(f"cannot open {name!r}: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise DockerfileError(f"{name!r} is not a regular file")
-        data = handle.read(MAX_DOCKERFILE_BYTES + 1)
-    if len(data) > MAX_DOCKERFILE_BYTES:
-        raise DockerfileError(f"{name!r} is longer than {MAX_DOCKERFILE_BYTES} bytes")
-    return data.decode("utf-8", errors="replace")
-
-
 def remove_containers(client: Any, match_id: str | None = None) -> list[str]:
     """Kill and remove every arena container (of one match, if given); returns their names."""
     label = f"{LABEL_MATCH}={match_id}" if match_id is not None else LABEL_MATCH
@@ -384,7 +363,10 @@ class DockerLauncher(SeatLauncher):
             if self.local_image(tag) is not None:
                 return tag
             try:
-                text = _read_dockerfile(submission.path, submission.dockerfile)
+                try:
+                    text = read_file(submission.path, submission.dockerfile, MAX_DOCKERFILE_BYTES).decode("utf-8", "replace")
+                except FolderError as exc:
+                    raise DockerfileError(exc.problem) from None
                 vetted = vet_dockerfile(text, self.local_image)
             except DockerfileError as exc:
                 raise DockerfileError(f"{where}: {exc}") from None

@@ -4,10 +4,12 @@
 :func:`~polignac_arena.seats.dockerfile.vet_dockerfile` (never the submission's own text) in a
 build context the arena writes itself, and builds it with the classic builder:
 
+* the context is written from the arena's own copy of the folder (links and special files
+  checked as they are copied), with no setuid, setgid or sticky bit on any file, so no build
+  step can become root through a file of its own;
 * every ``RUN`` container gets the seat's memory (no swap) and CPU caps through the build
   API's container limits, its open files and CPU seconds as rlimits, no network, and runs as
-  uid 65534 (the vetting puts ``USER`` after every ``FROM``); the context's files carry no
-  setuid, setgid or sticky bit, so no build step can become root through a file of its own;
+  uid 65534 (the vetting puts ``USER`` after every ``FROM``);
 * processes: the build API has no pids limit, so the arena makes a pids cgroup with
   ``pids.max`` set to the seat's cap and passes it as the build's ``cgroupparent``: every
   ``RUN`` container's cgroup is made beneath it and the cap holds for all of them together;
@@ -33,7 +35,6 @@ import re
 import secrets
 import signal
 import socket
-import stat
 import tarfile
 import tempfile
 import threading
@@ -44,6 +45,7 @@ from pathlib import Path
 from typing import IO, Final
 from urllib.parse import urlencode
 
+from polignac_arena.folders import FolderError, copy_folder
 from polignac_arena.owners import identity, is_running
 from polignac_arena.seats.base import SeatError, SeatLimits
 from polignac_arena.seats.docker_http import DaemonLine, DaemonUnreachable, connect
@@ -55,8 +57,6 @@ log = logging.getLogger(__name__)
 BUILD_CGROUP_ROOT: Final = "polignac-builds"
 """The folder, at the root of each cgroup v1 hierarchy, holding one cgroup per running build."""
 OUTPUT_BYTES: Final = 64 << 10
-MAX_CONTEXT_BYTES: Final = 256 << 20
-MAX_CONTEXT_ENTRIES: Final = 10_000
 DOCKERFILE_NAME: Final = ".polignac.Dockerfile"
 """Where the canonical Dockerfile goes in the context (a submission file of that name is left out)."""
 _KILL_GRACE_S: Final = 5.0
@@ -72,66 +72,39 @@ class BuildFailed(SeatError):
 
 
 def _ignore_patterns(folder: Path) -> list[str]:
+    """The ``.dockerignore`` patterns of a folder the arena made itself (a copy of the submission)."""
     path = folder / ".dockerignore"
-    with contextlib.suppress(OSError):
-        if path.is_file() and not path.is_symlink() and path.stat().st_size < 1 << 20:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-            return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-    return []
+    if not path.is_file() or path.is_symlink():
+        return []
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
 
 
-def _walk(folder: Path) -> Iterator[tuple[str, os.stat_result]]:
-    """Every entry below ``folder`` (relative path, lstat), links not followed, parents first."""
-    for root, dirs, files in os.walk(folder, followlinks=False):
-        dirs.sort()
-        for name in sorted(dirs) + sorted(files):
-            path = Path(root, name)
-            yield path.relative_to(folder).as_posix(), path.lstat()
+def context_archive(copy: Path, dockerfile_text: str, into: IO[bytes]) -> None:
+    """Write a build context: the files of ``copy`` (``.dockerignore`` applied) and the canonical Dockerfile.
 
-
-def _open_regular(path: Path, expected: os.stat_result) -> IO[bytes]:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (expected.st_dev, expected.st_ino):
-        os.close(fd)
-        raise BuildFailed(f"{path} changed while the build context was written")
-    return os.fdopen(fd, "rb")
-
-
-def context_archive(folder: Path, dockerfile_text: str, into: IO[bytes]) -> None:
-    """Write a build context: the folder's files (``.dockerignore`` applied) and the canonical Dockerfile.
-
-    Nothing is followed out of the folder: links go in as links (the daemon resolves them
-    inside the context), special files are refused, and every mode loses its setuid, setgid
-    and sticky bits; owners are root, times zero.
+    ``copy`` is the arena's own copy of the submission (:func:`~polignac_arena.folders.copy_folder`:
+    nothing in it leads out of it, no special file, sizes capped).  Links go in as links (the
+    daemon resolves them inside the context); every entry belongs to root, has time zero and no
+    setuid, setgid or sticky bit.
     """
     from docker.utils.build import PatternMatcher
 
-    matcher = PatternMatcher(_ignore_patterns(folder))
-    total = 0
+    matcher = PatternMatcher(_ignore_patterns(copy))
+
+    def clean(entry: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        name = entry.name.removeprefix("./")
+        if not name or name == "." or name == DOCKERFILE_NAME or matcher.matches(name):
+            return None
+        if not (entry.isfile() or entry.isdir() or entry.issym()):
+            raise BuildFailed(f"{copy / name} is not a regular file, a folder or a link")
+        entry.name, entry.uid, entry.gid, entry.uname, entry.gname, entry.mtime = name, 0, 0, "", "", 0
+        entry.mode = 0o777 if entry.issym() else 0o755 if entry.isdir() or entry.mode & 0o111 else 0o644
+        return entry
+
     with tarfile.open(fileobj=into, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for count, (relative, info) in enumerate(_walk(folder), 1):
-            if count > MAX_CONTEXT_ENTRIES:
-                raise BuildFailed(f"{folder} has more than {MAX_CONTEXT_ENTRIES} entries")
-            if relative == DOCKERFILE_NAME or matcher.matches(relative):
-                continue
-            entry = tarfile.TarInfo(relative)
-            entry.mtime, entry.uid, entry.gid = 0, 0, 0
-            if stat.S_ISDIR(info.st_mode):
-                entry.type, entry.mode = tarfile.DIRTYPE, 0o755
-                tar.addfile(entry)
-            elif stat.S_ISLNK(info.st_mode):
-                entry.type, entry.mode, entry.linkname = tarfile.SYMTYPE, 0o777, os.readlink(folder / relative)
-                tar.addfile(entry)
-            elif stat.S_ISREG(info.st_mode):
-                total += info.st_size
-                if total > MAX_CONTEXT_BYTES:
-                    raise BuildFailed(f"{folder} holds more than {MAX_CONTEXT_BYTES >> 20} MiB of files")
-                entry.size, entry.mode = info.st_size, 0o755 if info.st_mode & 0o111 else 0o644
-                with _open_regular(folder / relative, info) as handle:
-                    tar.addfile(entry, handle)
-            else:
-                raise BuildFailed(f"{folder / relative} is not a regular file, a folder or a link")
+        for child in sorted(copy.iterdir()):
+            tar.add(child, arcname=child.name, recursive=True, filter=clean)
         data = dockerfile_text.encode()
         entry = tarfile.TarInfo(DOCKERFILE_NAME)
         entry.size, entry.mode, entry.mtime = len(data), 0o644, 0
@@ -415,10 +388,20 @@ def _remove_step_containers(request: BuildRequest, group: BuildCgroup) -> None:
 
 
 def spooled_context(folder: Path, dockerfile_text: str) -> tuple[IO[bytes], int]:
-    """The build context in a temporary file (in memory while small); the caller closes it."""
+    """The build context of a submission folder, in a temporary file (in memory while small); the caller closes it.
+
+    The folder is first copied by :func:`~polignac_arena.folders.copy_folder` (every link and
+    file checked on the walk that copies it); the archive is written from that copy.
+    """
     spool = tempfile.SpooledTemporaryFile(max_size=8 << 20)  # noqa: SIM115 (returned open, closed by the caller)
     try:
-        context_archive(folder, dockerfile_text, spool)
+        with tempfile.TemporaryDirectory(prefix="polignac-context-") as work:
+            copy = Path(work, "context")
+            try:
+                copy_folder(folder, copy)
+            except FolderError as exc:
+                raise BuildFailed(str(exc)) from None
+            context_archive(copy, dockerfile_text, spool)
         size = spool.tell()
         spool.seek(0)
     except BaseException:
