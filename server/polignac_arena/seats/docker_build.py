@@ -274,6 +274,7 @@ def _params(request: BuildRequest, cgroup_parent: str) -> str:
         {"Name": "cpu", "Soft": limits.cpu_seconds, "Hard": limits.cpu_seconds},
     ]
     params = {
+        "version": "1",  # the classic builder, the one the vetting and these limits are for (never BuildKit)
         "dockerfile": DOCKERFILE_NAME,
         "t": request.tag,
         "labels": json.dumps(request.labels),
