@@ -250,6 +250,7 @@ def test_inside_the_sandbox_a_bot_has_no_rights_no_network_and_sees_only_itself(
         "PYTHONDONTWRITEBYTECODE",
         "POLIGNAC_ADDRESS",
         "POLIGNAC_TOKEN",
+        "POLIGNAC_BOT_SEED",
         "PWD",
     }, env
     assert env["POLIGNAC_ADDRESS"] == "unix:/run/polignac/referee.sock"

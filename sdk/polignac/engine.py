@@ -22,7 +22,7 @@ Points settled here where RULES.md is silent:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
@@ -128,7 +128,6 @@ class Match:
         "_penalties",
         "_phase",
         "_places",
-        "_rehearsal",
         "_seats",
         "_start_totals",
         "_taken",
@@ -173,7 +172,10 @@ class Match:
 
         ``start_totals`` gives the seats starting scores (a handicap, or a scenario in a test).
         ``deals`` replaces the seeded shuffle for some hands: ``deals[hand_number]`` lists the
-        cards of each seat playing that hand, in seat order.  Both go into the record.
+        cards of each seat playing that hand, in seat order (hand numbers count tie-break hands
+        too).  Whether hand N is a tie-break, and for how many, depends on the play, so a deal
+        is used only when hand N is played by as many seats as it has hands; otherwise hand N
+        is dealt from the seed as usual, and the match always goes on.  Both go into the record.
         """
         if not isinstance(rules, Ruleset):
             raise PolignacError(f"rules must be a Ruleset, got {rules!r}")
@@ -182,7 +184,6 @@ class Match:
         n = rules.players
         self._start_totals = _check_totals(start_totals, n)
         self._deals = _check_deals(deals, rules)
-        self._rehearsal = False
         self._totals = list(self._start_totals)
         self._forfeited: list[int] = []
         self._events: list[Event] = []
@@ -385,8 +386,6 @@ class Match:
             trick = self._trick
             if not hand & bit or (trick and not bit & self._led_suit_mask and hand & self._led_suit_mask):
                 raise IllegalDecision(self._why_illegal(decision))
-            if self._deals and not self._rehearsal and len(trick) + 1 == len(self._seats):
-                self._rehearse(lambda trial: trial.apply(decision))
             self._hands[seat] = hand ^ bit
             if not trick:
                 self._led_suit_mask = SUIT_MASKS[decision.suit]
@@ -467,13 +466,6 @@ class Match:
 
     # -- the referee's calls -------------------------------------------------------------
 
-    def _rehearse(self, step: Callable[[Match], None]) -> None:
-        """Try ``step`` on a copy first when hands are given (``deals``): a given deal that does
-        not fit the hand it is for raises here, before this match changes at all."""
-        trial = self.clone()
-        trial._rehearsal = True
-        step(trial)
-
     def add_penalty(self, seat: int, points: int, reason: str) -> None:
         """Add extra points (a revoke or a timeout) that ``seat`` scores when this hand ends."""
         self._check_seat(seat)
@@ -503,8 +495,6 @@ class Match:
             raise IllegalDecision("the match is over: nobody can forfeit")
         if seat in self._forfeited:
             raise IllegalDecision(f"seat {seat} has already forfeited")
-        if self._deals and not self._rehearsal:
-            self._rehearse(lambda trial: trial.forfeit(seat, reason))
         in_hand = seat in self._seats
         self._forfeited.append(seat)
         self._events.append(Forfeited(seat, reason, in_hand))
@@ -540,8 +530,10 @@ class Match:
         self._tricks_per_hand = cards_each
         eldest = self._next_seat[dealer]
         order = seats[seats.index(eldest) :] + seats[: seats.index(eldest)]
-        if self._hand_number in self._deals:
-            self._deal_given_hands(self._deals[self._hand_number], deck, cards_each)
+        given = self._deals.get(self._hand_number)
+        if given is not None and len(given) == len(seats):  # a whole pack for this many seats (_check_deals)
+            for seat, mask in zip(seats, given, strict=True):
+                self._hands[seat] = mask
         else:
             pack = shuffled_pack(self.seed, self._hand_number, deck)
             for seat, mask in deal_hands(pack, order, packet_sizes(cards_each)).items():
@@ -552,19 +544,6 @@ class Match:
         contracts = self.rules.contracts and not self.is_tiebreak
         self._phase = Phase.AUCTION if contracts else Phase.PLAY
         self._to_act = eldest
-
-    def _deal_given_hands(self, hands: tuple[int, ...], deck: int, cards_each: int) -> None:
-        if len(hands) != len(self._seats):
-            raise PolignacError(f"hand {self._hand_number} is played by {len(self._seats)} seats, but {len(hands)} hands were given")
-        dealt = 0
-        for seat, mask in zip(self._seats, hands, strict=True):
-            if mask & dealt or mask & ~deck or mask.bit_count() != cards_each:
-                raise PolignacError(
-                    f"hand {self._hand_number}: seat {seat} must get {cards_each} cards of the pack, none given twice,"
-                    f" got {' '.join(str(c) for c in cards_in(mask))!r}"
-                )
-            dealt |= mask
-            self._hands[seat] = mask
 
     def _hand_scores(self) -> list[int]:
         rules = self.rules
@@ -747,7 +726,7 @@ def _check_deals(deals: Mapping[int, Sequence[Sequence[Card | str]]] | None, rul
     """Turn given hands into masks, each deal a whole pack for its number of hands.
 
     Whether a hand is played by that many seats (a tie-break may seat fewer) is only known
-    when it is dealt; a misfit then refuses the decision that would deal it.
+    when it is dealt: :meth:`Match._start_hand` uses a deal only when it fits.
     """
     if deals is None:
         return {}
@@ -760,6 +739,8 @@ def _check_deals(deals: Mapping[int, Sequence[Sequence[Card | str]]] | None, rul
         masks = tuple(mask_of(parse_cards(h) if isinstance(h, str) else h) for h in hands)
         if not 2 <= len(masks) <= rules.players:
             raise PolignacError(f"deals[{number}] must hold 2 to {rules.players} hands, got {len(masks)}")
+        if number == 1 and len(masks) != rules.players:
+            raise PolignacError(f"deals[1] must hold {rules.players} hands: every seat plays hand 1, got {len(masks)}")
         deck = deck_mask(rules, len(masks))
         union = 0
         for mask in masks:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import secrets
 import sys
@@ -20,15 +21,21 @@ from polignac import Ruleset
 from polignac.bots import BUILTIN_BOTS
 from polignac_arena.folders import FolderError, scan_folder
 from polignac_arena.match_folder import match_folder
+from polignac_arena.plaintext import plain
 from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
 from polignac_arena.seats import SeatContext, SeatKind, SeatLauncher, SeatLimits, SeatProcess, launcher_for
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, load_submission
 
-__all__ = ["BotSpecError", "resolve_bot", "run_local_match"]
+__all__ = ["BotSpecError", "bot_seed", "resolve_bot", "run_local_match"]
 
 
 class BotSpecError(ValueError):
     """A bot argument that names no usable bot."""
+
+
+def bot_seed(seed: int, seat: int) -> int:
+    """A seed for a bot's own randomness, derived one-way from the match seed: it tells nothing of the deal."""
+    return int.from_bytes(hashlib.sha256(f"polignac-arena/bot-seed/{seed}/{seat}".encode()).digest()[:8], "big")
 
 
 def resolve_bot(text: str) -> Submission:
@@ -67,7 +74,9 @@ async def run_local_match(
 ) -> tuple[MatchResult, list[str]]:
     """Start a referee and one seat per bot, play the match; returns the result and each bot's stderr.
 
-    With ``handle_signals``, SIGTERM and SIGINT abort the match cleanly: it is recorded as aborted.
+    Each bot gets ``POLIGNAC_BOT_SEED``: ``bot_seeds[seat]`` if given, else :func:`bot_seed` of
+    the match seed, so the same seed and bots play the same match.  With ``handle_signals``,
+    SIGTERM and SIGINT abort the match cleanly: it is recorded as aborted.
     """
     if len(bots) != rules.players:
         raise BotSpecError(f"the ruleset seats {rules.players} players but {len(bots)} bots were given")
@@ -80,6 +89,7 @@ async def run_local_match(
         raise BotSpecError(refusal)
     limits = limits or SeatLimits()
     match_id = match_id or secrets.token_hex(6)
+    seeds = list(bot_seeds) if bot_seeds is not None else [bot_seed(seed, seat) for seat in range(len(bots))]
     with match_folder() as root:
         socket_dir = root / "referee"
         socket_dir.mkdir()
@@ -113,12 +123,12 @@ async def run_local_match(
                     workdir=workdir,
                     trusted=trusted,
                     match_id=match_id,
-                    bot_seed=None if bot_seeds is None else bot_seeds[number],
+                    bot_seed=seeds[number],
                 )
                 try:
                     process = await launcher.start(context)
                 except Exception as exc:  # a seat that cannot start is that seat's fault, not the match's
-                    print(f"seat {number} ({submission.label}) could not start: {exc}", file=sys.stderr)
+                    print(plain(f"seat {number} ({submission.label}) could not start: {exc}"), file=sys.stderr)  # may quote a build
                     host.post_exit(number, 127)
                     continue
                 seats[number] = process

@@ -9,9 +9,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from polignac.bot.base import Bot, FaultInfo, MatchInfo
-from polignac.engine import Decision, Match, parse_decision
+from polignac.cards import Card
+from polignac.engine import Decision, Match, Phase, parse_decision
 from polignac.errors import PolignacError
-from polignac.events import MatchEnded, redact
+from polignac.events import Contract, MatchEnded, redact
+from polignac.faults import Fault, rule_on_fault
 from polignac.rules import PRESETS, Ruleset, preset
 
 __all__ = ["ConformanceReport", "LocalResult", "check_bot", "play_local"]
@@ -26,7 +28,7 @@ class LocalResult:
     totals: list[int] = field(default_factory=list)
     """The bot's final total in each match."""
     faults: list[str] = field(default_factory=list)
-    """One line per illegal decision or exception of the bot."""
+    """One line per fault of the bot (an illegal or malformed decision, an exception), ruled as the referee rules it."""
 
     @property
     def average_place(self) -> float:
@@ -45,12 +47,16 @@ def _resolve(bot: Bot | str, seed: int) -> Bot:
 def _play_one(
     rules: Ruleset, seed: int, bots: Sequence[Bot], under_test: int, faults: list[str], times: list[float] | None = None
 ) -> Match:
-    """One match in-process; the bot at ``under_test`` has its faults recorded and penalised like the referee would."""
+    """One match in-process, every fault ruled as the referee rules it (:func:`polignac.faults.rule_on_fault`).
+
+    The faults of the bot at ``under_test`` are listed in ``faults``.  An exception raised by a
+    bot is a crash (under the referee its process or task would end): the seat forfeits.
+    """
     match = Match(rules, seed)
     for seat, bot in enumerate(bots):
         bot.on_match_start(MatchInfo(f"local-{seed}", seat, rules, tuple(b.name for b in bots), 0, 0, 0))
     delivered = [0] * len(bots)
-    fault_count = 0
+    fault_counts = [0] * len(bots)
     while not match.is_over:
         to_act = match.to_act
         assert to_act is not None
@@ -62,36 +68,58 @@ def _play_one(
         delivered[seat] = match.event_count
         view = match.view(seat)
         start = time.perf_counter()
+        decision: Decision | None
+        fault: Fault | None
         try:
             answer: object = bot.decide(view)
-            decision = _parse_or_keep(answer) if isinstance(answer, str) else answer  # text is accepted, as over the wire
-            problem = None if match.is_legal(decision) else f"illegal decision {decision!r}; legal: {[str(d) for d in view.legal]}"
         except Exception as exc:  # a bot's bug is reported, not raised: the harness finds them all
-            problem = f"{type(exc).__name__}: {exc} in\n{traceback.format_exc(limit=-3)}"
-            decision = None
+            decision, fault, problem = None, Fault.CRASHED, f"{type(exc).__name__}: {exc} in\n{traceback.format_exc(limit=-3)}"
+        else:
+            decision, fault, problem = _judge(match, answer)
         if times is not None and seat == under_test:
             times.append(time.perf_counter() - start)
-        if problem is None:
-            match.apply(decision)  # type: ignore[arg-type]  # checked legal above
+        if fault is None:
+            match.apply(decision)  # type: ignore[arg-type]  # judged legal
             continue
+        fault_counts[seat] += 1
+        ruling = rule_on_fault(rules, fault, fault_counts[seat], answers_request=True)
+        hand = match.hand_number
+        fallback = ""
+        if ruling.forfeit:
+            match.forfeit(seat, ruling.reason)
+        elif ruling.replace:
+            replacement = match.fallback()
+            fallback = str(replacement)
+            if ruling.points:
+                match.add_penalty(seat, ruling.points, fault.value)
+            match.apply(replacement)
         if seat == under_test:
-            fault_count += 1
-            faults.append(f"seed {seed}, hand {match.hand_number}, seat {seat}: {problem}")
-            bot.on_fault(FaultInfo(0, "illegal", problem, str(match.fallback()), rules.revoke_points, fault_count, False))
-        fallback = match.fallback()
-        if rules.revoke_points:
-            match.add_penalty(seat, rules.revoke_points, "illegal")
-        match.apply(fallback)
+            outcome = f"; the seat forfeits ({ruling.reason})" if ruling.forfeit else ""
+            faults.append(f"seed {seed}, hand {hand}, seat {seat}: {problem}{outcome}")
+        points = ruling.points if ruling.replace else 0
+        bot.on_fault(FaultInfo(0, fault.value, problem, fallback, points, fault_counts[seat], ruling.forfeit))
     for bot in bots:
         bot.on_match_end(match.places or (), match.totals, "finished")
     return match
 
 
-def _parse_or_keep(text: str) -> Decision | str:
-    try:
-        return parse_decision(text)
-    except PolignacError:
-        return text
+def _judge(match: Match, answer: object) -> tuple[Decision | None, Fault | None, str]:
+    """A bot's answer as the referee judges it: the decision, or the fault (MALFORMED, ILLEGAL) and why."""
+    decision = answer
+    if isinstance(answer, str):  # text is accepted, as over the wire
+        try:
+            decision = parse_decision(answer)
+        except PolignacError as exc:
+            return None, Fault.MALFORMED, f"not a decision: {answer!r} ({exc})"
+    if not isinstance(decision, Card | Contract):
+        return None, Fault.MALFORMED, f"a decision is a Card or a Contract, got {answer!r}"
+    if match.phase is Phase.AUCTION and not isinstance(decision, Contract):
+        return None, Fault.MALFORMED, f"the auction needs a contract (pass, capot, general), got {answer!r}"
+    if match.phase is Phase.PLAY and not isinstance(decision, Card):
+        return None, Fault.MALFORMED, f"a card is needed, got {answer!r}"
+    if not match.is_legal(decision):
+        return None, Fault.ILLEGAL, f"illegal decision {answer!r}; legal: {[str(d) for d in match.legal_decisions()]}"
+    return decision, None, ""
 
 
 def play_local(

@@ -11,6 +11,7 @@ Click error keeps its own).  Living in the group (not only in the console script
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -19,6 +20,7 @@ import typer
 from typer.core import TyperGroup
 
 from polignac import PolignacError
+from polignac_arena.plaintext import PlainFormatter, plain
 
 __all__ = ["USAGE_EXIT", "OneLineErrors", "fail", "one_line"]
 
@@ -35,8 +37,8 @@ def one_line(message: str) -> str:
 
 
 def fail(message: str, code: int = USAGE_EXIT) -> NoReturn:
-    """Print ``polignac: error: <message>`` on stderr and exit with ``code``."""
-    print(f"polignac: error: {one_line(message)}", file=sys.stderr)
+    """Print ``polignac: error: <message>`` on stderr and exit with ``code`` (a message may quote a bot: shown plain)."""
+    print(f"polignac: error: {one_line(plain(message))}", file=sys.stderr)
     sys.exit(code)
 
 
@@ -54,6 +56,10 @@ class OneLineErrors(TyperGroup):
     ) -> Any:
         """Run the command line; exit (or, when not standalone, return) with its exit code."""
         argv = list(sys.argv[1:] if args is None else args) or ["--help"]
+        # The arena's log lines (warnings and errors, printed by logging's last-resort handler
+        # while nothing else is configured) may quote bot text: they are shown plain.
+        if logging.lastResort is not None:
+            logging.lastResort.setFormatter(PlainFormatter())
         try:
             result = super().main(argv, prog_name, complete_var, False, windows_expand_args, **extra)
         except typer.TyperException as exc:  # Click's ClickException and UsageError derive from it

@@ -10,10 +10,12 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from polignac_arena.botcheck import check_submission
 from polignac_arena.cli._errors import fail
 from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
+from polignac_arena.plaintext import plain
 from polignac_arena.seats import SeatKind
 from polignac_arena.store import ConflictError
 from polignac_arena.submission import SubmissionError, content_digest, load_submission
@@ -66,10 +68,12 @@ def check(
     report = check_submission(path, seat_kind=seat_kind, trusted=trusted, build=not no_build)
     console = Console(highlight=False)
     for step, passed, detail in report.steps:
-        mark = "[green]ok[/green]" if passed else "[red]FAILED[/red]"
-        console.print(f"{mark}  {step}: {detail.splitlines()[0] if detail else ''}")
-        for line in detail.splitlines()[1:]:
-            console.print(f"      {line}", markup=False)
+        mark = Text("ok", style="green") if passed else Text("FAILED", style="red")
+        # Details quote the bot (its stderr, its build's output): shown as plain text, never as markup or escapes.
+        lines = plain(detail).splitlines() or [""]
+        console.print(Text.assemble(mark, f"  {step}: ", lines[0]))
+        for line in lines[1:]:
+            console.print(Text(f"      {line}"))
     if not report.ok:
         console.print("The bot is not ready: see the FAILED step above.")
         raise typer.Exit(1)
@@ -103,7 +107,7 @@ def list_(db: DbOption = DEFAULT_DB) -> None:
     for column in ("name", "version", "language", "path", "added"):
         table.add_column(column)
     for bot in bots:
-        table.add_row(bot.name, bot.version, bot.language, str(bot.path), bot.added_at)
+        table.add_row(*(Text(plain(cell)) for cell in (bot.name, bot.version, bot.language, str(bot.path), bot.added_at)))
     Console().print(table)
 
 
@@ -117,17 +121,17 @@ def show(
         if not versions:
             fail(f"no bot {name!r} in {db} (polignac bot list shows them)")
         rows = {row.bot: row for row in store.leaderboard()}
-    table = Table(title=f"{name}")
+    table = Table(title=Text(plain(name)))
     for column in ("version", "language", "mu", "sigma", "mu-3sigma", "matches", "wins", "avg place", "path"):
         table.add_column(column)
     for bot in versions:
         row = rows.get(bot.key)
         rated = row is not None and row.mu is not None
         table.add_row(
-            bot.version, bot.language,
+            Text(plain(bot.version)), Text(plain(bot.language)),
             f"{row.mu:.2f}" if rated else "-", f"{row.sigma:.2f}" if rated else "-",  # type: ignore[union-attr]
             f"{row.conservative:.2f}" if rated else "-",  # type: ignore[union-attr]
             str(row.matches) if row else "0", str(row.wins) if row else "0",
-            f"{row.average_place:.2f}" if row and row.average_place is not None else "-", str(bot.path),
+            f"{row.average_place:.2f}" if row and row.average_place is not None else "-", Text(plain(str(bot.path))),
         )  # fmt: skip
     Console().print(table)

@@ -10,9 +10,11 @@ import typer
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from polignac_arena.cli._errors import fail
 from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
+from polignac_arena.plaintext import plain
 from polignac_arena.ratings import RatingEnv, win_probability
 from polignac_arena.store import LeaderboardRow, Store
 
@@ -55,8 +57,8 @@ def leaderboard_table(rows: list[LeaderboardRow], title: str) -> Table:
     for row in rows:
         faults = ", ".join(f"{k} {v}" for k, v in sorted(row.faults.items())) or "-"
         table.add_row(
-            str(row.rank), row.name, row.version, _number(row.mu), _number(row.sigma), _number(row.conservative),
-            str(row.matches), str(row.wins), _number(row.average_place), _number(row.average_penalty_per_hand), faults,
+            str(row.rank), Text(plain(row.name)), Text(plain(row.version)), _number(row.mu), _number(row.sigma), _number(row.conservative),
+            str(row.matches), str(row.wins), _number(row.average_place), _number(row.average_penalty_per_hand), Text(plain(faults)),
         )  # fmt: skip
     table.caption = "rating = mu - 3 sd (the order); place: average place; pen: penalty points per hand"
     return table
@@ -93,7 +95,7 @@ def crosstable(tournament: TournamentOption = None, db: DbOption = DEFAULT_DB) -
     table = Table(title=f"Crosstable: {tournament or 'all-time'} (place difference row-column; P(row above column))")
     table.add_column("bot")
     for row in rows:
-        table.add_column(row.bot, justify="center")
+        table.add_column(Text(plain(row.bot)), justify="center")
     for a in rows:
         cells = []
         for b in rows:
@@ -105,5 +107,5 @@ def crosstable(tournament: TournamentOption = None, db: DbOption = DEFAULT_DB) -
             diff = f"{h2h.mean_place_diff:+.2f} ({h2h.meetings})" if h2h else "-"
             colour = "green" if p >= 0.75 else "red" if p <= 0.25 else "default"
             cells.append(f"[{colour}]{diff}\n{p:.0%}[/{colour}]")
-        table.add_row(a.bot, *cells)
+        table.add_row(Text(plain(a.bot)), *cells)
     Console().print(table)

@@ -9,10 +9,12 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from polignac_arena.cli._errors import fail
 from polignac_arena.cli._options import Limit, RulesName, Seed, integer, ruleset
 from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
+from polignac_arena.plaintext import plain
 from polignac_arena.referee import TimeControl
 from polignac_arena.render import render_events, standings_table
 from polignac_arena.replay import replay_lines
@@ -65,10 +67,13 @@ def match(
     except BotSpecError as exc:
         fail(str(exc))
     rules = ruleset(rules_name, len(specs), limit)
-    match_seed = secrets.randbits(32) if seed is None else seed
+    # 64 bits: each bot's POLIGNAC_BOT_SEED is a hash of this seed, and a bot that searched a
+    # small seed space for it would find the seed, and so every hand of the match.
+    match_seed = secrets.randbits(64) if seed is None else seed
     console = Console(highlight=False)
     if not quiet:
-        console.print(f"Match: {', '.join(s.name for s in specs)}; {rules.name}, limit {rules.limit}, seed {match_seed}", markup=False)
+        listed = ", ".join(plain(s.name) for s in specs)
+        console.print(Text(f"Match: {listed}; {rules.name}, limit {rules.limit}, seed {match_seed}"))
     try:
         outcome = asyncio.run(
             run_local_match(
@@ -90,19 +95,20 @@ def match(
         for line in render_events(replayed.match.events, rules):
             console.print(line, markup=False, soft_wrap=True)
         console.print()
+    # Names come from the bots' Hello and stderr from the bots: shown as plain text, never as markup or escapes.
+    names = [plain(name) for name in result.names]
     for seat, (counts, err) in enumerate(zip(result.faults, stderrs, strict=True)):
         if counts:
-            console.print(
-                f"seat {seat} ({result.names[seat]}) faults: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())), markup=False
-            )
-            if err.strip():
-                console.print(f"  its last stderr line: {err.strip().splitlines()[-1][:200]}", markup=False)
+            console.print(Text(f"seat {seat} ({names[seat]}) faults: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))))
+            last = plain(err).strip().splitlines()
+            if last:
+                console.print(Text(f"  its last stderr line: {last[-1][:200]}"))
     if result.status != "finished" or result.places is None:
         fail(f"the match did not finish: {result.status}", 1)
     console.print(f"Final standings ({rules.name}, seed {match_seed})", markup=False)
     table = standings_table(result.places, result.totals, ())
     console.print(table)
-    console.print("Seats: " + ", ".join(f"{i} {n}" for i, n in enumerate(result.names)), markup=False)
+    console.print(Text("Seats: " + ", ".join(f"{i} {n}" for i, n in enumerate(names))))
     if replay is not None:
         console.print(f"Record written to {replay}", markup=False)
 
@@ -119,8 +125,8 @@ def show(
         fail(f"no match {match_id!r} in {db}")
     replay = replay_lines(stored.record)
     console = Console(highlight=False)
-    console.print(f"{stored.tournament}, match {stored.idx}: {stored.status}", markup=False)
-    for line in replay.render():
-        console.print(line, markup=False, soft_wrap=True)
+    console.print(Text(plain(f"{stored.tournament}, match {stored.idx}: {stored.status}")))
+    for line in replay.render():  # the record's header holds the bots' names: shown as plain text
+        console.print(Text(plain(line)), soft_wrap=True)
     if replay.divergence:
-        console.print(f"warning: the record does not replay: {replay.divergence}", markup=False)
+        console.print(Text(plain(f"warning: the record does not replay: {replay.divergence}")))

@@ -7,8 +7,10 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from polignac_arena.cli._errors import fail
+from polignac_arena.plaintext import plain
 from polignac_arena.referee.record import RecordFileError, read_record
 from polignac_arena.replay import Replay, replay_lines
 
@@ -29,10 +31,10 @@ def show(file: RecordFile) -> None:
     """Print the match trick by trick."""
     replay = _load(file)
     console = Console(highlight=False)
-    for line in replay.render():
-        console.print(line, markup=False, soft_wrap=True)
+    for line in replay.render():  # a record file may come from anywhere: its text is shown plain
+        console.print(Text(plain(line)), soft_wrap=True)
     if replay.divergence:
-        console.print(f"warning: the record does not replay: {replay.divergence}", markup=False)
+        console.print(Text(plain(f"warning: the record does not replay: {replay.divergence}")))
 
 
 @app.command("verify")
@@ -40,7 +42,7 @@ def verify(file: RecordFile) -> None:
     """Re-run the record through the engine; exit 1 with the first divergence if it does not reproduce."""
     replay = _load(file)
     if replay.divergence:
-        print(f"{file}: DIVERGES: {replay.divergence}")
+        print(plain(f"{file}: DIVERGES: {replay.divergence}"))
         raise typer.Exit(1)
     status = replay.result.get("status") if replay.result else "?"
     print(f"{file}: OK: {len(replay.match.actions)} actions replay exactly ({status}, places {list(replay.match.places or ())})")

@@ -12,7 +12,6 @@ on the parallelism (it is deterministic for a given ``parallel``).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from polignac.bots import BUILTIN_BOTS
+from polignac_arena.plaintext import plain
 from polignac_arena.ratings import Rating, RatingEnv, new_version, rate_match
 from polignac_arena.referee import MatchResult
 from polignac_arena.runner import run_local_match
@@ -115,11 +115,6 @@ def _priors(keys: Sequence[str], store: Store, env: RatingEnv) -> dict[str, Rati
     return priors
 
 
-def bot_seed(seed: int, seat: int) -> int:
-    """A seed for a bot's own randomness, derived one-way from the match seed: it tells nothing of the deal."""
-    return int.from_bytes(hashlib.sha256(f"polignac-arena/bot-seed/{seed}/{seat}".encode()).digest()[:8], "big")
-
-
 @dataclass
 class TournamentRun:
     """The outcome of :func:`run_tournament`."""
@@ -203,12 +198,11 @@ async def run_tournament(
                 limits=config.limits,
                 record_path=None if record_dir is None else record_dir / f"{config.name}-{fixture_index:05d}.jsonl",
                 match_id=f"{config.name}-{fixture_index:05d}-{seed % 10**6:06d}",
-                bot_seeds=[bot_seed(seed, s) for s in range(len(seats))],
             )
         except Exception as exc:  # a match that cannot run is recorded as an error and retried on --resume
             outcome.failed += 1
             running -= 1
-            print(f"match {fixture_index} could not run: {exc}")
+            print(plain(f"match {fixture_index} could not run: {exc}"))  # the error may quote a bot's build
             return
         running -= 1
         _store_result(store, tournament_id, fixture_index, result, rate, time.monotonic() - started)

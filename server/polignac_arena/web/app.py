@@ -14,11 +14,12 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from polignac_arena.plaintext import plain
 from polignac_arena.store import Store, StoreError, schema_version
 from polignac_arena.web import data, pages
 from polignac_arena.web.pages import Links
 
-__all__ = ["STATIC_DIR", "create_app", "open_read_only"]
+__all__ = ["STATIC_DIR", "PlainJSONResponse", "create_app", "open_read_only"]
 
 STATIC_DIR = Path(__file__).with_name("static")
 
@@ -30,6 +31,24 @@ Page = Annotated[int, Query(ge=1, le=1_000_000, description="The page, from 1.")
 PerPage = Annotated[int, Query(ge=1, le=500, description="Matches per page.")]
 BotFilter = Annotated[str | None, Query(description="Only matches of this bot (a name or name@version).", min_length=1)]
 FaultFilter = Annotated[bool | None, Query(description="true: only matches with faults; false: only without.")]
+
+
+def _plain_strings(value: Any) -> Any:
+    """``value`` with every string in it (keys included) passed through :func:`plain`."""
+    if isinstance(value, str):
+        return plain(value)
+    if isinstance(value, dict):
+        return {_plain_strings(k): _plain_strings(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain_strings(v) for v in value]
+    return value
+
+
+class PlainJSONResponse(JSONResponse):
+    """JSON whose strings hold no control characters: an API client may print bot names and details to a terminal."""
+
+    def render(self, content: Any) -> bytes:
+        return super().render(_plain_strings(content))
 
 
 def _describe(exc: RequestValidationError) -> str:
@@ -82,6 +101,7 @@ def create_app(db: str | Path) -> FastAPI:
         description="Leaderboards, bots, matches and replays of a Polignac Arena store (read-only).",
         version="1",
         lifespan=lifespan,
+        default_response_class=PlainJSONResponse,
         docs_url=None,  # the interactive docs load their script from a CDN: only the description is served
         redoc_url=None,
     )
@@ -96,7 +116,7 @@ def create_app(db: str | Path) -> FastAPI:
 
     def error(request: Request, status: int, message: str) -> Response:
         if is_api(request):
-            return JSONResponse({"error": message}, status_code=status)
+            return PlainJSONResponse({"error": message}, status_code=status)
         return HTMLResponse(pages.page_error(_LINKS, status, message), status_code=status)
 
     @app.exception_handler(RequestValidationError)

@@ -11,6 +11,7 @@ from urllib.parse import quote, urlencode
 import jinja2
 from markupsafe import Markup
 
+from polignac_arena.plaintext import plain
 from polignac_arena.store import Store
 from polignac_arena.web import data
 from polignac_arena.web.svg import rating_chart
@@ -86,10 +87,20 @@ def _tojson(value: Any) -> Markup:
     return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
+def _shown(value: Any) -> Any:
+    """Every value a template prints: text goes through :func:`plain` (autoescaping covers HTML, not control characters)."""
+    if isinstance(value, Markup):
+        return Markup(plain(str(value)))
+    return plain(value) if isinstance(value, str) else value
+
+
 def environment() -> jinja2.Environment:
-    """The template environment (autoescaping on)."""
+    """The template environment (autoescaping on; bot text shown plain)."""
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("polignac_arena.web", "templates"), autoescape=True, undefined=jinja2.StrictUndefined
+        loader=jinja2.PackageLoader("polignac_arena.web", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        finalize=_shown,
     )
     env.filters["num"] = _number
     env.filters["colour"] = _colour

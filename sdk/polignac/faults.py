@@ -1,0 +1,68 @@
+"""Typed fault statuses and the fault policy of RULES.md section 8, in one place.
+
+The referee (``polignac_arena.referee``) and the SDK's local harness (:mod:`polignac.bot.local`)
+both rule with :func:`rule_on_fault`, so a bot's local result is the referee's.
+
+Settled here where RULES.md is silent:
+
+- A reply whose ``request_id`` is not the pending request's (STALE), and any message
+  that is not a Decision after the Hello, is ignored and counted as a fault; nothing is
+  replaced, so no points are scored for it.
+- A TIMEOUT, ILLEGAL or MALFORMED answer to the pending request is replaced by the
+  fallback decision and scores ``timeout_points`` or ``revoke_points``.
+- DISCONNECTED and CRASHED always forfeit, whatever the policy; so does a TIMEOUT of a
+  seat that never joined (no Hello within the start-up allowance): it cannot play at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from polignac.rules import FaultPolicy, Ruleset
+
+__all__ = ["Fault", "FaultRuling", "rule_on_fault"]
+
+
+class Fault(StrEnum):
+    """What went wrong with a seat."""
+
+    TIMEOUT = "timeout"
+    ILLEGAL = "illegal"
+    MALFORMED = "malformed"
+    STALE = "stale"
+    DISCONNECTED = "disconnected"
+    CRASHED = "crashed"
+
+
+@dataclass(frozen=True, slots=True)
+class FaultRuling:
+    """What the referee does about one fault."""
+
+    forfeit: bool
+    """The seat forfeits now."""
+    replace: bool
+    """The pending decision is replaced by the fallback."""
+    points: int
+    """Extra points the seat scores at the end of the hand (when not forfeiting)."""
+    reason: str = ""
+    """Why the seat forfeits (the engine's forfeit reason): the fault itself, or ``max_faults``."""
+
+
+def rule_on_fault(rules: Ruleset, fault: Fault, faults_so_far: int, answers_request: bool, joined: bool = True) -> FaultRuling:
+    """The ruling for ``fault``, the seat's ``faults_so_far``-th (this one included).
+
+    ``answers_request`` is true when the fault stands in for the pending decision
+    (a timeout, or a wrong answer to the current request); ``joined`` is false for a seat
+    that never said Hello.
+    """
+    if fault in (Fault.DISCONNECTED, Fault.CRASHED) or not joined:
+        return FaultRuling(forfeit=True, replace=False, points=0, reason=fault.value)
+    if rules.fault_policy is FaultPolicy.FORFEIT:
+        return FaultRuling(forfeit=True, replace=False, points=0, reason=fault.value)
+    if faults_so_far >= rules.max_faults:
+        return FaultRuling(forfeit=True, replace=False, points=0, reason="max_faults")
+    if not answers_request:
+        return FaultRuling(forfeit=False, replace=False, points=0)
+    points = rules.timeout_points if fault is Fault.TIMEOUT else rules.revoke_points
+    return FaultRuling(forfeit=False, replace=True, points=points)
