@@ -89,6 +89,7 @@ import secrets
 import tarfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -96,8 +97,9 @@ from polignac_arena.folders import FolderError, folder_digest, read_file
 from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
 from polignac_arena.seats.common import host_runtime as common_host_runtime
 from polignac_arena.seats.docker_build import BuildFailed, BuildRequest, build_image, spooled_context
-from polignac_arena.seats.docker_http import DaemonLine, daemon_target
+from polignac_arena.seats.docker_http import RETRY_FIRST_S, RETRY_LAST_S, DaemonLine, daemon_target, out_of_descriptors
 from polignac_arena.seats.docker_seat import (
+    STDERR_DRAIN_BYTES_PER_S,
     STDERR_LIMIT,
     STDOUT_LIMIT,
     Attached,
@@ -128,6 +130,10 @@ CALL_TIMEOUT_S: Final = 60.0
 """Timeout of every later call (an image build has its own, longer one)."""
 BUILD_TIMEOUT_S: Final = 900.0
 """The wall clock of an image build (every step together)."""
+BUILD_OUTPUT_DRAIN_BYTES_PER_S: Final = 4 << 20
+"""How fast a build step's output past its cap is read and dropped."""
+REMOVE_PATIENCE_S: Final = 30.0
+"""How long the removal of a container that never started is tried again while descriptors are short."""
 MAX_IMAGE_VOLUMES: Final = 8
 _SYSTEM_DIRS: Final = ("/proc", "/sys", "/dev")
 BUILD_SCHEME: Final = "vetted-1"
@@ -140,6 +146,7 @@ SANDBOX_USER: Final = "65534:65534"
 LABEL_MATCH: Final = "polignac.match"
 LABEL_SEAT: Final = "polignac.seat"
 LABEL_BOT: Final = "polignac.bot"
+LABEL_BUILD: Final = "polignac.build"
 
 
 def folder_hash(folder: Path, extra: str = "") -> str:
@@ -241,6 +248,51 @@ def _volume_paths(volumes: tuple[str, ...], mounted: list[str], label: str) -> l
 
 def _nested(path: str, top: str) -> bool:
     return path == top or path.startswith(top.rstrip("/") + "/")
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """One container to run: a seat's or a build step's."""
+
+    image: str
+    command: list[str]
+    environment: dict[str, str]
+    binds: list[tuple[str, str]]
+    """Host paths mounted read-only: (source, target)."""
+    working_dir: str | None
+    limits: SeatLimits
+    name: str
+    labels: dict[str, str]
+    label: str
+    """Who it is for, in messages."""
+    stdin: bool
+    stdout: bool
+    writable: dict[str, str] = field(default_factory=dict)
+    """Writable tmpfs folders besides ``/tmp``: path and mount options."""
+    drain_rate: float = STDERR_DRAIN_BYTES_PER_S
+    """How fast stderr past its cap is read and dropped (see :mod:`.docker_seat`)."""
+
+
+def _runtime_environment(python_path: str) -> dict[str, str]:
+    """The fixed environment of a runtime-image container (a bot's, a build step's): nothing of the arena's."""
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/nonexistent",  # nobody's: the only writable place is /tmp (TMPDIR)
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": python_path,
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+
+
+def _check_readable(submission: Submission) -> None:
+    mode = submission.path.stat().st_mode
+    if mode & 0o005 != 0o005:
+        raise SeatError(
+            f"the folder of {submission.label} ({submission.path}) is not readable by the sandbox user (mode {mode & 0o777:o}):"
+            " make it readable by everyone (chmod -R a+rX)"
+        )
 
 
 def remove_containers(client: Any, match_id: str | None = None) -> list[str]:
@@ -401,15 +453,7 @@ class DockerLauncher(SeatLauncher):
         if runtime:
             runtime_mounts, python_path = host_runtime()
             mounts.extend(runtime_mounts)
-            environment |= {
-                "PATH": "/usr/local/bin:/usr/bin:/bin",
-                "HOME": "/nonexistent",  # nobody's: the only writable place is /tmp (TMPDIR)
-                "TMPDIR": "/tmp",
-                "LANG": "C.UTF-8",
-                "PYTHONPATH": python_path,
-                "PYTHONNOUSERSITE": "1",
-                "PYTHONDONTWRITEBYTECODE": "1",
-            }
+            environment |= _runtime_environment(python_path)
             command = list(sub.host_command())
             if sub.builtin:
                 working_dir = "/tmp"
@@ -424,23 +468,39 @@ class DockerLauncher(SeatLauncher):
             "working_dir": working_dir,
         }
 
-    def _create(self, context: SeatContext, image: str) -> tuple[str, str]:
+    def _seat_spec(self, context: SeatContext, image: str) -> _Spec:
+        config = self.container_config(context, image)
+        sub = context.submission
+        return _Spec(
+            image=image,
+            command=config["command"],
+            environment=config["environment"],
+            binds=config["mounts"],
+            working_dir=config["working_dir"],
+            limits=context.limits,
+            name=f"polignac-{_name_part(context.match_id)}-seat{context.seat}-{secrets.token_hex(3)}",
+            labels={LABEL_MATCH: context.match_id, LABEL_SEAT: str(context.seat), LABEL_BOT: sub.label},
+            label=sub.label,
+            stdin=sub.transport == "stdio",
+            stdout=sub.transport == "stdio",
+        )
+
+    def _create(self, spec: _Spec) -> str:
+        """Create (not start) the container of ``spec``; its ID."""
         from docker.types import Mount, Ulimit
 
-        client = self._connect()
-        api = client.api
-        config = self.container_config(context, image)
-        limits = context.limits
+        api = self._connect().api
+        limits = spec.limits
         memory = f"{limits.memory_mb}m"
-        mounts = [Mount(target=target, source=source, type="bind", read_only=True) for source, target in config["mounts"]]
-        found = self.local_image(image)
-        volumes = _volume_paths(found.volumes if found else (), [target for _, target in config["mounts"]], context.submission.label)
+        mounts = [Mount(target=target, source=source, type="bind", read_only=True) for source, target in spec.binds]
+        found = self.local_image(spec.image)
+        volumes = _volume_paths(found.volumes if found else (), [*(target for _, target in spec.binds), *spec.writable], spec.label)
         mounts += [Mount(target=path, source=None, type="tmpfs", tmpfs_size=limits.tmpfs_mb << 20, tmpfs_mode=0o1777) for path in volumes]
         host_config = api.create_host_config(
             network_mode="none",
             mounts=mounts,
             read_only=True,
-            tmpfs={"/tmp": f"rw,noexec,nosuid,nodev,size={limits.tmpfs_mb}m,mode=1777"},
+            tmpfs={"/tmp": f"rw,noexec,nosuid,nodev,size={limits.tmpfs_mb}m,mode=1777", **spec.writable},
             ipc_mode="none",
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
@@ -456,28 +516,40 @@ class DockerLauncher(SeatLauncher):
             log_config={"type": "none", "config": {}},
             auto_remove=False,
         )
-        name = f"polignac-{_name_part(context.match_id)}-seat{context.seat}-{secrets.token_hex(3)}"
-        stdio = context.submission.transport == "stdio"
         created = api.create_container(
-            image=config["image"],
-            command=config["command"],
-            environment=config["environment"],
-            working_dir=config["working_dir"],
+            image=spec.image,
+            command=spec.command,
+            environment=spec.environment,
+            working_dir=spec.working_dir,
             user=SANDBOX_USER,
             hostname="bot",
-            name=name,
-            labels={LABEL_MATCH: context.match_id, LABEL_SEAT: str(context.seat), LABEL_BOT: context.submission.label},
-            stdin_open=stdio,
+            name=spec.name,
+            labels=spec.labels,
+            stdin_open=spec.stdin,
             tty=False,
             host_config=host_config,
             use_config_proxy=False,
             healthcheck={"test": ["NONE"]},  # an image's health check would run commands in the seat unasked
         )
-        return str(created["Id"]), name
+        return str(created["Id"])
 
     def _remove_quietly(self, container_id: str) -> None:
-        with contextlib.suppress(Exception):
-            self._connect().api.remove_container(container_id, force=True, v=True)
+        """Remove a container that never became a seat; tried again while the arena is short of descriptors."""
+        import docker.errors
+
+        delay, give_up = RETRY_FIRST_S, time.monotonic() + REMOVE_PATIENCE_S
+        while True:
+            try:
+                self._connect().api.remove_container(container_id, force=True, v=True)
+                return
+            except docker.errors.NotFound:
+                return
+            except Exception as exc:
+                if not out_of_descriptors(exc) or time.monotonic() + delay > give_up:
+                    log.warning("container %s could not be removed: %s", container_id[:12], short_error(exc))
+                    return
+            time.sleep(delay)
+            delay = min(delay * 2, RETRY_LAST_S)
 
     async def _attach(self, container_id: str, streams: str, limit: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         """Our own connection to the daemon, upgraded to some of the container's raw multiplexed streams."""
@@ -516,36 +588,36 @@ class DockerLauncher(SeatLauncher):
     async def start(self, context: SeatContext) -> SeatProcess:
         sub = context.submission
         if sub.image is None and sub.dockerfile is None and not sub.builtin:
-            mode = sub.path.stat().st_mode
-            if mode & 0o005 != 0o005:
-                raise SeatError(
-                    f"the folder of {sub.label} ({sub.path}) is not readable by the sandbox user (mode {mode & 0o777:o}):"
-                    " make it readable by everyone (chmod -R a+rX)"
-                )
+            _check_readable(sub)
         await in_thread(self._connect)
         image = await in_thread(self.image_for, sub, context.limits)
-        creating = asyncio.ensure_future(in_thread(self._create, context, image))
+        return await self._launch(self._seat_spec(context, image))
+
+    async def _launch(self, spec: _Spec) -> DockerSeat:
+        """Create the container of ``spec``, attach to its streams, open its line, start it."""
+        creating = asyncio.ensure_future(in_thread(self._create, spec))
         try:
-            container_id, name = await asyncio.shield(creating)
+            container_id = await asyncio.shield(creating)
         except asyncio.CancelledError:
             # The daemon still creates it: remove it as soon as it is there.
-            def later(done: asyncio.Future[tuple[str, str]]) -> None:
+            def later(done: asyncio.Future[str]) -> None:
                 if not done.cancelled() and done.exception() is None:
-                    asyncio.get_running_loop().run_in_executor(None, self._remove_quietly, done.result()[0])
+                    asyncio.get_running_loop().run_in_executor(None, self._remove_quietly, done.result())
 
             creating.add_done_callback(later)
             raise
         except SeatError:
             raise
         except Exception as exc:
-            raise SeatError(f"cannot create the container of {sub.label}: {short_error(exc)}") from None
+            raise SeatError(f"cannot create the container of {spec.label}: {short_error(exc)}") from None
         connections: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
         line: DaemonLine | None = None
         try:
             # stderr apart from stdin/stdout: its flood is slowed at the source without touching stdout.
             connections.append(await self._attach(container_id, "stdin=0&stdout=0&stderr=1", STDERR_LIMIT))
-            if sub.transport == "stdio":
-                connections.append(await self._attach(container_id, "stdin=1&stdout=1&stderr=0", STDOUT_LIMIT))
+            if spec.stdin or spec.stdout:
+                streams = f"stdin={int(spec.stdin)}&stdout={int(spec.stdout)}&stderr=0"
+                connections.append(await self._attach(container_id, streams, STDOUT_LIMIT))
             line = await in_thread(DaemonLine, self.base_url, str(self._connect().api.api_version))
             await in_thread(self._connect().api.start, container_id)
         except BaseException as exc:
@@ -556,9 +628,11 @@ class DockerLauncher(SeatLauncher):
             await asyncio.shield(in_thread(self._remove_quietly, container_id))
             if isinstance(exc, SeatError | asyncio.CancelledError) or not isinstance(exc, Exception):
                 raise
-            raise SeatError(f"cannot start the container of {sub.label}: {short_error(exc)}") from None
-        attached = Attached(stderr=connections[0], stdio=connections[1] if len(connections) > 1 else None, line=line)
-        return DockerSeat(self._connect(), container_id, name, attached, context.limits)
+            raise SeatError(f"cannot start the container of {spec.label}: {short_error(exc)}") from None
+        attached = Attached(
+            stderr=connections[0], stdio=connections[1] if len(connections) > 1 else None, line=line, stdin=spec.stdin
+        )
+        return DockerSeat(self._connect(), container_id, spec.name, attached, spec.limits, drain_rate=spec.drain_rate)
 
     def remove_match_containers(self, match_id: str) -> list[str]:
         """Kill and remove every container of a match (for a sweep after a crash of the arena)."""

@@ -103,11 +103,13 @@ class StdinWriter(asyncio.StreamWriter):
 
 @dataclass
 class Attached:
-    """A container's connections: stderr, stdin and stdout (stdio bots only), and the line that removes it."""
+    """A container's connections: stderr, stdin and/or stdout (stdio bots, build steps), and the line that removes it."""
 
     stderr: tuple[asyncio.StreamReader, asyncio.StreamWriter]
     stdio: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None
     line: DaemonLine
+    stdin: bool = True
+    """Whether ``stdio`` carries the container's stdin (else its stdout only)."""
 
     def abort(self) -> None:
         """Close everything at once (the container is being removed, or never started)."""
@@ -120,7 +122,10 @@ class Attached:
 class DockerSeat(SeatProcess):
     """A started container: its attach connections, its captured stderr, its exit status."""
 
-    def __init__(self, client: Any, container_id: str, name: str, attached: Attached, limits: SeatLimits) -> None:
+    def __init__(
+        self, client: Any, container_id: str, name: str, attached: Attached, limits: SeatLimits, *,
+        drain_rate: float = STDERR_DRAIN_BYTES_PER_S,
+    ) -> None:
         self.client = client
         self.container_id = container_id
         self.name = name
@@ -129,7 +134,10 @@ class DockerSeat(SeatProcess):
         self._stderr = bytearray()
         self._stderr_over = False
         """Past the cap: the rest of stderr is read slowly and dropped."""
+        self._stderr_dropped = 0
+        self._drain_rate = drain_rate
         self._notes: list[str] = []
+        self._oom = False
         self._returncode: int | None = None
         self._gate: _Gate | None = None
         self._draining = False
@@ -139,7 +147,8 @@ class DockerSeat(SeatProcess):
             self.stdout = asyncio.StreamReader(limit=STDOUT_LIMIT)
             self._gate = _Gate()
             self.stdout.set_transport(self._gate)
-            self.stdin = attached.stdio[1]
+            if attached.stdin:
+                self.stdin = attached.stdio[1]
             self._pump = asyncio.ensure_future(self._demultiplex(attached.stdio[0]))
         self._stderr_pump = asyncio.ensure_future(self._keep_stderr(attached.stderr[0]))
         self._watcher = asyncio.ensure_future(self._watch())
@@ -165,18 +174,22 @@ class DockerSeat(SeatProcess):
             self.stdout.feed_eof()
 
     async def _keep_stderr(self, reader: asyncio.StreamReader) -> None:
-        """Keep stderr up to the cap, then read the rest at a bounded rate and drop it."""
+        """Keep stderr up to the cap, then read the rest at a bounded rate, counting and dropping it."""
         cap = self._limits.stderr_bytes
         try:
-            while len(self._stderr) < cap:
+            while True:
                 header = await reader.readexactly(8)
-                size = int.from_bytes(header[4:8], "big")
-                payload = await reader.readexactly(size) if size else b""
-                if header[0] == 2:
-                    self._stderr.extend(payload[: cap - len(self._stderr)])
-            self._stderr_over = True
-            while chunk := await reader.read(STDERR_LIMIT):
-                await asyncio.sleep(len(chunk) / STDERR_DRAIN_BYTES_PER_S)
+                left = int.from_bytes(header[4:8], "big")
+                if header[0] == 2 and len(self._stderr) < cap:
+                    piece = await reader.readexactly(min(left, cap - len(self._stderr)))
+                    self._stderr.extend(piece)
+                    left -= len(piece)
+                while left > 0:
+                    self._stderr_over = True
+                    chunk = await reader.readexactly(min(left, STDERR_LIMIT))
+                    left -= len(chunk)
+                    self._stderr_dropped += len(chunk)
+                    await asyncio.sleep(len(chunk) / self._drain_rate)
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             pass
 
@@ -232,7 +245,7 @@ class DockerSeat(SeatProcess):
                     await self._stopped.wait()
                 return self._returncode
             if not state.get("Running") and not state.get("Restarting"):
-                oom = bool(state.get("OOMKilled"))
+                oom = self._oom = bool(state.get("OOMKilled"))
                 if oom:
                     self._notes.append(f"[arena] the container went over its memory limit ({self._limits.memory_mb} MB) and was killed")
                 if self._returncode is None:
@@ -244,13 +257,20 @@ class DockerSeat(SeatProcess):
     async def wait(self) -> int | None:
         return await asyncio.shield(self._watcher)
 
+    def memory_kills(self) -> int:
+        """1 when the container's memory cap killed one of its processes (Docker says whether, not how many), else 0."""
+        return int(self._oom)
+
     @property
     def returncode(self) -> int | None:
         return self._returncode
 
     def stderr_text(self) -> str:
         text = self._stderr.decode("utf-8", "replace")
-        return "\n".join([text, *self._notes]) if self._notes else text
+        notes = list(self._notes)
+        if self._stderr_dropped:
+            notes.append(f"[arena] {self._stderr_dropped} more bytes not kept (the cap is {self._limits.stderr_bytes} bytes)")
+        return "\n".join([text, *notes]) if notes else text
 
     async def stop(self) -> None:
         if self._stopper is None:
