@@ -59,6 +59,10 @@ def test_new_bot_validates_builds_and_plays_a_match(lang: str, tmp_path: Path) -
     if submission.build:
         assert "Build it:" in result.output
         env = {**os.environ, "npm_config_prefer_offline": "true", "npm_config_update_notifier": "false"}
+        if lang == "javascript":  # the README's first step: builds run offline, node_modules/ is part of the submission
+            npm = ["npm", "ci", "--omit=dev", "--no-audit", "--no-fund"]
+            done = subprocess.run(npm, cwd=folder, capture_output=True, text=True, timeout=300, env=env, check=False)
+            assert done.returncode == 0, f"npm ci failed:\n{done.stdout}\n{done.stderr}"
         done = subprocess.run(submission.build, cwd=folder, capture_output=True, text=True, timeout=300, env=env, check=False)
         assert done.returncode == 0, f"{' '.join(submission.build)} failed:\n{done.stdout}\n{done.stderr}"
     match = play(submission)

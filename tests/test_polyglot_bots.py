@@ -1,7 +1,9 @@
 """The sample bots in other languages: the C stdio bot, the JavaScript gRPC bot, the Python stdio bot.
 
-Each is built once per session by its own bot.toml ``build`` step (gcc, npm ci) in a copy
-of its folder, then plays whole matches through a real referee in process seats.
+Each is built once per session in a copy of its folder by its own bot.toml ``build`` step
+(gcc; for JavaScript, ``npm ls`` after the author's ``npm ci``), run as ``polignac bot check``
+runs it: in the seat's sandbox, its results installed in the folder.  Then it plays whole
+matches through a real referee in process seats.
 Needs gcc (with a static libc) and Node with npm; a missing tool skips with the reason.
 """
 
@@ -20,6 +22,7 @@ from polignac import Ruleset, preset
 from polignac_arena.referee import MatchResult, TimeControl
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import resolve_bot, run_local_match
+from polignac_arena.seats import SeatLimits, launcher_for
 from polignac_arena.submission import Submission, load_submission
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,11 +37,15 @@ def built(name: str, tmp_path_factory: pytest.TempPathFactory, tools: tuple[str,
         pytest.skip(f"{' and '.join(missing)} not installed: the {name} sample bot cannot be built here")
     folder = tmp_path_factory.mktemp(name) / name
     shutil.copytree(SAMPLES / name, folder, ignore=shutil.ignore_patterns("node_modules", "bot"))
+    if (folder / "package-lock.json").is_file():  # the author's step before submitting: builds run offline
+        env = {**os.environ, "npm_config_prefer_offline": "true", "npm_config_update_notifier": "false"}
+        npm = ["npm", "ci", "--omit=dev", "--no-audit", "--no-fund"]
+        done = subprocess.run(npm, cwd=folder, capture_output=True, text=True, timeout=300, env=env, check=False)
+        assert done.returncode == 0, f"{' '.join(npm)} failed in {name}:\n{done.stdout}\n{done.stderr}"
     submission = load_submission(folder)
-    env = {**os.environ, "npm_config_prefer_offline": "true", "npm_config_update_notifier": "false"}
-    done = subprocess.run(submission.build, cwd=folder, capture_output=True, text=True, timeout=300, env=env, check=False)
-    assert done.returncode == 0, f"building {name} ({' '.join(submission.build)}) failed:\n{done.stdout}\n{done.stderr}"
-    return submission
+    build = asyncio.run(launcher_for("process").build(submission, SeatLimits(), timeout_s=300, trusted=True))
+    assert build.ok, f"building {name} ({' '.join(submission.build)}) failed: {build.reason}\n{build.output}"
+    return load_submission(folder)
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +123,7 @@ def test_javascript_folder_is_self_contained_and_locked() -> None:
     assert '"@grpc/grpc-js"' in package and '"@grpc/proto-loader"' in package
     assert '"node_modules/@grpc/grpc-js"' in lock
     assert "node_modules/" in (folder / ".gitignore").read_text(encoding="utf-8")
-    assert tomllib.loads((folder / "bot.toml").read_text(encoding="utf-8"))["build"][:2] == ["npm", "ci"]
+    assert tomllib.loads((folder / "bot.toml").read_text(encoding="utf-8"))["build"][:2] == ["npm", "ls"]  # offline
 
 
 def test_c_folder_builds_from_its_own_files() -> None:

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from polignac_arena.seats import common, docker, docker_seat, sandbox
+from polignac_arena.seats import bwrap, common, docker, docker_seat, sandbox
 from polignac_arena.seats.base import SeatContext, SeatLimits
 from polignac_arena.seats.sandbox import SandboxProcess
 from polignac_arena.submission import Submission
@@ -24,7 +24,7 @@ SEATS = Path(common.__file__).parent
 def sandbox_mounts(tmp_path: Path) -> dict[str, str]:
     """Every path the bubblewrap sandbox gets from the host at the same path: path -> how (bind or symlink)."""
     runtime = common.host_runtime()
-    plan = sandbox._plan(
+    plan = bwrap.make_plan(
         "/usr/bin/bwrap",
         ["true"],
         limits=SeatLimits(),
@@ -74,7 +74,7 @@ def test_both_launchers_mount_the_host_runtime_of_the_shared_module(tmp_path: Pa
 
 def test_both_launchers_put_the_sdk_dependencies_on_the_same_pythonpath() -> None:
     runtime = common.host_runtime()
-    in_sandbox = sandbox._sandbox_env(None)["PYTHONPATH"].split(":")
+    in_sandbox = bwrap.sandbox_env(None)["PYTHONPATH"].split(":")
     _, in_docker = docker.host_runtime()
     assert in_sandbox[1:] == in_docker.split(":")[1:] == list(runtime.python_path)
     assert set(runtime.python_path) <= set(runtime.python)
@@ -91,7 +91,7 @@ def test_neither_launcher_defines_its_own_copy() -> None:
     assert sandbox.exit_status is common.exit_status
     shared = {"within", "exit_status", "module_root", "host_runtime", "_within", "_covered", "_exit_status", "_module_root"}
     shared |= {"_python_view", "_etc_files", "docker_exit_status"}
-    for name in ("sandbox.py", "docker.py", "docker_seat.py", "process.py"):
+    for name in ("sandbox.py", "bwrap.py", "docker.py", "docker_seat.py", "process.py"):
         tree = ast.parse((SEATS / name).read_text())
         defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
         allowed = {"host_runtime"} if name == "docker.py" else set()  # the shared runtime as docker mounts
@@ -101,7 +101,7 @@ def test_neither_launcher_defines_its_own_copy() -> None:
 
 
 def test_the_trampoline_is_a_real_file_run_as_a_script() -> None:
-    plan = sandbox._Plan(argv=["/usr/bin/bwrap"], env={}, pass_fds=[], uid=None, staging=None)
+    plan = bwrap.Plan(argv=["/usr/bin/bwrap"], env={}, pass_fds=[], uid=None, staging=None)
     command = plan.trampoline(99)
     assert command[1:4] == ["-I", "-S", str(SEATS / "trampoline.py")]
     assert "-c" not in command

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,12 +10,15 @@ from polignac import preset
 from polignac_arena.referee import TimeControl
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import BotSpecError, run_local_match
-from polignac_arena.seats import SeatKind, SeatLimits
+from polignac_arena.seats import SeatKind, SeatLimits, launcher_for
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, load_submission
 
 __all__ = ["CheckReport", "check_submission"]
 
 BUILD_TIMEOUT_S = 300
+"""Wall-clock time a build step may take (then it is stopped, with everything it started)."""
+BUILD_OUTPUT_LINES = 8
+"""The last lines of a build's output the report shows."""
 
 
 @dataclass
@@ -44,7 +46,11 @@ def check_submission(
     seed: int = 1,
     time_control: TimeControl | None = None,
 ) -> CheckReport:
-    """Validate ``path``/bot.toml, run its build step, then play a short match against three random bots."""
+    """Validate ``path``/bot.toml, run its build step, then play a short match against three random bots.
+
+    The build step runs in the sandbox of ``seat_kind`` (:meth:`SeatLauncher.build`); what it makes is
+    installed in the submission folder (docs/builds.md).
+    """
     report = CheckReport()
     try:
         submission = load_submission(path)
@@ -54,15 +60,15 @@ def check_submission(
     report.submission = submission
     report.add("bot.toml", True, f"{submission.label} ({submission.language}, {submission.transport})")
     if build and submission.build:
-        try:
-            done = subprocess.run(
-                submission.build, cwd=submission.path, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            report.add("build", False, f"{' '.join(submission.build)}: {exc}")
+        launcher = launcher_for(seat_kind)
+        built = asyncio.run(launcher.build(submission, SeatLimits(), timeout_s=BUILD_TIMEOUT_S, trusted=trusted))
+        tail = built.output.strip().splitlines()[-BUILD_OUTPUT_LINES:]
+        if not report.add("build", built.ok, "\n".join([built.reason, *tail])):
             return report
-        tail = (done.stdout + done.stderr).strip().splitlines()[-5:]
-        if not report.add("build", done.returncode == 0, f"{' '.join(submission.build)} exited {done.returncode}\n" + "\n".join(tail)):
+        try:
+            submission = load_submission(path)  # the folder as its build left it
+        except SubmissionError as exc:
+            report.add("build", False, "the folder after its build: " + "; ".join(exc.problems))
             return report
     opponents = [builtin_submission("random") for _ in range(3)]
     clock = time_control or TimeControl(move_ms=2000, bank_ms=10_000, startup_ms=20_000)

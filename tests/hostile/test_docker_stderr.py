@@ -1,7 +1,7 @@
 """A docker seat flooding stderr costs the other seats (and the arena) nothing measurable.
 
 Seat 0 plays politely while ``yes`` writes its stderr as fast as the pipe takes it
-(``bots/stderr_flooder.py``); the same match, the same bot without the flood, is the baseline.
+(``bots/stderr_yes_flooder.py``); the same match, the same bot without the flood, is the baseline.
 The arena keeps the cap and then reads the rest slowly, so the flood is held back at the bot.
 """
 
@@ -34,7 +34,7 @@ LIMITS = SeatLimits(memory_mb=256, cpus=1.0, pids=48, cpu_seconds=120, stderr_by
 def flooder(tmp: Path, flood: bool) -> Submission:
     folder = tmp / ("flooder" if flood else "quiet")
     folder.mkdir(mode=0o755)
-    script = "stderr_flooder.py"
+    script = "stderr_yes_flooder.py"
     (folder / script).write_text((BOTS / script).read_text())
     (folder / "params.json").write_text(json.dumps({"flood": flood}))
     (folder / "bot.toml").write_text(f'name = "flooder"\nversion = "1"\nlanguage = "python"\ncommand = ["python", "{script}"]\n')

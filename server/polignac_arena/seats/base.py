@@ -52,11 +52,12 @@ class SeatLimits:
 class BuildLimits:
     """What a build step may use besides the seat's own caps (memory, CPU and processes are the seat's)."""
 
-    disk_mb: int = 512
-    """The writable build folder (a tmpfs: what is written there also counts as the build's memory)."""
+    disk_mb: int = 256
+    """The writable build folder (a tmpfs: what is written there also counts as the build's memory); as big
+    as a submission may be (:data:`polignac_arena.folders.MAX_BYTES`)."""
     output_bytes: int = 64 * 1024
-    """The build's stdout and stderr kept for the report (the rest is read and dropped)."""
-    result_bytes: int = 600 << 20
+    """The build's stdout and stderr kept for the report (the rest is dropped)."""
+    result_bytes: int = 300 << 20
     """The build folder handed back to the arena, as a tar stream."""
     result_files: int = 20_000
     """Files, folders and links in that build folder."""

@@ -175,6 +175,18 @@ class SeatCgroups:
                 found.update(int(p) for p in (folder / "cgroup.procs").read_text().split())
         return found
 
+    def oom_kills(self) -> int:
+        """How many processes the memory cgroup has killed for going over the seat's memory cap."""
+        folder = self.dirs.get("memory")
+        if folder is None:
+            return 0
+        with contextlib.suppress(OSError, ValueError):
+            for line in (folder / "memory.oom_control").read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        return 0
+
     async def kill_all(self, rounds: int = 200) -> None:
         """SIGKILL every process in the seat's cgroups until they are empty."""
         for _ in range(rounds):

@@ -4,6 +4,10 @@ Without a sandbox the bot runs with the arena's own rights, so that is allowed o
 the tournament says its bots are trusted, and it says so loudly.  When bubblewrap is
 usable, ``process`` seats are sandboxed instead (:mod:`polignac_arena.seats.sandbox`,
 which builds on :class:`LocalProcess` and :func:`std_pipes` here).
+
+Either way the bot is started by the trampoline (:mod:`.trampoline`), which stays as its
+monitor: it passes the first ``stderr_bytes`` of the bot's stderr to the arena and drops the
+rest itself, so a bot that floods its stderr costs the arena's event loop nothing after that.
 """
 
 from __future__ import annotations
@@ -12,21 +16,41 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Final
 
-from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatProcess
+from polignac_arena.seats.base import BuildLimits, BuildResult, SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
+from polignac_arena.seats.builds import WRAPPER_SOURCE, build_command, finish_build
+from polignac_arena.seats.bwrap import Plan, spawn
+from polignac_arena.submission import Submission
 
 __all__ = ["LocalProcess", "ProcessLauncher", "keep_stderr", "std_pipes"]
 
 log = logging.getLogger(__name__)
 
+NOTE_ROOM: Final = 256
+"""Bytes kept past a seat's stderr cap for the monitor's closing line (how much it dropped)."""
 
-async def keep_stderr(stream: asyncio.StreamReader, into: bytearray, cap: int) -> None:
-    """Read a stream to its end, keeping at most ``cap`` bytes (the rest is read and dropped)."""
-    while chunk := await stream.read(4096):
-        room = cap - len(into)
+
+async def keep_stderr(stream: asyncio.StreamReader, into: bytearray, cap: int) -> int:
+    """Read a stream to its end, keeping at most ``cap`` bytes (and a closing note); the bytes dropped here.
+
+    The trampoline sends no more than that; past it (a stream from elsewhere) big reads keep the cost low.
+    """
+    dropped = 0
+    while True:
+        room = cap + NOTE_ROOM - len(into)
+        chunk = await stream.read(1 << 16 if room > 0 else 1 << 20)
+        if not chunk:
+            return dropped
         if room > 0:
             into.extend(chunk[:room])
+        dropped += max(0, len(chunk) - max(room, 0))
 
 
 def std_pipes(transport: str) -> tuple[int, int]:
@@ -44,6 +68,7 @@ class LocalProcess(SeatProcess):
         self.stdin = process.stdin
         self.stdout = process.stdout
         self._stderr = bytearray()
+        self._stderr_cap = stderr_cap
         assert process.stderr is not None
         self._reader = asyncio.ensure_future(keep_stderr(process.stderr, self._stderr, stderr_cap))
         self._stopped = False
@@ -56,7 +81,10 @@ class LocalProcess(SeatProcess):
         return self.process.returncode
 
     def stderr_text(self) -> str:
-        return self._stderr.decode("utf-8", "replace")
+        text = self._stderr.decode("utf-8", "replace")
+        if self._reader.done() and not self._reader.cancelled() and self._reader.exception() is None and self._reader.result():
+            text += f"\n[arena] {self._reader.result()} more bytes not kept (the cap is {self._stderr_cap} bytes)\n"
+        return text
 
     async def stop(self) -> None:
         if self._stopped:
@@ -80,11 +108,11 @@ class ProcessLauncher(SeatLauncher):
     def unavailable(self) -> str | None:
         return None
 
-    def refusal(self, trusted: bool) -> str | None:
+    def refusal(self, trusted: bool, what: str = "process seats") -> str | None:
         if trusted:
             return None
         return (
-            "process seats without bubblewrap would run the bots with the arena's own rights: install bubblewrap"
+            f"{what} without bubblewrap would run the bots with the arena's own rights: install bubblewrap"
             " (apt-get install bubblewrap), or mark the bots as trusted (--trusted, or trusted = true in [seats])"
         )
 
@@ -95,18 +123,44 @@ class ProcessLauncher(SeatLauncher):
         sub = context.submission
         env = {**os.environ, **context.bot_environment(f"unix:{context.referee_socket}")}
         stdin, stdout = std_pipes(sub.transport)
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *sub.host_command(),
-                cwd=sub.path if not sub.builtin else context.workdir,
-                env=env,
-                stdin=stdin,
-                stdout=stdout,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-                limit=1 << 20,
-            )
-        except OSError as exc:
-            raise SeatError(f"cannot start {sub.label}: {' '.join(sub.host_command())}: {exc.strerror}") from None
+        plan = Plan(argv=list(sub.host_command()), env=env, pass_fds=[], uid=None, staging=None, stderr_cap=context.limits.stderr_bytes)
+        cwd = sub.path if not sub.builtin else context.workdir
+        process = await spawn(plan, stdin, stdout, f"{sub.label}: {' '.join(sub.host_command())}", cwd=cwd)
         log.warning("seat %s: %s runs UNSANDBOXED (the tournament trusts its bots)", context.seat, sub.label)
         return LocalProcess(process, context.limits.stderr_bytes)
+
+    async def build(
+        self, submission: Submission, limits: SeatLimits, *, timeout_s: float, trusted: bool = False, caps: BuildLimits | None = None
+    ) -> BuildResult:
+        """For trusted bots only: the build step on the host, with the arena's rights, in a copy of the folder."""
+        caps = caps or BuildLimits()
+        if not submission.build:
+            return BuildResult(True, 0, "", 0.0, "no build step")
+        refusal = self.refusal(trusted, "build steps")
+        if refusal is not None:
+            return BuildResult(False, None, "", 0.0, f"refused: {refusal}")
+        started = time.monotonic()
+        workdir = Path(tempfile.mkdtemp(prefix="polignac-build-"))
+        (workdir / "bot").mkdir()
+        env = {
+            "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(workdir),
+            "TMPDIR": str(workdir),
+            "LANG": "C.UTF-8",
+        }
+        command = build_command(
+            sys.executable, submission.build, source=str(submission.path), dest=str(workdir / "bot"), wrapper=str(WRAPPER_SOURCE)
+        )
+        plan = Plan(argv=command, env=env, pass_fds=[], uid=None, staging=None, stderr_cap=caps.output_bytes)
+        try:
+            label = f"the build of {submission.label}"
+            process = await spawn(plan, asyncio.subprocess.DEVNULL, asyncio.subprocess.PIPE, label, cwd=workdir)
+        except SeatError as exc:
+            shutil.rmtree(workdir, ignore_errors=True)
+            return BuildResult(False, None, "", time.monotonic() - started, str(exc))
+        log.warning("the build of %s runs UNSANDBOXED (the bots are trusted)", submission.label)
+        try:
+            seat = LocalProcess(process, caps.output_bytes)
+            return await finish_build(seat, submission, caps, timeout_s, started, memory_kills=lambda: 0)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)

@@ -1,26 +1,34 @@
-"""Hostile: plays politely (its first legal card) while ``yes`` floods its stderr as fast as the pipe takes it.
+"""Hostile: plays politely while a thread writes its stderr as fast as the pipe takes it, all match long.
 
-``params.json`` with ``{"flood": false}`` makes it the same bot without the flood (a baseline).
+params.json ``flood`` = "no" makes it a quiet bot (the baseline of the same match).
 """
 
 import json
 import os
-import subprocess
-import sys
-from pathlib import Path
+import pathlib
+import threading
 
 from polignac.bot import Bot, run
 
+FLOOD = json.loads(pathlib.Path("params.json").read_text()).get("flood", "yes") == "yes"
 
-class Polite(Bot):
+
+def flood() -> None:
+    block = (b"flood " * 10 + b"\n") * 1024
+    while True:
+        try:
+            os.write(2, block)
+        except OSError:
+            return
+
+
+class Flooder(Bot):
     name = "stderr-flooder"
 
     def play(self, view):
         return view.legal[0]
 
 
-params = json.loads(Path("params.json").read_text()) if os.path.exists("params.json") else {}
-if params.get("flood", True):
-    # The host's coreutils `yes` (the seat mounts the host runtime) writes far faster than Python could.
-    flood = subprocess.Popen(["yes", "stderr flood"], stdout=sys.stderr)
-run(Polite())
+if FLOOD:
+    threading.Thread(target=flood, daemon=True).start()
+run(Flooder())

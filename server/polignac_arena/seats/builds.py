@@ -1,0 +1,304 @@
+"""What every sandboxed build shares: the wrapper it runs, its capped output, and the safe install of its results.
+
+A build runs in the bot's own sandbox (docs/builds.md): the submission folder is mounted
+read-only at :data:`BUILD_SOURCE`, a size-capped tmpfs at :data:`BUILD_DIR` is its writable
+copy, and :mod:`.build_wrapper` copies the folder in, runs the build step there and, when it
+succeeds, sends what it added or changed as a tar stream on stdout; its output goes to stderr.
+
+Nothing in that stream is trusted.  :class:`ResultSink` keeps it in a temporary file up to a
+byte cap; :func:`install_results` extracts it into a fresh staging folder (regular files,
+folders and links that stay inside only; no absolute or ``..`` names, no special files, a cap
+on entries) and then installs it into the submission folder through folder descriptors,
+never following a link, never touching ``bot.toml``, replacing entries by rename.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import shutil
+import stat
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import IO, Final
+
+from polignac_arena.seats.base import BuildLimits, BuildResult, SeatProcess
+from polignac_arena.submission import Submission
+
+__all__ = [
+    "BUILD_DIR",
+    "BUILD_SOURCE",
+    "BUILD_WRAPPER",
+    "PROTECTED",
+    "WRAPPER_SOURCE",
+    "BuildRefused",
+    "ResultSink",
+    "build_command",
+    "finish_build",
+    "install_results",
+    "signal_note",
+]
+
+BUILD_SOURCE: Final = "/src"
+"""Where the submission folder appears, read-only, in a build's sandbox."""
+BUILD_DIR: Final = "/bot"
+"""The build's writable copy of the folder and its working folder (where the bot later runs, too)."""
+BUILD_WRAPPER: Final = "/opt/polignac-build/build_wrapper.py"
+"""Where :data:`WRAPPER_SOURCE` appears in a build's sandbox."""
+WRAPPER_SOURCE: Final = Path(__file__).with_name("build_wrapper.py")
+PROTECTED: Final = frozenset({"bot.toml"})
+"""Files a build may not change in the submission folder (what it does to them is left out, and said)."""
+
+_DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_SIGNALS: Final = {
+    9: "SIGKILL: killed (its memory cap, or stopped by the arena)",
+    24: "SIGXCPU: over its CPU time cap",
+    25: "SIGXFSZ: a file over its file size cap",
+}
+
+
+class BuildRefused(ValueError):
+    """What a build sent back cannot be installed; the message says why, naming the path."""
+
+
+def build_command(
+    python: str, build: Sequence[str], *, source: str = BUILD_SOURCE, dest: str = BUILD_DIR, wrapper: str = BUILD_WRAPPER
+) -> list[str]:
+    """The sandbox's command: the wrapper (run by ``python``) around the build step (``python`` in it is that one too)."""
+    step = list(build)
+    if step and step[0] in ("python", "python3"):
+        step[0] = python
+    return [python, "-I", "-S", wrapper, source, dest, "--", *step]
+
+
+def _size(count: int) -> str:
+    return f"{count >> 20} MiB" if count >= 1 << 20 else f"{count} bytes"
+
+
+def signal_note(status: int | None) -> str:
+    """What a negative exit status means for a build, for the report (empty for other statuses)."""
+    if status is None or status >= 0:
+        return ""
+    return _SIGNALS.get(-status, f"killed by signal {-status}")
+
+
+class ResultSink:
+    """The tar stream a build sends back, kept in a temporary file up to ``cap`` bytes."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.size = 0
+        self.file: IO[bytes] = tempfile.TemporaryFile(prefix="polignac-build-")  # noqa: SIM115 (closed by close(), after the install)
+
+    @property
+    def over(self) -> bool:
+        return self.size > self.cap
+
+    def feed(self, data: bytes) -> bool:
+        """Keep ``data``; False once the stream is over the cap (stop reading: the build is refused)."""
+        self.size += len(data)
+        if self.over:
+            return False
+        self.file.write(data)
+        return True
+
+    def close(self) -> None:
+        self.file.close()
+
+
+async def finish_build(
+    process: SeatProcess, submission: Submission, caps: BuildLimits, timeout_s: float, started: float, *, memory_kills: Callable[[], int]
+) -> BuildResult:
+    """Read a started build to its end (its results from ``process.stdout``), stop it, and install its results.
+
+    ``process`` runs :mod:`.build_wrapper` with its output as the seat's stderr; ``memory_kills``
+    tells how many of its processes its memory cap has killed (read before it is stopped).
+    """
+    sink = ResultSink(caps.result_bytes)
+    status: int | None = None
+    problem = ""
+    try:
+        try:
+            async with asyncio.timeout(timeout_s):
+                assert process.stdout is not None
+                while chunk := await process.stdout.read(1 << 16):
+                    if not sink.feed(chunk):
+                        problem = f"its results went over the cap of {_size(caps.result_bytes)}: stopped"
+                        break
+                if not problem:
+                    status = await process.wait()
+        except TimeoutError:
+            problem = f"timed out after {timeout_s:g} s: stopped, with everything it started"
+        memory = memory_kills()
+        await process.stop()
+        output = process.stderr_text()
+        command = shlex.join(submission.build)
+        seconds = time.monotonic() - started
+        if memory:
+            problem = problem or f"went over its memory cap: {memory} of its processes killed"
+        if problem:
+            return BuildResult(False, None if status is None else status, output, seconds, f"{command}: {problem}")
+        if status != 0:
+            note = signal_note(status)
+            return BuildResult(False, status, output, seconds, f"{command} exited {status}" + (f" ({note})" if note else ""))
+        try:
+            installed, notes = await asyncio.to_thread(install_results, sink, submission.path, caps)
+        except BuildRefused as exc:
+            return BuildResult(False, status, output, seconds, f"{command} exited 0, but {exc}: nothing was installed")
+        except OSError as exc:
+            return BuildResult(False, status, output, seconds, f"{command} exited 0, but its results cannot be installed: {exc}")
+        if notes:
+            output = "\n".join([output.rstrip("\n"), *notes]).lstrip("\n")
+        what = f"installed {len(installed)} file(s)" + (f": {', '.join(installed[:5])}" if installed else "")
+        if len(installed) > 5:
+            what += ", ..."
+        return BuildResult(True, status, output, seconds, f"{command} exited 0 in {seconds:.1f} s; {what}", tuple(installed))
+    finally:
+        sink.close()
+
+
+# -- installing what came back ----------------------------------------------------------------------------------
+
+
+def install_results(sink: ResultSink, folder: Path, caps: BuildLimits) -> tuple[list[str], list[str]]:
+    """Install the build's results into ``folder``: the files installed, and notes (protected files left out).
+
+    Raises :class:`BuildRefused` (nothing installed) for a stream over the caps, a member that
+    is not a regular file, folder or link inside the folder, or an entry that would replace a
+    folder of the submission or go through one of its links or files.
+    """
+    if sink.over:
+        raise BuildRefused(f"the build's results are over the cap of {_size(caps.result_bytes)}")
+    sink.file.seek(0)
+    staging = Path(tempfile.mkdtemp(prefix="polignac-build-results-"))
+    try:
+        if sink.size:
+            _extract(sink.file, staging, caps)
+        entries = sorted(_entries(staging), key=lambda path: path.split("/"))
+        notes = [f"[arena] the build changed {path}: not installed (a build may not change it)" for path in entries if path in PROTECTED]
+        owner = _owner(folder)
+        installed: list[str] = []
+        root_fd = os.open(folder, _DIR_FLAGS)
+        try:
+            for path in entries:  # first check every entry against the folder, so that a refusal installs nothing
+                if path not in PROTECTED:
+                    _install(staging, path, root_fd, owner, check_only=True)
+            for path in entries:
+                if path not in PROTECTED and _install(staging, path, root_fd, owner):
+                    installed.append(path)
+        finally:
+            os.close(root_fd)
+        return installed, notes
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _entries(staging: Path) -> Iterator[str]:
+    """Every entry of the staging folder (relative, parents first); links are not followed."""
+    for folder, dirs, files in os.walk(staging):
+        for name in dirs + files:
+            yield os.path.relpath(os.path.join(folder, name), staging)
+
+
+def _extract(stream: IO[bytes], staging: Path, caps: BuildLimits) -> None:
+    """Extract the tar stream into ``staging`` with the ``data`` filter's checks and the entry cap."""
+    try:
+        with tarfile.open(fileobj=stream, mode="r:") as tar:
+            for count, member in enumerate(tar, start=1):
+                if count > caps.result_files:
+                    raise BuildRefused(f"the build's results hold more than {caps.result_files} files, folders and links")
+                if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+                    kind = "a named pipe (FIFO)" if member.isfifo() else "a device" if member.isdev() else "a special file"
+                    raise BuildRefused(f"the build made {member.name!r}, {kind}: only files, folders and links are installed")
+                try:
+                    tar.extract(member, staging, filter="data")
+                except tarfile.FilterError as exc:
+                    raise BuildRefused(f"the build made {member.name!r}: {_filter_problem(exc)}") from None
+    except (tarfile.TarError, EOFError) as exc:
+        raise BuildRefused(f"the build's results are not a valid tar stream: {exc}") from None
+    except OSError as exc:
+        raise BuildRefused(f"the build's results cannot be unpacked: {exc.strerror or exc}") from None
+
+
+def _filter_problem(exc: tarfile.FilterError) -> str:
+    if isinstance(exc, tarfile.AbsoluteLinkError | tarfile.LinkOutsideDestinationError):
+        target = exc.tarinfo.linkname
+        return f"a link to {target!r}, outside the folder: links may only point inside it"
+    if isinstance(exc, tarfile.AbsolutePathError | tarfile.OutsideDestinationError):
+        return "a path outside the folder"
+    if isinstance(exc, tarfile.SpecialFileError):
+        return "a special file: only files, folders and links are installed"
+    return str(exc)
+
+
+def _owner(folder: Path) -> tuple[int, int]:
+    info = os.stat(folder)
+    return info.st_uid, info.st_gid
+
+
+def _install(staging: Path, relative: str, root_fd: int, owner: tuple[int, int], *, check_only: bool = False) -> bool:
+    """Install one entry of ``staging`` at ``relative`` under the folder open at ``root_fd``; True for a file or link.
+
+    ``check_only``: raise :class:`BuildRefused` if it could not be installed, change nothing.
+    """
+    parts = relative.split("/")
+    source = staging / relative
+    info = os.lstat(source)
+    with contextlib.ExitStack() as stack:
+        parent = root_fd
+        for number, part in enumerate(parts[:-1]):
+            try:
+                parent = os.open(part, _DIR_FLAGS, dir_fd=parent)
+            except FileNotFoundError:
+                if check_only:  # a new folder, made by an entry before this one
+                    return False
+                raise
+            except OSError:
+                where = "/".join(parts[: number + 1])
+                raise BuildRefused(f"the build made {relative!r}, but {where!r} is not a folder of the submission") from None
+            stack.callback(os.close, parent)
+        name = parts[-1]
+        try:
+            existing: os.stat_result | None = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            existing = None
+        if stat.S_ISDIR(info.st_mode):
+            if existing is None and not check_only:
+                os.mkdir(name, 0o755, dir_fd=parent)
+                os.chown(name, *owner, dir_fd=parent, follow_symlinks=False)
+            elif existing is not None and not stat.S_ISDIR(existing.st_mode):
+                raise BuildRefused(f"the build made the folder {relative!r}, where the submission has a file or a link")
+            return False
+        if existing is not None and stat.S_ISDIR(existing.st_mode):
+            raise BuildRefused(f"the build made {relative!r}, where the submission has a folder")
+        if check_only:
+            return False
+        temporary = f".{name[:64]}.polignac-{os.getpid()}"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary, dir_fd=parent)
+        if stat.S_ISLNK(info.st_mode):
+            os.symlink(os.readlink(source), temporary, dir_fd=parent)
+        else:
+            _copy_file(source, temporary, parent, info)
+        os.chown(temporary, *owner, dir_fd=parent, follow_symlinks=False)
+        os.replace(temporary, name, src_dir_fd=parent, dst_dir_fd=parent)  # a link in the way is replaced, not followed
+    return True
+
+
+def _copy_file(source: Path, name: str, dir_fd: int, info: os.stat_result) -> None:
+    out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    try:
+        with open(source, "rb") as reader:
+            while block := reader.read(1 << 20):
+                view = memoryview(block)
+                while view:
+                    view = view[os.write(out, view) :]
+        os.fchmod(out, 0o755 if info.st_mode & 0o111 else 0o644)
+        os.utime(out, ns=(info.st_atime_ns, info.st_mtime_ns))
+    finally:
+        os.close(out)
