@@ -86,15 +86,17 @@ import os
 import posixpath
 import re
 import secrets
+import sys
 import tarfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
 from polignac_arena.folders import FolderError, folder_digest, read_file
-from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
+from polignac_arena.seats.base import BuildLimits, BuildResult, SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
+from polignac_arena.seats.builds import BUILD_DIR, BUILD_SOURCE, BUILD_WRAPPER, WRAPPER_SOURCE, build_command, finish_build
 from polignac_arena.seats.common import host_runtime as common_host_runtime
 from polignac_arena.seats.docker_build import BuildFailed, BuildRequest, build_image, spooled_context
 from polignac_arena.seats.docker_http import RETRY_FIRST_S, RETRY_LAST_S, DaemonLine, daemon_target, out_of_descriptors
@@ -633,6 +635,47 @@ class DockerLauncher(SeatLauncher):
             stderr=connections[0], stdio=connections[1] if len(connections) > 1 else None, line=line, stdin=spec.stdin
         )
         return DockerSeat(self._connect(), container_id, spec.name, attached, spec.limits, drain_rate=spec.drain_rate)
+
+    # -- build steps
+
+    async def build(
+        self, submission: Submission, limits: SeatLimits, *, timeout_s: float, trusted: bool = False, caps: BuildLimits | None = None
+    ) -> BuildResult:
+        """Run the build step in a container like a seat's (see docs/builds.md); never raises for a failing build."""
+        caps = caps or BuildLimits()
+        if not submission.build:
+            return BuildResult(True, 0, "", 0.0, "no build step")
+        reason = self.unavailable()
+        if reason is not None:
+            return BuildResult(False, None, "", 0.0, f"refused: build steps cannot run in docker seats here: {reason}")
+        started = time.monotonic()
+        # A build writes its results as files: as big as its folder may be.
+        build_limits = replace(limits, file_size_mb=max(limits.file_size_mb, caps.disk_mb), stderr_bytes=caps.output_bytes)
+        try:
+            _check_readable(submission)
+            image = await in_thread(self.runtime_image)
+            runtime_mounts, python_path = host_runtime()
+            spec = _Spec(
+                image=image,
+                command=build_command(sys.executable, submission.build),
+                environment=_runtime_environment(python_path),
+                binds=[*runtime_mounts, (str(submission.path), BUILD_SOURCE), (str(WRAPPER_SOURCE), BUILD_WRAPPER)],
+                working_dir="/",
+                limits=build_limits,
+                name=f"polignac-build-{_name_part(submission.name)}-{secrets.token_hex(3)}",
+                labels={LABEL_BUILD: submission.label},
+                label=f"the build of {submission.label}",
+                stdin=False,
+                stdout=True,
+                # The build's copy of the folder: capped, its own, and it may run what it compiles there.
+                writable={BUILD_DIR: f"rw,exec,nosuid,nodev,size={caps.disk_mb}m,uid=65534,gid=65534,mode=0755"},
+                # A build is no seat of a match: its output past the cap may go faster, but not free.
+                drain_rate=BUILD_OUTPUT_DRAIN_BYTES_PER_S,
+            )
+            process = await self._launch(spec)
+        except SeatError as exc:
+            return BuildResult(False, None, "", time.monotonic() - started, str(exc))
+        return await finish_build(process, submission, caps, timeout_s, started, memory_kills=process.memory_kills)
 
     def remove_match_containers(self, match_id: str) -> list[str]:
         """Kill and remove every container of a match (for a sweep after a crash of the arena)."""
