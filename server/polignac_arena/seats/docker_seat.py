@@ -49,6 +49,8 @@ STDOUT_LIMIT: Final = 1 << 20
 """The stdout reader's line limit; the pump pauses while twice this waits unread."""
 STDERR_LIMIT: Final = 64 << 10
 """The stderr connection's buffer limit: at most twice this waits in the arena, unread."""
+STDERR_TAIL_BYTES: Final = 4096
+"""The end of stderr past its cap that is kept (a quarter of the cap at most), as in bubblewrap seats."""
 STDERR_DRAIN_BYTES_PER_S: Final = 64 << 10
 """How fast stderr past the seat's cap is read (and dropped); the bot's writes wait beyond it."""
 _WATCH_PATIENCE_S: Final = 60.0
@@ -134,7 +136,10 @@ class DockerSeat(SeatProcess):
         self._stderr = bytearray()
         self._stderr_over = False
         """Past the cap: the rest of stderr is read slowly and dropped."""
-        self._stderr_dropped = 0
+        self._stderr_past = 0
+        """Bytes of stderr read past the head (the tail among them)."""
+        self._tail_cap = min(STDERR_TAIL_BYTES, limits.stderr_bytes // 4)
+        self._tail = b""
         self._drain_rate = drain_rate
         self._notes: list[str] = []
         self._oom = False
@@ -174,21 +179,25 @@ class DockerSeat(SeatProcess):
             self.stdout.feed_eof()
 
     async def _keep_stderr(self, reader: asyncio.StreamReader) -> None:
-        """Keep stderr up to the cap, then read the rest at a bounded rate, counting and dropping it."""
+        """Keep stderr's beginning up to the cap (less a tail), then read the rest at a bounded rate, keeping its end."""
         cap = self._limits.stderr_bytes
+        head_cap = cap - self._tail_cap
         try:
             while True:
                 header = await reader.readexactly(8)
                 left = int.from_bytes(header[4:8], "big")
-                if header[0] == 2 and len(self._stderr) < cap:
-                    piece = await reader.readexactly(min(left, cap - len(self._stderr)))
+                if header[0] == 2 and len(self._stderr) < head_cap:
+                    piece = await reader.readexactly(min(left, head_cap - len(self._stderr)))
                     self._stderr.extend(piece)
                     left -= len(piece)
                 while left > 0:
                     self._stderr_over = True
                     chunk = await reader.readexactly(min(left, STDERR_LIMIT))
                     left -= len(chunk)
-                    self._stderr_dropped += len(chunk)
+                    if header[0] == 2:
+                        self._stderr_past += len(chunk)
+                        # Twice the tail: room to end it at the last whole line (see stderr_text).
+                        self._tail = (self._tail + chunk)[-2 * self._tail_cap :] if self._tail_cap else b""
                     await asyncio.sleep(len(chunk) / self._drain_rate)
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             pass
@@ -266,11 +275,17 @@ class DockerSeat(SeatProcess):
         return self._returncode
 
     def stderr_text(self) -> str:
-        text = self._stderr.decode("utf-8", "replace")
-        notes = list(self._notes)
-        if self._stderr_dropped:
-            notes.append(f"[arena] {self._stderr_dropped} more bytes not kept (the cap is {self._limits.stderr_bytes} bytes)")
-        return "\n".join([text, *notes]) if notes else text
+        """Stderr's beginning; past the cap, a line saying how much was dropped, then its last whole lines (as in bubblewrap seats)."""
+        text, tail = self._stderr.decode("utf-8", "replace"), self._tail
+        if self._stderr_past > self._tail_cap and b"\n" in tail:
+            tail = tail[: tail.rindex(b"\n") + 1]  # the bot was stopped mid-line: end with its last whole line
+        tail = tail[-self._tail_cap :] if self._tail_cap else b""
+        dropped = self._stderr_past - len(tail)
+        if dropped > 0:
+            note = f"\n[arena] {dropped} more bytes not kept (the cap is {self._limits.stderr_bytes} bytes)"
+            text += note + (f"; the last {len(tail)}:\n" if tail else "\n")
+        text += tail.decode("utf-8", "replace")
+        return "\n".join([text, *self._notes]) if self._notes else text
 
     async def stop(self) -> None:
         if self._stopper is None:
