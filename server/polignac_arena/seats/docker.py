@@ -16,7 +16,9 @@ The container
   drop programs and run them); no ``/dev/shm`` (``ipc_mode="none"``).  Each ``VOLUME`` of the
   image gets such a tmpfs too, so the daemon makes no volume (host disk); the image's health
   check is switched off.
-* ``cap_drop=["ALL"]``, ``no-new-privileges``, user ``65534:65534`` (nobody).
+* ``cap_drop=["ALL"]``, ``no-new-privileges``, user ``65534:65534`` (nobody), and the arena's
+  seccomp profile (:func:`.syscalls.docker_profile`, the table bubblewrap seats get) instead of
+  the daemon's default one, which lets ``ptrace`` and ``io_uring`` through.
 * Labels ``polignac.match``, ``polignac.seat`` and ``polignac.bot`` name it; :meth:`DockerSeat.stop`
   kills and removes it (also when it never started, and when the arena is out of file
   descriptors: each seat holds a connection to the daemon for that), and
@@ -79,8 +81,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import io
+import json
 import logging
 import os
 import posixpath
@@ -112,6 +116,7 @@ from polignac_arena.seats.docker_seat import (
     short_error,
 )
 from polignac_arena.seats.dockerfile import MAX_DOCKERFILE_BYTES, DockerfileError, LocalImage, vet_dockerfile
+from polignac_arena.seats.syscalls import SeccompUnavailable, docker_profile
 from polignac_arena.submission import Submission
 
 __all__ = [
@@ -275,6 +280,12 @@ class _Spec:
     """How fast stderr past its cap is read and dropped (see :mod:`.docker_seat`)."""
 
 
+@functools.cache
+def _seccomp_option() -> str:
+    """``security_opt`` entry giving a container the arena's seccomp profile (:func:`.syscalls.docker_profile`)."""
+    return "seccomp=" + json.dumps(docker_profile(), separators=(",", ":"))
+
+
 def _runtime_environment(python_path: str) -> dict[str, str]:
     """The fixed environment of a runtime-image container (a bot's, a build step's): nothing of the arena's."""
     return {
@@ -348,6 +359,10 @@ class DockerLauncher(SeatLauncher):
         return client
 
     def unavailable(self) -> str | None:
+        try:
+            _seccomp_option()
+        except SeccompUnavailable as exc:
+            return f"the seats' seccomp profile cannot be made: {exc}"
         try:
             self._connect()
         except SeatError as exc:
@@ -505,7 +520,8 @@ class DockerLauncher(SeatLauncher):
             tmpfs={"/tmp": f"rw,noexec,nosuid,nodev,size={limits.tmpfs_mb}m,mode=1777", **spec.writable},
             ipc_mode="none",
             cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
+            # The arena's seccomp table, not the daemon's default profile (Docker 20.10's lets ptrace and io_uring through).
+            security_opt=["no-new-privileges", _seccomp_option()],
             mem_limit=memory,
             memswap_limit=memory,
             nano_cpus=int(limits.cpus * 1e9),
