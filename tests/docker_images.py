@@ -2,8 +2,10 @@
 
 * :func:`daemon_problem` says why no Docker daemon answers (None when one does): tests skip with it.
 * :func:`static_binary` compiles a C program with ``gcc -static`` (cached by a hash of its source).
-* :func:`scratch_image` builds ``FROM scratch`` with one static binary, tagged by a hash of its
-  content and reused while present (the legacy builder, no network, nothing pulled).
+* :func:`build_test_image` builds an image of the test's own (a Dockerfile and files, not vetted by the
+  arena), tagged by a hash of its content and reused while present (the legacy builder, no
+  network, nothing pulled); :func:`scratch_image` is one static binary ``FROM scratch``, and
+  :func:`tool_image` holds the hostile build tool (``tests/hostile/bots/build_tool.c``).
 * :func:`echo_submission` writes a ``stdio`` submission folder running the C echo program, either
   with a ``dockerfile`` (the seat launcher builds it) or with the ``image`` of :func:`scratch_image`.
 * :func:`python_submission` writes a Python submission folder (runs on the arena's runtime image).
@@ -114,32 +116,70 @@ def echo_binary() -> Path:
 
 
 def _context_tar(files: dict[str, tuple[bytes, int]]) -> io.BytesIO:
+    """A build context of ``files`` (name: content and mode); a name ending in ``/`` is a folder."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         for name, (data, mode) in sorted(files.items()):
-            info = tarfile.TarInfo(name)
+            info = tarfile.TarInfo(name.rstrip("/"))
             info.size, info.mode, info.mtime = len(data), mode, 0
+            if name.endswith("/"):
+                info.type, info.size = tarfile.DIRTYPE, 0
             tar.addfile(info, io.BytesIO(data))
     buffer.seek(0)
     return buffer
 
 
-def scratch_image(binary: Path, name: str) -> str:
-    """A ``FROM scratch`` image holding ``binary`` as ``/NAME`` (its command); built once per content."""
+def build_test_image(name: str, dockerfile: str, files: dict[str, tuple[bytes, int]]) -> str:
+    """An image built here by the test itself (not vetted by the arena) from ``dockerfile`` and ``files``; once per content."""
     import docker.errors
 
-    dockerfile = f'FROM scratch\nCOPY {name} /{name}\nCMD ["/{name}"]\n'.encode()
-    data = binary.read_bytes()
-    tag = f"{TEST_REPOSITORY}/{name}:{hashlib.sha256(dockerfile + data).hexdigest()[:16]}"
+    digest = hashlib.sha256(dockerfile.encode())
+    for file_name, (data, mode) in sorted(files.items()):
+        digest.update(f"\0{file_name}\0{mode}\0".encode() + data)
+    tag = f"{TEST_REPOSITORY}/{name}:{digest.hexdigest()[:16]}"
     docker_client = client()
     try:
         docker_client.api.inspect_image(tag)
         return tag
     except docker.errors.ImageNotFound:
         pass
-    context = _context_tar({"Dockerfile": (dockerfile, 0o644), name: (data, 0o755)})
+    context = _context_tar({"Dockerfile": (dockerfile.encode(), 0o644), **files})
     docker_client.images.build(fileobj=context, custom_context=True, tag=tag, rm=True, forcerm=True, pull=False, network_mode="none")
     return tag
+
+
+def imported_image(name: str, files: dict[str, tuple[bytes, int]], changes: list[str]) -> str:
+    """An image made with ``docker import`` of exactly ``files`` (modes kept, folders too) and Dockerfile ``changes``."""
+    import docker.errors
+
+    digest = hashlib.sha256("\0".join(changes).encode())
+    for file_name, (data, mode) in sorted(files.items()):
+        digest.update(f"\0{file_name}\0{mode}\0".encode() + data)
+    tag = digest.hexdigest()[:16]
+    docker_client = client()
+    try:
+        docker_client.api.inspect_image(f"{TEST_REPOSITORY}/{name}:{tag}")
+    except docker.errors.ImageNotFound:
+        data = _context_tar(files).getvalue()
+        docker_client.api.import_image_from_data(data, repository=f"{TEST_REPOSITORY}/{name}", tag=tag, changes=changes)
+        docker_client.api.inspect_image(f"{TEST_REPOSITORY}/{name}:{tag}")  # the import answers 200 even when it failed
+    return f"{TEST_REPOSITORY}/{name}:{tag}"
+
+
+def scratch_image(binary: Path, name: str) -> str:
+    """A ``FROM scratch`` image holding ``binary`` as ``/NAME`` (its command); built once per content."""
+    return build_test_image(name, f'FROM scratch\nCOPY {name} /{name}\nCMD ["/{name}"]\n', {name: (binary.read_bytes(), 0o755)})
+
+
+def tool_binary() -> Path:
+    """The static hostile build tool (tests/hostile/bots/build_tool.c)."""
+    source = (Path(__file__).parent / "hostile" / "bots" / "build_tool.c").read_text()
+    return static_binary(source, "tool")
+
+
+def tool_image() -> str:
+    """A ``FROM scratch`` image holding the build tool as ``/tool``: a local base for hostile Dockerfiles."""
+    return scratch_image(tool_binary(), "tool")
 
 
 def _readable(folder: Path) -> None:

@@ -25,12 +25,9 @@ from polignac_arena.seats import SeatKind
 from tests.hostile.test_hostile import launcher_or_skip, leftover
 
 BOTS = Path(__file__).parent / "bots"
-DOCKER_PENDING = pytest.mark.xfail(
-    reason="docker builds run in a container from the docker helper's work on issue 10 (DockerLauncher.build)", strict=False
-)
 KINDS = [
     pytest.param("process", id="bubblewrap"),
-    pytest.param("docker", id="docker", marks=[pytest.mark.docker, DOCKER_PENDING]),
+    pytest.param("docker", id="docker", marks=pytest.mark.docker),
 ]
 POLITE_BOT = """\
 from polignac.bot import Bot, run

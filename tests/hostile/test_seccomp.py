@@ -17,14 +17,9 @@ import pytest
 
 from tests.hostile.test_hostile import play
 
-DOCKER_PENDING = pytest.mark.xfail(
-    reason="docker seats get the arena's seccomp profile (seats/syscalls.py docker_profile) from the docker helper's"
-    " work on issue 10; Docker 20.10's default profile lets ptrace and io_uring through",
-    strict=False,
-)
 KINDS = [
     pytest.param("process", id="bubblewrap"),
-    pytest.param("docker", id="docker", marks=[pytest.mark.docker, DOCKER_PENDING]),
+    pytest.param("docker", id="docker", marks=pytest.mark.docker),
 ]
 DENIED = (
     "ptrace_attach_pid1",

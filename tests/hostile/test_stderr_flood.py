@@ -31,12 +31,9 @@ from tests.referee.helpers import run
 BOTS = Path(__file__).parent / "bots"
 CLOCK = TimeControl(move_ms=400, bank_ms=300, startup_ms=15_000)
 LIMITS = SeatLimits(memory_mb=256, cpus=1.0, pids=48, cpu_seconds=60, stderr_bytes=64 * 1024)
-DOCKER_PENDING = pytest.mark.xfail(
-    reason="the docker helper's work on issue 10 caps docker seats' stderr outside the arena's event loop", strict=False
-)
 KINDS = [
     pytest.param("process", id="bubblewrap"),
-    pytest.param("docker", id="docker", marks=[pytest.mark.docker, DOCKER_PENDING]),
+    pytest.param("docker", id="docker", marks=pytest.mark.docker),
 ]
 
 

@@ -13,25 +13,34 @@ The container
   ``nano_cpus``, ``pids_limit``, rlimits on open files, file size and CPU seconds.
 * A read-only root file system; the only writable place is a tmpfs at ``/tmp``
   (``tmpfs_mb``, ``noexec,nosuid,nodev``: a bot writes scratch files there but cannot
-  drop programs and run them); no ``/dev/shm`` (``ipc_mode="none"``).
-* ``cap_drop=["ALL"]``, ``no-new-privileges``, user ``65534:65534`` (nobody).
+  drop programs and run them); no ``/dev/shm`` (``ipc_mode="none"``).  Each ``VOLUME`` of the
+  image gets such a tmpfs too, so the daemon makes no volume (host disk); the image's health
+  check is switched off.
+* ``cap_drop=["ALL"]``, ``no-new-privileges``, user ``65534:65534`` (nobody), and the arena's
+  seccomp profile (:func:`.syscalls.docker_profile`, the table bubblewrap seats get) instead of
+  the daemon's default one, which lets ``ptrace`` and ``io_uring`` through.
 * Labels ``polignac.match``, ``polignac.seat`` and ``polignac.bot`` name it; :meth:`DockerSeat.stop`
-  kills and removes it (also when it never started), and :func:`remove_containers` sweeps
-  every container of a match by label.
+  kills and removes it (also when it never started, and when the arena is out of file
+  descriptors: each seat holds a connection to the daemon for that), and
+  :func:`remove_containers` sweeps every container of a match by label.
 * The ``none`` logging driver: the daemon keeps no log that a chatty bot could grow.  The arena
   attaches to the container before starting it instead, so no output is missed: stderr is kept
-  up to ``stderr_bytes``; for ``stdio`` bots stdin and stdout are the bot's JSON-lines pipes
-  (``DockerSeat.stdin`` / ``DockerSeat.stdout`` as asyncio streams, see below).
+  up to ``stderr_bytes``, then read at a bounded rate and dropped, which holds the bot's
+  writes back (a flood costs neither the arena nor the daemon more than that rate); for
+  ``stdio`` bots stdin and stdout are the bot's JSON-lines pipes (``DockerSeat.stdin`` /
+  ``DockerSeat.stdout`` as asyncio streams, see below).
 
 Images
 ------
 There is no container registry here and the arena never pulls an image:
 
 * ``image = "..."`` in ``bot.toml``: a local image, used as it is (an error if it is absent).
-* ``dockerfile = "..."``: built with the submission folder as the build context, tagged
-  ``polignac-bot/<name>:<hash of the folder>`` and reused while the folder is unchanged.  Every
-  ``FROM`` (and ``COPY --from``) must be ``scratch``, an earlier stage or a local image, and
-  the build runs with no network (``RUN`` steps cannot download anything).
+* ``dockerfile = "..."``: built from the submission folder, tagged
+  ``polignac-bot/<name>:<hash of the folder>`` and reused while the folder is unchanged.  The
+  daemon builds a canonical Dockerfile the arena writes after checking the submission's
+  (:mod:`.dockerfile`: every image local and pinned by ID, nothing fetched, steps as nobody),
+  with the seat's memory, CPU and pids caps and a wall clock (:mod:`.docker_build`);
+  docs/docker-seats.md says what is refused and why.
 * Neither (Python bots, the built-in bots, Node bots, host-built C binaries): the *runtime
   image* ``polignac-runtime:<hash>``, which the arena makes itself with ``docker import`` of a
   tiny tarball (``/etc/passwd``, ``/etc/group``, ``/etc/nsswitch.conf`` and a few empty
@@ -49,14 +58,14 @@ So the daemon must see the arena's file system (a local daemon, not a remote one
 
 stdio bots
 ----------
-The arena attaches with its own HTTP connection to the daemon (``unix://`` or plain
-``tcp://`` ``DOCKER_HOST``), upgraded to a raw stream, before it starts the container.  Without
-a terminal the daemon multiplexes the container's output in frames with an 8-byte header
-(stream number, three zero bytes, big-endian length); a pump task splits them: stdout feeds
-``DockerSeat.stdout`` (with back-pressure: the pump stops reading while 2 MiB wait unread),
-stderr goes to the capped capture.  ``DockerSeat.stdin`` writes straight into the container's
-stdin; closing it only half-closes the connection (the bot sees end of file, its output still
-arrives).
+The arena attaches with its own HTTP connections to the daemon (``unix://`` or plain
+``tcp://`` ``DOCKER_HOST``), upgraded to raw streams, before it starts the container: one for
+stdin and stdout, another for stderr (every seat has that one).  Without a terminal the daemon
+frames the container's output with an 8-byte header (stream number, three zero bytes,
+big-endian length); a pump task feeds the stdout frames to ``DockerSeat.stdout`` (with
+back-pressure: the pump stops reading while 2 MiB wait unread).  ``DockerSeat.stdin`` writes
+straight into the container's stdin; closing it only half-closes the connection (the bot sees
+end of file, its output still arrives).
 
 Exit status
 -----------
@@ -72,23 +81,42 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import io
+import json
 import logging
 import os
+import posixpath
 import re
 import secrets
+import sys
 import tarfile
 import threading
 import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import urlsplit
 
-from polignac_arena.folders import FolderError, folder_digest
-from polignac_arena.seats.base import SeatContext, SeatError, SeatKind, SeatLauncher, SeatProcess
+from polignac_arena.folders import FolderError, folder_digest, read_file
+from polignac_arena.seats.base import BuildLimits, BuildResult, SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
+from polignac_arena.seats.builds import BUILD_DIR, BUILD_SOURCE, BUILD_WRAPPER, WRAPPER_SOURCE, build_command, finish_build
 from polignac_arena.seats.common import host_runtime as common_host_runtime
-from polignac_arena.seats.docker_seat import STDOUT_LIMIT, DockerSeat, StdinWriter, docker_exit_status, in_thread, short_error
+from polignac_arena.seats.docker_build import BuildFailed, BuildRequest, build_image, spooled_context
+from polignac_arena.seats.docker_http import RETRY_FIRST_S, RETRY_LAST_S, DaemonLine, daemon_target, out_of_descriptors
+from polignac_arena.seats.docker_seat import (
+    STDERR_DRAIN_BYTES_PER_S,
+    STDERR_LIMIT,
+    STDOUT_LIMIT,
+    Attached,
+    DockerSeat,
+    StdinWriter,
+    docker_exit_status,
+    in_thread,
+    short_error,
+)
+from polignac_arena.seats.dockerfile import MAX_DOCKERFILE_BYTES, DockerfileError, LocalImage, vet_dockerfile
+from polignac_arena.seats.syscalls import SeccompUnavailable, docker_profile
 from polignac_arena.submission import Submission
 
 __all__ = [
@@ -108,6 +136,15 @@ PROBE_TIMEOUT_S: Final = 5.0
 CALL_TIMEOUT_S: Final = 60.0
 """Timeout of every later call (an image build has its own, longer one)."""
 BUILD_TIMEOUT_S: Final = 900.0
+"""The wall clock of an image build (every step together)."""
+BUILD_OUTPUT_DRAIN_BYTES_PER_S: Final = 4 << 20
+"""How fast a build step's output past its cap is read and dropped."""
+REMOVE_PATIENCE_S: Final = 30.0
+"""How long the removal of a container that never started is tried again while descriptors are short."""
+MAX_IMAGE_VOLUMES: Final = 8
+_SYSTEM_DIRS: Final = ("/proc", "/sys", "/dev")
+BUILD_SCHEME: Final = "vetted-1"
+"""Part of a built image's tag: images built before the Dockerfile was vetted are never reused."""
 CONTAINER_SOCKET_DIR: Final = "/run/polignac"
 CONTAINER_SDK_DIR: Final = "/opt/polignac-sdk"
 RUNTIME_REPOSITORY: Final = "polignac-runtime"
@@ -116,6 +153,7 @@ SANDBOX_USER: Final = "65534:65534"
 LABEL_MATCH: Final = "polignac.match"
 LABEL_SEAT: Final = "polignac.seat"
 LABEL_BOT: Final = "polignac.bot"
+LABEL_BUILD: Final = "polignac.build"
 
 
 def folder_hash(folder: Path, extra: str = "") -> str:
@@ -183,16 +221,6 @@ def _daemon_hint(where: str, exc: BaseException) -> str:
     return f"cannot reach the Docker daemon at {where}: {text}; {hint}"
 
 
-def _attach_target(base_url: str) -> tuple[str, str | int]:
-    """Where the arena opens its own connections to the daemon: ("unix", path) or (host, port)."""
-    parts = urlsplit(base_url)
-    if parts.scheme in ("unix", "http+unix"):
-        return "unix", (parts.netloc + parts.path) if parts.scheme == "unix" else parts.path
-    if parts.scheme in ("tcp", "http") and not os.environ.get("DOCKER_TLS_VERIFY"):
-        return parts.hostname or "localhost", parts.port or 2375
-    raise SeatError(f"docker seats attach to the daemon over unix:// or plain tcp:// only, not {base_url!r}")
-
-
 _build_locks: dict[str, threading.Lock] = {}
 _build_locks_guard = threading.Lock()
 
@@ -202,34 +230,82 @@ def _build_lock(tag: str) -> threading.Lock:
         return _build_locks.setdefault(tag, threading.Lock())
 
 
-_FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?", re.IGNORECASE)
-_COPY_FROM = re.compile(r"^\s*COPY\s+(?:--\S+\s+)*?--from=(\S+)", re.IGNORECASE)
+def _volume_paths(volumes: tuple[str, ...], mounted: list[str], label: str) -> list[str]:
+    """The image's volumes that need a tmpfs of the arena's (so the daemon makes no volume); refused when unsafe.
 
-
-def _dockerfile_bases(text: str) -> list[str]:
-    """Images a Dockerfile takes from outside itself (not ``scratch``, not its own stages).
-
-    >>> _dockerfile_bases("FROM scratch AS a\\nCOPY --from=a /x /y\\nFROM a\\nFROM local/img:1\\nCOPY --from=tool:2 /t /t")
-    ['local/img:1', 'tool:2']
+    >>> _volume_paths(("/data", "/tmp", "/var/cache/"), ["/run/polignac"], "bot@1")
+    ['/data', '/var/cache']
     """
-    lines = re.sub(r"\\\r?\n", " ", text).splitlines()
-    stages: set[str] = set()
-    bases: list[str] = []
-    count = 0
-    for line in lines:
-        if found := _FROM.match(line):
-            image, alias = found.group(1), found.group(2)
-            if image.lower() != "scratch" and image.lower() not in stages:
-                bases.append(image)
-            if alias:
-                stages.add(alias.lower())
-            stages.add(str(count))
-            count += 1
-        elif found := _COPY_FROM.match(line):
-            source = found.group(1)
-            if source.lower() not in stages:
-                bases.append(source)
-    return bases
+    if len(volumes) > MAX_IMAGE_VOLUMES:
+        raise SeatError(f"the image of {label} declares {len(volumes)} volumes, more than the {MAX_IMAGE_VOLUMES} allowed")
+    taken = [*mounted, "/tmp"]
+    paths: list[str] = []
+    for volume in volumes:
+        path = posixpath.normpath(volume)
+        if not path.startswith("/") or path.startswith("//"):
+            raise SeatError(f"the image of {label} declares the volume {volume!r}, which is not an absolute path")
+        if path == "/tmp":
+            continue  # the seat's own capped tmpfs is there already
+        inside = [top for top in (*_SYSTEM_DIRS, *taken) if _nested(path, top) or _nested(top, path)]
+        if path == "/" or inside:
+            raise SeatError(f"the image of {label} declares the volume {volume!r}, on a path the arena keeps for itself")
+        paths.append(path)
+    return sorted(set(paths))
+
+
+def _nested(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip("/") + "/")
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """One container to run: a seat's or a build step's."""
+
+    image: str
+    command: list[str]
+    environment: dict[str, str]
+    binds: list[tuple[str, str]]
+    """Host paths mounted read-only: (source, target)."""
+    working_dir: str | None
+    limits: SeatLimits
+    name: str
+    labels: dict[str, str]
+    label: str
+    """Who it is for, in messages."""
+    stdin: bool
+    stdout: bool
+    writable: dict[str, str] = field(default_factory=dict)
+    """Writable tmpfs folders besides ``/tmp``: path and mount options."""
+    drain_rate: float = STDERR_DRAIN_BYTES_PER_S
+    """How fast stderr past its cap is read and dropped (see :mod:`.docker_seat`)."""
+
+
+@functools.cache
+def _seccomp_option() -> str:
+    """``security_opt`` entry giving a container the arena's seccomp profile (:func:`.syscalls.docker_profile`)."""
+    return "seccomp=" + json.dumps(docker_profile(), separators=(",", ":"))
+
+
+def _runtime_environment(python_path: str) -> dict[str, str]:
+    """The fixed environment of a runtime-image container (a bot's, a build step's): nothing of the arena's."""
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/nonexistent",  # nobody's: the only writable place is /tmp (TMPDIR)
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": python_path,
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+
+
+def _check_readable(submission: Submission) -> None:
+    mode = submission.path.stat().st_mode
+    if mode & 0o005 != 0o005:
+        raise SeatError(
+            f"the folder of {submission.label} ({submission.path}) is not readable by the sandbox user (mode {mode & 0o777:o}):"
+            " make it readable by everyone (chmod -R a+rX)"
+        )
 
 
 def remove_containers(client: Any, match_id: str | None = None) -> list[str]:
@@ -251,8 +327,9 @@ class DockerLauncher(SeatLauncher):
 
     kind = SeatKind.DOCKER
 
-    def __init__(self, base_url: str | None = None) -> None:
+    def __init__(self, base_url: str | None = None, build_timeout_s: float = BUILD_TIMEOUT_S) -> None:
         self._base_url = base_url
+        self.build_timeout_s = build_timeout_s
         self._client: Any = None
         self._runtime_image: str | None = None
 
@@ -283,6 +360,10 @@ class DockerLauncher(SeatLauncher):
 
     def unavailable(self) -> str | None:
         try:
+            _seccomp_option()
+        except SeccompUnavailable as exc:
+            return f"the seats' seccomp profile cannot be made: {exc}"
+        try:
             self._connect()
         except SeatError as exc:
             return str(exc)
@@ -309,7 +390,7 @@ class DockerLauncher(SeatLauncher):
         self._runtime_image = image
         return image
 
-    def image_for(self, submission: Submission) -> str:
+    def image_for(self, submission: Submission, limits: SeatLimits | None = None) -> str:
         """The local image a submission runs in: its own, built from its Dockerfile, or the runtime image."""
         import docker.errors
 
@@ -324,53 +405,55 @@ class DockerLauncher(SeatLauncher):
                 ) from None
             return submission.image
         if submission.dockerfile is not None:
-            return self._build(submission)
+            return self._build(submission, limits or SeatLimits())
         return self.runtime_image()
 
-    def _build(self, submission: Submission) -> str:
+    def local_image(self, reference: str) -> LocalImage | None:
+        """An image already on this machine, or None (never pulled)."""
         import docker.errors
 
+        try:
+            return LocalImage.from_inspect(self._connect().api.inspect_image(reference))
+        except (docker.errors.ImageNotFound, docker.errors.NullResource):
+            return None
+        except docker.errors.APIError as exc:
+            if exc.response is not None and exc.response.status_code in (400, 404):
+                return None  # not a valid reference: not an image here either
+            raise
+
+    def _build(self, submission: Submission, limits: SeatLimits) -> str:
+        """Build the submission's Dockerfile, checked and rewritten (:mod:`.dockerfile`), capped and timed (:mod:`.docker_build`)."""
         client = self._connect()
         assert submission.dockerfile is not None
-        dockerfile = submission.path / submission.dockerfile
-        digest = folder_hash(submission.path, extra=submission.dockerfile)[:16]
+        where = f"{submission.dockerfile} of {submission.label}"
+        digest = folder_hash(submission.path, extra=f"{submission.dockerfile}\0{BUILD_SCHEME}")[:16]
         tag = f"{BOT_REPOSITORY}/{_repository_name(submission.name)}:{digest}"
         with _build_lock(tag):
-            try:
-                client.api.inspect_image(tag)
+            if self.local_image(tag) is not None:
                 return tag
-            except docker.errors.ImageNotFound:
-                pass
-            for base in _dockerfile_bases(dockerfile.read_text(encoding="utf-8", errors="replace")):
-                if "$" in base:
-                    where = f"{submission.dockerfile} of {submission.label}"
-                    raise SeatError(f"{where}: a base image named by a variable ({base}) is not allowed")
+            try:
                 try:
-                    client.api.inspect_image(base)
-                except docker.errors.ImageNotFound:
-                    raise SeatError(
-                        f"{submission.dockerfile} of {submission.label} builds on {base!r}, which is not on this machine, and the"
-                        " arena never pulls images: use FROM scratch, or build or import that image here first"
-                    ) from None
+                    text = read_file(submission.path, submission.dockerfile, MAX_DOCKERFILE_BYTES).decode("utf-8", "replace")
+                except FolderError as exc:
+                    raise DockerfileError(exc.problem) from None
+                vetted = vet_dockerfile(text, self.local_image)
+            except DockerfileError as exc:
+                raise DockerfileError(f"{where}: {exc}") from None
+            request = BuildRequest(
+                base_url=self.base_url,
+                api_version=str(client.api.api_version),
+                tag=tag,
+                labels={"polignac.submission": submission.label},
+                limits=limits,
+                timeout_s=self.build_timeout_s,
+            )
             started = time.monotonic()
             try:
-                client.images.build(
-                    path=str(submission.path),
-                    dockerfile=submission.dockerfile,
-                    tag=tag,
-                    rm=True,
-                    forcerm=True,
-                    pull=False,
-                    network_mode="none",
-                    labels={"polignac.submission": submission.label},
-                    timeout=BUILD_TIMEOUT_S,
-                )
-            except docker.errors.BuildError as exc:
-                lines = [str(chunk.get("stream") or chunk.get("error") or "").rstrip() for chunk in exc.build_log]
-                tail = "\n".join(line for line in lines if line)[-2000:]
-                raise SeatError(f"building {submission.label} from {submission.dockerfile} failed: {exc.msg}\n{tail}") from None
-            except docker.errors.APIError as exc:
-                raise SeatError(f"building {submission.label} from {submission.dockerfile} failed: {short_error(exc)}") from None
+                context, size = spooled_context(submission.path, vetted.text)
+                with context:
+                    build_image(request, context, size)
+            except (BuildFailed, OSError) as exc:
+                raise BuildFailed(f"building {submission.label} from {submission.dockerfile} failed: {exc}") from None
             log.info("built %s for %s in %.1f s", tag, submission.label, time.monotonic() - started)
         return tag
 
@@ -387,15 +470,7 @@ class DockerLauncher(SeatLauncher):
         if runtime:
             runtime_mounts, python_path = host_runtime()
             mounts.extend(runtime_mounts)
-            environment |= {
-                "PATH": "/usr/local/bin:/usr/bin:/bin",
-                "HOME": "/nonexistent",  # nobody's: the only writable place is /tmp (TMPDIR)
-                "TMPDIR": "/tmp",
-                "LANG": "C.UTF-8",
-                "PYTHONPATH": python_path,
-                "PYTHONNOUSERSITE": "1",
-                "PYTHONDONTWRITEBYTECODE": "1",
-            }
+            environment |= _runtime_environment(python_path)
             command = list(sub.host_command())
             if sub.builtin:
                 working_dir = "/tmp"
@@ -410,22 +485,43 @@ class DockerLauncher(SeatLauncher):
             "working_dir": working_dir,
         }
 
-    def _create(self, context: SeatContext, image: str) -> tuple[str, str]:
+    def _seat_spec(self, context: SeatContext, image: str) -> _Spec:
+        config = self.container_config(context, image)
+        sub = context.submission
+        return _Spec(
+            image=image,
+            command=config["command"],
+            environment=config["environment"],
+            binds=config["mounts"],
+            working_dir=config["working_dir"],
+            limits=context.limits,
+            name=f"polignac-{_name_part(context.match_id)}-seat{context.seat}-{secrets.token_hex(3)}",
+            labels={LABEL_MATCH: context.match_id, LABEL_SEAT: str(context.seat), LABEL_BOT: sub.label},
+            label=sub.label,
+            stdin=sub.transport == "stdio",
+            stdout=sub.transport == "stdio",
+        )
+
+    def _create(self, spec: _Spec) -> str:
+        """Create (not start) the container of ``spec``; its ID."""
         from docker.types import Mount, Ulimit
 
-        client = self._connect()
-        api = client.api
-        config = self.container_config(context, image)
-        limits = context.limits
+        api = self._connect().api
+        limits = spec.limits
         memory = f"{limits.memory_mb}m"
+        mounts = [Mount(target=target, source=source, type="bind", read_only=True) for source, target in spec.binds]
+        found = self.local_image(spec.image)
+        volumes = _volume_paths(found.volumes if found else (), [*(target for _, target in spec.binds), *spec.writable], spec.label)
+        mounts += [Mount(target=path, source=None, type="tmpfs", tmpfs_size=limits.tmpfs_mb << 20, tmpfs_mode=0o1777) for path in volumes]
         host_config = api.create_host_config(
             network_mode="none",
-            mounts=[Mount(target=target, source=source, type="bind", read_only=True) for source, target in config["mounts"]],
+            mounts=mounts,
             read_only=True,
-            tmpfs={"/tmp": f"rw,noexec,nosuid,nodev,size={limits.tmpfs_mb}m,mode=1777"},
+            tmpfs={"/tmp": f"rw,noexec,nosuid,nodev,size={limits.tmpfs_mb}m,mode=1777", **spec.writable},
             ipc_mode="none",
             cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
+            # The arena's seccomp table, not the daemon's default profile (Docker 20.10's lets ptrace and io_uring through).
+            security_opt=["no-new-privileges", _seccomp_option()],
             mem_limit=memory,
             memswap_limit=memory,
             nano_cpus=int(limits.cpus * 1e9),
@@ -438,34 +534,47 @@ class DockerLauncher(SeatLauncher):
             log_config={"type": "none", "config": {}},
             auto_remove=False,
         )
-        name = f"polignac-{_name_part(context.match_id)}-seat{context.seat}-{secrets.token_hex(3)}"
-        stdio = context.submission.transport == "stdio"
         created = api.create_container(
-            image=config["image"],
-            command=config["command"],
-            environment=config["environment"],
-            working_dir=config["working_dir"],
+            image=spec.image,
+            command=spec.command,
+            environment=spec.environment,
+            working_dir=spec.working_dir,
             user=SANDBOX_USER,
             hostname="bot",
-            name=name,
-            labels={LABEL_MATCH: context.match_id, LABEL_SEAT: str(context.seat), LABEL_BOT: context.submission.label},
-            stdin_open=stdio,
+            name=spec.name,
+            labels=spec.labels,
+            stdin_open=spec.stdin,
             tty=False,
             host_config=host_config,
             use_config_proxy=False,
+            healthcheck={"test": ["NONE"]},  # an image's health check would run commands in the seat unasked
         )
-        return str(created["Id"]), name
+        return str(created["Id"])
 
     def _remove_quietly(self, container_id: str) -> None:
-        with contextlib.suppress(Exception):
-            self._connect().api.remove_container(container_id, force=True, v=True)
+        """Remove a container that never became a seat; tried again while the arena is short of descriptors."""
+        import docker.errors
 
-    async def _attach(self, container_id: str, stdio: bool) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        """Our own connection to the daemon, upgraded to the container's raw multiplexed streams."""
+        delay, give_up = RETRY_FIRST_S, time.monotonic() + REMOVE_PATIENCE_S
+        while True:
+            try:
+                self._connect().api.remove_container(container_id, force=True, v=True)
+                return
+            except docker.errors.NotFound:
+                return
+            except Exception as exc:
+                if not out_of_descriptors(exc) or time.monotonic() + delay > give_up:
+                    log.warning("container %s could not be removed: %s", container_id[:12], short_error(exc))
+                    return
+            time.sleep(delay)
+            delay = min(delay * 2, RETRY_LAST_S)
+
+    async def _attach(self, container_id: str, streams: str, limit: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """Our own connection to the daemon, upgraded to some of the container's raw multiplexed streams."""
         client = self._connect()
-        where, port = _attach_target(self.base_url)
+        where, port = daemon_target(self.base_url)
         loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=STDOUT_LIMIT)
+        reader = asyncio.StreamReader(limit=limit)
         protocol = asyncio.StreamReaderProtocol(reader)
         try:
             if where == "unix":
@@ -475,7 +584,6 @@ class DockerLauncher(SeatLauncher):
         except (OSError, TimeoutError) as exc:
             raise SeatError(_daemon_hint(self.base_url, exc)) from None
         writer = StdinWriter(transport, protocol, reader, loop)
-        streams = "stdin=1&stdout=1&stderr=1" if stdio else "stdin=0&stdout=0&stderr=1"
         request = (
             f"POST /v{client.api.api_version}/containers/{container_id}/attach?stream=1&{streams} HTTP/1.1\r\n"
             "Host: docker\r\nContent-Type: text/plain\r\nContent-Length: 0\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n"
@@ -498,42 +606,92 @@ class DockerLauncher(SeatLauncher):
     async def start(self, context: SeatContext) -> SeatProcess:
         sub = context.submission
         if sub.image is None and sub.dockerfile is None and not sub.builtin:
-            mode = sub.path.stat().st_mode
-            if mode & 0o005 != 0o005:
-                raise SeatError(
-                    f"the folder of {sub.label} ({sub.path}) is not readable by the sandbox user (mode {mode & 0o777:o}):"
-                    " make it readable by everyone (chmod -R a+rX)"
-                )
+            _check_readable(sub)
         await in_thread(self._connect)
-        image = await in_thread(self.image_for, sub)
-        creating = asyncio.ensure_future(in_thread(self._create, context, image))
+        image = await in_thread(self.image_for, sub, context.limits)
+        return await self._launch(self._seat_spec(context, image))
+
+    async def _launch(self, spec: _Spec) -> DockerSeat:
+        """Create the container of ``spec``, attach to its streams, open its line, start it."""
+        creating = asyncio.ensure_future(in_thread(self._create, spec))
         try:
-            container_id, name = await asyncio.shield(creating)
+            container_id = await asyncio.shield(creating)
         except asyncio.CancelledError:
             # The daemon still creates it: remove it as soon as it is there.
-            def later(done: asyncio.Future[tuple[str, str]]) -> None:
+            def later(done: asyncio.Future[str]) -> None:
                 if not done.cancelled() and done.exception() is None:
-                    asyncio.get_running_loop().run_in_executor(None, self._remove_quietly, done.result()[0])
+                    asyncio.get_running_loop().run_in_executor(None, self._remove_quietly, done.result())
 
             creating.add_done_callback(later)
             raise
         except SeatError:
             raise
         except Exception as exc:
-            raise SeatError(f"cannot create the container of {sub.label}: {short_error(exc)}") from None
-        stdio = sub.transport == "stdio"
-        connection: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+            raise SeatError(f"cannot create the container of {spec.label}: {short_error(exc)}") from None
+        connections: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+        line: DaemonLine | None = None
         try:
-            connection = await self._attach(container_id, stdio)
+            # stderr apart from stdin/stdout: its flood is slowed at the source without touching stdout.
+            connections.append(await self._attach(container_id, "stdin=0&stdout=0&stderr=1", STDERR_LIMIT))
+            if spec.stdin or spec.stdout:
+                streams = f"stdin={int(spec.stdin)}&stdout={int(spec.stdout)}&stderr=0"
+                connections.append(await self._attach(container_id, streams, STDOUT_LIMIT))
+            line = await in_thread(DaemonLine, self.base_url, str(self._connect().api.api_version))
             await in_thread(self._connect().api.start, container_id)
         except BaseException as exc:
-            if connection is not None:
+            for connection in connections:
                 connection[1].transport.abort()
+            if line is not None:
+                line.close()
             await asyncio.shield(in_thread(self._remove_quietly, container_id))
             if isinstance(exc, SeatError | asyncio.CancelledError) or not isinstance(exc, Exception):
                 raise
-            raise SeatError(f"cannot start the container of {sub.label}: {short_error(exc)}") from None
-        return DockerSeat(self._connect(), container_id, name, connection, stdio, context.limits)
+            raise SeatError(f"cannot start the container of {spec.label}: {short_error(exc)}") from None
+        attached = Attached(
+            stderr=connections[0], stdio=connections[1] if len(connections) > 1 else None, line=line, stdin=spec.stdin
+        )
+        return DockerSeat(self._connect(), container_id, spec.name, attached, spec.limits, drain_rate=spec.drain_rate)
+
+    # -- build steps
+
+    async def build(
+        self, submission: Submission, limits: SeatLimits, *, timeout_s: float, trusted: bool = False, caps: BuildLimits | None = None
+    ) -> BuildResult:
+        """Run the build step in a container like a seat's (see docs/builds.md); never raises for a failing build."""
+        caps = caps or BuildLimits()
+        if not submission.build:
+            return BuildResult(True, 0, "", 0.0, "no build step")
+        reason = self.unavailable()
+        if reason is not None:
+            return BuildResult(False, None, "", 0.0, f"refused: build steps cannot run in docker seats here: {reason}")
+        started = time.monotonic()
+        # A build writes its results as files: as big as its folder may be.
+        build_limits = replace(limits, file_size_mb=max(limits.file_size_mb, caps.disk_mb), stderr_bytes=caps.output_bytes)
+        try:
+            _check_readable(submission)
+            image = await in_thread(self.runtime_image)
+            runtime_mounts, python_path = host_runtime()
+            spec = _Spec(
+                image=image,
+                command=build_command(sys.executable, submission.build),
+                environment=_runtime_environment(python_path),
+                binds=[*runtime_mounts, (str(submission.path), BUILD_SOURCE), (str(WRAPPER_SOURCE), BUILD_WRAPPER)],
+                working_dir="/",
+                limits=build_limits,
+                name=f"polignac-build-{_name_part(submission.name)}-{secrets.token_hex(3)}",
+                labels={LABEL_BUILD: submission.label},
+                label=f"the build of {submission.label}",
+                stdin=False,
+                stdout=True,
+                # The build's copy of the folder: capped, its own, and it may run what it compiles there.
+                writable={BUILD_DIR: f"rw,exec,nosuid,nodev,size={caps.disk_mb}m,uid=65534,gid=65534,mode=0755"},
+                # A build is no seat of a match: its output past the cap may go faster, but not free.
+                drain_rate=BUILD_OUTPUT_DRAIN_BYTES_PER_S,
+            )
+            process = await self._launch(spec)
+        except SeatError as exc:
+            return BuildResult(False, None, "", time.monotonic() - started, str(exc))
+        return await finish_build(process, submission, caps, timeout_s, started, memory_kills=process.memory_kills)
 
     def remove_match_containers(self, match_id: str) -> list[str]:
         """Kill and remove every container of a match (for a sweep after a crash of the arena)."""
