@@ -24,10 +24,11 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Final
 
-from polignac_arena.seats.base import BuildLimits, BuildResult, SeatProcess
+from polignac_arena.seats.base import BuildLimits, BuildResult, SeatLimits, SeatProcess
 from polignac_arena.submission import Submission
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "BuildRefused",
     "ResultSink",
     "build_command",
+    "build_seat_limits",
     "finish_build",
     "install_results",
     "signal_note",
@@ -74,6 +76,11 @@ def build_command(
     if step and step[0] in ("python", "python3"):
         step[0] = python
     return [python, "-I", "-S", wrapper, source, dest, "--", *step]
+
+
+def build_seat_limits(limits: SeatLimits, caps: BuildLimits) -> SeatLimits:
+    """The caps a build runs under: the seat's, with a file as big as its folder may be and its own output cap."""
+    return replace(limits, file_size_mb=max(limits.file_size_mb, caps.disk_mb), stderr_bytes=caps.output_bytes)
 
 
 def _size(count: int) -> str:

@@ -94,13 +94,21 @@ import sys
 import tarfile
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from polignac_arena.folders import FolderError, folder_digest, read_file
 from polignac_arena.seats.base import BuildLimits, BuildResult, SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
-from polignac_arena.seats.builds import BUILD_DIR, BUILD_SOURCE, BUILD_WRAPPER, WRAPPER_SOURCE, build_command, finish_build
+from polignac_arena.seats.builds import (
+    BUILD_DIR,
+    BUILD_SOURCE,
+    BUILD_WRAPPER,
+    WRAPPER_SOURCE,
+    build_command,
+    build_seat_limits,
+    finish_build,
+)
 from polignac_arena.seats.common import host_runtime as common_host_runtime
 from polignac_arena.seats.docker_build import BuildFailed, BuildRequest, build_image, spooled_context
 from polignac_arena.seats.docker_http import RETRY_FIRST_S, RETRY_LAST_S, DaemonLine, daemon_target, out_of_descriptors
@@ -665,8 +673,7 @@ class DockerLauncher(SeatLauncher):
         if reason is not None:
             return BuildResult(False, None, "", 0.0, f"refused: build steps cannot run in docker seats here: {reason}")
         started = time.monotonic()
-        # A build writes its results as files: as big as its folder may be.
-        build_limits = replace(limits, file_size_mb=max(limits.file_size_mb, caps.disk_mb), stderr_bytes=caps.output_bytes)
+        build_limits = build_seat_limits(limits, caps)
         try:
             _check_readable(submission)
             image = await in_thread(self.runtime_image)

@@ -84,7 +84,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from polignac_arena.seats.base import (
@@ -97,7 +96,15 @@ from polignac_arena.seats.base import (
     SeatLimits,
     SeatProcess,
 )
-from polignac_arena.seats.builds import BUILD_DIR, BUILD_SOURCE, BUILD_WRAPPER, WRAPPER_SOURCE, build_command, finish_build
+from polignac_arena.seats.builds import (
+    BUILD_DIR,
+    BUILD_SOURCE,
+    BUILD_WRAPPER,
+    WRAPPER_SOURCE,
+    build_command,
+    build_seat_limits,
+    finish_build,
+)
 from polignac_arena.seats.bwrap import (
     BOT_DIR,
     SANDBOX_SOCKET_DIR,
@@ -388,8 +395,7 @@ class SandboxLauncher(SeatLauncher):
         if os.geteuid() == 0:  # for folders the seat's uid cannot reach (removed with the sandbox)
             staging = Path(tempfile.mkdtemp(prefix="polignac-build-"))
             os.chmod(staging, 0o755)
-        # A build writes its results as files: as big as its folder may be.
-        build_limits = replace(limits, file_size_mb=max(limits.file_size_mb, caps.disk_mb), stderr_bytes=caps.output_bytes)
+        build_limits = build_seat_limits(limits, caps)
         try:
             process = await self._launch(
                 build_command(sys.executable, submission.build),
