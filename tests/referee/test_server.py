@@ -140,16 +140,19 @@ run(Slow())
 
 
 def _seated(pid: int) -> bool:
-    """Every seat of the match folder made by ``pid`` has said Hello: their sockets are gone."""
+    """Every seat of the match folder made by ``pid`` has said Hello: a tarpit holds each seat's socket path.
+
+    A tarpit is bound under a name of its own before it takes the path, and the kernel lists
+    unix sockets by the name they were bound to.
+    """
     for folder in Path(tempfile.gettempdir()).glob("polignac-*"):
         try:
             if (folder / ".owner").read_text().split(" ")[0] != str(pid):
                 continue
         except OSError:
             continue
-        workdirs = list(folder.glob("seat[0-9]"))  # made once the sockets listen, as each seat starts
-        sockets = list(folder.glob("seat*-socket/referee.sock"))
-        return len(workdirs) == 4 and not sockets
+        listed = Path("/proc/net/unix").read_text()
+        return sum(f"{folder}/seat{seat}-socket/.referee.sock.tarpit" in listed for seat in range(4)) == 4
     return False
 
 

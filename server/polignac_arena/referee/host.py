@@ -248,6 +248,8 @@ class MatchHost:
         self._aborted: str | None = None
         self.result: MatchResult | None = None
         self._started_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        self.seated = asyncio.Event()
+        """Set once seating is over: every seat has joined or forfeited, so no seat can join any more."""
         self.on_message_sent: Callable[[int, pb.PlayResponse], None] | None = None
         """Test hook: called with every message the host sends to a seat."""
 
@@ -326,6 +328,7 @@ class MatchHost:
         for seat in range(n):
             if self._aborted is None and self.conns[seat] is None and seat not in self.match.forfeited and not self.match.is_over:
                 await self._fault(seat, Fault.TIMEOUT, f"did not connect and say Hello within {self.time_control.startup_ms} ms", 0)
+        self.seated.set()
         await self._welcome_everyone()
         for item in later:
             if self._aborted is None:

@@ -198,12 +198,25 @@ class RefereeServer:
         """Run a created match to its end; its tokens are refused afterwards."""
         task = asyncio.ensure_future(host.run())
         self._matches[host.match_id] = (host, task)
+        closing = asyncio.ensure_future(self._close_seat_sockets(host))
         try:
             return await task
         finally:
+            closing.cancel()
             self.service.unregister(host)
             self._matches.pop(host.match_id, None)
             await self._stop_listeners(host.match_id, _LISTENER_GRACE_S)
+
+    async def _close_seat_sockets(self, host: MatchHost) -> None:
+        """Once seating is over nobody may join: every seat socket is closed to newcomers, and the servers of
+        seats that never joined stop, so a bot that floods its socket with connections costs the arena
+        nothing from then on."""
+        await host.seated.wait()
+        listeners = self._listeners.get(host.match_id, [])
+        for listener in listeners:
+            listener.close_to_newcomers()
+        unjoined = [listener for listener in listeners if host.conns[listener.seat] is None]
+        await asyncio.gather(*(listener.stop_serving() for listener in unjoined), return_exceptions=True)
 
     @property
     def running_matches(self) -> list[MatchHost]:

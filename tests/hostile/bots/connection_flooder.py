@@ -1,7 +1,7 @@
 """Hostile: floods its referee socket with connections from several processes, then plays.
 
 Each child process opens as many connections as it may and holds them a while; the
-parent then plays the match and, once welcomed, tries to connect once more.
+parent then plays the match and, once welcomed, tries to connect a few times more.
 """
 
 import json
@@ -62,12 +62,20 @@ class Flooder(Bot):
     name = "connection-flooder"
 
     def on_match_start(self, info):
+        # A server queues many connections; the tarpit that takes the socket's place has room for one.
+        tries = [socket.socket(socket.AF_UNIX) for _ in range(3)]
         try:
-            with socket.socket(socket.AF_UNIX) as again:
+            for again in tries:
+                again.setblocking(False)
                 again.connect(PATH)
             print("after hello: connected", file=sys.stderr, flush=True)
+        except BlockingIOError:
+            print("after hello: no room", file=sys.stderr, flush=True)
         except OSError as exc:
             print(f"after hello: {type(exc).__name__}", file=sys.stderr, flush=True)
+        finally:
+            for again in tries:
+                again.close()
 
     def play(self, view):
         return view.legal[0]
