@@ -1,6 +1,8 @@
 """Hostile (gRPC): says Hello, then writes Decisions that answer nothing as fast as the stream takes them.
 
-Meanwhile it opens extra connections to its socket and writes to stderr without pause.
+Once welcomed it also tries to open more connections to its socket and writes to stderr
+without pause, for the whole match.  (Started before its own stream, the connection flood
+would take its seat's few connections and keep the bot from joining at all.)
 """
 
 import os
@@ -43,14 +45,15 @@ def requests():
         yield stale
 
 
-if address.startswith("unix:"):
-    threading.Thread(target=connections, daemon=True).start()
-threading.Thread(target=stderr, daemon=True).start()
 channel = grpc.insecure_channel(address)
 stub = RefereeServiceStub(channel)
+flooding = False
 try:
     for _response in stub.Play(requests(), metadata=(("authorization", f"Bearer {os.environ['POLIGNAC_TOKEN']}"),)):
-        pass
+        if not flooding:
+            flooding = True
+            for target in (connections, connections, stderr):
+                threading.Thread(target=target, daemon=True).start()
 except grpc.RpcError:
     pass
 threading.Event().wait()  # stay alive (and flooding stderr) until the arena stops the seat
