@@ -7,6 +7,7 @@ from typing import Final
 __all__ = [
     "KEEPALIVE_TIMEOUT_MS",
     "KEEPALIVE_TIME_MS",
+    "LOOKAHEAD_BYTES",
     "MAX_PING_STRIKES",
     "MAX_RECEIVE_BYTES",
     "MAX_SEND_BYTES",
@@ -17,6 +18,8 @@ __all__ = [
 MAX_RECEIVE_BYTES: Final = 16 * 1024
 """A Decision is a few dozen bytes; anything near this is an attack, not a bot."""
 MAX_SEND_BYTES: Final = 1024 * 1024
+LOOKAHEAD_BYTES: Final = 16 * 1024
+"""The flow-control window of a seat's stream on its own socket: what the bot may send ahead of the referee's reading."""
 KEEPALIVE_TIME_MS: Final = 20_000
 """The referee pings a connection after this much silence, to find dead peers."""
 KEEPALIVE_TIMEOUT_MS: Final = 10_000
@@ -44,4 +47,7 @@ def server_options(max_streams: int = 2048, *, max_connections: int | None = Non
     if max_connections is not None:
         # gRPC accepts connections beyond this and closes them at once: a peer cannot pile them up.
         options.append(("grpc.max_allowed_incoming_connections", max_connections))
+        # A seat's stream is read at the match's pace (not at all once it forfeits): what a flooding
+        # bot may push at it meanwhile stays within a fixed window instead of one grown to its rate.
+        options += [("grpc.http2.bdp_probe", 0), ("grpc.http2.lookahead_bytes", LOOKAHEAD_BYTES)]
     return options

@@ -37,6 +37,9 @@ class SeatLimits:
     open_files: int = 256
     tmpfs_mb: int = 64
     stderr_bytes: int = 64 * 1024
+    stderr_drain_bytes_per_s: int = 64 * 1024
+    """Past ``stderr_bytes``, how fast the seat's stderr is still read (and dropped): a bot that writes faster
+    waits in its writes instead of keeping anyone busy."""
 
     def granted(self, request: ResourceRequest) -> SeatLimits:
         """These caps lowered to what the submission asks for, never raised."""

@@ -33,6 +33,7 @@ from polignac_arena.submission import Submission
 
 __all__ = [
     "BUILD_DIR",
+    "BUILD_OUTPUT_DRAIN_BYTES_PER_S",
     "BUILD_SOURCE",
     "BUILD_WRAPPER",
     "PROTECTED",
@@ -78,9 +79,18 @@ def build_command(
     return [python, "-I", "-S", wrapper, source, dest, "--", *step]
 
 
+BUILD_OUTPUT_DRAIN_BYTES_PER_S: Final = 4 << 20
+"""A build's output past its cap is read (and dropped) faster than a seat's stderr: it is no seat of a match."""
+
+
 def build_seat_limits(limits: SeatLimits, caps: BuildLimits) -> SeatLimits:
     """The caps a build runs under: the seat's, with a file as big as its folder may be and its own output cap."""
-    return replace(limits, file_size_mb=max(limits.file_size_mb, caps.disk_mb), stderr_bytes=caps.output_bytes)
+    return replace(
+        limits,
+        file_size_mb=max(limits.file_size_mb, caps.disk_mb),
+        stderr_bytes=caps.output_bytes,
+        stderr_drain_bytes_per_s=BUILD_OUTPUT_DRAIN_BYTES_PER_S,
+    )
 
 
 def _size(count: int) -> str:

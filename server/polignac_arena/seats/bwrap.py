@@ -113,6 +113,7 @@ class Plan:
     rlimits: list[tuple[int, tuple[int, int]]] = field(default_factory=list)
     fds_to_close: list[int] = field(default_factory=list)
     stderr_cap: int = SeatLimits.stderr_bytes
+    stderr_drain: int = SeatLimits.stderr_drain_bytes_per_s
     """Bytes of the child's stderr that reach the arena (the trampoline drops the rest)."""
 
     def trampoline(self, report_fd: int) -> list[str]:
@@ -126,6 +127,7 @@ class Plan:
             "uid": self.uid,
             "argv": self.argv,
             "stderr_cap": self.stderr_cap,
+            "stderr_drain": self.stderr_drain,
         }
         return [sys.executable, "-I", "-S", TRAMPOLINE, json.dumps(spec)]
 
@@ -268,6 +270,7 @@ def make_plan(
         plan.cgroup_procs = cgroups.procs_files
     plan.rlimits = rlimits(limits, with_nproc=uid is not None, memory_cgroup=cgroups is not None and "memory" in cgroups.dirs)
     plan.stderr_cap = limits.stderr_bytes
+    plan.stderr_drain = limits.stderr_drain_bytes_per_s
     return plan
 
 

@@ -113,7 +113,6 @@ from polignac_arena.seats.common import host_runtime as common_host_runtime
 from polignac_arena.seats.docker_build import BuildFailed, BuildRequest, build_image, spooled_context
 from polignac_arena.seats.docker_http import RETRY_FIRST_S, RETRY_LAST_S, DaemonLine, daemon_target, out_of_descriptors
 from polignac_arena.seats.docker_seat import (
-    STDERR_DRAIN_BYTES_PER_S,
     STDERR_LIMIT,
     STDOUT_LIMIT,
     Attached,
@@ -145,8 +144,6 @@ CALL_TIMEOUT_S: Final = 60.0
 """Timeout of every later call (an image build has its own, longer one)."""
 BUILD_TIMEOUT_S: Final = 900.0
 """The wall clock of an image build (every step together)."""
-BUILD_OUTPUT_DRAIN_BYTES_PER_S: Final = 4 << 20
-"""How fast a build step's output past its cap is read and dropped."""
 REMOVE_PATIENCE_S: Final = 30.0
 """How long the removal of a container that never started is tried again while descriptors are short."""
 MAX_IMAGE_VOLUMES: Final = 8
@@ -284,8 +281,6 @@ class _Spec:
     stdout: bool
     writable: dict[str, str] = field(default_factory=dict)
     """Writable tmpfs folders besides ``/tmp``: path and mount options."""
-    drain_rate: float = STDERR_DRAIN_BYTES_PER_S
-    """How fast stderr past its cap is read and dropped (see :mod:`.docker_seat`)."""
 
 
 @functools.cache
@@ -658,7 +653,7 @@ class DockerLauncher(SeatLauncher):
         attached = Attached(
             stderr=connections[0], stdio=connections[1] if len(connections) > 1 else None, line=line, stdin=spec.stdin
         )
-        return DockerSeat(self._connect(), container_id, spec.name, attached, spec.limits, drain_rate=spec.drain_rate)
+        return DockerSeat(self._connect(), container_id, spec.name, attached, spec.limits)
 
     # -- build steps
 
@@ -692,8 +687,6 @@ class DockerLauncher(SeatLauncher):
                 stdout=True,
                 # The build's copy of the folder: capped, its own, and it may run what it compiles there.
                 writable={BUILD_DIR: f"rw,exec,nosuid,nodev,size={caps.disk_mb}m,uid=65534,gid=65534,mode=0755"},
-                # A build is no seat of a match: its output past the cap may go faster, but not free.
-                drain_rate=BUILD_OUTPUT_DRAIN_BYTES_PER_S,
             )
             process = await self._launch(spec)
         except SeatError as exc:

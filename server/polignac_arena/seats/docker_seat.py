@@ -7,7 +7,7 @@ stdout.  :class:`DockerSeat` then reads stdout into an asyncio reader, keeps std
 :meth:`DockerSeat.stop`.
 
 Stderr has its own connection so that a flood of it costs the other seats nothing: past the
-cap the arena reads it at most :data:`STDERR_DRAIN_BYTES_PER_S` and drops it, and the
+cap the arena reads it at most ``SeatLimits.stderr_drain_bytes_per_s`` and drops it, and the
 daemon, which cannot write faster than the arena reads, holds the bot's writes back (the bot
 waits in ``write``).  Neither the arena nor the daemon spends more than that rate on it.
 
@@ -30,7 +30,6 @@ from polignac_arena.seats.common import exit_status as docker_exit_status
 from polignac_arena.seats.docker_http import DaemonLine, DaemonUnreachable, out_of_descriptors
 
 __all__ = [
-    "STDERR_DRAIN_BYTES_PER_S",
     "STDERR_LIMIT",
     "STDOUT_LIMIT",
     "Attached",
@@ -51,8 +50,6 @@ STDERR_LIMIT: Final = 64 << 10
 """The stderr connection's buffer limit: at most twice this waits in the arena, unread."""
 STDERR_TAIL_BYTES: Final = 4096
 """The end of stderr past its cap that is kept (a quarter of the cap at most), as in bubblewrap seats."""
-STDERR_DRAIN_BYTES_PER_S: Final = 64 << 10
-"""How fast stderr past the seat's cap is read (and dropped); the bot's writes wait beyond it."""
 _WATCH_PATIENCE_S: Final = 60.0
 
 
@@ -124,10 +121,7 @@ class Attached:
 class DockerSeat(SeatProcess):
     """A started container: its attach connections, its captured stderr, its exit status."""
 
-    def __init__(
-        self, client: Any, container_id: str, name: str, attached: Attached, limits: SeatLimits, *,
-        drain_rate: float = STDERR_DRAIN_BYTES_PER_S,
-    ) -> None:
+    def __init__(self, client: Any, container_id: str, name: str, attached: Attached, limits: SeatLimits) -> None:
         self.client = client
         self.container_id = container_id
         self.name = name
@@ -140,7 +134,7 @@ class DockerSeat(SeatProcess):
         """Bytes of stderr read past the head (the tail among them)."""
         self._tail_cap = min(STDERR_TAIL_BYTES, limits.stderr_bytes // 4)
         self._tail = b""
-        self._drain_rate = drain_rate
+        self._drain_rate = limits.stderr_drain_bytes_per_s
         self._notes: list[str] = []
         self._oom = False
         self._returncode: int | None = None

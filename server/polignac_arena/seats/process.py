@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Final
 
 from polignac_arena.seats.base import BuildLimits, BuildResult, SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
-from polignac_arena.seats.builds import WRAPPER_SOURCE, build_command, finish_build
+from polignac_arena.seats.builds import BUILD_OUTPUT_DRAIN_BYTES_PER_S, WRAPPER_SOURCE, build_command, finish_build
 from polignac_arena.seats.bwrap import Plan, spawn
 from polignac_arena.submission import Submission
 
@@ -123,7 +123,11 @@ class ProcessLauncher(SeatLauncher):
         sub = context.submission
         env = {**os.environ, **context.bot_environment(f"unix:{context.referee_socket}")}
         stdin, stdout = std_pipes(sub.transport)
-        plan = Plan(argv=list(sub.host_command()), env=env, pass_fds=[], uid=None, staging=None, stderr_cap=context.limits.stderr_bytes)
+        limits = context.limits
+        plan = Plan(
+            argv=list(sub.host_command()), env=env, pass_fds=[], uid=None, staging=None,
+            stderr_cap=limits.stderr_bytes, stderr_drain=limits.stderr_drain_bytes_per_s,
+        )  # fmt: skip
         cwd = sub.path if not sub.builtin else context.workdir
         process = await spawn(plan, stdin, stdout, f"{sub.label}: {' '.join(sub.host_command())}", cwd=cwd)
         log.warning("seat %s: %s runs UNSANDBOXED (the tournament trusts its bots)", context.seat, sub.label)
@@ -151,7 +155,10 @@ class ProcessLauncher(SeatLauncher):
         command = build_command(
             sys.executable, submission.build, source=str(submission.path), dest=str(workdir / "bot"), wrapper=str(WRAPPER_SOURCE)
         )
-        plan = Plan(argv=command, env=env, pass_fds=[], uid=None, staging=None, stderr_cap=caps.output_bytes)
+        plan = Plan(
+            argv=command, env=env, pass_fds=[], uid=None, staging=None,
+            stderr_cap=caps.output_bytes, stderr_drain=BUILD_OUTPUT_DRAIN_BYTES_PER_S,
+        )  # fmt: skip
         try:
             label = f"the build of {submission.label}"
             process = await spawn(plan, asyncio.subprocess.DEVNULL, asyncio.subprocess.PIPE, label, cwd=workdir)

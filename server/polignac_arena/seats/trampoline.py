@@ -65,13 +65,16 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def relay(source: int, cap: int) -> None:
+def relay(source: int, cap: int, drain_per_s: int, ended: threading.Event) -> None:
     """Pass the bot's stderr (``source``) to the arena (fd 2), at most ``cap`` bytes: its beginning and its end.
 
     The first ``cap`` less :data:`TAIL_BYTES` go on as they come; past them the monitor reads and
     drops, keeping the last :data:`TAIL_BYTES` (where a crash says why), which it sends at the
     end after a line saying how many bytes it dropped.  The arena reads no more than that, however
-    much a bot writes: the dropping costs this process's CPU, counted in the seat's own cgroups.
+    much a bot writes.  The dropping goes at ``drain_per_s`` bytes a second at most: a bot that
+    writes faster waits in its writes (a full pipe) instead of keeping this process and the
+    kernel busy with a storm of small writes, which would weigh on the other seats.  Once the
+    child has ended (``ended``), what is left comes at once: the note must reach the arena.
     """
     tail_cap = min(TAIL_BYTES, cap // 4)
     head_cap = cap - tail_cap
@@ -89,7 +92,7 @@ def relay(source: int, cap: int) -> None:
 
     while True:
         try:
-            data = os.read(source, min(1 << 16, head_cap - sent) if sent < head_cap else 1 << 20)
+            data = os.read(source, min(1 << 16, head_cap - sent) if sent < head_cap else 1 << 16)
         except InterruptedError:
             continue
         if not data:
@@ -100,6 +103,7 @@ def relay(source: int, cap: int) -> None:
         else:
             dropped += len(data)
             tail = (tail + data)[-tail_cap:] if tail_cap else b""
+            ended.wait(len(data) / drain_per_s)
     dropped -= len(tail)
     if dropped > 0:
         note = f"\n[arena] {dropped} more bytes not kept (the cap is {cap} bytes)"
@@ -116,22 +120,25 @@ def close_all_but(keep: tuple[int, ...]) -> None:
     os.closerange(low, 1 << 16)
 
 
-def monitor(child: int, alive_w: int, stderr_r: int, cap: int) -> NoReturn:
+def monitor(child: int, alive_w: int, stderr_r: int, cap: int, drain_per_s: int) -> NoReturn:
     """Relay the child's stderr, wait for it, and end as it ended."""
     close_all_but((alive_w, stderr_r))
     for group_signal in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):  # a signal to the group is for the child: end as it ends
         signal.signal(group_signal, signal.SIG_IGN)
-    relaying = threading.Thread(target=relay, args=(stderr_r, cap), daemon=True)
+    ended = threading.Event()
+    relaying = threading.Thread(target=relay, args=(stderr_r, cap, drain_per_s, ended), daemon=True)
     try:
         relaying.start()
     except RuntimeError:  # no thread to be had: relay to the end of the child's stderr first
-        relay(stderr_r, cap)
+        ended.set()
+        relay(stderr_r, cap, drain_per_s, ended)
     while True:
         try:
             _, status = os.waitpid(child, 0)
             break
         except InterruptedError:
             continue
+    ended.set()
     if relaying.is_alive():
         relaying.join(RELAY_GRACE_S)  # the last of its output; whatever still holds the pipe then is not waited for
     if os.WIFSIGNALED(status):  # end as the child ended
@@ -177,7 +184,7 @@ def run(spec: dict[str, Any]) -> NoReturn:
         step = "fork"
         child = os.fork()
         if child:
-            monitor(child, alive_w, stderr_r, spec["stderr_cap"])
+            monitor(child, alive_w, stderr_r, spec["stderr_cap"], spec["stderr_drain"])
         os.close(alive_w)
         os.close(stderr_r)
         os.dup2(stderr_w, 2)
