@@ -491,3 +491,18 @@ def test_a_bot_that_cannot_start_leaves_no_container(tmp_path: Path) -> None:
     with pytest.raises(SeatError, match="cannot start the container of missing@1"):
         run(DockerLauncher().start(seat_context(tmp_path, load_submission(folder), "dockerbroken")))
     assert containers_of("dockerbroken") == []
+
+
+def test_a_stdio_bot_gets_no_referee_socket_address_or_token(tmp_path: Path) -> None:
+    """A stdio bot talks to the arena's bridge on its pipes: its container mounts no referee socket (no daemon needed)."""
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    stdio = Submission(path=folder, name="s", version="1", language="python", command=("python", "bot.py"), transport="stdio")
+    grpc_bot = Submission(path=folder, name="g", version="1", language="python", command=("python", "bot.py"))
+    launcher = DockerLauncher()
+    quiet = launcher.container_config(seat_context(tmp_path, stdio, "stdio-env"), "runtime:1")
+    talking = launcher.container_config(seat_context(tmp_path, grpc_bot, "grpc-env"), "runtime:1")
+    assert "/run/polignac" not in [target for _, target in quiet["mounts"]]
+    assert not {"POLIGNAC_ADDRESS", "POLIGNAC_TOKEN"} & set(quiet["environment"])
+    assert "/run/polignac" in [target for _, target in talking["mounts"]]
+    assert talking["environment"]["POLIGNAC_TOKEN"] == "t0k3n"

@@ -128,22 +128,27 @@ def test_one_seat_flooding_everything_leaves_four_polite_seats_their_pace(kind: 
     folder = tmp_path / marker
     folder.mkdir()
     (folder / f"{marker}.py").write_text((BOTS / "everything_flooder.py").read_text())
-    (folder / "params.json").write_text(json.dumps({"stdout_mb": 16}))
+    (folder / "params.json").write_text(json.dumps({"stdout_mb": 16, "stderr_mb": 8}))
     manifest = f'name = "everything-flooder"\nversion = "1"\nlanguage = "python"\ncommand = ["python", "{marker}.py"]\n'
     (folder / "bot.toml").write_text(manifest + 'transport = "stdio"\n')
     rules = preset("classic", players=5, limit=6)
     polite = [builtin_submission(name) for name in ("random", "heuristic", "cautious", "heuristic")]
 
-    def match(first: Submission) -> MatchResult:
-        result, _ = run(run_local_match([first, *polite], rules, 11, CLOCK, launcher=launcher, limits=LIMITS), timeout=240)
+    def match(first: Submission) -> tuple[MatchResult, str]:
+        result, stderrs = run(run_local_match([first, *polite], rules, 11, CLOCK, launcher=launcher, limits=LIMITS), timeout=240)
         assert result.status == "finished", result
-        return result
+        return result, stderrs[0]
 
-    control = match(builtin_submission("random"))
+    control, _ = match(builtin_submission("random"))
     with arena_cost() as cost:
-        flooded = match(load_submission(folder))
+        flooded, stderr = match(load_submission(folder))
     assert flooded.faults[1:] == [{}, {}, {}, {}], flooded.faults
     assert flooded.places is not None and flooded.places[0] == 5
+    # It flooded for real: its stale answers and blank lines were faults (it did not simply crash),
+    # its stderr went past the cap, and its connections found no socket (a stdio seat gets none).
+    assert "crashed" not in flooded.faults[0] and sum(flooded.faults[0].values()) >= 3, flooded.faults
+    assert "more bytes not kept" in stderr, stderr[-2000:]
+    assert "connections: 0 held, 200 refused" in stderr, stderr[:2000]
     assert leftover(marker) == []
     quiet, loud = _p95(_polite_ms(control, range(1, 5))), _p95(_polite_ms(flooded, range(1, 5)))
     # Within 2x, give or take 20 ms of a shared machine's noise (a few ms each way here).

@@ -101,9 +101,15 @@ class SeatContext:
     bot_seed: int | None = None
     """A seed for the bot's own randomness (POLIGNAC_BOT_SEED), derived one-way from the match seed."""
 
+    @property
+    def reaches_referee(self) -> bool:
+        """Whether the bot itself talks to the referee: a ``stdio`` bot does not (the arena's bridge does),
+        so it gets neither the socket nor the address and token."""
+        return self.submission.transport != "stdio"
+
     def bot_environment(self, address: str) -> dict[str, str]:
         """The only environment variables a bot gets from the arena."""
-        env = {"POLIGNAC_ADDRESS": address, "POLIGNAC_TOKEN": self.token}
+        env = {"POLIGNAC_ADDRESS": address, "POLIGNAC_TOKEN": self.token} if self.reaches_referee else {}
         if self.bot_seed is not None:
             env["POLIGNAC_BOT_SEED"] = str(self.bot_seed)
         return env

@@ -4,6 +4,7 @@ The container
 -------------
 * ``network_mode="none"``: the container has only its own loopback.  The referee is reached
   through its unix socket: the socket's folder is bind-mounted read-only at ``/run/polignac``
+  (for ``grpc`` bots: a ``stdio`` bot's bridge is the arena's, so it gets no socket)
   and ``POLIGNAC_ADDRESS=unix:/run/polignac/referee.sock`` (connecting to a socket needs no
   write access to its file system).
 * The environment holds ``POLIGNAC_ADDRESS`` and ``POLIGNAC_TOKEN`` and a few fixed values
@@ -467,7 +468,7 @@ class DockerLauncher(SeatLauncher):
         sub = context.submission
         runtime = sub.image is None and sub.dockerfile is None
         environment = context.bot_environment(f"unix:{CONTAINER_SOCKET_DIR}/{context.referee_socket.name}")
-        mounts: list[tuple[str, str]] = [(str(context.referee_socket.parent), CONTAINER_SOCKET_DIR)]
+        mounts: list[tuple[str, str]] = [(str(context.referee_socket.parent), CONTAINER_SOCKET_DIR)] if context.reaches_referee else []
         working_dir: str | None = None
         command = list(sub.command)
         if runtime:

@@ -11,7 +11,8 @@ What a sandboxed bot gets (DESIGN.md, "Running bots"):
   (:mod:`.syscalls`, bubblewrap's ``--seccomp``) keeps it from ptrace, keyrings, perf
   events, io_uring, eBPF, mounts, new namespaces and the host's administration (EPERM).
 - **No network.** Every namespace is new (``--unshare-all``): inside there is only ``lo``.
-  The referee is reached through its unix socket, mounted at ``/run/polignac``.
+  The referee is reached through its unix socket, mounted at ``/run/polignac`` (``grpc``
+  bots only: a ``stdio`` bot talks to the arena's bridge on its pipes and gets no socket).
 - **A read-only view of what it needs:** the host runtime that docker seats get too
   (:mod:`.common`: ``/usr`` and ``/bin``, ``/lib``... as on the host, a few harmless ``/etc``
   files, the Python installation that runs the arena at its own path), a made-up
@@ -367,6 +368,7 @@ class SandboxLauncher(SeatLauncher):
             os.chmod(staging, 0o755)
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", context.match_id or "match")[:64]
         stdin, stdout = std_pipes(sub.transport)
+        socket_mount = [(str(context.referee_socket.parent), SANDBOX_SOCKET_DIR)] if context.reaches_referee else []
         return await self._launch(
             _command_inside(context),
             label=f"the sandbox of {sub.label} (seat {context.seat})",
@@ -374,7 +376,7 @@ class SandboxLauncher(SeatLauncher):
             limits=context.limits,
             env=sandbox_env(context),
             chdir="/tmp" if sub.builtin else BOT_DIR,
-            mounts=[*self._runtime_mounts(), (str(context.referee_socket.parent), SANDBOX_SOCKET_DIR)],
+            mounts=[*self._runtime_mounts(), *socket_mount],
             staging=staging,
             folder=None if sub.builtin else (sub.path, BOT_DIR),
             stdin=stdin,
