@@ -14,9 +14,10 @@ bots heuristic, cautious, random, heuristic.
   threads open and close /dev/null without pause: what a storm of system calls that touch
   nothing of the arena costs the others (the kernel's work for them is charged to no seat's
   CPU cap).  The floods below are storms of system calls too; compare them with this row.
-- ``stdio-flood``: seat 0 (tests/hostile/bots/flooder.py, stdio transport) opens connections
-  to its referee socket without pause, writes blank lines and stale Decisions on stdout by the
-  megabyte and stderr lines as fast as the pipe takes them, for the whole match.
+- ``stdio-flood``: seat 0 (tests/hostile/bots/flooder.py, stdio transport) tries to open
+  connections to a referee socket without pause (a stdio seat is given none: each try fails at
+  once), writes blank lines and stale Decisions on stdout by the megabyte and stderr lines as
+  fast as the pipe takes them, for the whole match.
 - ``grpc-flood``: seat 0 (tests/hostile/bots/grpc_flooder.py, gRPC) says Hello and then
   writes Decisions that answer nothing as fast as its stream takes them, while it also tries
   to open connections and floods stderr.
@@ -25,6 +26,11 @@ bots heuristic, cautious, random, heuristic.
   start-up allowance, 5 s here), so the polite seats' pace is not in question; its row shows
   what the flood costs the arena meanwhile (``arena_cpu_s``): each connection is accepted and
   closed by gRPC until the socket goes.
+- ``polite-flood``: seat 0 (tests/hostile/bots/polite_flooder.py) plays every decision at once
+  and correctly while it floods what is no fault (connections, stderr) from its Welcome on:
+  the match runs to its end with the flood beside it all along.  In the cases above the
+  flooder's faults soon make it forfeit, and a forfeit ends the match (section 8 of the
+  rules): what is left are tie-break hands among the polite seats, a short exposure.
 
 For each case: the polite seats' decision times on the referee's clock (the ``ms`` of each of
 their ``action`` lines: median and 95th percentile), their faults (expected: none), seat 0's
@@ -70,6 +76,7 @@ CASES: dict[str, tuple[str, str] | None] = {
     "stdio-flood": ("flooder.py", "stdio"),
     "grpc-flood": ("grpc_flooder.py", "grpc"),
     "unjoined-flood": ("unjoined_flooder.py", "grpc"),
+    "polite-flood": ("polite_flooder.py", "grpc"),
 }
 
 
