@@ -29,7 +29,11 @@ def pids_parent() -> Iterator[Path]:
     parent.mkdir(exist_ok=True)
     made = set(os.listdir(parent))
     yield parent
-    for name in set(os.listdir(parent)) - made:
+    try:
+        left = set(os.listdir(parent)) - made
+    except FileNotFoundError:  # another arena on this machine removed the shared folder when it emptied
+        left = set()
+    for name in left:
         for _ in range(50):
             try:
                 (parent / name).rmdir()
