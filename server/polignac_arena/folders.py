@@ -26,7 +26,7 @@ import hashlib
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -43,6 +43,7 @@ __all__ = [
     "FolderListing",
     "copy_folder",
     "folder_digest",
+    "link_problem",
     "read_file",
     "scan_folder",
 ]
@@ -428,14 +429,14 @@ class _Walk:
         kinds = {entry.path: entry for entry in self.entries}
         for entry in self.entries:
             if entry.kind is EntryKind.LINK:
-                problem = _link_problem(kinds, entry)
+                problem = link_problem(kinds, entry)
                 if problem is not None:
                     raise FolderError(self.root, f"{entry.path!r} is a symbolic link to {entry.target!r}, which {problem}")
         return FolderListing(self.root, tuple(self.entries), self.total_bytes)
 
 
-def _link_problem(entries: dict[str, FolderEntry], link: FolderEntry) -> str | None:
-    """Why ``link`` does not resolve to an entry of the folder (following the folder's own links), or None."""
+def link_problem(entries: Mapping[str, FolderEntry], link: FolderEntry) -> str | None:
+    """Why ``link`` does not resolve to an entry of ``entries`` (by path, following their own links), or None."""
     folder = link.path.split("/")[:-1]
     pending = link.target.split("/")
     hops = 0
