@@ -95,6 +95,22 @@ def test_a_crafted_result_stream_writes_nothing_outside_the_staging_folder(tmp_p
     assert sorted(p.name for p in folder.iterdir()) == ["bot.toml"]
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_build_step_cannot_write_its_wrappers_memory(kind: str, tmp_path: Path) -> None:
+    launcher_or_skip(kind)
+    folder, marker = submission(
+        tmp_path,
+        {"wrapper_hijack.py": (BOTS / "wrapper_hijack.py").read_text()},
+        'command = ["python", "-m", "polignac.bots", "random"]\n',
+    )
+    with (folder / "bot.toml").open("a") as manifest:
+        manifest.write(f'build = ["python", "wrapper_hijack.py", "probe", "/tmp", "{marker}"]\n')
+    report = check_submission(folder, seat_kind=SeatKind(kind))
+    _, detail = build_detail(report)
+    assert "PROBE mem: refused" in detail, detail
+    assert leftover(marker) == []
+
+
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="the hijack's code is x86-64 machine code")
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_build_that_takes_over_its_wrapper_writes_nothing_on_the_host(kind: str, tmp_path: Path) -> None:
