@@ -8,6 +8,7 @@ seat launchers, or the arena functions that handle what a submission sends back.
 from __future__ import annotations
 
 import io
+import json
 import os
 import platform
 import tarfile
@@ -129,3 +130,49 @@ def test_a_build_that_takes_over_its_wrapper_writes_nothing_on_the_host(kind: st
     assert list(victim.iterdir()) == [], f"the build wrote on the host as root: {detail}"
     assert not passed, detail
     assert leftover(marker) == []
+
+
+# -- a submission folder swapped after its check ---------------------------------------------------------------
+
+SNOOP = "import os, sys; sys.stderr.write('SEEN ' + repr(sorted(os.listdir('.'))) + ' ' + open('secret.txt').read())"
+
+
+def swapped_match(kind: str, tmp_path: Path, target: Path) -> str:
+    """Check a bot's folder, swap it for a link to ``target`` (as its owner could at any time), play; the bot's stderr."""
+    import asyncio
+    import shutil
+
+    from polignac import preset
+    from polignac_arena.referee import TimeControl
+    from polignac_arena.runner import run_local_match
+    from polignac_arena.submission import builtin_submission, load_submission
+
+    launcher_or_skip(kind)
+    folder, _ = submission(tmp_path, {}, f"command = {json.dumps(['python', '-c', SNOOP])}\n")
+    checked = load_submission(folder)  # as a tournament does once, before its matches
+    shutil.rmtree(folder)
+    folder.symlink_to(target)
+    clock = TimeControl(move_ms=1000, bank_ms=2000, startup_ms=10_000)
+    bots = [checked, *(builtin_submission("random") for _ in range(3))]
+    result, stderrs = asyncio.run(run_local_match(bots, preset("classic", limit=1), 1, clock, seat_kind=kind))
+    assert result.status in ("finished", "aborted"), result.status
+    return stderrs[0]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_folder_swapped_for_a_link_to_another_bots_folder_is_not_mounted(kind: str, tmp_path: Path) -> None:
+    other = tmp_path / "other-bot"
+    other.mkdir(mode=0o755)
+    (other / "secret.txt").write_text("the other bot's source\n")
+    os.chmod(other / "secret.txt", 0o644)
+    stderr = swapped_match(kind, tmp_path, other)
+    assert "the other bot's source" not in stderr, stderr
+
+
+def test_a_folder_swapped_for_a_link_to_a_root_only_folder_is_not_copied(tmp_path: Path) -> None:
+    private = tmp_path / "root-only"
+    private.mkdir(mode=0o700)
+    (private / "secret.txt").write_text("root's secret\n")
+    os.chmod(private / "secret.txt", 0o600)
+    stderr = swapped_match("process", tmp_path, private)
+    assert "root's secret" not in stderr, stderr
