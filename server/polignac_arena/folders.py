@@ -22,11 +22,12 @@ bit and each link's path and target; it leaves out what builds and tools make (s
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -41,8 +42,10 @@ __all__ = [
     "FolderEntry",
     "FolderError",
     "FolderListing",
+    "check_same_folder",
     "copy_folder",
     "folder_digest",
+    "link_problem",
     "read_file",
     "scan_folder",
 ]
@@ -110,6 +113,8 @@ class FolderListing:
     root: Path
     entries: tuple[FolderEntry, ...]
     total_bytes: int
+    identity: tuple[int, int] = (0, 0)
+    """The folder's own ``(st_dev, st_ino)``, as opened for the walk (see :func:`check_same_folder`)."""
 
     @property
     def files(self) -> int:
@@ -148,17 +153,20 @@ def folder_digest(folder: Path | str, extra: str = "") -> str:
     return digest.hexdigest()
 
 
-def copy_folder(source: Path | str, dest: Path | str, *, owner: tuple[int, int] | None = None) -> FolderListing:
+def copy_folder(
+    source: Path | str, dest: Path | str, *, owner: tuple[int, int] | None = None, identity: tuple[int, int] | None = None
+) -> FolderListing:
     """Copy a folder to ``dest`` (which must not exist; its parent must), checked as :func:`scan_folder` checks.
 
     The copy is readable by everyone: folders ``0755``, files ``0755`` when executable else
     ``0644``, links kept as links; modification times are kept (for ``make``).  With
-    ``owner`` (uid, gid) everything copied belongs to that user.  Every file and folder is
+    ``owner`` (uid, gid) everything copied belongs to that user.  With ``identity`` the source must
+    still be that folder (:attr:`FolderListing.identity`), reached through no link.  Every file and folder is
     created anew (``O_EXCL``, relative to its parent's descriptor), so nothing in the
     destination can redirect a write.  On any error the copy is removed and the error raised.
     """
     dest_path = Path(dest)
-    walk = _Walk(_resolved(source), owner=owner)
+    walk = _Walk(_resolved(source) if identity is None else Path(source), owner=owner, identity=identity)
     try:
         os.mkdir(dest_path, 0o700)
     except OSError as exc:
@@ -178,6 +186,40 @@ def copy_folder(source: Path | str, dest: Path | str, *, owner: tuple[int, int] 
     except BaseException:
         shutil.rmtree(dest_path, ignore_errors=True)
         raise
+
+
+def check_same_folder(folder: Path | str, identity: tuple[int, int]) -> None:
+    """Raise :class:`FolderError` unless ``folder`` (an absolute path) is reached through no link and is ``identity``.
+
+    A folder is checked once and used later (a tournament seats its bots for hours): whoever owns
+    it, or a folder above it, could meanwhile put a link in its place, to a folder that only root
+    may read, which the arena, as root, would then copy for the bot or mount.
+    """
+    with _open_no_links(Path(folder)) as fd:
+        info = os.fstat(fd)
+    if (info.st_dev, info.st_ino) != identity:
+        raise FolderError(Path(folder), "is not the folder that was checked: it was replaced since (check it again)")
+
+
+@contextlib.contextmanager
+def _open_no_links(path: Path) -> Iterator[int]:
+    """``path`` opened as a folder, from ``/`` down, without following a link on the way."""
+    if not path.is_absolute():
+        raise FolderError(path, "not an absolute path")
+    fd = os.open("/", _DIR_FLAGS)
+    try:
+        for number, part in enumerate(path.parts[1:], start=1):
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                where = Path(*path.parts[: number + 1])
+                why = "a symbolic link or not a folder" if exc.errno in (errno.ELOOP, errno.ENOTDIR) else exc.strerror
+                raise FolderError(path, f"{str(where)!r} is now {why}: the folder was replaced since it was checked") from None
+            os.close(fd)
+            fd = child
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def read_file(folder: Path | str, relative: str, max_bytes: int = 1 << 20) -> bytes:
@@ -298,8 +340,12 @@ def _read(root: Path, where: str, name: str, dir_fd: int, info: os.stat_result, 
 class _Walk:
     """One walk of a folder: checks every entry, counts against the caps, and hashes or copies as it goes."""
 
-    def __init__(self, root: Path, *, hash_files: bool = False, owner: tuple[int, int] | None = None) -> None:
+    def __init__(
+        self, root: Path, *, hash_files: bool = False, owner: tuple[int, int] | None = None, identity: tuple[int, int] | None = None
+    ) -> None:
         self.root = root
+        self.identity = identity
+        self.opened: tuple[int, int] = (0, 0)
         self.hash_files = hash_files
         self.owner = owner
         self.entries: list[FolderEntry] = []
@@ -308,6 +354,14 @@ class _Walk:
 
     @contextlib.contextmanager
     def open_root(self) -> Iterator[int]:
+        if self.identity is not None:
+            with _open_no_links(self.root) as fd:
+                info = os.fstat(fd)
+                if (info.st_dev, info.st_ino) != self.identity:
+                    raise FolderError(self.root, "is not the folder that was checked: it was replaced since (check it again)")
+                self.opened = self.identity
+                yield fd
+            return
         try:
             fd = os.open(self.root, _DIR_FLAGS)
         except NotADirectoryError:
@@ -315,6 +369,8 @@ class _Walk:
         except OSError as exc:
             raise FolderError(self.root, f"cannot open the folder: {exc.strerror}") from None
         try:
+            info = os.fstat(fd)
+            self.opened = (info.st_dev, info.st_ino)
             yield fd
         finally:
             os.close(fd)
@@ -428,14 +484,14 @@ class _Walk:
         kinds = {entry.path: entry for entry in self.entries}
         for entry in self.entries:
             if entry.kind is EntryKind.LINK:
-                problem = _link_problem(kinds, entry)
+                problem = link_problem(kinds, entry)
                 if problem is not None:
                     raise FolderError(self.root, f"{entry.path!r} is a symbolic link to {entry.target!r}, which {problem}")
-        return FolderListing(self.root, tuple(self.entries), self.total_bytes)
+        return FolderListing(self.root, tuple(self.entries), self.total_bytes, self.opened)
 
 
-def _link_problem(entries: dict[str, FolderEntry], link: FolderEntry) -> str | None:
-    """Why ``link`` does not resolve to an entry of the folder (following the folder's own links), or None."""
+def link_problem(entries: Mapping[str, FolderEntry], link: FolderEntry) -> str | None:
+    """Why ``link`` does not resolve to an entry of ``entries`` (by path, following their own links), or None."""
     folder = link.path.split("/")[:-1]
     pending = link.target.split("/")
     hops = 0

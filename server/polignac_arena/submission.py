@@ -77,6 +77,8 @@ class Submission:
     resources: ResourceRequest = field(default_factory=ResourceRequest)
     builtin: bool = False
     """A built-in bot of the SDK (``python -m polignac.bots NAME``), not a folder of its own."""
+    identity: tuple[int, int] | None = None
+    """The folder's ``(st_dev, st_ino)`` when it was checked: a seat refuses a folder replaced since (None: not checked)."""
 
     @property
     def label(self) -> str:
@@ -110,7 +112,7 @@ def load_submission(path: Path | str) -> Submission:
     if not folder.is_dir():
         raise SubmissionError(folder, ["not a folder (a submission is a folder holding bot.toml)"])
     try:
-        scan_folder(folder)
+        listing = scan_folder(folder)
     except FolderError as exc:
         raise SubmissionError(folder, [exc.problem]) from None
     if not os.path.lexists(manifest):
@@ -169,7 +171,7 @@ def load_submission(path: Path | str) -> Submission:
     if problems:
         raise SubmissionError(manifest, problems)
     return Submission(
-        path=folder.resolve(),
+        path=listing.root,
         name=name,  # type: ignore[arg-type]  # validated above
         version=version,  # type: ignore[arg-type]
         language=language,  # type: ignore[arg-type]
@@ -180,6 +182,7 @@ def load_submission(path: Path | str) -> Submission:
         image=image,
         build=build,
         resources=resources,
+        identity=listing.identity,
     )
 
 

@@ -6,18 +6,24 @@ exits 0 writes a tar stream of what it added or changed in BUILD on stdout.  Exi
 command exited (128 + N when a signal N ended it).
 
 It runs in the sandbox, as the bot's uid, beside the code it builds: the arena trusts nothing it
-sends (:mod:`.builds` reads the stream with caps and installs it safely).  It imports nothing
-but the standard library, so any host Python can run it.
+sends (:mod:`.builds` reads the stream with caps and installs it safely).  Still, it makes itself
+non-dumpable first: the build step runs as the same uid, and ``/proc/PID/mem`` of a dumpable
+process of one's own uid is writable (no seccomp filter sees a plain ``open``), so the step could
+otherwise rewrite the wrapper and speak for it.  It imports nothing but the standard library, so
+any host Python can run it.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import stat
 import subprocess
 import sys
 import tarfile
 from typing import NoReturn
+
+PR_SET_DUMPABLE = 4
 
 Signature = tuple[int, int, int, str]
 """What tells an entry changed: its type and permission bits, size, modification time, link target."""
@@ -75,10 +81,19 @@ def send_changes(build: str, before: dict[str, Signature]) -> None:
                     tar.add(path, arcname=rel, recursive=False)
 
 
+def undumpable() -> None:
+    """Keep the build step (same uid) out of this process: no ``/proc/PID/mem``, ``fd`` or ``environ`` of it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        print(f"[build] cannot make the wrapper non-dumpable: {os.strerror(ctypes.get_errno())}", file=sys.stderr)
+        sys.exit(126)
+
+
 def main(argv: list[str]) -> NoReturn:
     if len(argv) < 4 or argv[2] != "--":
         print("usage: build_wrapper.py SOURCE BUILD -- COMMAND...", file=sys.stderr)
         sys.exit(2)
+    undumpable()
     source, build, command = argv[0], argv[1], argv[3:]
     try:
         before = copy_in(source, build)

@@ -6,10 +6,11 @@ copy, and :mod:`.build_wrapper` copies the folder in, runs the build step there 
 succeeds, sends what it added or changed as a tar stream on stdout; its output goes to stderr.
 
 Nothing in that stream is trusted.  :class:`ResultSink` keeps it in a temporary file up to a
-byte cap; :func:`install_results` extracts it into a fresh staging folder (regular files,
-folders and links that stay inside only; no absolute or ``..`` names, no special files, a cap
-on entries) and then installs it into the submission folder through folder descriptors,
-never following a link, never touching ``bot.toml``, replacing entries by rename.
+byte cap; :func:`install_results` unpacks it into a fresh staging folder through folder
+descriptors, never following a link (regular files, folders and links only; no absolute or
+``..`` names, no special files, caps on entries and depth), checks that every link it made
+resolves inside the folder as it will be, and then installs it into the submission folder
+the same way, never touching ``bot.toml``, replacing entries by rename.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import posixpath
 import shlex
 import shutil
 import stat
@@ -28,6 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import IO, Final
 
+from polignac_arena.folders import MAX_DEPTH, EntryKind, FolderEntry, FolderError, link_problem, scan_folder
 from polignac_arena.seats.base import BuildLimits, BuildResult, SeatLimits, SeatProcess
 from polignac_arena.submission import Submission
 
@@ -194,10 +197,10 @@ def install_results(sink: ResultSink, folder: Path, caps: BuildLimits) -> tuple[
     sink.file.seek(0)
     staging = Path(tempfile.mkdtemp(prefix="polignac-build-results-"))
     try:
-        if sink.size:
-            _extract(sink.file, staging, caps)
+        unpacked = _extract(sink.file, staging, caps) if sink.size else {}
         entries = sorted(_entries(staging), key=lambda path: path.split("/"))
         notes = [f"[arena] the build changed {path}: not installed (a build may not change it)" for path in entries if path in PROTECTED]
+        _check_links(folder, {path: entry for path, entry in unpacked.items() if path not in PROTECTED})
         owner = _owner(folder)
         installed: list[str] = []
         root_fd = os.open(folder, _DIR_FLAGS)
@@ -215,6 +218,22 @@ def install_results(sink: ResultSink, folder: Path, caps: BuildLimits) -> tuple[
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def _check_links(folder: Path, unpacked: dict[str, FolderEntry]) -> None:
+    """Refuse a link of the build's that would not resolve inside the folder as it will be once installed."""
+    links = [entry for entry in unpacked.values() if entry.kind is EntryKind.LINK]
+    if not links:
+        return
+    try:
+        view = {entry.path: entry for entry in scan_folder(folder).entries}
+    except FolderError as exc:
+        raise BuildRefused(f"the submission folder cannot take the build's links: {exc.problem}") from None
+    view |= unpacked
+    for link in links:
+        problem = link_problem(view, link)
+        if problem is not None:
+            raise BuildRefused(f"the build made {link.path!r}: a link to {link.target!r}, which {problem}")
+
+
 def _entries(staging: Path) -> Iterator[str]:
     """Every entry of the staging folder (relative, parents first); links are not followed."""
     for folder, dirs, files in os.walk(staging):
@@ -222,35 +241,132 @@ def _entries(staging: Path) -> Iterator[str]:
             yield os.path.relpath(os.path.join(folder, name), staging)
 
 
-def _extract(stream: IO[bytes], staging: Path, caps: BuildLimits) -> None:
-    """Extract the tar stream into ``staging`` with the ``data`` filter's checks and the entry cap."""
+def _extract(stream: IO[bytes], staging: Path, caps: BuildLimits) -> dict[str, FolderEntry]:
+    """Unpack the tar stream into ``staging`` without following any link; what was unpacked, by path.
+
+    ``tarfile``'s own extraction is not used: its ``data`` filter checks paths with
+    ``os.path.realpath``, which stops resolving links past PATH_MAX (CVE-2025-4517), so a crafted
+    stream could write through a link it believed to stay inside.  Here every folder is opened
+    with ``O_NOFOLLOW`` relative to its parent and every file made with ``O_EXCL``: a link
+    unpacked earlier is never followed, whatever it points to.
+    """
+    unpacked: dict[str, FolderEntry] = {}
+    root_fd = os.open(staging, _DIR_FLAGS)
     try:
         with tarfile.open(fileobj=stream, mode="r:") as tar:
             for count, member in enumerate(tar, start=1):
                 if count > caps.result_files:
                     raise BuildRefused(f"the build's results hold more than {caps.result_files} files, folders and links")
-                if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
-                    kind = "a named pipe (FIFO)" if member.isfifo() else "a device" if member.isdev() else "a special file"
-                    raise BuildRefused(f"the build made {member.name!r}, {kind}: only files, folders and links are installed")
-                try:
-                    tar.extract(member, staging, filter="data")
-                except tarfile.FilterError as exc:
-                    raise BuildRefused(f"the build made {member.name!r}: {_filter_problem(exc)}") from None
+                parts = _member_parts(member)
+                if parts:
+                    unpacked["/".join(parts)] = _unpack(tar, member, parts, root_fd)
     except (tarfile.TarError, EOFError) as exc:
         raise BuildRefused(f"the build's results are not a valid tar stream: {exc}") from None
     except OSError as exc:
         raise BuildRefused(f"the build's results cannot be unpacked: {exc.strerror or exc}") from None
+    finally:
+        os.close(root_fd)
+    return unpacked
 
 
-def _filter_problem(exc: tarfile.FilterError) -> str:
-    if isinstance(exc, tarfile.AbsoluteLinkError | tarfile.LinkOutsideDestinationError):
-        target = exc.tarinfo.linkname
-        return f"a link to {target!r}, outside the folder: links may only point inside it"
-    if isinstance(exc, tarfile.AbsolutePathError | tarfile.OutsideDestinationError):
-        return "a path outside the folder"
-    if isinstance(exc, tarfile.SpecialFileError):
-        return "a special file: only files, folders and links are installed"
-    return str(exc)
+def _member_parts(member: tarfile.TarInfo) -> list[str]:
+    """The member's path as parts; refused when absolute, through ``..``, too deep, or not a file, folder or link."""
+    name = member.name
+    if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+        kind = "a named pipe (FIFO)" if member.isfifo() else "a device" if member.isdev() else "a special file"
+        raise BuildRefused(f"the build made {name!r}, {kind}: only files, folders and links are installed")
+    if member.issparse():
+        raise BuildRefused(f"the build made {name!r}, a sparse file entry: only plain files are installed")
+    parts = [part for part in name.split("/") if part not in ("", ".")]
+    if name.startswith("/") or ".." in parts or "\0" in name:
+        raise BuildRefused(f"the build made {name!r}: a path outside the folder")
+    if len(parts) > MAX_DEPTH + 1:
+        raise BuildRefused(f"the build made {name!r}: more than {MAX_DEPTH} folders deep, the limit of a submission")
+    return parts
+
+
+def _link_target(member: tarfile.TarInfo, parts: list[str]) -> str:
+    """A symbolic link's target, refused when it is absolute or leads out of the folder as written."""
+    target = member.linkname
+    inside = posixpath.normpath(posixpath.join(*parts[:-1], target)) if parts[:-1] else posixpath.normpath(target)
+    if not target or target.startswith("/") or "\0" in target or inside == ".." or inside.startswith("../"):
+        raise BuildRefused(f"the build made {member.name!r}: a link to {target!r}, outside the folder: links may only point inside it")
+    return target
+
+
+def _open_parent(root_fd: int, parts: list[str], name: str) -> int:
+    """The folder of ``parts``[:-1] under ``root_fd`` (made if missing), opened without following a link; the caller closes it."""
+    fd = os.dup(root_fd)
+    try:
+        for number, part in enumerate(parts[:-1]):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o755, dir_fd=fd)
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError:
+                where = "/".join(parts[: number + 1])
+                raise BuildRefused(f"the build made {name!r} inside {where!r}, which it made as a file or a link") from None
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _clear(parent: int, part: str, name: str) -> None:
+    """Make room for a file or link named ``part``: a file or link of an earlier member goes; a folder refuses."""
+    try:
+        existing = os.stat(part, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(existing.st_mode):
+        raise BuildRefused(f"the build made {name!r} twice: as a folder, then as a file or a link")
+    os.unlink(part, dir_fd=parent)
+
+
+def _unpack(tar: tarfile.TarFile, member: tarfile.TarInfo, parts: list[str], root_fd: int) -> FolderEntry:
+    """Unpack one member at ``parts`` under ``root_fd`` (a file as a new file, never through a link); its entry."""
+    name, path = member.name, "/".join(parts)
+    parent = _open_parent(root_fd, parts, name)
+    try:
+        part = parts[-1]
+        if member.isdir():
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o755, dir_fd=parent)
+            if not stat.S_ISDIR(os.stat(part, dir_fd=parent, follow_symlinks=False).st_mode):
+                raise BuildRefused(f"the build made {name!r} twice: as a file or a link, then as a folder")
+            return FolderEntry(path, EntryKind.DIR)
+        _clear(parent, part, name)
+        if member.issym():
+            target = _link_target(member, parts)
+            os.symlink(target, part, dir_fd=parent)
+            return FolderEntry(path, EntryKind.LINK, target=target)
+        if member.islnk():  # a second name of a file earlier in the stream: its content is read from the stream
+            linked = [p for p in member.linkname.split("/") if p not in ("", ".")]
+            if member.linkname.startswith("/") or ".." in linked or not linked:
+                where = f"a link to {member.linkname!r}, outside the folder"
+                raise BuildRefused(f"the build made {name!r}: {where}: links may only point inside it")
+        try:
+            source = tar.extractfile(member)
+        except KeyError:
+            source = None
+        if source is None:
+            raise BuildRefused(f"the build made {name!r}, a hard link to {member.linkname!r}, which is not a file it made before")
+        executable = bool(member.mode & 0o100)
+        out = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=parent)
+        try:
+            while block := source.read(1 << 20):
+                view = memoryview(block)
+                while view:
+                    view = view[os.write(out, view) :]
+            os.fchmod(out, 0o755 if executable else 0o644)
+            os.utime(out, ns=(int(member.mtime * 1e9), int(member.mtime * 1e9)))
+        finally:
+            os.close(out)
+        return FolderEntry(path, EntryKind.FILE, executable=executable)
+    finally:
+        os.close(parent)
 
 
 def _owner(folder: Path) -> tuple[int, int]:

@@ -84,10 +84,14 @@ def readable_by_others(path: str) -> bool:
     return mode & need == need
 
 
-def readable_copy(source: Path, dest: Path, label: str) -> Path:
-    """Copy a submission folder that only root can read, readable (and, where the owner may, runnable) by all."""
+def readable_copy(source: Path, dest: Path, label: str, identity: tuple[int, int] | None = None) -> Path:
+    """Copy a submission folder that only root can read, readable (and, where the owner may, runnable) by all.
+
+    With ``identity`` the copy is made only of that folder, reached through no link: root reads what
+    it copies, so a folder swapped for a link to one only root may read must not be copied.
+    """
     try:
-        copy_folder(source, dest)
+        copy_folder(source, dest, identity=identity)
     except FolderError as exc:
         raise SeatError(
             f"{label}: its folder {source} is readable by root only and cannot be copied for the sandbox ({exc.problem}):"

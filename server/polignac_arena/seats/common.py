@@ -18,7 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-__all__ = ["ETC_FILES", "SYSTEM_DIRS", "HostRuntime", "exit_status", "host_runtime", "module_root", "within"]
+from polignac_arena.folders import FolderError, check_same_folder
+from polignac_arena.seats.base import SeatError
+from polignac_arena.submission import Submission
+
+__all__ = ["ETC_FILES", "SYSTEM_DIRS", "HostRuntime", "checked_folder", "exit_status", "host_runtime", "module_root", "within"]
 
 SYSTEM_DIRS: Final = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 """Top folders of the host's system: a launcher binds each that exists (or recreates it as the link it is)."""
@@ -42,6 +46,23 @@ def within(path: str, folders: Iterable[str]) -> bool:
     (True, False, True, False)
     """
     return any(path == folder or path.startswith(folder.rstrip("/") + "/") for folder in folders)
+
+
+def checked_folder(submission: Submission) -> Path:
+    """The submission's folder, to mount or copy for its sandbox; :class:`SeatError` if it was replaced since it was checked.
+
+    Checked at its path (never resolved again): no link may lead to it now, and it must be the
+    folder :func:`~polignac_arena.submission.load_submission` checked (its ``identity``).
+    """
+    path = submission.path
+    try:
+        if submission.identity is not None:
+            check_same_folder(path, submission.identity)
+        elif os.path.realpath(path) != str(path):
+            raise FolderError(path, "is reached through a symbolic link: give the folder's own path")
+    except FolderError as exc:
+        raise SeatError(f"{submission.label}: {exc}") from None
+    return path
 
 
 def exit_status(code: int | None, oom_killed: bool = False) -> int | None:

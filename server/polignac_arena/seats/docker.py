@@ -110,6 +110,7 @@ from polignac_arena.seats.builds import (
     build_seat_limits,
     finish_build,
 )
+from polignac_arena.seats.common import checked_folder
 from polignac_arena.seats.common import host_runtime as common_host_runtime
 from polignac_arena.seats.docker_build import BuildFailed, BuildRequest, build_image, spooled_context
 from polignac_arena.seats.docker_http import RETRY_FIRST_S, RETRY_LAST_S, DaemonLine, daemon_target, out_of_descriptors
@@ -304,7 +305,8 @@ def _runtime_environment(python_path: str) -> dict[str, str]:
 
 
 def _check_readable(submission: Submission) -> None:
-    mode = submission.path.stat().st_mode
+    """The folder to mount is the one checked (no link put in its place since) and readable by the sandbox user."""
+    mode = checked_folder(submission).stat().st_mode
     if mode & 0o005 != 0o005:
         raise SeatError(
             f"the folder of {submission.label} ({submission.path}) is not readable by the sandbox user (mode {mode & 0o777:o}):"
@@ -453,7 +455,7 @@ class DockerLauncher(SeatLauncher):
             )
             started = time.monotonic()
             try:
-                context, size = spooled_context(submission.path, vetted.text)
+                context, size = spooled_context(submission.path, vetted.text, submission.identity)
                 with context:
                     build_image(request, context, size)
             except (BuildFailed, OSError) as exc:

@@ -388,18 +388,19 @@ def _remove_step_containers(request: BuildRequest, group: BuildCgroup) -> None:
         line.close()
 
 
-def spooled_context(folder: Path, dockerfile_text: str) -> tuple[IO[bytes], int]:
+def spooled_context(folder: Path, dockerfile_text: str, identity: tuple[int, int] | None = None) -> tuple[IO[bytes], int]:
     """The build context of a submission folder, in a temporary file (in memory while small); the caller closes it.
 
     The folder is first copied by :func:`~polignac_arena.folders.copy_folder` (every link and
-    file checked on the walk that copies it); the archive is written from that copy.
+    file checked on the walk that copies it; with ``identity``, only the folder that was checked,
+    reached through no link); the archive is written from that copy.
     """
     spool = tempfile.SpooledTemporaryFile(max_size=8 << 20)  # noqa: SIM115 (returned open, closed by the caller)
     try:
         with tempfile.TemporaryDirectory(prefix="polignac-context-") as work:
             copy = Path(work, "context")
             try:
-                copy_folder(folder, copy)
+                copy_folder(folder, copy, identity=identity)
             except FolderError as exc:
                 raise BuildFailed(str(exc)) from None
             context_archive(copy, dockerfile_text, spool)

@@ -119,7 +119,7 @@ from polignac_arena.seats.bwrap import (
     spawn,
 )
 from polignac_arena.seats.cgroups import SeatCgroups, warn_weaker_containment
-from polignac_arena.seats.common import exit_status, host_runtime
+from polignac_arena.seats.common import checked_folder, exit_status, host_runtime
 from polignac_arena.seats.process import LocalProcess, std_pipes
 from polignac_arena.seats.syscalls import SeccompUnavailable, seccomp_bpf
 from polignac_arena.seats.uids import allocate_uid, kill_uid, processes_of_uid, release_uid
@@ -299,14 +299,14 @@ class SandboxLauncher(SeatLauncher):
         chdir: str,
         mounts: list[tuple[str, str]],
         staging: Path | None,
-        folder: tuple[Path, str] | None,
+        folder: tuple[Submission, str] | None,
         stdin: int,
         stdout: int,
         writable: Sequence[tuple[str, int]] = (),
         files: Sequence[tuple[str, bytes]] = (),
     ) -> SandboxProcess:
         """Start ``command`` in a sandbox of its own (uid, cgroups named ``name``); the submission ``folder``
-        (path, where it appears) is mounted read-only.  ``staging`` is removed with the sandbox."""
+        (the submission, where its folder appears) is mounted read-only.  ``staging`` is removed with the sandbox."""
         root = os.geteuid() == 0
         uid = allocate_uid() if root else None
         cgroups = SeatCgroups()
@@ -318,12 +318,13 @@ class SandboxLauncher(SeatLauncher):
             else:
                 staging = None
             if folder is not None:
-                source = str(folder[0].resolve())
+                submission, where = folder
+                source = str(checked_folder(submission))  # never resolved again: a link put in its place is refused
                 if root and not readable_by_others(source):
                     # A private folder (mode 700, say): the bot, not root, could not read it; it gets a readable copy.
                     assert staging is not None
-                    source = str(readable_copy(Path(source), staging / "bot", label))
-                mounts = [*mounts, (source, folder[1])]
+                    source = str(readable_copy(Path(source), staging / "bot", label, submission.identity))
+                mounts = [*mounts, (source, where)]
             if self.use_cgroups:
                 cgroups = SeatCgroups.create(f"{name}-{uid if uid is not None else os.getpid()}", limits)
             plan = make_plan(
@@ -378,7 +379,7 @@ class SandboxLauncher(SeatLauncher):
             chdir="/tmp" if sub.builtin else BOT_DIR,
             mounts=[*self._runtime_mounts(), *socket_mount],
             staging=staging,
-            folder=None if sub.builtin else (sub.path, BOT_DIR),
+            folder=None if sub.builtin else (sub, BOT_DIR),
             stdin=stdin,
             stdout=stdout,
         )
@@ -408,7 +409,7 @@ class SandboxLauncher(SeatLauncher):
                 chdir="/",
                 mounts=self._runtime_mounts(),
                 staging=staging,
-                folder=(submission.path, BUILD_SOURCE),
+                folder=(submission, BUILD_SOURCE),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 writable=[(BUILD_DIR, caps.disk_mb)],

@@ -1,0 +1,178 @@
+"""Attacks of an outside red team on builds, submission folders and the sandboxes, after issue 10.
+
+Each test is an attack that got through when it was written (or a close variant of one that
+did), run the way a hostile submission would run it: through ``polignac bot check``, the
+seat launchers, or the arena functions that handle what a submission sends back.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import platform
+import tarfile
+import uuid
+from pathlib import Path
+
+import pytest
+
+from polignac_arena.botcheck import CheckReport, check_submission
+from polignac_arena.seats import BuildLimits, SeatKind
+from polignac_arena.seats.builds import BuildRefused, ResultSink, install_results
+from tests.hostile.test_hostile import launcher_or_skip, leftover
+
+BOTS = Path(__file__).parent / "bots"
+KINDS = [
+    pytest.param("process", id="bubblewrap"),
+    pytest.param("docker", id="docker", marks=pytest.mark.docker),
+]
+
+
+def submission(tmp_path: Path, files: dict[str, str], toml: str) -> tuple[Path, str]:
+    """A submission folder readable by all (as sandboxes need), with a marker in its name; (folder, marker)."""
+    marker = f"redteam{uuid.uuid4().hex[:12]}"
+    folder = tmp_path / marker
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    (folder / "bot.toml").write_text(f'name = "redteam"\nversion = "1"\nlanguage = "python"\n{toml}')
+    for path in [tmp_path, *folder.rglob("*"), folder]:
+        os.chmod(path, 0o755)
+    return folder, marker
+
+
+def build_detail(report: CheckReport) -> tuple[bool, str]:
+    found = [(passed, detail) for step, passed, detail in report.steps if step == "build"]
+    assert found, f"no build step in the report: {report.steps}"
+    return found[0]
+
+
+# -- what a build sends back ------------------------------------------------------------------------------------
+
+
+def realpath_overflow_stream(target: Path) -> bytes:
+    """A tar stream that ``tarfile``'s ``data`` filter passes (before CVE-2025-4517) but writes ``target/pwned``.
+
+    Links ``a`` .. ``p`` make a path whose real form is longer than PATH_MAX: ``os.path.realpath``
+    gives up resolving there, so the filter believes ``escape`` (a link through that path, then
+    up and out to ``target``) stays inside, and ``escape/pwned`` is written through it.
+    """
+    comp, steps = "d" * 247, "abcdefghijklmnop"
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+
+        def add(name: str, kind: bytes, link: str = "", data: bytes = b"") -> None:
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname, info.mode, info.size = kind, link, 0o755, len(data)
+            tar.addfile(info, io.BytesIO(data) if data else None)
+
+        path = ""
+        for step in steps:
+            add(os.path.join(path, comp), tarfile.DIRTYPE)
+            add(os.path.join(path, step), tarfile.SYMTYPE, comp)
+            path = os.path.join(path, step)
+        deep = os.path.join(path, "l" * 254)
+        add(deep, tarfile.SYMTYPE, "../" * len(steps))
+        add("escape", tarfile.SYMTYPE, deep + "/.." * 7 + str(target))
+        add("escape/pwned", tarfile.REGTYPE, data=b"written by a build step, as root\n")
+    return buffer.getvalue()
+
+
+def test_a_crafted_result_stream_writes_nothing_outside_the_staging_folder(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "bot.toml").write_text("name = 'x'\n")
+    sink = ResultSink(BuildLimits().result_bytes)
+    sink.feed(realpath_overflow_stream(victim))
+    try:
+        with pytest.raises(BuildRefused):
+            install_results(sink, folder, BuildLimits())
+    finally:
+        sink.close()
+    assert list(victim.iterdir()) == [], "the build's stream wrote outside the arena's staging folder"
+    assert sorted(p.name for p in folder.iterdir()) == ["bot.toml"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_build_step_cannot_write_its_wrappers_memory(kind: str, tmp_path: Path) -> None:
+    launcher_or_skip(kind)
+    folder, marker = submission(
+        tmp_path,
+        {"wrapper_hijack.py": (BOTS / "wrapper_hijack.py").read_text()},
+        'command = ["python", "-m", "polignac.bots", "random"]\n',
+    )
+    with (folder / "bot.toml").open("a") as manifest:
+        manifest.write(f'build = ["python", "wrapper_hijack.py", "probe", "/tmp", "{marker}"]\n')
+    report = check_submission(folder, seat_kind=SeatKind(kind))
+    _, detail = build_detail(report)
+    assert "PROBE mem: refused" in detail, detail
+    assert leftover(marker) == []
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the hijack's code is x86-64 machine code")
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_build_that_takes_over_its_wrapper_writes_nothing_on_the_host(kind: str, tmp_path: Path) -> None:
+    launcher_or_skip(kind)
+    victim = tmp_path / "victim"
+    victim.mkdir(mode=0o755)
+    folder, marker = submission(
+        tmp_path,
+        {"wrapper_hijack.py": (BOTS / "wrapper_hijack.py").read_text()},
+        'command = ["python", "-m", "polignac.bots", "random"]\n',
+    )
+    with (folder / "bot.toml").open("a") as manifest:
+        manifest.write(f'build = ["python", "wrapper_hijack.py", "hijack", "{victim}", "{marker}"]\n')
+    report = check_submission(folder, seat_kind=SeatKind(kind))
+    passed, detail = build_detail(report)
+    assert list(victim.iterdir()) == [], f"the build wrote on the host as root: {detail}"
+    assert not passed, detail
+    assert leftover(marker) == []
+
+
+# -- a submission folder swapped after its check ---------------------------------------------------------------
+
+SNOOP = "import os, sys; sys.stderr.write('SEEN ' + repr(sorted(os.listdir('.'))) + ' ' + open('secret.txt').read())"
+
+
+def swapped_match(kind: str, tmp_path: Path, target: Path) -> str:
+    """Check a bot's folder, swap it for a link to ``target`` (as its owner could at any time), play; the bot's stderr."""
+    import asyncio
+    import shutil
+
+    from polignac import preset
+    from polignac_arena.referee import TimeControl
+    from polignac_arena.runner import run_local_match
+    from polignac_arena.submission import builtin_submission, load_submission
+
+    launcher_or_skip(kind)
+    folder, _ = submission(tmp_path, {}, f"command = {json.dumps(['python', '-c', SNOOP])}\n")
+    checked = load_submission(folder)  # as a tournament does once, before its matches
+    shutil.rmtree(folder)
+    folder.symlink_to(target)
+    clock = TimeControl(move_ms=1000, bank_ms=2000, startup_ms=10_000)
+    bots = [checked, *(builtin_submission("random") for _ in range(3))]
+    result, stderrs = asyncio.run(run_local_match(bots, preset("classic", limit=1), 1, clock, seat_kind=kind))
+    assert result.status in ("finished", "aborted"), result.status
+    return stderrs[0]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_folder_swapped_for_a_link_to_another_bots_folder_is_not_mounted(kind: str, tmp_path: Path) -> None:
+    other = tmp_path / "other-bot"
+    other.mkdir(mode=0o755)
+    (other / "secret.txt").write_text("the other bot's source\n")
+    os.chmod(other / "secret.txt", 0o644)
+    stderr = swapped_match(kind, tmp_path, other)
+    assert "the other bot's source" not in stderr, stderr
+
+
+def test_a_folder_swapped_for_a_link_to_a_root_only_folder_is_not_copied(tmp_path: Path) -> None:
+    private = tmp_path / "root-only"
+    private.mkdir(mode=0o700)
+    (private / "secret.txt").write_text("root's secret\n")
+    os.chmod(private / "secret.txt", 0o600)
+    stderr = swapped_match("process", tmp_path, private)
+    assert "root's secret" not in stderr, stderr
