@@ -69,3 +69,28 @@ def test_seats_benchmark_quick_run() -> None:
         assert result["bot_connect_ms"][kind] >= result["seat_start_ms"][kind]
     assert all(wall > 0 for wall in result["match_wall_s"].values())
     assert result["seat_start_ms"]["unsandboxed"] > 0
+
+
+FLOODS_SCRIPT = ROOT / "benchmarks" / "floods.py"
+FLOOD_CASES = {"quiet", "busy", "syscall-storm", "stdio-flood", "grpc-flood", "unjoined-flood", "polite-flood"}
+
+
+def test_floods_benchmark_quick_run() -> None:
+    """benchmarks/floods.py --json --quick: every case's match finishes and the polite seats are never faulted."""
+    done = subprocess.run(
+        [sys.executable, str(FLOODS_SCRIPT), "--json", "--quick"], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    if "process" in result["unavailable"]:
+        pytest.skip(f"process seats unavailable: {result['unavailable']['process']}")
+    assert {name.split("/", 1)[1] for name in result["cases"]} == FLOOD_CASES
+    for name, row in result["cases"].items():
+        assert row["finished"], name
+        assert row["polite_faults"] == 0, name
+        assert row["polite_decisions"] > 0 and row["polite_p95_ms"] >= row["polite_median_ms"] > 0, name
+        if not name.endswith("/quiet"):
+            assert row["p95_ratio"] is not None and row["p95_ratio"] > 0, name
+    for flood in ("stdio-flood", "grpc-flood"):
+        assert sum(result["cases"][f"process/{flood}"]["seat0_faults"][0].values()) > 0, f"{flood} was never faulted"
+    assert result["cases"]["process/unjoined-flood"]["seat0_place"][0] is not None
