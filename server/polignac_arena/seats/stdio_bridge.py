@@ -145,11 +145,21 @@ def parse_answer(line: bytes) -> tuple[pb.Decision | None, str, str]:
         card = value["card"]
         if not isinstance(card, str):
             return None, "<card not text>", f"'card' must be text such as \"JS\", got {_short(repr(card))}"
+        if not _encodable(card):  # a lone surrogate escape (\ud800) is JSON, but no protobuf string
+            return None, "<card not UTF-8>", f"'card' is not UTF-8 text (a lone surrogate), got {_short(repr(card))}"
         return pb.Decision(request_id=request_id, card=card[:32]), "", ""
     contract = _CONTRACTS.get(value["contract"]) if isinstance(value["contract"], str) else None
     if contract is None:
         return None, "<bad contract>", f'\'contract\' must be "pass", "capot" or "general", got {_short(repr(value["contract"]))}'
     return pb.Decision(request_id=request_id, contract=contract), "", ""
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _short(text: str, size: int = 60) -> str:
