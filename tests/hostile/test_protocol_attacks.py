@@ -9,15 +9,22 @@ from __future__ import annotations
 
 import asyncio
 import os
+import struct
 import sys
 from pathlib import Path
 
+import grpc
+import grpc.aio
+import pytest
+
 from polignac import preset
+from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot import run_async
 from polignac.bots import builtin_bot
-from polignac_arena.referee import TimeControl
+from polignac_arena.referee import RefereeServer, TimeControl
 from polignac_arena.seats.stdio_bridge import parse_answer
-from tests.referee.helpers import referee, run
+from tests.referee.helpers import RawSeat, match_with_raw_seat, polite_match, referee, run
+from tests.referee.test_faults import first_card_request
 from tests.test_stdio import play, stdio_bot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,3 +84,116 @@ def test_a_client_written_from_the_docs_alone_plays_a_whole_match() -> None:
             assert result.status == "finished" and result.faults == [{}, {}, {}, {}]
 
     run(scenario())
+
+
+def protocol_doc() -> str:
+    return (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+
+
+async def contract_request(raw: RawSeat) -> pb.DecisionRequest:
+    """Say Hello and read up to the first request (an auction one in the classic game)."""
+    await raw.open()
+    await raw.hello()
+    message = await raw.next_payload("decision_request")
+    assert message is not None
+    return message.decision_request
+
+
+def test_an_unknown_contract_value_is_malformed_and_unknown_fields_are_ignored() -> None:
+    async def scenario() -> None:
+        async with referee() as server:
+            _host, raw, result, polite = await match_with_raw_seat(server)
+            request = await contract_request(raw)
+            await raw.decide(request.request_id, contract=99)
+            notice = (await raw.next_payload("fault_notice")).fault_notice
+            assert notice.fault == pb.FAULT_MALFORMED and notice.request_id == request.request_id and notice.fallback == "pass"
+            request = (await raw.next_payload("decision_request")).decision_request
+            answer = pb.PlayRequest(decision=pb.Decision(request_id=request.request_id, card=request.legal_cards[0]))
+            await raw.send(answer.SerializeToString() + b"\xf8\x06\x01")  # field 111 = 1: unknown to the referee
+            ended = await raw.play_politely(timeout=30)
+            assert ended is not None and ended.match_ended.status == "finished"
+            final = await result
+            assert final.faults == [{"malformed": 1}, {}, {}, {}]
+            await asyncio.gather(*polite)
+        doc = protocol_doc()
+        assert "does not know (a later version's) are ignored" in doc and "`contract` of 99" in doc
+
+    run(scenario())
+
+
+def test_an_oversize_message_ends_the_stream_with_the_documented_status() -> None:
+    async def scenario() -> None:
+        async with referee() as server:
+            _host, raw, result, polite = await match_with_raw_seat(server)
+            request = await first_card_request(raw)
+            await raw.send(pb.PlayRequest(decision=pb.Decision(request_id=request.request_id, card="x" * 20_000)))
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                while await raw.read() is not None:
+                    pass
+            assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            final = await result
+            assert final.status == "finished" and final.faults == [{"disconnected": 1}, {}, {}, {}]
+            assert final.places is not None and final.places[0] == 4
+            await asyncio.gather(*polite)
+        assert "ends the stream with `RESOURCE_EXHAUSTED`" in protocol_doc()
+
+    run(scenario())
+
+
+class NarrowWindowSeat(RawSeat):
+    """A seat whose client grants the referee a one-byte HTTP/2 window: it reads nothing ahead."""
+
+    async def open(self, metadata: tuple[tuple[str, str], ...] | None = None) -> None:
+        self.channel = grpc.aio.insecure_channel(self.address, options=[("grpc.http2.lookahead_bytes", 1), ("grpc.http2.bdp_probe", 0)])
+        play = self.channel.stream_stream(
+            "/polignac.v1.RefereeService/Play",
+            request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=pb.PlayResponse.FromString,
+        )
+        self.call = play(metadata=(("authorization", f"Bearer {self.token}"),))
+
+
+def test_a_bot_that_never_reads_is_dropped_and_the_match_goes_on() -> None:
+    async def scenario() -> None:
+        server = RefereeServer("127.0.0.1:0", write_timeout_s=1.0)
+        await server.start()
+        try:
+            host, _raw, result, polite = await match_with_raw_seat(server, rules=preset("classic", limit=3))
+            raw = NarrowWindowSeat(server.address, host.tokens[0])
+            await raw.open()
+            await raw.hello()  # and never reads
+            final = await result
+            assert final.status == "finished" and final.faults == [{"disconnected": 1}, {}, {}, {}]
+            await asyncio.gather(*polite)
+            await raw.close()
+        finally:
+            await server.stop(grace=0.5)
+        assert "you stop reading" in protocol_doc()
+
+    run(scenario())
+
+
+def _frame(kind: int, payload: bytes = b"") -> bytes:
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, 0]) + struct.pack(">I", 0) + payload
+
+
+def test_a_ping_flood_gets_goaway_too_many_pings_and_the_referee_serves_on() -> None:
+    async def scenario() -> None:
+        async with referee() as server:
+            hostname, port = server.address.rsplit(":", 1)
+            reader, writer = await asyncio.open_connection(hostname, int(port))
+            pings = b"".join(_frame(6, struct.pack(">Q", n)) for n in range(10))
+            writer.write(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + _frame(4) + pings)  # preface, SETTINGS, PINGs
+            await writer.drain()
+            received = await reader.read()  # until the referee closes the connection
+            writer.close()
+            assert b"too_many_pings" in received
+            result, _ = await polite_match(server, rules=preset("classic", limit=3))
+            assert result.status == "finished"
+
+    run(scenario())
+
+
+def test_the_seat_is_not_free_again_after_every_refusal() -> None:
+    doc = protocol_doc()
+    assert "After `ALREADY_EXISTS` the seat\nis taken" in doc and "After any of these but `ALREADY_EXISTS`" not in doc
