@@ -12,6 +12,7 @@ import os
 import struct
 import sys
 from pathlib import Path
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -197,3 +198,42 @@ def test_a_ping_flood_gets_goaway_too_many_pings_and_the_referee_serves_on() -> 
 def test_the_seat_is_not_free_again_after_every_refusal() -> None:
     doc = protocol_doc()
     assert "After `ALREADY_EXISTS` the seat\nis taken" in doc and "After any of these but `ALREADY_EXISTS`" not in doc
+
+
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda text: text.encode("utf-16-le"),
+        lambda text: text.encode("utf-32"),
+        lambda text: b"\xef\xbb\xbf" + text.encode(),  # a UTF-8 byte-order mark
+    ],
+    ids=["utf-16", "utf-32", "bom"],
+)
+def test_a_stdio_answer_that_is_not_plain_utf8_json_is_malformed(encode: Any) -> None:
+    decision, tag, reason = parse_answer(encode('{"request_id": 5, "card": "7D"}'))
+    assert decision is None and tag in ("<not UTF-8>", "<not JSON>"), (tag, reason)
+
+
+# A stdio bot that writes its first answer in UTF-16, then plays the first legal option in UTF-8.
+UTF16 = """
+    import json, sys
+
+    first = True
+    for line in sys.stdin:
+        m = json.loads(line)
+        if m["type"] != "decision_request":
+            continue
+        answer = {"request_id": m["request_id"]}
+        answer.update({"card": m["legal_cards"][0]} if m["kind"] == "card" else {"contract": "pass"})
+        sys.stdout.buffer.write(json.dumps(answer).encode("utf-16-le" if first else "utf-8") + b"\\n")
+        sys.stdout.flush()
+        first = False
+"""
+
+
+def test_a_utf16_line_from_a_stdio_bot_is_malformed_as_documented(tmp_path: Path) -> None:
+    bot = stdio_bot(tmp_path / "utf16", "utf16", UTF16)
+    result, stderrs = play([bot, "heuristic", "cautious", "random"], rules=preset("classic", limit=3))
+    assert result.faults[0] == {"malformed": 1}, (result.faults, stderrs[0])
+    assert result.status == "finished" and result.faults[1:] == [{}, {}, {}]
+    assert "not UTF-8 (UTF-16" in (ROOT / "docs" / "stdio-protocol.md").read_text(encoding="utf-8")

@@ -128,8 +128,13 @@ def parse_answer(line: bytes) -> tuple[pb.Decision | None, str, str]:
     with; the reason is the sentence the bot reads in its fault notice.
     """
     try:
-        value = json.loads(line)
-    except (ValueError, RecursionError) as exc:  # ValueError covers bad UTF-8 and bad JSON
+        # Decoded first: json.loads on bytes would guess UTF-16 or UTF-32, or skip a BOM, and the wire is UTF-8.
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, "<not UTF-8>", f"the line is not UTF-8 ({_short(str(exc))}): {_snippet(line)}"
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as exc:
         return None, "<not JSON>", f"the line is not JSON ({_short(str(exc))}): {_snippet(line)}"
     if not isinstance(value, dict):
         return None, "<not an object>", f"the line is JSON but not an object: {_snippet(line)}"
