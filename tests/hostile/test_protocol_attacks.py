@@ -237,3 +237,26 @@ def test_a_utf16_line_from_a_stdio_bot_is_malformed_as_documented(tmp_path: Path
     assert result.faults[0] == {"malformed": 1}, (result.faults, stderrs[0])
     assert result.status == "finished" and result.faults[1:] == [{}, {}, {}]
     assert "not UTF-8 (UTF-16" in (ROOT / "docs" / "stdio-protocol.md").read_text(encoding="utf-8")
+
+
+def test_huge_call_metadata_is_resource_exhausted_and_the_seat_stays_free() -> None:
+    async def scenario() -> None:
+        async with referee() as server:
+            host, _raw, result, polite = await match_with_raw_seat(server, rules=preset("classic", limit=3))
+            huge = RawSeat(server.address, host.tokens[0])
+            await huge.open(metadata=(("authorization", f"Bearer {host.tokens[0]}"), ("x-padding", "x" * 20_000)))
+            await huge.hello()
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await huge.read()
+            assert caught.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            await huge.close()
+            retry = RawSeat(server.address, host.tokens[0])
+            await retry.open()
+            await retry.hello()
+            ended = await retry.play_politely(timeout=30)
+            assert ended is not None and ended.match_ended.status == "finished"
+            assert (await result).faults == [{}, {}, {}, {}]
+            await asyncio.gather(*polite)
+        assert "call metadata over gRPC's limits" in protocol_doc()
+
+    run(scenario())
