@@ -260,3 +260,46 @@ def test_huge_call_metadata_is_resource_exhausted_and_the_seat_stays_free() -> N
         assert "call metadata over gRPC's limits" in protocol_doc()
 
     run(scenario())
+
+
+def test_an_answer_that_came_after_its_deadline_is_a_timeout_even_when_the_referee_was_busy() -> None:
+    async def scenario() -> None:
+        async with referee() as server:
+            clock = TimeControl(move_ms=300, bank_ms=0, startup_ms=5000)
+            host, raw, result, polite = await match_with_raw_seat(server, time_control=clock)
+            gate, answer_posted = asyncio.Event(), asyncio.Event()
+            handle, post = host._handle_item, host.post_message
+
+            async def held(item: Any) -> None:
+                # Stands for slow work of the referee (a write stuck for seconds on another seat).
+                if item[0] == 0 and item[1] == "message" and item[2][0].WhichOneof("message") is None:
+                    await gate.wait()
+                await handle(item)
+
+            def noting(seat: int, conn: Any, message: pb.PlayRequest) -> None:
+                post(seat, conn, message)
+                if seat == 0 and message.WhichOneof("message") == "decision":
+                    answer_posted.set()
+
+            host._handle_item = held  # type: ignore[method-assign]
+            host.post_message = noting  # type: ignore[method-assign]
+            await raw.answer_first(await first_card_request(raw))  # the first request has the start-up allowance
+            request = (await raw.next_payload("decision_request")).decision_request
+            past_deadline = asyncio.Event()  # the deadline is time itself: a timer says it has passed
+            asyncio.get_running_loop().call_later(2 * clock.move_ms / 1000, past_deadline.set)
+            await raw.send(pb.PlayRequest())  # the referee is held on this while the clock runs
+            await past_deadline.wait()
+            await raw.answer_first(request)
+            await answer_posted.wait()
+            gate.set()
+            notice = await raw.next_payload("fault_notice")
+            while notice.fault_notice.fault == pb.FAULT_MALFORMED:
+                notice = await raw.next_payload("fault_notice")
+            assert notice.fault_notice.fault == pb.FAULT_TIMEOUT and notice.fault_notice.request_id == request.request_id
+            ended = await raw.play_politely(timeout=30)
+            assert ended is not None
+            final = await result
+            assert final.faults[0] == {"malformed": 1, "timeout": 1}
+            await asyncio.gather(*polite)
+
+    run(scenario())
