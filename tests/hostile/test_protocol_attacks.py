@@ -303,3 +303,25 @@ def test_an_answer_that_came_after_its_deadline_is_a_timeout_even_when_the_refer
             await asyncio.gather(*polite)
 
     run(scenario())
+
+
+@pytest.mark.parametrize(("name", "version"), [("tab\tname", "1"), ("ok", "1\n"), ("ok", "v" * 65), ("", "1")])
+def test_a_hello_with_a_bad_name_or_version_is_invalid_argument_as_documented(name: str, version: str) -> None:
+    async def scenario() -> None:
+        async with referee() as server:
+            host, _raw, result, polite = await match_with_raw_seat(server, rules=preset("classic", limit=3))
+            bad = RawSeat(server.address, host.tokens[0])
+            await bad.open()
+            await bad.send(pb.PlayRequest(hello=pb.Hello(protocol_version="1", bot_name=name, bot_version=version)))
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await bad.read()
+            assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            retry = RawSeat(server.address, host.tokens[0])
+            await retry.open()
+            await retry.hello()
+            assert await retry.play_politely(timeout=30) is not None
+            await result
+            await asyncio.gather(*polite)
+        assert "a `bot_version` that is not 0 to 64 printable characters" in protocol_doc()
+
+    run(scenario())
