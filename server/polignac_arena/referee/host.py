@@ -394,6 +394,7 @@ class MatchHost:
                 if answer and payload[1] >= deadline:
                     # It waited in the inbox behind slow work (another seat's stuck write): the
                     # clock is its arrival, so it is the late answer, dropped, and this a timeout.
+                    log.info("match %s: seat %s answered request %s after its deadline; dropped", self.match_id, seat, request_id)
                     item = None
             if item is None:
                 self._pending = None
