@@ -125,7 +125,7 @@ def test_well_formed_answers_become_decisions() -> None:
     ("line", "reason"),
     [
         (b"7D", "not JSON"),
-        (b"\xff\xfe{}", "not JSON"),
+        (b"\xff\xfe{}", "not UTF-8"),
         (b"[" * 4000, "not JSON"),
         (b"[1, 2]", "not an object"),
         (b'"JS"', "not an object"),

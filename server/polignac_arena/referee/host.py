@@ -383,6 +383,19 @@ class MatchHost:
         hand, state = match.hand_number, match.event_count
         while True:
             item = await self._next_item(deadline)
+            if item is not None:
+                who, kind, payload = item
+                answer = (
+                    kind == "message"
+                    and who == seat
+                    and payload[0].WhichOneof("message") == "decision"
+                    and payload[0].decision.request_id == request_id
+                )
+                if answer and payload[1] >= deadline:
+                    # It waited in the inbox behind slow work (another seat's stuck write): the
+                    # clock is its arrival, so it is the late answer, dropped, and this a timeout.
+                    log.info("match %s: seat %s answered request %s after its deadline; dropped", self.match_id, seat, request_id)
+                    item = None
             if item is None:
                 self._pending = None
                 self._bank_ms[seat] = 0.0
@@ -390,13 +403,7 @@ class MatchHost:
                 ms = (time.monotonic() - start) * 1000
                 await self._fault(seat, Fault.TIMEOUT, f"no decision within {allowance + bank:.0f} ms", request_id, ms=ms, answers=True)
                 return
-            who, kind, payload = item
-            if (
-                kind == "message"
-                and who == seat
-                and payload[0].WhichOneof("message") == "decision"
-                and payload[0].decision.request_id == request_id
-            ):
+            if answer:
                 self._pending = None
                 message, received_at = payload
                 ms = (received_at - start) * 1000

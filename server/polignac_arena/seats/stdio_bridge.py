@@ -128,8 +128,13 @@ def parse_answer(line: bytes) -> tuple[pb.Decision | None, str, str]:
     with; the reason is the sentence the bot reads in its fault notice.
     """
     try:
-        value = json.loads(line)
-    except (ValueError, RecursionError) as exc:  # ValueError covers bad UTF-8 and bad JSON
+        # Decoded first: json.loads on bytes would guess UTF-16 or UTF-32, or skip a BOM, and the wire is UTF-8.
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, "<not UTF-8>", f"the line is not UTF-8 ({_short(str(exc))}): {_snippet(line)}"
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as exc:
         return None, "<not JSON>", f"the line is not JSON ({_short(str(exc))}): {_snippet(line)}"
     if not isinstance(value, dict):
         return None, "<not an object>", f"the line is JSON but not an object: {_snippet(line)}"
@@ -145,11 +150,21 @@ def parse_answer(line: bytes) -> tuple[pb.Decision | None, str, str]:
         card = value["card"]
         if not isinstance(card, str):
             return None, "<card not text>", f"'card' must be text such as \"JS\", got {_short(repr(card))}"
+        if not _encodable(card):  # a lone surrogate escape (\ud800) is JSON, but no protobuf string
+            return None, "<card not UTF-8>", f"'card' is not UTF-8 text (a lone surrogate), got {_short(repr(card))}"
         return pb.Decision(request_id=request_id, card=card[:32]), "", ""
     contract = _CONTRACTS.get(value["contract"]) if isinstance(value["contract"], str) else None
     if contract is None:
         return None, "<bad contract>", f'\'contract\' must be "pass", "capot" or "general", got {_short(repr(value["contract"]))}'
     return pb.Decision(request_id=request_id, contract=contract), "", ""
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _short(text: str, size: int = 60) -> str:
