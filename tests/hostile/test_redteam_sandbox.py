@@ -176,3 +176,57 @@ def test_a_folder_swapped_for_a_link_to_a_root_only_folder_is_not_copied(tmp_pat
     os.chmod(private / "secret.txt", 0o600)
     stderr = swapped_match("process", tmp_path, private)
     assert "root's secret" not in stderr, stderr
+
+
+# -- hard links and bot.toml edge cases --------------------------------------------------------------------------
+
+
+def hard_linked_folder(tmp_path: Path, extra: str = "") -> tuple[Path, Path]:
+    """A private folder (mode 700, so the sandbox gets root's copy) holding a hard link to a root-only file."""
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$the-host-secret\n")
+    os.chmod(secret, 0o600)
+    folder = tmp_path / "bot"
+    folder.mkdir(mode=0o700)
+    (folder / "bot.toml").write_text(
+        'name = "linker"\nversion = "1"\nlanguage = "python"\ncommand = ["python", "-m", "polignac.bots", "random"]\n' + extra
+    )
+    os.link(secret, folder / "notes.txt")
+    return folder, secret
+
+
+def test_a_hard_link_to_a_root_only_file_is_not_copied_for_the_sandbox(tmp_path: Path) -> None:
+    from polignac_arena.folders import FolderError, copy_folder
+    from polignac_arena.submission import SubmissionError, load_submission
+
+    folder, _ = hard_linked_folder(tmp_path)
+    with pytest.raises(SubmissionError, match="hard link"):
+        load_submission(folder)
+    copy = tmp_path / "copy"
+    with pytest.raises(FolderError, match="hard link"):
+        copy_folder(folder, copy)  # what the arena, as root, makes readable for a private folder's sandbox
+    assert not copy.exists()
+    # A hard link to a file everyone may read (a package manager's cache, say) is fine.
+    os.chmod(tmp_path / "shadow", 0o644)
+    load_submission(folder)
+
+
+def test_a_hard_link_to_a_root_only_file_does_not_reach_a_docker_build_context(tmp_path: Path) -> None:
+    from polignac_arena.seats.docker_build import BuildFailed, spooled_context
+
+    folder, _ = hard_linked_folder(tmp_path, 'dockerfile = "Dockerfile"\n')
+    (folder / "Dockerfile").write_text("FROM scratch\nCOPY notes.txt /notes.txt\n")
+    with pytest.raises(BuildFailed, match="hard link"):
+        spooled_context(folder, "FROM scratch\nCOPY notes.txt /notes.txt\n")[0].close()
+
+
+def test_a_bot_toml_nested_too_deeply_is_a_clear_failure(tmp_path: Path) -> None:
+    from polignac_arena.tournament.config import ConfigError, parse_config
+
+    deep = "[" * 5_000 + "]" * 5_000
+    folder, _ = submission(tmp_path, {}, f'command = ["python", "bot.py"]\nx = {deep}\n')
+    report = check_submission(folder)
+    failed = [detail for _, passed, detail in report.steps if not passed]
+    assert failed and "nested too deeply" in failed[0], report.steps
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        parse_config(f"x = {deep}\n")
