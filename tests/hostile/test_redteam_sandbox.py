@@ -7,6 +7,7 @@ seat launchers, or the arena functions that handle what a submission sends back.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -230,3 +231,60 @@ def test_a_bot_toml_nested_too_deeply_is_a_clear_failure(tmp_path: Path) -> None
     assert failed and "nested too deeply" in failed[0], report.steps
     with pytest.raises(ConfigError, match="nested too deeply"):
         parse_config(f"x = {deep}\n")
+
+
+# -- what an image build leaves behind -------------------------------------------------------------------------
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("outcome", ["built", "failed"])
+def test_an_image_build_leaves_no_stage_images_on_the_daemons_disk(outcome: str, tmp_path: Path) -> None:
+    """Every stage but the last, and every step of a failed build, stayed as an untagged image (host disk) for good."""
+    import docker.errors
+
+    from polignac_arena.seats import SeatLimits
+    from polignac_arena.seats.docker import DockerLauncher
+    from polignac_arena.seats.docker_build import BuildFailed
+    from polignac_arena.submission import load_submission
+    from tests import docker_images as images
+
+    problem = images.daemon_problem() or images.gcc_problem()
+    if problem is not None:
+        pytest.skip(f"docker builds cannot be tested here: {problem}")
+    marker = f"redteam{uuid.uuid4().hex[:12]}"
+    last = '["/tool", "id", "fail"]' if outcome == "failed" else '["/tool", "id"]'
+    dockerfile = (
+        f"FROM {images.tool_image()} AS scratchpad\nLABEL redteam.marker={marker}\nRUN [\"/tool\", \"id\"]\n"
+        f"FROM {images.tool_image()}\nLABEL redteam.marker={marker}-last\nRUN {last}\n"
+    )
+    folder = tmp_path / "bot"
+    folder.mkdir(mode=0o755)
+    (folder / "Dockerfile").write_text(dockerfile)
+    (folder / "bot.toml").write_text(
+        f'name = "{marker}"\nversion = "1"\nlanguage = "c"\ncommand = ["/tool", "id"]\ndockerfile = "Dockerfile"\n'
+    )
+    for path in (folder / "Dockerfile", folder / "bot.toml"):
+        os.chmod(path, 0o644)
+    client = images.client()
+    tag = None
+    try:
+        if outcome == "failed":
+            with pytest.raises(BuildFailed):
+                DockerLauncher().image_for(load_submission(folder), SeatLimits())
+        else:
+            tag = DockerLauncher().image_for(load_submission(folder), SeatLimits())
+        left = [
+            image["Id"][7:19]
+            for label in (f"redteam.marker={marker}", f"redteam.marker={marker}-last")
+            for image in client.api.images(all=True, filters={"label": label})
+            if tag is None or tag not in (image.get("RepoTags") or [])
+        ]
+        chain = set() if tag is None else {layer["Id"][7:19] for layer in client.api.history(tag) if layer["Id"] != "<missing>"}
+        assert [i for i in left if i not in chain] == [], "images of the build's stages or steps were left on the daemon"
+    finally:
+        if tag is not None:
+            client.api.remove_image(tag)
+        for label in (f"redteam.marker={marker}", f"redteam.marker={marker}-last"):
+            for image in client.api.images(all=True, filters={"label": label}):
+                with contextlib.suppress(docker.errors.APIError):
+                    client.api.remove_image(image["Id"], force=True)

@@ -442,7 +442,7 @@ class DockerLauncher(SeatLauncher):
                     text = read_file(submission.path, submission.dockerfile, MAX_DOCKERFILE_BYTES).decode("utf-8", "replace")
                 except FolderError as exc:
                     raise DockerfileError(exc.problem) from None
-                vetted = vet_dockerfile(text, self.local_image)
+                vetted = vet_dockerfile(text, self.local_image, tag)
             except DockerfileError as exc:
                 raise DockerfileError(f"{where}: {exc}") from None
             request = BuildRequest(

@@ -16,7 +16,11 @@ build context the arena writes itself, and builds it with the classic builder:
 * a wall clock: past ``timeout_s`` the arena closes the build's connection, the daemon
   cancels the build and kills its ``RUN`` container, and whatever process is still in the
   build's cgroup a few seconds later is killed by the arena;
-* the daemon's output is kept up to :data:`OUTPUT_BYTES` (the rest is read and dropped).
+* the daemon's output is kept up to :data:`OUTPUT_BYTES` (the rest is read and dropped);
+* nothing but the image is left: the classic builder keeps every step's image, also of
+  stages the final image does not build on and of failed builds, untagged and for good (a
+  build could so fill the daemon's disk a wall clock at a time); every image of the build
+  carries :data:`~polignac_arena.seats.dockerfile.BUILD_LABEL` and those untagged are removed.
 
 Limits that the build API cannot give are written down in docs/docker-seats.md.
 """
@@ -49,6 +53,7 @@ from polignac_arena.folders import FolderError, copy_folder
 from polignac_arena.owners import identity, is_running
 from polignac_arena.seats.base import SeatError, SeatLimits
 from polignac_arena.seats.docker_http import DaemonLine, DaemonUnreachable, connect
+from polignac_arena.seats.dockerfile import BUILD_LABEL
 
 __all__ = ["BUILD_CGROUP_ROOT", "OUTPUT_BYTES", "BuildFailed", "build_cgroup", "build_image", "context_archive"]
 
@@ -326,8 +331,39 @@ class _Output:
 
 def build_image(request: BuildRequest, context: IO[bytes], size: int) -> str:
     """Build ``context`` (a tar of ``size`` bytes) as ``request.tag``; the image ID, or :class:`BuildFailed`."""
-    with build_cgroup(request.limits.pids) as group:
-        return _stream_build(request, context, size, group)
+    image_id: str | None = None
+    try:
+        with build_cgroup(request.limits.pids) as group:
+            image_id = _stream_build(request, context, size, group)
+    finally:
+        _remove_build_images(request, keep=image_id)
+    return image_id
+
+
+def _remove_build_images(request: BuildRequest, keep: str | None) -> None:
+    """Remove the untagged images of this build (labelled with its tag by the vetting) but ``keep``.
+
+    Removing one also removes its untagged parents; a parent of the kept image is refused (409) and stays.
+    """
+    filters = json.dumps({"label": [f"{BUILD_LABEL}={request.tag}"]})
+    try:
+        line = DaemonLine(request.base_url, request.api_version)
+    except (DaemonUnreachable, OSError) as exc:
+        log.error("the images of the build of %s could not be listed: %s", request.tag, exc)
+        return
+    try:
+        status, found = line.request("GET", "/images/json", {"all": "1", "filters": filters})
+        if status != 200 or not isinstance(found, list):
+            log.error("the images of the build of %s could not be listed: %s %s", request.tag, status, found)
+            return
+        for image in found:
+            ident, tags = image.get("Id"), image.get("RepoTags") or []
+            if isinstance(ident, str) and ident != keep and all(tag == "<none>:<none>" for tag in tags):
+                line.request("DELETE", f"/images/{ident}")  # 404: removed with a child already; 409: the kept one's parent
+    except DaemonUnreachable as exc:
+        log.error("the images of the build of %s could not be removed: %s", request.tag, exc)
+    finally:
+        line.close()
 
 
 def _stream_build(request: BuildRequest, context: IO[bytes], size: int, group: BuildCgroup) -> str:
