@@ -14,6 +14,7 @@ import os
 import platform
 import tarfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -288,3 +289,94 @@ def test_an_image_build_leaves_no_stage_images_on_the_daemons_disk(outcome: str,
             for image in client.api.images(all=True, filters={"label": label}):
                 with contextlib.suppress(docker.errors.APIError):
                     client.api.remove_image(image["Id"], force=True)
+
+
+# -- SIGTERM while `polignac bot check` runs a hostile submission -----------------------------------------------
+
+
+def check_stopped_by_sigterm(folder: Path, started: Callable[[], bool]) -> tuple[int, str]:
+    """Run ``polignac bot check --seat-kind docker FOLDER``, SIGTERM it once ``started()``; its exit code and stderr."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    command = [sys.executable, "-m", "polignac_arena.cli", "bot", "check", "--seat-kind", "docker", str(folder)]
+    with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as check:
+        try:
+            deadline = time.monotonic() + 120
+            while not started():
+                assert check.poll() is None, f"the check ended before the attack started: {check.stderr.read() if check.stderr else ''}"
+                assert time.monotonic() < deadline, "the attack never started"
+                time.sleep(0.1)  # polling the daemon and /proc: neither can notify this test
+            check.send_signal(signal.SIGTERM)
+            _, stderr = check.communicate(timeout=60)  # the build's own wall clock is 900 s
+        finally:
+            if check.poll() is None:
+                check.kill()
+    return check.returncode, stderr
+
+
+@pytest.mark.docker
+def test_sigterm_during_a_docker_smoke_match_leaves_no_container_running(tmp_path: Path) -> None:
+    from tests import docker_images as images
+
+    problem = images.daemon_problem()
+    if problem is not None:
+        pytest.skip(f"docker seats cannot be tested here: {problem}")
+    folder, marker = submission(tmp_path, {}, 'command = ["python", "-c", "import time; time.sleep(600)"]\n')
+    (folder / "bot.toml").write_text((folder / "bot.toml").read_text().replace('"redteam"', f'"{marker}"'))
+    client = images.client()
+    mine = {"label": f"polignac.bot={marker}@1"}
+    matches: set[str] = set()
+
+    def seated() -> bool:
+        found = client.api.containers(filters={**mine, "status": "running"})
+        matches.update(c["Labels"]["polignac.match"] for c in found)
+        return bool(found)
+
+    try:
+        code, stderr = check_stopped_by_sigterm(folder, seated)
+        left = [c["Names"][0] for m in matches for c in client.api.containers(all=True, filters={"label": f"polignac.match={m}"})]
+        assert left == [], f"the check's containers were left behind (a hostile bot still running): {left}"
+        assert code == 128 + 15 and "stopped by SIGTERM" in stderr, (code, stderr)
+    finally:
+        for m in matches:
+            for c in client.api.containers(all=True, filters={"label": f"polignac.match={m}"}):
+                client.api.remove_container(c["Id"], force=True)
+
+
+@pytest.mark.docker
+def test_sigterm_during_an_image_build_stops_it_and_leaves_no_image(tmp_path: Path) -> None:
+    import docker.errors
+
+    from tests import docker_images as images
+    from tests.hostile.test_docker_builds import processes_with
+
+    problem = images.daemon_problem() or images.gcc_problem()
+    if problem is not None:
+        pytest.skip(f"docker builds cannot be tested here: {problem}")
+    marker = f"redteam{uuid.uuid4().hex[:12]}"
+    tool = images.tool_image()
+    folder = tmp_path / "bot"
+    folder.mkdir(mode=0o755)
+    (folder / "Dockerfile").write_text(
+        f'FROM {tool} AS first\nLABEL redteam.marker={marker}\nRUN ["/tool", "id"]\n'
+        f'FROM {tool}\nLABEL redteam.marker={marker}\nRUN ["/tool", "sleep", "{marker}"]\n'
+    )
+    (folder / "bot.toml").write_text(
+        f'name = "{marker}"\nversion = "1"\nlanguage = "c"\ncommand = ["/tool", "id"]\ndockerfile = "Dockerfile"\n'
+    )
+    for path in (folder / "Dockerfile", folder / "bot.toml"):
+        os.chmod(path, 0o644)
+    client = images.client()
+    try:
+        code, stderr = check_stopped_by_sigterm(folder, lambda: bool(processes_with(marker)))
+        assert processes_with(marker) == [], "the build step still runs"
+        left = [i["Id"][7:19] for i in client.api.images(all=True, filters={"label": f"redteam.marker={marker}"})]
+        assert left == [], f"the stopped build's images were left on the daemon: {left}"
+        assert code == 128 + 15 and "stopped by SIGTERM" in stderr, (code, stderr)
+    finally:
+        for image in client.api.images(all=True, filters={"label": f"redteam.marker={marker}"}):
+            with contextlib.suppress(docker.errors.APIError):
+                client.api.remove_image(image["Id"], force=True)

@@ -44,7 +44,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Final
 from urllib.parse import urlencode
@@ -55,7 +55,7 @@ from polignac_arena.seats.base import SeatError, SeatLimits
 from polignac_arena.seats.docker_http import DaemonLine, DaemonUnreachable, connect
 from polignac_arena.seats.dockerfile import BUILD_LABEL
 
-__all__ = ["BUILD_CGROUP_ROOT", "OUTPUT_BYTES", "BuildFailed", "build_cgroup", "build_image", "context_archive"]
+__all__ = ["BUILD_CGROUP_ROOT", "OUTPUT_BYTES", "BuildFailed", "BuildStop", "build_cgroup", "build_image", "context_archive"]
 
 log = logging.getLogger(__name__)
 
@@ -259,6 +259,34 @@ def build_cgroup(pids: int) -> Iterator[BuildCgroup]:
 # -- the build --------------------------------------------------------------------------------------------------
 
 
+class BuildStop:
+    """Stops a running build from another thread: its wall clock, or the arena giving up on it (a signal)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sock: socket.socket | None = None
+        self.reason = ""
+        """Why the build was stopped ("" while it was not)."""
+
+    def attach(self, sock: socket.socket) -> None:
+        """The build's connection: stopping shuts it down (the daemon then cancels the build)."""
+        with self._lock:
+            self._sock = sock
+            if self.reason:
+                self._cut()
+
+    def stop(self, reason: str) -> None:
+        with self._lock:
+            if not self.reason:
+                self.reason = reason
+                self._cut()
+
+    def _cut(self) -> None:
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_RDWR)
+
+
 @dataclass(frozen=True)
 class BuildRequest:
     """One image build: where the daemon is, what to tag, and the caps of its steps."""
@@ -269,6 +297,8 @@ class BuildRequest:
     labels: dict[str, str]
     limits: SeatLimits
     timeout_s: float
+    stop: BuildStop = field(default_factory=BuildStop)
+    """Stops the build from another thread (the arena's own wall clock uses it too)."""
 
 
 def _params(request: BuildRequest, cgroup_parent: str) -> str:
@@ -368,14 +398,9 @@ def _remove_build_images(request: BuildRequest, keep: str | None) -> None:
 
 def _stream_build(request: BuildRequest, context: IO[bytes], size: int, group: BuildCgroup) -> str:
     sock = connect(request.base_url, timeout=30.0)
-    cut = threading.Event()
-
-    def stop() -> None:
-        cut.set()
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
-
-    timer = threading.Timer(request.timeout_s, stop)
+    request.stop.attach(sock)
+    timed_out = f"the build ran past its {request.timeout_s:g} s limit and was stopped"
+    timer = threading.Timer(request.timeout_s, request.stop.stop, [timed_out])
     timer.daemon = True
     timer.start()
     output = _Output()
@@ -394,14 +419,14 @@ def _stream_build(request: BuildRequest, context: IO[bytes], size: int, group: B
         while line := response.readline(1 << 20):
             output.add(line)
     except (OSError, http.client.HTTPException) as exc:
-        if not cut.is_set():
+        if not request.stop.reason:
             raise BuildFailed(f"the connection to the Docker daemon broke during the build: {exc}") from None
     finally:
         timer.cancel()
         connection.close()
-    if cut.is_set():
+    if request.stop.reason:
         _remove_step_containers(request, group)
-        raise BuildFailed(f"the build ran past its {request.timeout_s:g} s limit and was stopped\n{output.tail()}".rstrip())
+        raise BuildFailed(f"{request.stop.reason}\n{output.tail()}".rstrip())
     if output.error is not None or output.image_id is None:
         reason = output.error or "the daemon named no image"
         raise BuildFailed(f"{reason}\n{output.tail()}".rstrip())
