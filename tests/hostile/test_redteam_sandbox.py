@@ -294,14 +294,16 @@ def test_an_image_build_leaves_no_stage_images_on_the_daemons_disk(outcome: str,
 # -- SIGTERM while `polignac bot check` runs a hostile submission -----------------------------------------------
 
 
-def check_stopped_by_sigterm(folder: Path, started: Callable[[], bool]) -> tuple[int, str]:
-    """Run ``polignac bot check --seat-kind docker FOLDER``, SIGTERM it once ``started()``; its exit code and stderr."""
+def check_stopped_by_sigterm(folder: Path, started: Callable[[], bool], match: bool = False) -> tuple[int, str]:
+    """Run ``polignac bot check --seat-kind docker FOLDER`` (or a match of it), SIGTERM it once ``started()``; its exit code and stderr."""
     import signal
     import subprocess
     import sys
     import time
 
     command = [sys.executable, "-m", "polignac_arena.cli", "bot", "check", "--seat-kind", "docker", str(folder)]
+    if match:
+        command = [sys.executable, "-m", "polignac_arena.cli", "match", "--seat-kind", "docker", "-b", str(folder), *["-b", "random"] * 3]
     with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as check:
         try:
             deadline = time.monotonic() + 120
@@ -347,7 +349,8 @@ def test_sigterm_during_a_docker_smoke_match_leaves_no_container_running(tmp_pat
 
 
 @pytest.mark.docker
-def test_sigterm_during_an_image_build_stops_it_and_leaves_no_image(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", ["bot check", "match"])
+def test_sigterm_during_an_image_build_stops_it_and_leaves_no_image(command: str, tmp_path: Path) -> None:
     import docker.errors
 
     from tests import docker_images as images
@@ -371,11 +374,14 @@ def test_sigterm_during_an_image_build_stops_it_and_leaves_no_image(tmp_path: Pa
         os.chmod(path, 0o644)
     client = images.client()
     try:
-        code, stderr = check_stopped_by_sigterm(folder, lambda: bool(processes_with(marker)))
+        code, stderr = check_stopped_by_sigterm(folder, lambda: bool(processes_with(marker)), match=command == "match")
         assert processes_with(marker) == [], "the build step still runs"
         left = [i["Id"][7:19] for i in client.api.images(all=True, filters={"label": f"redteam.marker={marker}"})]
         assert left == [], f"the stopped build's images were left on the daemon: {left}"
-        assert code == 128 + 15 and "stopped by SIGTERM" in stderr, (code, stderr)
+        if command == "match":
+            assert code == 1 and "aborted" in stderr, (code, stderr)
+        else:
+            assert code == 128 + 15 and "stopped by SIGTERM" in stderr, (code, stderr)
     finally:
         for image in client.api.images(all=True, filters={"label": f"redteam.marker={marker}"}):
             with contextlib.suppress(docker.errors.APIError):
