@@ -370,6 +370,11 @@ def build_image(request: BuildRequest, context: IO[bytes], size: int) -> str:
     return image_id
 
 
+SWEEP_PATIENCE_S: Final = 10.0
+"""How long the sweep of a build's images waits for the daemon to let go of a stopped step's container."""
+SWEEP_RETRY_S: Final = 0.2
+
+
 def _remove_build_images(request: BuildRequest, keep: str | None) -> None:
     """Remove the untagged images of this build (labelled with its tag by the vetting) but ``keep``.
 
@@ -382,14 +387,24 @@ def _remove_build_images(request: BuildRequest, keep: str | None) -> None:
         log.error("the images of the build of %s could not be listed: %s", request.tag, exc)
         return
     try:
-        status, found = line.request("GET", "/images/json", {"all": "1", "filters": filters})
-        if status != 200 or not isinstance(found, list):
-            log.error("the images of the build of %s could not be listed: %s %s", request.tag, status, found)
-            return
-        for image in found:
-            ident, tags = image.get("Id"), image.get("RepoTags") or []
-            if isinstance(ident, str) and ident != keep and all(tag == "<none>:<none>" for tag in tags):
-                line.request("DELETE", f"/images/{ident}")  # 404: removed with a child already; 409: the kept one's parent
+        deadline = time.monotonic() + SWEEP_PATIENCE_S
+        while True:
+            status, found = line.request("GET", "/images/json", {"all": "1", "filters": filters})
+            if status != 200 or not isinstance(found, list):
+                log.error("the images of the build of %s could not be listed: %s %s", request.tag, status, found)
+                return
+            held = False
+            for image in found:
+                ident, tags = image.get("Id"), image.get("RepoTags") or []
+                if isinstance(ident, str) and ident != keep and all(tag == "<none>:<none>" for tag in tags):
+                    # 404: removed with a child already; 409: the kept one's parent, or a step's container not yet gone
+                    status, body = line.request("DELETE", f"/images/{ident}")
+                    held = held or (status == 409 and "container" in str(body))
+            if not held or time.monotonic() > deadline:
+                if held:
+                    log.error("images of the build of %s are still held by a container: left on the daemon", request.tag)
+                return
+            time.sleep(SWEEP_RETRY_S)  # the daemon removes a stopped build's step container on its own, a moment later
     except DaemonUnreachable as exc:
         log.error("the images of the build of %s could not be removed: %s", request.tag, exc)
     finally:
