@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import signal
+import threading
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 from polignac import preset
 from polignac_arena.referee import TimeControl
@@ -13,12 +17,50 @@ from polignac_arena.runner import BotSpecError, run_local_match
 from polignac_arena.seats import SeatKind, SeatLimits, launcher_for
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, load_submission
 
-__all__ = ["CheckReport", "check_submission"]
+__all__ = ["CheckReport", "CheckStopped", "check_submission"]
+
+T = TypeVar("T")
 
 BUILD_TIMEOUT_S = 300
 """Wall-clock time a build step may take (then it is stopped, with everything it started)."""
 BUILD_OUTPUT_LINES = 8
 """The last lines of a build's output the report shows."""
+
+
+class CheckStopped(Exception):
+    """SIGTERM stopped the check; what it had started (build, seats, containers) was stopped and removed first."""
+
+
+def _run(work: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(work)``, with SIGTERM cancelling ``work`` (as SIGINT does) so that its cleanup runs.
+
+    Killed by the signal's default action instead, the check would leave its seats' containers
+    running (a hostile bot among them) and its build's images on the daemon, for good.
+    """
+
+    async def main() -> T:
+        task = asyncio.ensure_future(work)
+        loop = asyncio.get_running_loop()
+        stopped: list[bool] = []
+
+        def stop() -> None:
+            stopped.append(True)
+            task.cancel()
+
+        handled = threading.current_thread() is threading.main_thread()
+        if handled:
+            loop.add_signal_handler(signal.SIGTERM, stop)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if stopped:
+                raise CheckStopped("stopped by SIGTERM") from None
+            raise
+        finally:
+            if handled:
+                loop.remove_signal_handler(signal.SIGTERM)
+
+    return asyncio.run(main())
 
 
 @dataclass
@@ -48,6 +90,8 @@ def check_submission(
 ) -> CheckReport:
     """Validate ``path``/bot.toml, run its build step, then play a short match against three random bots.
 
+    SIGTERM stops it (:class:`CheckStopped`) once what it started is stopped and removed.
+
     The build step runs in the sandbox of ``seat_kind`` (:meth:`SeatLauncher.build`); what it makes is
     installed in the submission folder (docs/builds.md).
     """
@@ -61,7 +105,7 @@ def check_submission(
     report.add("bot.toml", True, f"{submission.label} ({submission.language}, {submission.transport})")
     if build and submission.build:
         launcher = launcher_for(seat_kind)
-        built = asyncio.run(launcher.build(submission, SeatLimits(), timeout_s=BUILD_TIMEOUT_S, trusted=trusted))
+        built = _run(launcher.build(submission, SeatLimits(), timeout_s=BUILD_TIMEOUT_S, trusted=trusted))
         tail = built.output.strip().splitlines()[-BUILD_OUTPUT_LINES:]
         if not report.add("build", built.ok, "\n".join([built.reason, *tail])):
             return report
@@ -73,7 +117,7 @@ def check_submission(
     opponents = [builtin_submission("random") for _ in range(3)]
     clock = time_control or TimeControl(move_ms=2000, bank_ms=10_000, startup_ms=20_000)
     try:
-        result, stderrs = asyncio.run(
+        result, stderrs = _run(
             run_local_match(
                 [submission, *opponents], preset("classic", limit=5), seed, clock, seat_kind=seat_kind, trusted=trusted, limits=SeatLimits()
             )

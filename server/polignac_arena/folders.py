@@ -12,6 +12,9 @@ a symbolic link or opens anything but a regular file:
   a dangling link and a link loop are refused, naming the path.
 * FIFOs, sockets and devices are refused; so are folders past :data:`MAX_ENTRIES` entries,
   :data:`MAX_BYTES` bytes of files or :data:`MAX_DEPTH` levels.
+* A file with other hard links must be readable by everyone: a hard link to a host file that
+  only root may read (``/etc/shadow``) would otherwise be copied readable for the sandbox, or
+  into an image, by the arena running as root.
 
 Every check is made on the walk that does the work (hashing or copying), so what is hashed or
 copied is exactly what was checked.  The digest covers each file's path, content and executable
@@ -244,6 +247,7 @@ def read_file(folder: Path | str, relative: str, max_bytes: int = 1 << 20) -> by
         info = _lstat(root, relative, parts[-1], fd)
         if not stat.S_ISREG(info.st_mode):
             raise FolderError(root, f"{relative!r} {_not_a_file(info)}")
+        _check_hard_links(root, relative, info)
         if info.st_size > max_bytes:
             raise FolderError(root, f"{relative!r} has {info.st_size} bytes, more than the {max_bytes} allowed")
         return _read(root, relative, parts[-1], fd, info, max_bytes)
@@ -270,6 +274,16 @@ def _not_a_file(info: os.stat_result) -> str:
     if stat.S_ISDIR(info.st_mode):
         return "is a folder, not a file"
     return f"is {_SPECIAL_KINDS.get(stat.S_IFMT(info.st_mode), 'not a regular file')}: it must be a regular file"
+
+
+def _check_hard_links(root: Path, where: str, info: os.stat_result) -> None:
+    """Refuse a file with other hard links that not everyone may read: it may be a host file linked in."""
+    if info.st_nlink > 1 and not info.st_mode & stat.S_IROTH:
+        raise FolderError(
+            root,
+            f"{where!r} has {info.st_nlink - 1} other hard link(s) and is not readable by everyone (mode"
+            f" {stat.S_IMODE(info.st_mode):o}): it could be a host file linked in; copy it instead of linking it",
+        )
 
 
 def _not_a_folder(info: os.stat_result) -> str:
@@ -413,6 +427,7 @@ class _Walk:
                 self._own(name, dest_fd)
                 os.utime(name, ns=(info.st_atime_ns, info.st_mtime_ns), dir_fd=dest_fd, follow_symlinks=False)
         elif stat.S_ISREG(mode):
+            _check_hard_links(self.root, where, info)
             self.total_bytes += info.st_size
             if self.total_bytes > MAX_BYTES:
                 raise FolderError(self.root, f"its files hold more than {MAX_BYTES >> 20} MiB, the limit of a submission (at {where!r})")

@@ -16,8 +16,9 @@ import hashlib
 import os
 import secrets
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
+from typing import Any
 
 from polignac import Ruleset
 from polignac.bots import BUILTIN_BOTS
@@ -26,7 +27,7 @@ from polignac_arena.match_folder import match_folder
 from polignac_arena.plaintext import plain
 from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
 from polignac_arena.referee.server import raise_open_files_limit
-from polignac_arena.seats import SeatContext, SeatKind, SeatLauncher, SeatLimits, SeatProcess, launcher_for
+from polignac_arena.seats import SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess, launcher_for
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, load_submission
 
 __all__ = ["BotSpecError", "bot_seed", "resolve_bot", "run_local_match"]
@@ -133,7 +134,7 @@ async def run_local_match(
                     bot_seed=seeds[number],
                 )
                 try:
-                    process = await launcher.start(context)
+                    process = await _start_unless_stopped(server, launcher.start(context))
                 except Exception as exc:  # a seat that cannot start is that seat's fault, not the match's
                     print(plain(f"seat {number} ({submission.label}) could not start: {exc}"), file=sys.stderr)  # may quote a build
                     host.post_exit(number, 127)
@@ -167,6 +168,29 @@ async def run_local_match(
                 if remove_handlers is not None:
                     remove_handlers()
         return result, [s.stderr_text() if s is not None else "" for s in seats]
+
+
+async def _start_unless_stopped(server: RefereeServer, start: Coroutine[Any, Any, SeatProcess]) -> SeatProcess:
+    """A seat's start, given up when the referee begins to shut down (a signal).
+
+    A seat's start can take long (an image build has a wall clock of minutes): waiting it out
+    would hold the arena that long after SIGTERM.
+    """
+    starting = asyncio.ensure_future(start)
+    stopping = asyncio.ensure_future(server.stopping.wait())
+    try:
+        await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+    if starting.done():
+        return starting.result()
+    starting.cancel()
+    try:
+        process = await starting
+    except BaseException:  # the start was cancelled (or failed while being cancelled): it cleaned up after itself
+        raise SeatError("the referee is shutting down") from None
+    await process.stop()  # it started all the same, just as it was cancelled
+    raise SeatError("the referee is shutting down")
 
 
 async def _report_exit(host: MatchHost, seat: int, process: SeatProcess) -> None:

@@ -126,6 +126,8 @@ def load_submission(path: Path | str) -> Submission:
         raise SubmissionError(manifest, ["not UTF-8 text"]) from None
     except tomllib.TOMLDecodeError as exc:
         raise SubmissionError(manifest, [f"not valid TOML: {exc}"]) from None
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise SubmissionError(manifest, ["not valid TOML: arrays or tables nested too deeply"]) from None
     problems: list[str] = []
 
     def bad(key: str, message: str) -> None:

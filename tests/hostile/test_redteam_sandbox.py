@@ -7,12 +7,14 @@ seat launchers, or the arena functions that handle what a submission sends back.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import platform
 import tarfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -176,3 +178,211 @@ def test_a_folder_swapped_for_a_link_to_a_root_only_folder_is_not_copied(tmp_pat
     os.chmod(private / "secret.txt", 0o600)
     stderr = swapped_match("process", tmp_path, private)
     assert "root's secret" not in stderr, stderr
+
+
+# -- hard links and bot.toml edge cases --------------------------------------------------------------------------
+
+
+def hard_linked_folder(tmp_path: Path, extra: str = "") -> tuple[Path, Path]:
+    """A private folder (mode 700, so the sandbox gets root's copy) holding a hard link to a root-only file."""
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$the-host-secret\n")
+    os.chmod(secret, 0o600)
+    folder = tmp_path / "bot"
+    folder.mkdir(mode=0o700)
+    (folder / "bot.toml").write_text(
+        'name = "linker"\nversion = "1"\nlanguage = "python"\ncommand = ["python", "-m", "polignac.bots", "random"]\n' + extra
+    )
+    os.link(secret, folder / "notes.txt")
+    return folder, secret
+
+
+def test_a_hard_link_to_a_root_only_file_is_not_copied_for_the_sandbox(tmp_path: Path) -> None:
+    from polignac_arena.folders import FolderError, copy_folder
+    from polignac_arena.submission import SubmissionError, load_submission
+
+    folder, _ = hard_linked_folder(tmp_path)
+    with pytest.raises(SubmissionError, match="hard link"):
+        load_submission(folder)
+    copy = tmp_path / "copy"
+    with pytest.raises(FolderError, match="hard link"):
+        copy_folder(folder, copy)  # what the arena, as root, makes readable for a private folder's sandbox
+    assert not copy.exists()
+    # A hard link to a file everyone may read (a package manager's cache, say) is fine.
+    os.chmod(tmp_path / "shadow", 0o644)
+    load_submission(folder)
+
+
+def test_a_hard_link_to_a_root_only_file_does_not_reach_a_docker_build_context(tmp_path: Path) -> None:
+    from polignac_arena.seats.docker_build import BuildFailed, spooled_context
+
+    folder, _ = hard_linked_folder(tmp_path, 'dockerfile = "Dockerfile"\n')
+    (folder / "Dockerfile").write_text("FROM scratch\nCOPY notes.txt /notes.txt\n")
+    with pytest.raises(BuildFailed, match="hard link"):
+        spooled_context(folder, "FROM scratch\nCOPY notes.txt /notes.txt\n")[0].close()
+
+
+def test_a_bot_toml_nested_too_deeply_is_a_clear_failure(tmp_path: Path) -> None:
+    from polignac_arena.tournament.config import ConfigError, parse_config
+
+    deep = "[" * 5_000 + "]" * 5_000
+    folder, _ = submission(tmp_path, {}, f'command = ["python", "bot.py"]\nx = {deep}\n')
+    report = check_submission(folder)
+    failed = [detail for _, passed, detail in report.steps if not passed]
+    assert failed and "nested too deeply" in failed[0], report.steps
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        parse_config(f"x = {deep}\n")
+
+
+# -- what an image build leaves behind -------------------------------------------------------------------------
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("outcome", ["built", "failed"])
+def test_an_image_build_leaves_no_stage_images_on_the_daemons_disk(outcome: str, tmp_path: Path) -> None:
+    """Every stage but the last, and every step of a failed build, stayed as an untagged image (host disk) for good."""
+    import docker.errors
+
+    from polignac_arena.seats import SeatLimits
+    from polignac_arena.seats.docker import DockerLauncher
+    from polignac_arena.seats.docker_build import BuildFailed
+    from polignac_arena.submission import load_submission
+    from tests import docker_images as images
+
+    problem = images.daemon_problem() or images.gcc_problem()
+    if problem is not None:
+        pytest.skip(f"docker builds cannot be tested here: {problem}")
+    marker = f"redteam{uuid.uuid4().hex[:12]}"
+    last = '["/tool", "id", "fail"]' if outcome == "failed" else '["/tool", "id"]'
+    dockerfile = (
+        f"FROM {images.tool_image()} AS scratchpad\nLABEL redteam.marker={marker}\nRUN [\"/tool\", \"id\"]\n"
+        f"FROM {images.tool_image()}\nLABEL redteam.marker={marker}-last\nRUN {last}\n"
+    )
+    folder = tmp_path / "bot"
+    folder.mkdir(mode=0o755)
+    (folder / "Dockerfile").write_text(dockerfile)
+    (folder / "bot.toml").write_text(
+        f'name = "{marker}"\nversion = "1"\nlanguage = "c"\ncommand = ["/tool", "id"]\ndockerfile = "Dockerfile"\n'
+    )
+    for path in (folder / "Dockerfile", folder / "bot.toml"):
+        os.chmod(path, 0o644)
+    client = images.client()
+    tag = None
+    try:
+        if outcome == "failed":
+            with pytest.raises(BuildFailed):
+                DockerLauncher().image_for(load_submission(folder), SeatLimits())
+        else:
+            tag = DockerLauncher().image_for(load_submission(folder), SeatLimits())
+        left = [
+            image["Id"][7:19]
+            for label in (f"redteam.marker={marker}", f"redteam.marker={marker}-last")
+            for image in client.api.images(all=True, filters={"label": label})
+            if tag is None or tag not in (image.get("RepoTags") or [])
+        ]
+        chain = set() if tag is None else {layer["Id"][7:19] for layer in client.api.history(tag) if layer["Id"] != "<missing>"}
+        assert [i for i in left if i not in chain] == [], "images of the build's stages or steps were left on the daemon"
+    finally:
+        if tag is not None:
+            client.api.remove_image(tag)
+        for label in (f"redteam.marker={marker}", f"redteam.marker={marker}-last"):
+            for image in client.api.images(all=True, filters={"label": label}):
+                with contextlib.suppress(docker.errors.APIError):
+                    client.api.remove_image(image["Id"], force=True)
+
+
+# -- SIGTERM while `polignac bot check` runs a hostile submission -----------------------------------------------
+
+
+def check_stopped_by_sigterm(folder: Path, started: Callable[[], bool], match: bool = False) -> tuple[int, str]:
+    """Run ``polignac bot check --seat-kind docker FOLDER`` (or a match of it), SIGTERM it once ``started()``; its exit code and stderr."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    command = [sys.executable, "-m", "polignac_arena.cli", "bot", "check", "--seat-kind", "docker", str(folder)]
+    if match:
+        command = [sys.executable, "-m", "polignac_arena.cli", "match", "--seat-kind", "docker", "-b", str(folder), *["-b", "random"] * 3]
+    with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as check:
+        try:
+            deadline = time.monotonic() + 120
+            while not started():
+                assert check.poll() is None, f"the check ended before the attack started: {check.stderr.read() if check.stderr else ''}"
+                assert time.monotonic() < deadline, "the attack never started"
+                time.sleep(0.1)  # polling the daemon and /proc: neither can notify this test
+            check.send_signal(signal.SIGTERM)
+            _, stderr = check.communicate(timeout=60)  # the build's own wall clock is 900 s
+        finally:
+            if check.poll() is None:
+                check.kill()
+    return check.returncode, stderr
+
+
+@pytest.mark.docker
+def test_sigterm_during_a_docker_smoke_match_leaves_no_container_running(tmp_path: Path) -> None:
+    from tests import docker_images as images
+
+    problem = images.daemon_problem()
+    if problem is not None:
+        pytest.skip(f"docker seats cannot be tested here: {problem}")
+    folder, marker = submission(tmp_path, {}, 'command = ["python", "-c", "import time; time.sleep(600)"]\n')
+    (folder / "bot.toml").write_text((folder / "bot.toml").read_text().replace('"redteam"', f'"{marker}"'))
+    client = images.client()
+    mine = {"label": f"polignac.bot={marker}@1"}
+    matches: set[str] = set()
+
+    def seated() -> bool:
+        found = client.api.containers(filters={**mine, "status": "running"})
+        matches.update(c["Labels"]["polignac.match"] for c in found)
+        return bool(found)
+
+    try:
+        code, stderr = check_stopped_by_sigterm(folder, seated)
+        left = [c["Names"][0] for m in matches for c in client.api.containers(all=True, filters={"label": f"polignac.match={m}"})]
+        assert left == [], f"the check's containers were left behind (a hostile bot still running): {left}"
+        assert code == 128 + 15 and "stopped by SIGTERM" in stderr, (code, stderr)
+    finally:
+        for m in matches:
+            for c in client.api.containers(all=True, filters={"label": f"polignac.match={m}"}):
+                client.api.remove_container(c["Id"], force=True)
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("command", ["bot check", "match"])
+def test_sigterm_during_an_image_build_stops_it_and_leaves_no_image(command: str, tmp_path: Path) -> None:
+    import docker.errors
+
+    from tests import docker_images as images
+    from tests.hostile.test_docker_builds import processes_with
+
+    problem = images.daemon_problem() or images.gcc_problem()
+    if problem is not None:
+        pytest.skip(f"docker builds cannot be tested here: {problem}")
+    marker = f"redteam{uuid.uuid4().hex[:12]}"
+    tool = images.tool_image()
+    folder = tmp_path / "bot"
+    folder.mkdir(mode=0o755)
+    (folder / "Dockerfile").write_text(
+        f'FROM {tool} AS first\nLABEL redteam.marker={marker}\nRUN ["/tool", "id"]\n'
+        f'FROM {tool}\nLABEL redteam.marker={marker}\nRUN ["/tool", "sleep", "{marker}"]\n'
+    )
+    (folder / "bot.toml").write_text(
+        f'name = "{marker}"\nversion = "1"\nlanguage = "c"\ncommand = ["/tool", "id"]\ndockerfile = "Dockerfile"\n'
+    )
+    for path in (folder / "Dockerfile", folder / "bot.toml"):
+        os.chmod(path, 0o644)
+    client = images.client()
+    try:
+        code, stderr = check_stopped_by_sigterm(folder, lambda: bool(processes_with(marker)), match=command == "match")
+        assert processes_with(marker) == [], "the build step still runs"
+        left = [i["Id"][7:19] for i in client.api.images(all=True, filters={"label": f"redteam.marker={marker}"})]
+        assert left == [], f"the stopped build's images were left on the daemon: {left}"
+        if command == "match":
+            assert code == 1 and "aborted" in stderr, (code, stderr)
+        else:
+            assert code == 128 + 15 and "stopped by SIGTERM" in stderr, (code, stderr)
+    finally:
+        for image in client.api.images(all=True, filters={"label": f"redteam.marker={marker}"}):
+            with contextlib.suppress(docker.errors.APIError):
+                client.api.remove_image(image["Id"], force=True)

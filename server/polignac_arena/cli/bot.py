@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import signal
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -12,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from polignac_arena.botcheck import check_submission
+from polignac_arena.botcheck import CheckStopped, check_submission
 from polignac_arena.cli._errors import fail
 from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
 from polignac_arena.plaintext import plain
@@ -65,7 +66,10 @@ def check(
     no_build: Annotated[bool, typer.Option("--no-build", help="Skip the build step.")] = False,
 ) -> None:
     """Validate bot.toml, run its build step, and play a short smoke match against three random bots."""
-    report = check_submission(path, seat_kind=seat_kind, trusted=trusted, build=not no_build)
+    try:
+        report = check_submission(path, seat_kind=seat_kind, trusted=trusted, build=not no_build)
+    except CheckStopped as exc:
+        fail(str(exc), 128 + signal.SIGTERM)
     console = Console(highlight=False)
     for step, passed, detail in report.steps:
         mark = Text("ok", style="green") if passed else Text("FAILED", style="red")

@@ -95,6 +95,8 @@ class RefereeServer:
         self._matches: dict[str, tuple[MatchHost, asyncio.Task[MatchResult] | None]] = {}
         self._listeners: dict[str, list[SeatListener]] = {}
         self._stopping = False
+        self.stopping = asyncio.Event()
+        """Set when the shutdown begins (a signal, :meth:`stop`): whoever is starting seats for it gives up."""
         self._stop_task: asyncio.Future[None] | None = None
         self._stopped = asyncio.Event()
 
@@ -234,6 +236,7 @@ class RefereeServer:
 
     async def _shutdown(self, grace: float) -> None:
         self._stopping = True
+        self.stopping.set()
         await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
         tasks = []
         for host, task in list(self._matches.values()):

@@ -112,7 +112,7 @@ from polignac_arena.seats.builds import (
 )
 from polignac_arena.seats.common import checked_folder
 from polignac_arena.seats.common import host_runtime as common_host_runtime
-from polignac_arena.seats.docker_build import BuildFailed, BuildRequest, build_image, spooled_context
+from polignac_arena.seats.docker_build import BuildFailed, BuildRequest, BuildStop, build_image, spooled_context
 from polignac_arena.seats.docker_http import RETRY_FIRST_S, RETRY_LAST_S, DaemonLine, daemon_target, out_of_descriptors
 from polignac_arena.seats.docker_seat import (
     STDERR_LIMIT,
@@ -396,8 +396,11 @@ class DockerLauncher(SeatLauncher):
         self._runtime_image = image
         return image
 
-    def image_for(self, submission: Submission, limits: SeatLimits | None = None) -> str:
-        """The local image a submission runs in: its own, built from its Dockerfile, or the runtime image."""
+    def image_for(self, submission: Submission, limits: SeatLimits | None = None, stop: BuildStop | None = None) -> str:
+        """The local image a submission runs in: its own, built from its Dockerfile, or the runtime image.
+
+        ``stop`` stops the build from another thread (a cancelled seat start).
+        """
         import docker.errors
 
         client = self._connect()
@@ -411,7 +414,7 @@ class DockerLauncher(SeatLauncher):
                 ) from None
             return submission.image
         if submission.dockerfile is not None:
-            return self._build(submission, limits or SeatLimits())
+            return self._build(submission, limits or SeatLimits(), stop or BuildStop())
         return self.runtime_image()
 
     def local_image(self, reference: str) -> LocalImage | None:
@@ -427,7 +430,7 @@ class DockerLauncher(SeatLauncher):
                 return None  # not a valid reference: not an image here either
             raise
 
-    def _build(self, submission: Submission, limits: SeatLimits) -> str:
+    def _build(self, submission: Submission, limits: SeatLimits, stop: BuildStop) -> str:
         """Build the submission's Dockerfile, checked and rewritten (:mod:`.dockerfile`), capped and timed (:mod:`.docker_build`)."""
         client = self._connect()
         assert submission.dockerfile is not None
@@ -442,7 +445,7 @@ class DockerLauncher(SeatLauncher):
                     text = read_file(submission.path, submission.dockerfile, MAX_DOCKERFILE_BYTES).decode("utf-8", "replace")
                 except FolderError as exc:
                     raise DockerfileError(exc.problem) from None
-                vetted = vet_dockerfile(text, self.local_image)
+                vetted = vet_dockerfile(text, self.local_image, tag)
             except DockerfileError as exc:
                 raise DockerfileError(f"{where}: {exc}") from None
             request = BuildRequest(
@@ -452,6 +455,7 @@ class DockerLauncher(SeatLauncher):
                 labels={"polignac.submission": submission.label},
                 limits=limits,
                 timeout_s=self.build_timeout_s,
+                stop=stop,
             )
             started = time.monotonic()
             try:
@@ -614,7 +618,16 @@ class DockerLauncher(SeatLauncher):
         if sub.image is None and sub.dockerfile is None and not sub.builtin:
             _check_readable(sub)
         await in_thread(self._connect)
-        image = await in_thread(self.image_for, sub, context.limits)
+        stop = BuildStop()
+        finding = asyncio.ensure_future(in_thread(self.image_for, sub, context.limits, stop))
+        try:
+            image = await asyncio.shield(finding)
+        except asyncio.CancelledError:
+            # The thread would build on to its wall clock and hold the arena's exit that long: stop it and let it clean up.
+            stop.stop("the arena stopped the build")
+            with contextlib.suppress(Exception):
+                await finding
+            raise
         return await self._launch(self._seat_spec(context, image))
 
     async def _launch(self, spec: _Spec) -> DockerSeat:

@@ -16,7 +16,11 @@ build context the arena writes itself, and builds it with the classic builder:
 * a wall clock: past ``timeout_s`` the arena closes the build's connection, the daemon
   cancels the build and kills its ``RUN`` container, and whatever process is still in the
   build's cgroup a few seconds later is killed by the arena;
-* the daemon's output is kept up to :data:`OUTPUT_BYTES` (the rest is read and dropped).
+* the daemon's output is kept up to :data:`OUTPUT_BYTES` (the rest is read and dropped);
+* nothing but the image is left: the classic builder keeps every step's image, also of
+  stages the final image does not build on and of failed builds, untagged and for good (a
+  build could so fill the daemon's disk a wall clock at a time); every image of the build
+  carries :data:`~polignac_arena.seats.dockerfile.BUILD_LABEL` and those untagged are removed.
 
 Limits that the build API cannot give are written down in docs/docker-seats.md.
 """
@@ -40,7 +44,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Final
 from urllib.parse import urlencode
@@ -49,8 +53,9 @@ from polignac_arena.folders import FolderError, copy_folder
 from polignac_arena.owners import identity, is_running
 from polignac_arena.seats.base import SeatError, SeatLimits
 from polignac_arena.seats.docker_http import DaemonLine, DaemonUnreachable, connect
+from polignac_arena.seats.dockerfile import BUILD_LABEL
 
-__all__ = ["BUILD_CGROUP_ROOT", "OUTPUT_BYTES", "BuildFailed", "build_cgroup", "build_image", "context_archive"]
+__all__ = ["BUILD_CGROUP_ROOT", "OUTPUT_BYTES", "BuildFailed", "BuildStop", "build_cgroup", "build_image", "context_archive"]
 
 log = logging.getLogger(__name__)
 
@@ -254,6 +259,34 @@ def build_cgroup(pids: int) -> Iterator[BuildCgroup]:
 # -- the build --------------------------------------------------------------------------------------------------
 
 
+class BuildStop:
+    """Stops a running build from another thread: its wall clock, or the arena giving up on it (a signal)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sock: socket.socket | None = None
+        self.reason = ""
+        """Why the build was stopped ("" while it was not)."""
+
+    def attach(self, sock: socket.socket) -> None:
+        """The build's connection: stopping shuts it down (the daemon then cancels the build)."""
+        with self._lock:
+            self._sock = sock
+            if self.reason:
+                self._cut()
+
+    def stop(self, reason: str) -> None:
+        with self._lock:
+            if not self.reason:
+                self.reason = reason
+                self._cut()
+
+    def _cut(self) -> None:
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_RDWR)
+
+
 @dataclass(frozen=True)
 class BuildRequest:
     """One image build: where the daemon is, what to tag, and the caps of its steps."""
@@ -264,6 +297,8 @@ class BuildRequest:
     labels: dict[str, str]
     limits: SeatLimits
     timeout_s: float
+    stop: BuildStop = field(default_factory=BuildStop)
+    """Stops the build from another thread (the arena's own wall clock uses it too)."""
 
 
 def _params(request: BuildRequest, cgroup_parent: str) -> str:
@@ -326,20 +361,61 @@ class _Output:
 
 def build_image(request: BuildRequest, context: IO[bytes], size: int) -> str:
     """Build ``context`` (a tar of ``size`` bytes) as ``request.tag``; the image ID, or :class:`BuildFailed`."""
-    with build_cgroup(request.limits.pids) as group:
-        return _stream_build(request, context, size, group)
+    image_id: str | None = None
+    try:
+        with build_cgroup(request.limits.pids) as group:
+            image_id = _stream_build(request, context, size, group)
+    finally:
+        _remove_build_images(request, keep=image_id)
+    return image_id
+
+
+SWEEP_PATIENCE_S: Final = 10.0
+"""How long the sweep of a build's images waits for the daemon to let go of a stopped step's container."""
+SWEEP_RETRY_S: Final = 0.2
+
+
+def _remove_build_images(request: BuildRequest, keep: str | None) -> None:
+    """Remove the untagged images of this build (labelled with its tag by the vetting) but ``keep``.
+
+    Removing one also removes its untagged parents; a parent of the kept image is refused (409) and stays.
+    """
+    filters = json.dumps({"label": [f"{BUILD_LABEL}={request.tag}"]})
+    try:
+        line = DaemonLine(request.base_url, request.api_version)
+    except (DaemonUnreachable, OSError) as exc:
+        log.error("the images of the build of %s could not be listed: %s", request.tag, exc)
+        return
+    try:
+        deadline = time.monotonic() + SWEEP_PATIENCE_S
+        while True:
+            status, found = line.request("GET", "/images/json", {"all": "1", "filters": filters})
+            if status != 200 or not isinstance(found, list):
+                log.error("the images of the build of %s could not be listed: %s %s", request.tag, status, found)
+                return
+            held = False
+            for image in found:
+                ident, tags = image.get("Id"), image.get("RepoTags") or []
+                if isinstance(ident, str) and ident != keep and all(tag == "<none>:<none>" for tag in tags):
+                    # 404: removed with a child already; 409: the kept one's parent, or a step's container not yet gone
+                    status, body = line.request("DELETE", f"/images/{ident}")
+                    held = held or (status == 409 and "container" in str(body))
+            if not held or time.monotonic() > deadline:
+                if held:
+                    log.error("images of the build of %s are still held by a container: left on the daemon", request.tag)
+                return
+            time.sleep(SWEEP_RETRY_S)  # the daemon removes a stopped build's step container on its own, a moment later
+    except DaemonUnreachable as exc:
+        log.error("the images of the build of %s could not be removed: %s", request.tag, exc)
+    finally:
+        line.close()
 
 
 def _stream_build(request: BuildRequest, context: IO[bytes], size: int, group: BuildCgroup) -> str:
     sock = connect(request.base_url, timeout=30.0)
-    cut = threading.Event()
-
-    def stop() -> None:
-        cut.set()
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
-
-    timer = threading.Timer(request.timeout_s, stop)
+    request.stop.attach(sock)
+    timed_out = f"the build ran past its {request.timeout_s:g} s limit and was stopped"
+    timer = threading.Timer(request.timeout_s, request.stop.stop, [timed_out])
     timer.daemon = True
     timer.start()
     output = _Output()
@@ -358,14 +434,14 @@ def _stream_build(request: BuildRequest, context: IO[bytes], size: int, group: B
         while line := response.readline(1 << 20):
             output.add(line)
     except (OSError, http.client.HTTPException) as exc:
-        if not cut.is_set():
+        if not request.stop.reason:
             raise BuildFailed(f"the connection to the Docker daemon broke during the build: {exc}") from None
     finally:
         timer.cancel()
         connection.close()
-    if cut.is_set():
+    if request.stop.reason:
         _remove_step_containers(request, group)
-        raise BuildFailed(f"the build ran past its {request.timeout_s:g} s limit and was stopped\n{output.tail()}".rstrip())
+        raise BuildFailed(f"{request.stop.reason}\n{output.tail()}".rstrip())
     if output.error is not None or output.image_id is None:
         reason = output.error or "the daemon named no image"
         raise BuildFailed(f"{reason}\n{output.tail()}".rstrip())

@@ -15,7 +15,10 @@ What a Dockerfile may do, and what is refused (docs/docker-seats.md says why):
   reference parser refuses to pull ("cannot specify 64-byte hexadecimal strings"): even an
   image removed meanwhile is an error, never a download.  A base image with ``ONBUILD``
   triggers (they would run instructions nobody checked) or with volumes is refused.
-* ``USER 65534:65534`` follows every ``FROM``: ``RUN`` steps never run as root.  A ``USER``
+* ``USER 65534:65534`` follows every ``FROM``: ``RUN`` steps never run as root.  With a
+  ``build`` name, ``LABEL polignac.image-build=NAME`` follows it too: every image the build
+  makes, of every stage and step, carries it, so the arena finds and removes those it
+  does not keep (:mod:`.docker_build`).  A ``USER``
   of the Dockerfile must be a numeric uid (and gid) other than 0; names are refused, since
   an image's ``/etc/passwd`` decides what a name means.
 * ``ADD`` is refused (it downloads URLs and unpacks archives, setuid files included): use
@@ -38,11 +41,14 @@ import dockerfile
 
 from polignac_arena.seats.base import SeatError
 
-__all__ = ["BUILD_USER", "MAX_DOCKERFILE_BYTES", "DockerfileError", "LocalImage", "VettedDockerfile", "vet_dockerfile"]
+__all__ = ["BUILD_LABEL", "BUILD_USER", "MAX_DOCKERFILE_BYTES", "DockerfileError", "LocalImage", "VettedDockerfile", "vet_dockerfile"]
 
 BUILD_USER: Final = "65534:65534"
 """The user every build step runs as, unless the Dockerfile names another non-root uid."""
+BUILD_LABEL: Final = "polignac.image-build"
+"""The label every image of one build carries (its value names the build: the tag it makes)."""
 MAX_DOCKERFILE_BYTES: Final = 256 << 10
+_BUILD_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:-]*")
 _MAX_INSTRUCTIONS: Final = 2000
 
 _ALLOWED: Final = frozenset(
@@ -101,15 +107,20 @@ class VettedDockerfile:
     """Each image reference of the submission (after ``ARG`` substitution) and the ID it was pinned to."""
 
 
-def vet_dockerfile(text: str, resolve: Resolver) -> VettedDockerfile:
-    """Check a Dockerfile and rewrite it for the daemon; :class:`DockerfileError` says what is refused."""
+def vet_dockerfile(text: str, resolve: Resolver, build: str = "") -> VettedDockerfile:
+    """Check a Dockerfile and rewrite it for the daemon; :class:`DockerfileError` says what is refused.
+
+    With ``build`` every stage is labelled :data:`BUILD_LABEL` ``=build`` (see the module's docstring).
+    """
+    if build and _BUILD_NAME.fullmatch(build) is None:
+        raise ValueError(f"not a build name: {build!r}")
     if len(text.encode()) > MAX_DOCKERFILE_BYTES:
         raise DockerfileError(f"the Dockerfile has {len(text.encode())} bytes, more than the {MAX_DOCKERFILE_BYTES} allowed")
     commands = _parse(text)
     if len(commands) > _MAX_INSTRUCTIONS:
         raise DockerfileError(f"the Dockerfile has {len(commands)} instructions, more than the {_MAX_INSTRUCTIONS} allowed")
     escape = _escape_char(text, commands)
-    return _Vetting(resolve, escape).run(commands)
+    return _Vetting(resolve, escape, build).run(commands)
 
 
 def _parse(text: str) -> list[Any]:
@@ -178,9 +189,10 @@ def _expand(word: str, variables: dict[str, str], escape: str, where: str) -> st
 class _Vetting:
     """One pass over the parsed instructions: checks, pinning, and the canonical lines."""
 
-    def __init__(self, resolve: Resolver, escape: str) -> None:
+    def __init__(self, resolve: Resolver, escape: str, build: str = "") -> None:
         self.resolve = resolve
         self.escape = escape
+        self.build = build
         self.global_args: dict[str, str] = {}
         self.stages: list[str] = []
         """Each stage's name (lower case; "" when it has none), in order."""
@@ -297,6 +309,9 @@ class _Vetting:
         self.stages.append(alias)
         self.emit("FROM", (), (target, "AS", alias) if alias else (target,), False)
         self.emit("USER", (), (BUILD_USER,), False)
+        if self.build:
+            self.lines.append(f"LABEL {BUILD_LABEL}={self.build}")
+            self.expected.append(("LABEL", None, False, (), (BUILD_LABEL, self.build)))
 
     def run_(self, command: Any) -> None:
         if command.flags:

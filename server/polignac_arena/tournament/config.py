@@ -163,6 +163,8 @@ def parse_config(text: str, path: Path | str = "<tournament>") -> TournamentConf
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, [f"not valid TOML: {exc}"]) from None
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise ConfigError(file, ["not valid TOML: arrays or tables nested too deeply"]) from None
     lines = _Lines(text)
     problems: list[str] = []
 
