@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from polignac_arena.owners import identity
 from polignac_arena.seats import SeatError, SeatLimits
 from polignac_arena.seats import docker as docker_seats
 from polignac_arena.seats.docker import DockerLauncher
@@ -112,7 +113,7 @@ FETCHES = {
     "copy-from-remote-image": 'FROM {tool}\nCOPY --from=127.0.0.1:{port}/evil:1 ["/x", "/x"]\n',
     "run-mount-secret": 'FROM {tool}\nRUN --mount=type=secret,id=s ["/tool", "id"]\n',
     "run-network-host": 'FROM {tool}\nRUN --network=host ["/tool", "id"]\n',
-    "heredoc-hiding-an-add": 'FROM {tool}\nRUN <<EOF\nADD http://127.0.0.1:{port}/secret /secret\nEOF\n',
+    "heredoc-hiding-an-add": "FROM {tool}\nRUN <<EOF\nADD http://127.0.0.1:{port}/secret /secret\nEOF\n",
     "onbuild": "FROM {tool}\nONBUILD ADD http://127.0.0.1:{port}/secret /secret\n",
     "volume": "FROM {tool}\nVOLUME /data\n",
     "named-root-user": "FROM {tool}\nUSER root\n",
@@ -159,8 +160,12 @@ def test_an_image_removed_after_the_check_is_an_error_not_a_pull(tmp_path: Path)
     client = launcher._connect()
     missing = "f" * 63 + "e"
     request = BuildRequest(
-        base_url=launcher.base_url, api_version=str(client.api.api_version), tag="polignac-test/never:1", labels={},
-        limits=SeatLimits(), timeout_s=60,
+        base_url=launcher.base_url,
+        api_version=str(client.api.api_version),
+        tag="polignac-test/never:1",
+        labels={},
+        limits=SeatLimits(),
+        timeout_s=60,
     )
     context = io.BytesIO()
     from polignac_arena.seats.docker_build import context_archive
@@ -179,7 +184,13 @@ def test_an_image_removed_after_the_check_is_an_error_not_a_pull(tmp_path: Path)
 
 
 def leftover_build_cgroups() -> list[str]:
-    return sorted(str(path) for path in Path("/sys/fs/cgroup").glob(f"*/{BUILD_CGROUP_ROOT}/*") if path.is_dir())
+    """This process's build cgroups still there (another arena on the machine may be building meanwhile)."""
+    me = identity(os.getpid())
+    assert me is not None
+    mine = f"@{me[0]}.{me[1]}"
+    return sorted(
+        str(path) for path in Path("/sys/fs/cgroup").glob(f"*/{BUILD_CGROUP_ROOT}/*") if path.is_dir() and path.name.endswith(mine)
+    )
 
 
 def processes_with(marker: str) -> list[str]:
@@ -253,4 +264,3 @@ def test_a_polite_build_with_run_steps_succeeds_and_its_image_runs(tmp_path: Pat
 
 def test_seat_errors_are_what_a_refused_build_raises() -> None:
     assert issubclass(DockerfileError, SeatError) and issubclass(BuildFailed, SeatError)
-
