@@ -13,7 +13,7 @@ class RandomBot(Bot):
     version = "1.0"
 
     def play(self, view):
-        return random.choice(view.legal)
+        return random.choice(view.legal_cards)
 
 
 if __name__ == "__main__":

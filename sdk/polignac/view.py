@@ -46,7 +46,20 @@ class PlayerView:
     """Extra points (revokes, timeouts) given this hand, by seat; scored when the hand ends."""
     forfeited: tuple[int, ...]
     legal: tuple[Decision, ...]
-    """The decisions this seat may make now (empty when it is not its turn)."""
+    """The decisions this seat may make now (empty when it is not its turn): cards or contracts, by phase.
+
+    Typed code reads :attr:`legal_cards` or :attr:`legal_contracts`, each of one type.
+    """
+
+    @property
+    def legal_cards(self) -> tuple[Card, ...]:
+        """The cards this seat may play now (empty outside its turn to play, and in the auction)."""
+        return tuple(d for d in self.legal if isinstance(d, Card))
+
+    @property
+    def legal_contracts(self) -> tuple[Contract, ...]:
+        """The contracts this seat may declare now (empty outside its turn in the auction)."""
+        return tuple(d for d in self.legal if isinstance(d, Contract))
 
     @property
     def players(self) -> int:

@@ -148,7 +148,7 @@ def request_to_pb(request_id: int, view: PlayerView, move_ms: int, bank_ms: int,
     message = pb.DecisionRequest(request_id=request_id, move_ms=move_ms, bank_ms=bank_ms, view=view_to_pb(view, tricks))
     if view.phase is Phase.AUCTION:
         message.kind = pb.DECISION_KIND_CONTRACT
-        message.legal_contracts.extend(_CONTRACT_TO_PB[c] for c in view.legal)  # type: ignore[index]  # contracts here
+        message.legal_contracts.extend(_CONTRACT_TO_PB[c] for c in view.legal_contracts)
     else:
         message.kind = pb.DECISION_KIND_CARD
         message.legal_cards.extend(str(c) for c in view.legal)

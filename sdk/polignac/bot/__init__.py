@@ -4,7 +4,7 @@
 >>> class Lowest(Bot):
 ...     name = "lowest"
 ...     def play(self, view):
-...         return min(view.legal, key=lambda c: view.rules.strength[c.index])
+...         return min(view.legal_cards, key=lambda c: view.rules.strength[c.index])
 
 Try it without a server with :func:`play_local`, and check it with :func:`check_bot`.
 """

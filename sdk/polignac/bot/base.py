@@ -43,8 +43,8 @@ class FaultInfo:
 class Bot:
     """Subclass and override :meth:`declare` and :meth:`play`; the rest is optional.
 
-    Both receive the full :class:`~polignac.view.PlayerView` (``view.legal`` lists the
-    allowed decisions), so a bot need keep no state.  They are plain synchronous methods:
+    Both receive the full :class:`~polignac.view.PlayerView` (``view.legal_cards`` and
+    ``view.legal_contracts`` list the allowed decisions), so a bot need keep no state.  They are plain synchronous methods:
     the SDK's asyncio core calls them when the referee asks.
     """
 
@@ -54,12 +54,12 @@ class Bot:
     """Your bot's version text."""
 
     def declare(self, view: PlayerView) -> Contract:
-        """The auction: return ``Contract.PASS``, ``Contract.CAPOT`` or ``Contract.GENERAL``."""
+        """The auction: return one of ``view.legal_contracts`` (``Contract.PASS``, ``CAPOT`` or ``GENERAL``)."""
         return Contract.PASS
 
     def play(self, view: PlayerView) -> Card:
-        """Return one of ``view.legal``."""
-        raise NotImplementedError("override Bot.play(view) to return one of view.legal")
+        """Return one of ``view.legal_cards``."""
+        raise NotImplementedError("override Bot.play(view) to return one of view.legal_cards")
 
     def decide(self, view: PlayerView) -> Decision:
         """Route to :meth:`declare` or :meth:`play` by phase (the SDK calls this)."""

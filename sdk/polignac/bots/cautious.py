@@ -34,7 +34,7 @@ class CautiousBot(Bot):
         return Contract.PASS
 
     def play(self, view: PlayerView) -> Card:
-        legal: list[Card] = list(view.legal)  # type: ignore[arg-type]  # cards while playing
+        legal = list(view.legal_cards)
         strength = view.rules.strength
         points = view.rules.card_points
         trick = view.current_trick

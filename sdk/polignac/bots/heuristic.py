@@ -26,11 +26,11 @@ class HeuristicBot(Bot):
 
     def declare(self, view: PlayerView) -> Contract:
         if self._unbeatable(view):
-            return Contract.GENERAL if Contract.GENERAL in view.legal else Contract.CAPOT
+            return Contract.GENERAL if Contract.GENERAL in view.legal_contracts else Contract.CAPOT
         return Contract.PASS
 
     def play(self, view: PlayerView) -> Card:
-        legal: list[Card] = list(view.legal)  # type: ignore[arg-type]  # cards while playing
+        legal = list(view.legal_cards)
         if view.contract is not Contract.PASS and view.declarer == view.seat:
             return self._play_to_win(view, legal)
         trick = view.current_trick

@@ -27,4 +27,4 @@ class RandomBot(Bot):
         return Contract.PASS
 
     def play(self, view: PlayerView) -> Card:
-        return self.rng.choice(view.legal)  # type: ignore[return-value]  # cards while playing
+        return self.rng.choice(view.legal_cards)

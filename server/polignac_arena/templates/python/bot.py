@@ -20,7 +20,7 @@ class StarterBot(Bot):
         return Contract.PASS
 
     def play(self, view: PlayerView) -> Card:
-        legal = [c for c in view.legal if isinstance(c, Card)]
+        legal = view.legal_cards
         strength = view.rules.strength  # by card index: higher takes the trick
         trick = view.current_trick
         if trick:
