@@ -10,10 +10,11 @@ match state machine, player views, records, and a fast playout path for search.
 """
 
 from polignac.cards import CARDS, SUIT_MASKS, Card, CardMask, Rank, Suit, cards_in, mask_of, parse_cards
-from polignac.engine import ENGINE_VERSION, Decision, Match, Phase, Trick, parse_decision
+from polignac.engine import ENGINE_VERSION, Match
 from polignac.errors import CardParseError, IllegalDecision, PolignacError, RecordError, RulesetError
-from polignac.events import Contract, Event, redact
+from polignac.events import Event, redact
 from polignac.rules import PRESETS, FaultPolicy, RemovedSevens, Ruleset, preset
+from polignac.values import Contract, Decision, Phase, Trick, parse_decision
 from polignac.view import PlayerView
 
 __version__ = "0.1.0"

@@ -232,4 +232,3 @@ def parse_cards(text: str) -> list[Card]:
     if not isinstance(text, str):
         raise CardParseError(f"cards must be text such as 'JS 10H', got {text!r}")
     return [Card.parse(part) for part in text.replace(",", " ").split()]
-

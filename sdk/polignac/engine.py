@@ -23,15 +23,13 @@ Points settled here where RULES.md is silent:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import Any, Final
 
 from polignac.cards import SUIT_MASKS, Card, cards_in, mask_of, parse_cards
 from polignac.deal import check_seed, deal_hands, shuffled_pack
 from polignac.errors import IllegalDecision, PolignacError, RecordError
 from polignac.events import (
     CardPlayed,
-    Contract,
     Declared,
     Event,
     Forfeited,
@@ -43,62 +41,16 @@ from polignac.events import (
     TrickWon,
 )
 from polignac.rules import Ruleset, deck_mask, packet_sizes
-
-if TYPE_CHECKING:
-    from polignac.view import PlayerView
+from polignac.values import Contract, Decision, Phase, Trick, parse_decision
+from polignac.view import PlayerView, player_view
 
 __all__ = ["ENGINE_VERSION", "Decision", "Match", "Phase", "Trick", "parse_decision"]
 
 ENGINE_VERSION: Final = "1.0.0"
 """Changes whenever the same record could replay differently."""
 
-Decision = Card | Contract
-"""What a player decides: a card to play, or an auction decision."""
-
-
-class Phase(StrEnum):
-    """Where the match is."""
-
-    AUCTION = "auction"
-    PLAY = "play"
-    OVER = "over"
-
-
-class Trick(NamedTuple):
-    """A completed trick: ``(seat, card)`` pairs in play order, and the seat that won it."""
-
-    plays: tuple[tuple[int, Card], ...]
-    winner: int
-
-    @property
-    def leader(self) -> int:
-        """The seat that led to this trick."""
-        return self.plays[0][0]
-
-    @property
-    def cards(self) -> tuple[Card, ...]:
-        """The cards in play order."""
-        return tuple(card for _, card in self.plays)
-
-    @property
-    def mask(self) -> int:
-        """The cards of the trick as a bitmask."""
-        m = 0
-        for _, card in self.plays:
-            m |= card.bit
-        return m
-
-
-_CONTRACT_BY_TEXT: Final = {c.value: c for c in Contract}
 _PLAY: Final = Phase.PLAY
 _AUCTION: Final = Phase.AUCTION
-
-
-def parse_decision(text: str) -> Decision:
-    """``"pass"``, ``"capot"``, ``"general"`` or a card such as ``"JS"``."""
-    if isinstance(text, str) and text.strip().lower() in _CONTRACT_BY_TEXT:
-        return _CONTRACT_BY_TEXT[text.strip().lower()]
-    return Card.parse(text)
 
 
 class Match:
@@ -701,7 +653,6 @@ class Match:
 
     def view(self, seat: int) -> PlayerView:
         """What ``seat`` may know now (RULES.md 9): see :class:`polignac.view.PlayerView`."""
-        from polignac.view import player_view  # view.py imports this module
 
         return player_view(self, self._check_seat(seat))
 

@@ -7,10 +7,10 @@ into what one seat may see (its own cards only).
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any, NamedTuple
 
 from polignac.cards import Card
+from polignac.values import Contract
 
 __all__ = [
     "CardPlayed",
@@ -26,14 +26,6 @@ __all__ = [
     "TrickWon",
     "redact",
 ]
-
-
-class Contract(StrEnum):
-    """An auction decision: pass, or undertake to win every trick (capot, general)."""
-
-    PASS = "pass"
-    CAPOT = "capot"
-    GENERAL = "general"
 
 
 def _cards(cards: tuple[Card, ...]) -> list[str]:

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Final
 
 from polignac.cards import SUIT_MASKS, cards_in
 from polignac.errors import IllegalDecision, PolignacError
-from polignac.events import Contract
 from polignac.rules import Ruleset, deck_mask
+from polignac.values import Contract, Trick
 
 if TYPE_CHECKING:
     from polignac.engine import Match
@@ -141,7 +141,6 @@ class Playout:
         declarer: int | None,
         penalties: tuple[int, ...],
     ) -> Playout:
-        from polignac.engine import Trick  # engine imports cards only; avoid a cycle at import
 
         self = object.__new__(cls)
         n = rules.players

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from polignac.cards import Card, Suit, mask_of
-from polignac.engine import Decision, Phase, Trick
-from polignac.events import Contract
 from polignac.rules import Ruleset, deck_mask
+from polignac.values import Contract, Decision, Phase, Trick
 
 if TYPE_CHECKING:
     from polignac.engine import Match

@@ -12,10 +12,8 @@ from typing import Any, Final
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.cards import Card
-from polignac.engine import Phase, Trick
 from polignac.events import (
     CardPlayed,
-    Contract,
     Declared,
     Event,
     Forfeited,
@@ -27,6 +25,7 @@ from polignac.events import (
     TrickWon,
 )
 from polignac.rules import Ruleset
+from polignac.values import Contract, Phase, Trick
 from polignac.view import PlayerView
 
 __all__ = [

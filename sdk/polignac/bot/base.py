@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from polignac.cards import Card
-from polignac.engine import Decision, Phase
-from polignac.events import Contract, Event
+from polignac.events import Event
 from polignac.rules import Ruleset
+from polignac.values import Contract, Decision, Phase
 from polignac.view import PlayerView
 
 __all__ = ["Bot", "FaultInfo", "MatchInfo"]

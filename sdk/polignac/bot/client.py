@@ -14,10 +14,9 @@ from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac._proto.polignac.v1.referee_pb2_grpc import RefereeServiceStub
 from polignac.bot.base import Bot, FaultInfo, MatchInfo
 from polignac.cards import Card
-from polignac.engine import Decision, parse_decision
 from polignac.errors import PolignacError
-from polignac.events import Contract
 from polignac.rules import Ruleset
+from polignac.values import Contract, Decision, parse_decision
 from polignac.wire import PROTOCOL_VERSION, TrickCache, contract_to_pb, event_from_pb, ruleset_from_pb, view_from_pb
 
 __all__ = ["BotConnectionError", "MatchOutcome", "run", "run_async"]

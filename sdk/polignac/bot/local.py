@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 
 from polignac.bot.base import Bot, FaultInfo, MatchInfo
 from polignac.cards import Card
-from polignac.engine import Decision, Match, Phase, parse_decision
+from polignac.engine import Match
 from polignac.errors import PolignacError
-from polignac.events import Contract, MatchEnded, redact
+from polignac.events import MatchEnded, redact
 from polignac.faults import Fault, rule_on_fault
 from polignac.rules import PRESETS, Ruleset, preset
+from polignac.values import Contract, Decision, Phase, parse_decision
 
 __all__ = ["ConformanceReport", "LocalResult", "check_bot", "play_local"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from polignac.bot.base import Bot
 from polignac.cards import Card
-from polignac.events import Contract
+from polignac.values import Contract
 from polignac.view import PlayerView
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from polignac.bot.base import Bot
 from polignac.bots.cautious import follow_suit
 from polignac.cards import SUIT_MASKS, Card, Suit, cards_in
-from polignac.events import Contract
+from polignac.values import Contract
 from polignac.view import PlayerView
 
 

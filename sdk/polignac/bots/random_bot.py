@@ -7,7 +7,7 @@ import random
 
 from polignac.bot.base import Bot
 from polignac.cards import Card
-from polignac.events import Contract
+from polignac.values import Contract
 from polignac.view import PlayerView
 
 
