@@ -1,4 +1,4 @@
-"""Acceptance tests for cards (RULES.md section 1): text round trip, parsing, errors, bitmasks."""
+"""Acceptance tests for cards (docs/rules.md section 1): text round trip, parsing, errors, bitmasks."""
 
 from __future__ import annotations
 

@@ -24,6 +24,8 @@ ENV: dict[str, str | None] = {"COLUMNS": "80", "LINES": "50", "NO_COLOR": "1", "
 # A row of the standings table, such as "│    2= │ seat 3 │    -5 │" (a minus sign is not a border).
 STANDINGS_ROW = re.compile(r"^[^\w-]*(\d+)=?[^\w-]+seat (\d)[^\w-]+(-?\d+)[^\w-]*$")
 
+ROOT = Path(__file__).resolve().parents[1]
+
 
 def run(*args: str) -> Result:
     """Invoke the app as the console script would, with the given arguments."""
@@ -238,3 +240,14 @@ def test_console_script() -> None:
     assert bad.returncode == 2
     assert bad.stdout == ""
     assert bad.stderr.splitlines() == ["polignac: error: invalid value for '--players' / '-p': must be an integer from 3 to 6, got '9'"]
+
+
+@pytest.mark.parametrize("name", [None, "slobberhannes"])
+def test_rules_says_where_the_rules_are_written_out(name: str | None) -> None:
+    result = run("rules", *([name] if name else []))
+    last = result.stdout.strip().splitlines()[-1]
+    assert last.startswith("The rules of ") and "docs/rules.md" in last
+    assert (ROOT / "docs" / "rules.md").is_file()
+    rules_doc = (ROOT / "docs" / "rules.md").read_text()
+    for preset_name in PRESETS:
+        assert f"| `{preset_name}` |" in rules_doc, f"docs/rules.md does not describe {preset_name}"

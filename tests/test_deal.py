@@ -52,7 +52,7 @@ def reference_pack(seed: int, hand_number: int, deck: int) -> list[int]:
     return pack
 
 
-# RULES.md 3, written out again rather than imported.
+# docs/rules.md 3, written out again rather than imported.
 REFERENCE_PACKETS = {8: (3, 2, 3), 10: (3, 2, 3, 2), 6: (3, 3), 5: (3, 2), 15: (3, 2, 3, 2, 3, 2)}
 
 

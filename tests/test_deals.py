@@ -40,7 +40,7 @@ def deals_for(draw: st.DrawFn, rules: Ruleset) -> dict[int, list[list[Card]]]:
 
 
 def seeded_hands(match_rules: Ruleset, seed: int, dealt: HandDealt) -> tuple[frozenset[Card], ...]:
-    """The hands the seeded shuffle deals for ``dealt``'s hand (RULES.md 3: dealt from eldest)."""
+    """The hands the seeded shuffle deals for ``dealt``'s hand (docs/rules.md 3: dealt from eldest)."""
     seats = list(dealt.seats)
     deck = deck_mask(match_rules, len(seats))
     eldest = seats[(seats.index(dealt.dealer) + 1) % len(seats)]

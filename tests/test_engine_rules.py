@@ -1,6 +1,6 @@
-"""Rule-by-rule acceptance tests of the engine against RULES.md, each on a hand-built deal.
+"""Rule-by-rule acceptance tests of the engine against docs/rules.md, each on a hand-built deal.
 
-Every expected number here was worked out by hand from RULES.md (and, where RULES.md is silent,
+Every expected number here was worked out by hand from docs/rules.md (and, where docs/rules.md is silent,
 from the points the docstring of ``polignac.engine`` says it settled).  The deals are written
 out card by card; the comments beside each play sequence give who wins each trick and what it
 takes.  ``Match(rules, seed, deals={n: [...]})`` replaces the seeded shuffle of hand ``n`` with
@@ -118,7 +118,7 @@ def interleave(first: str, second: str) -> str:
 
 
 def pack_texts(players: int, removed: Sequence[str] = ("7S", "7C")) -> list[str]:
-    """RULES.md 2: all 32 cards for 4 players, otherwise two sevens out."""
+    """docs/rules.md 2: all 32 cards for 4 players, otherwise two sevens out."""
     return [t for t in ALL_TEXTS if players == 4 or t not in removed]
 
 
@@ -302,7 +302,7 @@ TB_SEAT1 = "7D 8D 9D TD JD QD KD AD 8C 9C TC JC QC KC AC"
 TB_PLAY = interleave(TB_SEAT1, TB_SEAT0)
 
 
-# == RULES.md 1: trick order; 5: the highest card of the suit led wins ==================
+# == docs/rules.md 1: trick order; 5: the highest card of the suit led wins ==================
 
 CLASSIC_TRICKS = [
     ("KS QS JS AS", 0),
@@ -392,7 +392,7 @@ def test_winner_of_each_trick_leads_the_next() -> None:
     assert [e.leader for e in won[1:]] == [e.winner for e in won[:-1]]
 
 
-# == RULES.md 5: follow suit; discard anything when void ==================================
+# == docs/rules.md 5: follow suit; discard anything when void ==================================
 
 
 def snapshot(match: Match) -> tuple[Any, ...]:
@@ -472,7 +472,7 @@ def test_leader_may_lead_any_card() -> None:
     assert texts(match.legal_cards()) == cards_of(V[0])
 
 
-# == RULES.md 6: scoring penalty cards ======================================================
+# == docs/rules.md 6: scoring penalty cards ======================================================
 
 
 def test_classic_jacks_js_2_others_1() -> None:
@@ -505,7 +505,7 @@ def test_totals_accumulate_over_hands() -> None:
     assert not match.is_over
 
 
-# == RULES.md 4: contracts ================================================================
+# == docs/rules.md 4: contracts ================================================================
 
 
 def test_auction_options() -> None:
@@ -644,7 +644,7 @@ def test_contract_points_setting() -> None:
     assert hand_ended(lost, 1).scores == (11, 1, 0, 0)
 
 
-# == RULES.md 10: variants ==================================================================
+# == docs/rules.md 10: variants ==================================================================
 
 VARIANT_CASES = [
     # (variant, deal, decisions, scores)
@@ -682,7 +682,7 @@ def test_ace_high_queens_in_trick_order() -> None:
     assert [e.winner for e in of_type(match, TrickWon)] == W_WINNERS
 
 
-# == RULES.md 2 and 3: pack, seats, deal ====================================================
+# == docs/rules.md 2 and 3: pack, seats, deal ====================================================
 
 
 @pytest.mark.parametrize(
@@ -833,7 +833,7 @@ def test_dealer_rotation_and_eldest_speaks_and_leads(players: int) -> None:
     assert [e.dealer for e in dealt] == [(players - 1 + i) % players for i in range(len(dealt))]
 
 
-# == RULES.md 7: end of the match and standings ============================================
+# == docs/rules.md 7: end of the match and standings ============================================
 
 
 @pytest.mark.parametrize(
@@ -1110,7 +1110,7 @@ def test_three_tied_one_wins_the_others_share_second() -> None:
     assert match.totals == (20, 5, 5, 5)
 
 
-# == RULES.md 8: penalties, fallback, forfeit =============================================
+# == docs/rules.md 8: penalties, fallback, forfeit =============================================
 
 
 def test_penalty_scored_at_the_end_of_a_hand_without_contract() -> None:

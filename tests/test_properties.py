@@ -1,10 +1,10 @@
-"""Property tests: invariants of whole random matches (RULES.md), and fuzzing of the decoders.
+"""Property tests: invariants of whole random matches (docs/rules.md), and fuzzing of the decoders.
 
 Every match test draws a seed (0..2**64-1), a player count (3..6) and a preset, then plays
 the whole match with random legal decisions from a Hypothesis-controlled ``random`` (so a
 failure shrinks and replays).  Some tests mix in the referee's calls, ``add_penalty`` and
 ``forfeit``, at drawn moments.  Invariants are checked against the event log with code
-written from RULES.md, not by asking the engine again.
+written from docs/rules.md, not by asking the engine again.
 """
 
 from __future__ import annotations
@@ -263,7 +263,7 @@ def test_legal_decisions_are_offered_exactly_until_the_end(table: Table, rnd: ra
         with pytest.raises(IllegalDecision):
             match.apply(decision)
         assert match.record() == before
-        # RULES.md 8: the lowest legal card in trick order, ties to the first suit in S H D C; pass in the auction.
+        # docs/rules.md 8: the lowest legal card in trick order, ties to the first suit in S H D C; pass in the auction.
         order = match.rules.trick_order
         expected = Contract.PASS if match.phase is Phase.AUCTION else min(match.legal_cards(), key=lambda c: (-order.index(c.rank), c.suit))
         assert match.fallback() == expected
@@ -304,7 +304,7 @@ def test_given_deals_never_break_a_legal_decision(seed: int, rnd: random.Random)
 @MATCHES
 @given(table=tables(referee=True), rnd=st.randoms(use_true_random=False))
 def test_play_follows_the_rules(table: Table, rnd: random.Random) -> None:
-    """Replay the log by RULES.md 4 and 5: auction order, following suit, trick winners, dealers."""
+    """Replay the log by docs/rules.md 4 and 5: auction order, following suit, trick winners, dealers."""
     rules = table.rules
     match = play(table.new_match(), rnd, calls=table.calls)
     n = rules.players
@@ -361,7 +361,7 @@ def test_play_follows_the_rules(table: Table, rnd: random.Random) -> None:
 
 
 def expected_scores(rules: Ruleset, log: HandLog) -> tuple[list[int], Contract, int | None, bool | None]:
-    """RULES.md 4 and 6 (and the referee's extra points), from the events of a finished hand."""
+    """docs/rules.md 4 and 6 (and the referee's extra points), from the events of a finished hand."""
     scores = [0] * rules.players
     for trick in log.tricks:
         scores[trick.winner] += sum(rules.card_points[c.index] for c in trick.cards)
@@ -412,7 +412,7 @@ def test_hand_scores_and_totals(table: Table, rnd: random.Random) -> None:
 @MATCHES
 @given(table=tables(), rnd=st.randoms(use_true_random=False))
 def test_classic_plain_hands_score_five(table: Table, rnd: random.Random) -> None:
-    """The literal RULES.md 6 figure for the classic preset, any player count."""
+    """The literal docs/rules.md 6 figure for the classic preset, any player count."""
     rules = preset("classic", players=table.rules.players, limit=table.rules.limit)
     match = play(Match(rules, table.seed), rnd)
     for event in match.events:
@@ -445,7 +445,7 @@ def sure_capot_deal(rules: Ruleset, weaken: bool, rnd: random.Random) -> list[li
     penalty_at=st.none() | st.integers(0, 40),
 )
 def test_contracts_score_by_the_rules(table: Table, rnd: random.Random, contract: Contract, weaken: bool, penalty_at: int | None) -> None:
-    """RULES.md 4: a made capot gives every opponent +5 and the declarer 0 (general: -5); random play never makes one."""
+    """docs/rules.md 4: a made capot gives every opponent +5 and the declarer 0 (general: -5); random play never makes one."""
     rules = table.rules.with_changes(capot=True, general=True)
     match = Match(rules, table.seed, deals={1: sure_capot_deal(rules, weaken, rnd)})
     assert match.to_act == 0
@@ -490,7 +490,7 @@ def check_places(match: Match) -> None:
                 assert places[a] < places[b], f"seat {a} ({totals[a]}) is not ahead of seat {b} ({totals[b]})"
             elif totals[a] == totals[b] and totals[a] != best:
                 assert places[a] == places[b], "ties for other places stand"
-    # Those tied for first: the tie-break hands (RULES.md 7) decide who shares first; the rest share second.
+    # Those tied for first: the tie-break hands (docs/rules.md 7) decide who shares first; the rest share second.
     tied = {s for s in alive if totals[s] == best}
     contenders = set(tied)
     started = False

@@ -1,4 +1,4 @@
-"""Acceptance tests for rulesets: the presets of RULES.md section 10, validation, round trips."""
+"""Acceptance tests for rulesets: the presets of docs/rules.md section 10, validation, round trips."""
 
 from __future__ import annotations
 

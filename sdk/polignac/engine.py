@@ -1,14 +1,14 @@
-"""The match state machine: the whole of RULES.md, pure (no I/O, no clock, no globals).
+"""The match state machine: the whole of docs/rules.md, pure (no I/O, no clock, no globals).
 
 A :class:`Match` goes hand by hand: deal (derived from the seed), auction (when capot or
 general is enabled), eight-or-so tricks, scoring, and so on until a total reaches the
 limit; then tie-break hands if first place is tied.  Callers ask who is to act
 (:attr:`Match.to_act`), what is legal (:meth:`Match.legal_decisions`) and
 :meth:`Match.apply` a decision.  An illegal decision raises :class:`IllegalDecision`
-and changes nothing.  The referee's side of RULES.md 8 is reduced to three calls:
+and changes nothing.  The referee's side of docs/rules.md 8 is reduced to three calls:
 :meth:`Match.fallback`, :meth:`Match.add_penalty` and :meth:`Match.forfeit`.
 
-Points settled here where RULES.md is silent:
+Points settled here where docs/rules.md is silent:
 
 - Contracts are off in every tie-break hand, whatever the number of tied players.
 - Extra points (:meth:`Match.add_penalty`) are scored with the hand they were given in;
@@ -313,7 +313,7 @@ class Match:
         return self._phase is Phase.AUCTION and decision in self._legal_contracts()
 
     def fallback(self) -> Decision:
-        """The decision the referee substitutes for a faulty one (RULES.md 8).
+        """The decision the referee substitutes for a faulty one (docs/rules.md 8).
 
         In the auction: pass.  In play: the lowest legal card in trick order; on equal
         rank, the first in suit order S H D C.
@@ -434,7 +434,7 @@ class Match:
         self._log.append({"penalty": seat, "points": points, "reason": reason})
 
     def forfeit(self, seat: int, reason: str = "forfeit") -> None:
-        """``seat`` forfeits (RULES.md 8): it ranks last and the match ends, or goes on without it.
+        """``seat`` forfeits (docs/rules.md 8): it ranks last and the match ends, or goes on without it.
 
         In the regular match, the unfinished hand scores nothing and the others are ranked
         by their totals, with tie-break hands if first place is tied.  In a tie-break hand
@@ -652,7 +652,7 @@ class Match:
             raise RecordError("an action is a decision text, a {'penalty': ...} or a {'forfeit': ...} object")
 
     def view(self, seat: int) -> PlayerView:
-        """What ``seat`` may know now (RULES.md 9): see :class:`polignac.view.PlayerView`."""
+        """What ``seat`` may know now (docs/rules.md 9): see :class:`polignac.view.PlayerView`."""
 
         return player_view(self, self._check_seat(seat))
 

@@ -128,7 +128,7 @@ class HandEnded(NamedTuple):
 
 
 class Forfeited(NamedTuple):
-    """A seat forfeited (RULES.md 8); an unfinished hand it was in is abandoned."""
+    """A seat forfeited (docs/rules.md 8); an unfinished hand it was in is abandoned."""
 
     seat: int
     reason: str

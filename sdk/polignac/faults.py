@@ -1,9 +1,9 @@
-"""Typed fault statuses and the fault policy of RULES.md section 8, in one place.
+"""Typed fault statuses and the fault policy of docs/rules.md section 8, in one place.
 
 The referee (``polignac_arena.referee``) and the SDK's local harness (:mod:`polignac.bot.local`)
 both rule with :func:`rule_on_fault`, so a bot's local result is the referee's.
 
-Settled here where RULES.md is silent:
+Settled here where docs/rules.md is silent:
 
 - A reply whose ``request_id`` is not the pending request's (STALE), and any message
   that is not a Decision after the Hello, is ignored and counted as a fault; nothing is

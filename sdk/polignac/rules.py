@@ -1,4 +1,4 @@
-"""Rulesets: every parameter of RULES.md in one frozen value, the named variants, validation.
+"""Rulesets: every parameter of docs/rules.md in one frozen value, the named variants, validation.
 
 A :class:`Ruleset` is built directly, from a named preset (:func:`preset`), or from a
 dict / TOML table (:meth:`Ruleset.from_dict`).  All three validate: an unknown key, a
@@ -38,7 +38,7 @@ class RemovedSevens(StrEnum):
 
 
 class FaultPolicy(StrEnum):
-    """What the referee does with an illegal, malformed, stale or late decision (RULES.md 8)."""
+    """What the referee does with an illegal, malformed, stale or late decision (docs/rules.md 8)."""
 
     PENALTY = "penalty"
     FORFEIT = "forfeit"
@@ -59,7 +59,7 @@ def _penalties(table: Mapping[str, int]) -> tuple[tuple[Card, int], ...]:
 
 @dataclass(frozen=True, slots=True)
 class Ruleset:
-    """Every rule parameter of RULES.md; defaults are the ``classic`` game for 4 players.
+    """Every rule parameter of docs/rules.md; defaults are the ``classic`` game for 4 players.
 
     Points are penalties: lower is better.  ``trick_order`` lists ranks from highest to
     lowest.  The fault fields (``fault_policy``, ``revoke_points``, ``timeout_points``,
@@ -306,7 +306,7 @@ _PACKETS: Final = {8: (3, 2, 3), 10: (3, 2, 3, 2), 6: (3, 3), 5: (3, 2), 15: (3,
 
 
 def packet_sizes(cards_each: int) -> tuple[int, ...]:
-    """The packets each player receives in turn (RULES.md 3): 3-2-3 for 8 cards, and so on."""
+    """The packets each player receives in turn (docs/rules.md 3): 3-2-3 for 8 cards, and so on."""
     try:
         return _PACKETS[cards_each]
     except KeyError:
@@ -337,7 +337,7 @@ def _preset_table() -> dict[str, Ruleset]:
 
 
 PRESETS: Final[Mapping[str, Ruleset]] = MappingProxyType(_preset_table())
-"""The named rulesets of RULES.md section 10, for 4 players."""
+"""The named rulesets of docs/rules.md section 10, for 4 players."""
 
 
 def preset(name: str, **changes: Any) -> Ruleset:

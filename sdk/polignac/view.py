@@ -1,4 +1,4 @@
-"""What one seat may know (RULES.md 9), built from the match state, never the state itself.
+"""What one seat may know (docs/rules.md 9), built from the match state, never the state itself.
 
 A :class:`PlayerView` holds the seat's own cards, the ruleset, the table, the auction,
 every card played this hand and by whom, who won each trick, the totals and the extra

@@ -13,7 +13,10 @@ from rich.table import Table
 from polignac import PRESETS, Ruleset
 from polignac_arena.cli._options import Limit, Players, ruleset
 
-__all__ = ["rules", "summary"]
+__all__ = ["RULES_DOC", "rules", "summary"]
+
+RULES_DOC = "docs/rules.md"
+"""Where the rules of every named ruleset are written out, in the arena's repository."""
 
 
 def summary(rules: Ruleset) -> tuple[str, str, str]:
@@ -63,3 +66,5 @@ def rules(
         for key, value in chosen[name].describe():
             table.add_row(key, value)
     console.print(table)
+    which = "every ruleset" if name is None else name
+    typer.echo(f"The rules of {which}: {RULES_DOC} (named rulesets: section 10).")
