@@ -13,6 +13,7 @@ from polignac.cards import CARDS, SUIT_MASKS, Card, CardMask, Rank, Suit, cards_
 from polignac.engine import ENGINE_VERSION, Match
 from polignac.errors import CardParseError, IllegalDecision, PolignacError, RecordError, RulesetError
 from polignac.events import Event, redact
+from polignac.faults import fallback
 from polignac.rules import PRESETS, FaultPolicy, RemovedSevens, Ruleset, preset
 from polignac.values import Contract, Decision, Phase, Trick, parse_decision
 from polignac.view import PlayerView
@@ -44,6 +45,7 @@ __all__ = [
     "Suit",
     "Trick",
     "cards_in",
+    "fallback",
     "mask_of",
     "parse_cards",
     "parse_decision",

@@ -40,6 +40,7 @@ from polignac.events import (
     TiebreakStarted,
     TrickWon,
 )
+from polignac.faults import fallback
 from polignac.rules import Ruleset, deck_mask, packet_sizes
 from polignac.values import Contract, Decision, Phase, Trick, parse_decision
 from polignac.view import PlayerView, player_view
@@ -316,14 +317,11 @@ class Match:
         """The decision the referee substitutes for a faulty one (docs/rules.md 8).
 
         In the auction: pass.  In play: the lowest legal card in trick order; on equal
-        rank, the first in suit order S H D C.
+        rank, the first in suit order S H D C (:func:`polignac.faults.fallback`).
         """
-        if self._phase is Phase.AUCTION:
-            return Contract.PASS
         if self._phase is Phase.OVER:
             raise IllegalDecision("the match is over: no decision is pending")
-        strength = self.rules.strength
-        return min(cards_in(self.legal_mask()), key=lambda c: (strength[c.index], c.suit))
+        return fallback(self.rules, self.legal_decisions())
 
     def apply(self, decision: Decision) -> None:
         """Play a card or make an auction decision for the seat to act.

@@ -16,12 +16,16 @@ Settled here where docs/rules.md is silent:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from polignac.cards import Card
+from polignac.errors import IllegalDecision
 from polignac.rules import FaultPolicy, Ruleset
+from polignac.values import Contract, Decision
 
-__all__ = ["Fault", "FaultRuling", "rule_on_fault"]
+__all__ = ["Fault", "FaultRuling", "fallback", "rule_on_fault"]
 
 
 class Fault(StrEnum):
@@ -66,3 +70,23 @@ def rule_on_fault(rules: Ruleset, fault: Fault, faults_so_far: int, answers_requ
         return FaultRuling(forfeit=False, replace=False, points=0)
     points = rules.timeout_points if fault is Fault.TIMEOUT else rules.revoke_points
     return FaultRuling(forfeit=False, replace=True, points=points)
+
+
+def fallback(rules: Ruleset, legal: Iterable[Decision]) -> Decision:
+    """The decision the referee plays for a faulty one, from the ``legal`` decisions (docs/rules.md 8).
+
+    In the auction (``legal`` holds contracts): pass.  In play: the lowest legal card in
+    ``rules``' trick order; on equal rank, the first in suit order S H D C.
+
+    >>> from polignac import Card, preset
+    >>> str(fallback(preset("classic"), [Card.parse("AS"), Card.parse("7H"), Card.parse("7D")]))
+    '7H'
+    """
+    choices = list(legal)
+    if not choices:
+        raise IllegalDecision("no legal decision to fall back on: no decision is pending")
+    if any(isinstance(choice, Contract) for choice in choices):
+        return Contract.PASS
+    strength = rules.strength
+    cards = [choice for choice in choices if isinstance(choice, Card)]
+    return min(cards, key=lambda card: (strength[card.index], card.suit))
