@@ -71,6 +71,7 @@ class Match:
         "_declarer",
         "_events",
         "_finished_tricks",
+        "_first_dealer",
         "_forfeited",
         "_hand_number",
         "_hands",
@@ -99,6 +100,7 @@ class Match:
     _to_act: int | None
     _hand_number: int
     _dealer: int
+    _first_dealer: int
     _seats: list[int]
     _next_seat: dict[int, int]
     _hands: list[int]
@@ -120,6 +122,7 @@ class Match:
         *,
         start_totals: Sequence[int] | None = None,
         deals: Mapping[int, Sequence[Sequence[Card | str]]] | None = None,
+        first_dealer: int | None = None,
     ) -> None:
         """Start a match; its first hand is dealt at once.
 
@@ -128,7 +131,9 @@ class Match:
         cards of each seat playing that hand, in seat order (hand numbers count tie-break hands
         too).  Whether hand N is a tie-break, and for how many, depends on the play, so a deal
         is used only when hand N is played by as many seats as it has hands; otherwise hand N
-        is dealt from the seed as usual, and the match always goes on.  Both go into the record.
+        is dealt from the seed as usual, and the match always goes on.  ``first_dealer`` deals
+        hand 1 (default: the last seat, so that seat 0 is eldest hand, docs/rules.md 2).  All
+        three go into the record.
         """
         if not isinstance(rules, Ruleset):
             raise PolignacError(f"rules must be a Ruleset, got {rules!r}")
@@ -146,7 +151,8 @@ class Match:
         self._knocked_out: list[int] = []  # tied players eliminated by a tie-break
         self._tiebreak_round = 0
         self._hand_number = 0
-        self._start_hand(list(range(n)), dealer=n - 1)
+        self._first_dealer = _check_first_dealer(first_dealer, n)
+        self._start_hand(list(range(n)), dealer=self._first_dealer)
 
     # -- reading the state ---------------------------------------------------------------
 
@@ -606,6 +612,8 @@ class Match:
         }
         if any(self._start_totals):
             record["start_totals"] = list(self._start_totals)
+        if self._first_dealer != self.rules.players - 1:
+            record["first_dealer"] = self._first_dealer
         if self._deals:
             record["deals"] = {str(k): [[str(c) for c in cards_in(m)] for m in v] for k, v in self._deals.items()}
         record["actions"] = self.actions
@@ -625,7 +633,9 @@ class Match:
                 if not isinstance(deals, Mapping):
                     raise RecordError("'deals' must map hand numbers to lists of hands")
                 deals = {int(k): v for k, v in deals.items()}
-            match = cls(Ruleset.from_dict(record["rules"]), record["seed"], start_totals=record.get("start_totals"), deals=deals)
+            rules = Ruleset.from_dict(record["rules"])
+            start_totals, first_dealer = record.get("start_totals"), record.get("first_dealer")
+            match = cls(rules, record["seed"], start_totals=start_totals, deals=deals, first_dealer=first_dealer)
         except (PolignacError, TypeError, ValueError) as exc:
             raise RecordError(f"match record: {exc}") from None
         actions = record["actions"]
@@ -661,6 +671,14 @@ class Match:
 
     def __repr__(self) -> str:
         return f"<Match {self.rules.name} seed={self.seed} hand={self._hand_number} phase={self._phase.value} to_act={self._to_act}>"
+
+
+def _check_first_dealer(dealer: int | None, players: int) -> int:
+    if dealer is None:
+        return players - 1
+    if type(dealer) is not int or not 0 <= dealer < players:
+        raise PolignacError(f"first_dealer must be a seat from 0 to {players - 1}, got {dealer!r}")
+    return dealer
 
 
 def _check_totals(totals: Sequence[int] | None, players: int) -> tuple[int, ...]:
