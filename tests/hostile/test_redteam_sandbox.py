@@ -245,10 +245,9 @@ def test_an_image_build_leaves_no_stage_images_on_the_daemons_disk(outcome: str,
     from polignac_arena.seats.docker_build import BuildFailed
     from polignac_arena.submission import load_submission
     from tests import docker_images as images
+    from tests.hostile.test_docker_builds import needs_docker_and_gcc
 
-    problem = images.daemon_problem() or images.gcc_problem()
-    if problem is not None:
-        pytest.skip(f"docker builds cannot be tested here: {problem}")
+    needs_docker_and_gcc()
     marker = f"redteam{uuid.uuid4().hex[:12]}"
     last = '["/tool", "id", "fail"]' if outcome == "failed" else '["/tool", "id"]'
     dockerfile = (
@@ -344,11 +343,9 @@ def test_sigterm_during_an_image_build_stops_it_and_leaves_no_image(command: str
     import docker.errors
 
     from tests import docker_images as images
-    from tests.hostile.test_docker_builds import processes_with
+    from tests.hostile.test_docker_builds import needs_docker_and_gcc, processes_with
 
-    problem = images.daemon_problem() or images.gcc_problem()
-    if problem is not None:
-        pytest.skip(f"docker builds cannot be tested here: {problem}")
+    needs_docker_and_gcc()
     marker = f"redteam{uuid.uuid4().hex[:12]}"
     tool = images.tool_image()
     folder = image_submission(
