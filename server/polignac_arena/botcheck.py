@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import signal
-import threading
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,9 +13,10 @@ from polignac_arena.referee import TimeControl
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import BotSpecError, run_local_match
 from polignac_arena.seats import SeatKind, SeatLimits, launcher_for
+from polignac_arena.signals import until_signal
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, load_submission
 
-__all__ = ["CheckReport", "CheckStopped", "check_submission"]
+__all__ = ["CheckReport", "check_submission"]
 
 T = TypeVar("T")
 
@@ -27,40 +26,9 @@ BUILD_OUTPUT_LINES = 8
 """The last lines of a build's output the report shows."""
 
 
-class CheckStopped(Exception):
-    """SIGTERM stopped the check; what it had started (build, seats, containers) was stopped and removed first."""
-
-
 def _run(work: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(work)``, with SIGTERM cancelling ``work`` (as SIGINT does) so that its cleanup runs.
-
-    Killed by the signal's default action instead, the check would leave its seats' containers
-    running (a hostile bot among them) and its build's images on the daemon, for good.
-    """
-
-    async def main() -> T:
-        task = asyncio.ensure_future(work)
-        loop = asyncio.get_running_loop()
-        stopped: list[bool] = []
-
-        def stop() -> None:
-            stopped.append(True)
-            task.cancel()
-
-        handled = threading.current_thread() is threading.main_thread()
-        if handled:
-            loop.add_signal_handler(signal.SIGTERM, stop)
-        try:
-            return await task
-        except asyncio.CancelledError:
-            if stopped:
-                raise CheckStopped("stopped by SIGTERM") from None
-            raise
-        finally:
-            if handled:
-                loop.remove_signal_handler(signal.SIGTERM)
-
-    return asyncio.run(main())
+    """``asyncio.run(work)``; SIGTERM cancels it, so that what the check started is stopped and removed."""
+    return asyncio.run(until_signal(work))
 
 
 @dataclass
@@ -90,7 +58,7 @@ def check_submission(
 ) -> CheckReport:
     """Validate ``path``/bot.toml, run its build step, then play a short match against three random bots.
 
-    SIGTERM stops it (:class:`CheckStopped`) once what it started is stopped and removed.
+    SIGTERM stops it (:class:`~polignac_arena.signals.Stopped`) once what it started is stopped and removed.
 
     The build step runs in the sandbox of ``seat_kind`` (:meth:`SeatLauncher.build`); what it makes is
     installed in the submission folder (docs/builds.md).

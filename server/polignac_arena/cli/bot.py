@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-import signal
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -13,11 +12,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from polignac_arena.botcheck import CheckStopped, check_submission
+from polignac_arena.botcheck import check_submission
 from polignac_arena.cli._errors import fail
 from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
 from polignac_arena.plaintext import plain
 from polignac_arena.seats import SeatKind
+from polignac_arena.signals import Stopped
 from polignac_arena.store import ConflictError
 from polignac_arena.submission import SubmissionError, content_digest, load_submission
 from polignac_arena.templates import ScaffoldError, scaffold
@@ -68,8 +68,8 @@ def check(
     """Validate bot.toml, run its build step, and play a short smoke match against three random bots."""
     try:
         report = check_submission(path, seat_kind=seat_kind, trusted=trusted, build=not no_build)
-    except CheckStopped as exc:
-        fail(str(exc), 128 + signal.SIGTERM)
+    except Stopped as exc:
+        fail(str(exc), 128 + exc.signum)
     console = Console(highlight=False)
     for step, passed, detail in report.steps:
         mark = Text("ok", style="green") if passed else Text("FAILED", style="red")

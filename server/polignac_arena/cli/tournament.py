@@ -16,6 +16,7 @@ from polignac_arena.cli._errors import fail
 from polignac_arena.cli._options import integer
 from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
 from polignac_arena.cli.leaderboard import leaderboard_table
+from polignac_arena.signals import Stopped, until_signal
 from polignac_arena.store import ConflictError, Store
 from polignac_arena.tournament.config import ConfigError, TournamentConfig, load_config
 from polignac_arena.tournament.runner import EntrantError, ProgressHook, TournamentRun, run_tournament
@@ -77,13 +78,10 @@ async def _run_with_signals(
     config: TournamentConfig, store: Store, parallel: int | None, resume: bool, hook: ProgressHook
 ) -> TournamentRun:
     """Run the tournament; SIGTERM/SIGINT stop it between results (what is stored stays, --resume finishes)."""
-    loop = asyncio.get_running_loop()
-    main = asyncio.ensure_future(run_tournament(config, store, parallel=parallel, resume=resume, progress=hook))
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, main.cancel)
+    work = run_tournament(config, store, parallel=parallel, resume=resume, progress=hook)
     try:
-        return await main
-    except asyncio.CancelledError:
+        return await until_signal(work, (signal.SIGTERM, signal.SIGINT))
+    except Stopped:
         fail("stopped: the results so far are stored; run again with --resume to finish", 130)
 
 
