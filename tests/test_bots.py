@@ -231,7 +231,7 @@ def contract_rulesets() -> list[Ruleset]:
     out = []
     for name, base in polignac.PRESETS.items():
         if base.capot:
-            for players in (3, 4, 5, 6):
+            for players in base.table_sizes():
                 out.append(preset(name, players=players))
                 out.append(preset(name, players=players, general=True))
     return out

@@ -20,6 +20,8 @@ def lowest_by_hand(rules_name: str, legal: list[Card]) -> Card:
 @pytest.mark.parametrize("rules_name", list(PRESETS))
 @pytest.mark.parametrize("players", [3, 4, 6])
 def test_fallback_of_the_legal_decisions_is_the_engines_at_every_decision(rules_name: str, players: int) -> None:
+    if players not in PRESETS[rules_name].table_sizes():
+        players = PRESETS[rules_name].players
     match = Match(preset(rules_name, players=players, limit=10), 17)
     rnd = random.Random(players)
     while not match.is_over:

@@ -31,7 +31,7 @@ def rulesets() -> list[Ruleset]:
     """Every preset at every table size, and with general enabled where contracts are."""
     out = []
     for name, base in polignac.PRESETS.items():
-        for players in PLAYERS:
+        for players in base.table_sizes():
             out.append(preset(name, players=players))
             if base.capot:
                 out.append(preset(name, players=players, general=True))

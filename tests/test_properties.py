@@ -96,7 +96,7 @@ class Table:
 def tables(draw: st.DrawFn, *, start_totals: bool = False, referee: bool = False) -> Table:
     """Every preset, 3..6 players; sometimes a shorter limit (more tie-breaks), general on, red sevens out."""
     name = draw(st.sampled_from(sorted(polignac.PRESETS)))
-    players = draw(st.integers(3, 6))
+    players = draw(st.sampled_from(polignac.PRESETS[name].table_sizes()))
     changes: dict[str, Any] = {"players": players}
     limit = draw(st.sampled_from([20, 20, 10, 5]))
     if limit != 20:
@@ -227,7 +227,11 @@ def test_every_card_is_dealt_once_and_played_once(table: Table, rnd: random.Rand
         pack = deck_mask(rules, len(deal.seats))
         dealt = [card for hand in deal.hands for card in hand]
         assert len(dealt) == len(set(dealt)), f"hand {deal.hand_number}: a card was dealt twice"
-        assert mask(dealt) == pack, f"hand {deal.hand_number}: dealt cards are not the pack"
+        turned = [] if deal.turned is None else [deal.turned]
+        assert (deal.turned is not None) == (rules.trumps is polignac.Trumps.TURNED), "a card is turned exactly when trumps are"
+        assert mask(dealt + turned) == pack and len(dealt) + len(turned) == pack.bit_count(), (
+            f"hand {deal.hand_number}: dealt cards and the turned card are not the pack"
+        )
         assert len({len(h) for h in deal.hands}) == 1, "every seat gets the same number of cards"
         if len(deal.seats) == 4:
             assert len(dealt) == 32
@@ -772,14 +776,16 @@ def test_from_record_on_arbitrary_json_raises_only_polignac_errors(record: Any) 
     only_polignac_errors(lambda: Match.from_record(record))
 
 
-def _base_record(seed: int, players: int, name: str, forfeits: bool) -> dict[str, Any]:
+def _base_record(seed: int, name: str, forfeits: bool) -> dict[str, Any]:
+    sizes = polignac.PRESETS[name].table_sizes()
+    players = sizes[seed % len(sizes)]
     rules = preset(name, players=players, limit=6, general=polignac.PRESETS[name].capot)
     rnd = random.Random(seed)
     deals = None
     if seed % 3 == 0:
         pack = list(polignac.cards_in(deck_mask(rules, players)))
         rnd.shuffle(pack)
-        each = len(pack) // players
+        each = polignac.cards_each(rules, players)
         deals = {1: [pack[i * each : (i + 1) * each] for i in range(players)]}
     match = Match(rules, seed, start_totals=[seed % 4] * players if seed % 2 else None, deals=deals)
     calls = tuple(
@@ -788,7 +794,7 @@ def _base_record(seed: int, players: int, name: str, forfeits: bool) -> dict[str
     return play(match, rnd, calls=calls).record()
 
 
-BASE_RECORDS = [_base_record(seed, 3 + seed % 4, name, seed % 2 == 1) for seed, name in enumerate(sorted(polignac.PRESETS) * 2)]
+BASE_RECORDS = [_base_record(seed, name, seed % 2 == 1) for seed, name in enumerate(sorted(polignac.PRESETS) * 2)]
 
 
 def json_paths(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:

@@ -40,7 +40,7 @@ from polignac.wire import (
 def rulesets() -> list[Ruleset]:
     out = []
     for name, base in polignac.PRESETS.items():
-        for players in (3, 4, 5, 6):
+        for players in base.table_sizes():
             out.append(preset(name, players=players, limit=10))
             if base.capot:
                 out.append(preset(name, players=players, general=True, limit=10))
@@ -257,7 +257,7 @@ def test_a_wire_view_is_a_player_view_in_every_way() -> None:
 def ruleset_variants() -> list[Ruleset]:
     classic = polignac.PRESETS["classic"]
     out = list(polignac.PRESETS.values())
-    out += [preset(name, players=p) for name in polignac.PRESETS for p in (3, 5, 6)]
+    out += [preset(name, players=p) for name, base in polignac.PRESETS.items() for p in base.table_sizes() if p != 4]
     out += [
         classic.with_changes(general=True),
         classic.with_changes(capot=False, general=True),

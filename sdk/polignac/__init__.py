@@ -14,8 +14,20 @@ from polignac.engine import ENGINE_VERSION, Match
 from polignac.errors import CardParseError, IllegalDecision, PolignacError, RecordError, RulesetError
 from polignac.events import Event, redact
 from polignac.faults import fallback
-from polignac.rules import PRESETS, FaultPolicy, RemovedSevens, Ruleset, preset
-from polignac.values import Contract, Decision, Phase, Trick, parse_decision
+from polignac.rules import (
+    PRESETS,
+    Direction,
+    Faces,
+    FaultPolicy,
+    HandScore,
+    RemovedSevens,
+    Ruleset,
+    Tiebreak,
+    Trumps,
+    cards_each,
+    preset,
+)
+from polignac.values import Contract, Decision, HandResult, Phase, ScoreException, Trick, parse_decision
 from polignac.view import PlayerView
 
 __version__ = "0.1.0"
@@ -30,8 +42,12 @@ __all__ = [
     "CardParseError",
     "Contract",
     "Decision",
+    "Direction",
     "Event",
+    "Faces",
     "FaultPolicy",
+    "HandResult",
+    "HandScore",
     "IllegalDecision",
     "Match",
     "Phase",
@@ -42,8 +58,12 @@ __all__ = [
     "RemovedSevens",
     "Ruleset",
     "RulesetError",
+    "ScoreException",
     "Suit",
+    "Tiebreak",
     "Trick",
+    "Trumps",
+    "cards_each",
     "cards_in",
     "fallback",
     "mask_of",

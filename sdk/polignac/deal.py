@@ -8,11 +8,14 @@ reproduce a deal bit for bit:
    its 32 bytes are eight big-endian unsigned 32-bit words, used in order.
 2. Uniform integers.  ``below(m)`` draws words until one is smaller than
    ``2**32 - 2**32 % m`` and returns it modulo ``m`` (rejection sampling: no bias).
-3. Shuffle.  The pack starts in card-index order (suits S H D C, ranks 7 8 9 T J Q K A;
-   the removed sevens left out) and is Fisher-Yates shuffled: for ``i`` from ``len - 1``
-   down to 1, swap positions ``i`` and ``below(i + 1)``.  Position 0 is the top.
+3. Shuffle.  The pack starts in natural order: suits S H D C, and within a suit the
+   ranks upward (7 8 9 T J Q K A in the 32-card pack, the removed sevens left out; 2 3 4 5
+   6 7 8 9 T J Q K A in the 52-card pack), and is Fisher-Yates shuffled: for ``i`` from
+   ``len - 1`` down to 1, swap positions ``i`` and ``below(i + 1)``.  Position 0 is the top.
 4. Deal.  From the top, each player in turn from eldest hand (the dealer's left) receives
-   a packet, for each packet size of :func:`polignac.rules.packet_sizes`.
+   a packet, for each packet size of :func:`polignac.rules.packet_sizes` (one card at a
+   time in the 52-card pack).  Where the ruleset turns a card for trumps, the one card
+   left at the bottom of the pack is turned.
 
 The seed is an integer in ``0 .. 2**64 - 1``; hands are numbered from 1, tie-break hands
 continuing the count.  Python's ``random`` module is not used because its algorithms may

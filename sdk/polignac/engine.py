@@ -1,8 +1,9 @@
 """The match state machine: the whole of docs/rules.md, pure (no I/O, no clock, no globals).
 
-A :class:`Match` goes hand by hand: deal (derived from the seed), auction (when capot or
-general is enabled), eight-or-so tricks, scoring, and so on until a total reaches the
-limit; then tie-break hands if first place is tied.  Callers ask who is to act
+A :class:`Match` goes hand by hand: deal (derived from the seed; a card turned for
+trumps where the ruleset turns one), auction (when capot or general is enabled), the
+tricks, scoring, and so on until a total reaches the limit; then tie-break hands if first
+place is tied (among the tied, or whole hands among all: ``Ruleset.tiebreak``).  Callers ask who is to act
 (:attr:`Match.to_act`), what is legal (:meth:`Match.legal_decisions`) and
 :meth:`Match.apply` a decision.  An illegal decision raises :class:`IllegalDecision`
 and changes nothing.  The referee's side of docs/rules.md 8 is reduced to three calls:
@@ -18,6 +19,10 @@ Points settled here where docs/rules.md is silent:
   remaining tied players (if two or more) play a fresh tie-break hand.
 - When a tie-break leaves several players still tied after the last allowed hand, they
   share first place; every tied player knocked out along the way shares the next place.
+- Play-on hands (``tiebreak = "play-on"``) are whole hands: contracts are allowed in them
+  as in any hand, and their scores count.  A forfeit with play-on ends the match at once
+  (the forfeiter last, the others by their totals, ties standing).
+- Fault points always count against the offender: subtracted where higher is better.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from polignac.cards import SUIT_MASKS, Card, cards_in, mask_of, parse_cards
+from polignac.cards import SUIT_MASKS, Card, Suit, cards_in, mask_of, parse_cards
 from polignac.deal import check_seed, deal_hands, shuffled_pack
 from polignac.errors import IllegalDecision, PolignacError, RecordError
 from polignac.events import (
@@ -41,8 +46,9 @@ from polignac.events import (
     TrickWon,
 )
 from polignac.faults import fallback
-from polignac.rules import Ruleset, deck_mask, packet_sizes
-from polignac.values import Contract, Decision, Phase, Trick, parse_decision
+from polignac.rules import Ruleset, Tiebreak, Trumps, cards_each, deck_mask, packet_sizes
+from polignac.scoring import score_hand
+from polignac.values import Contract, Decision, HandResult, Phase, Trick, parse_decision
 from polignac.view import PlayerView, player_view
 
 __all__ = ["ENGINE_VERSION", "Decision", "Match", "Phase", "Trick", "parse_decision"]
@@ -82,6 +88,7 @@ class Match:
         "_penalties",
         "_phase",
         "_places",
+        "_results",
         "_seats",
         "_start_totals",
         "_taken",
@@ -91,6 +98,8 @@ class Match:
         "_trick",
         "_tricks_per_hand",
         "_tricks_won",
+        "_trump_mask",
+        "_turned",
         "rules",
         "seed",
     )
@@ -114,6 +123,8 @@ class Match:
     _auction: list[tuple[int, Contract]]
     _contract: Contract
     _declarer: int | None
+    _turned: Card | None
+    _trump_mask: int
 
     def __init__(
         self,
@@ -150,6 +161,7 @@ class Match:
         self._contenders: list[int] = []  # tie-break players still in, table order
         self._knocked_out: list[int] = []  # tied players eliminated by a tie-break
         self._tiebreak_round = 0
+        self._results: list[HandResult] = []
         self._hand_number = 0
         self._first_dealer = _check_first_dealer(first_dealer, n)
         self._start_hand(list(range(n)), dealer=self._first_dealer)
@@ -203,8 +215,23 @@ class Match:
 
     @property
     def totals(self) -> tuple[int, ...]:
-        """Cumulative totals by seat (tie-break hands do not enter them)."""
+        """Cumulative totals by seat (tie-break hands among the tied do not enter them; play-on hands do)."""
         return tuple(self._totals)
+
+    @property
+    def turned(self) -> Card | None:
+        """The card turned face up for trumps this hand (every seat sees it), or ``None``."""
+        return self._turned
+
+    @property
+    def trump(self) -> Suit | None:
+        """This hand's trump suit, or ``None``."""
+        return None if self._turned is None else self._turned.suit
+
+    @property
+    def hand_results(self) -> tuple[HandResult, ...]:
+        """Every finished hand's result, in order (tie-break hands included)."""
+        return tuple(self._results)
 
     @property
     def places(self) -> tuple[int, ...] | None:
@@ -322,12 +349,13 @@ class Match:
     def fallback(self) -> Decision:
         """The decision the referee substitutes for a faulty one (docs/rules.md 8).
 
-        In the auction: pass.  In play: the lowest legal card in trick order; on equal
-        rank, the first in suit order S H D C (:func:`polignac.faults.fallback`).
+        In the auction: pass.  In play: the lowest legal card in trick order, plain suits
+        before trumps; on equal rank, the first in suit order S H D C
+        (:func:`polignac.faults.fallback`).
         """
         if self._phase is Phase.OVER:
             raise IllegalDecision("the match is over: no decision is pending")
-        return fallback(self.rules, self.legal_decisions())
+        return fallback(self.rules, self.legal_decisions(), trump=self.trump)
 
     def apply(self, decision: Decision) -> None:
         """Play a card or make an auction decision for the seat to act.
@@ -402,14 +430,19 @@ class Match:
 
     def _finish_trick(self) -> None:
         strength = self.rules.strength
-        led_mask = self._led_suit_mask
         plays = tuple(self._trick)
         winner, best, mask = -1, -1, 0
+        led_mask = self._led_suit_mask
         for seat, card in plays:
             bit = card.bit
             mask |= bit
             if bit & led_mask and strength[card.index] > best:
                 winner, best = seat, strength[card.index]
+        if mask & self._trump_mask:  # the highest trump wins instead
+            winner, best = -1, -1
+            for seat, card in plays:
+                if card.bit & self._trump_mask and strength[card.index] > best:
+                    winner, best = seat, strength[card.index]
         tricks = self._finished_tricks
         tricks.append(Trick(plays, winner))
         self._taken[winner] |= mask
@@ -442,7 +475,8 @@ class Match:
 
         In the regular match, the unfinished hand scores nothing and the others are ranked
         by their totals, with tie-break hands if first place is tied.  In a tie-break hand
-        the remaining tied players go on.
+        the remaining tied players go on.  With ``tiebreak = "play-on"`` the match ends at
+        once and a tie among the others stands.
         """
         self._check_seat(seat)
         if not isinstance(reason, str) or not reason:
@@ -455,7 +489,9 @@ class Match:
         self._forfeited.append(seat)
         self._events.append(Forfeited(seat, reason, in_hand))
         self._log.append({"forfeit": seat, "reason": reason})
-        if not self.is_tiebreak:
+        if self.rules.tiebreak is Tiebreak.PLAY_ON:
+            self._finish_match()
+        elif not self.is_tiebreak:
             self._resolve_first_place()
         elif in_hand:
             # The abandoned tie-break hand does not count: the others play a fresh one.
@@ -470,7 +506,8 @@ class Match:
         self._dealer = dealer
         self._seats = seats
         self._next_seat = {s: seats[(i + 1) % len(seats)] for i, s in enumerate(seats)}
-        n = self.rules.players
+        rules = self.rules
+        n = rules.players
         self._hands = [0] * n
         self._taken = [0] * n
         self._tricks_won = [0] * n
@@ -481,69 +518,106 @@ class Match:
         self._auction = []
         self._contract = Contract.PASS
         self._declarer = None
-        deck = deck_mask(self.rules, len(seats))
-        cards_each = deck.bit_count() // len(seats)
-        self._tricks_per_hand = cards_each
+        deck = deck_mask(rules, len(seats))
+        each = cards_each(rules, len(seats))
+        self._tricks_per_hand = each
         eldest = self._next_seat[dealer]
         order = seats[seats.index(eldest) :] + seats[: seats.index(eldest)]
         given = self._deals.get(self._hand_number)
+        dealt = 0
         if given is not None and len(given) == len(seats):  # a whole pack for this many seats (_check_deals)
             for seat, mask in zip(seats, given, strict=True):
                 self._hands[seat] = mask
+                dealt |= mask
         else:
             pack = shuffled_pack(self.seed, self._hand_number, deck)
-            for seat, mask in deal_hands(pack, order, packet_sizes(cards_each)).items():
+            for seat, mask in deal_hands(pack[: each * len(seats)], order, packet_sizes(each, rules.pack)).items():
                 self._hands[seat] = mask
+                dealt |= mask
+        left = cards_in(deck & ~dealt)
+        # The one card left after the deal is turned for trumps (docs/rules.md 11).
+        self._turned = left[0] if rules.trumps is Trumps.TURNED else None
+        self._trump_mask = 0 if self._turned is None else SUIT_MASKS[self._turned.suit]
         self._events.append(
-            HandDealt(self._hand_number, dealer, tuple(seats), tuple(tuple(cards_in(self._hands[s])) for s in seats), self.is_tiebreak)
+            HandDealt(
+                self._hand_number,
+                dealer,
+                tuple(seats),
+                tuple(tuple(cards_in(self._hands[s])) for s in seats),
+                self.is_tiebreak,
+                self._turned,
+            )
         )
-        contracts = self.rules.contracts and not self.is_tiebreak
+        contracts = rules.contracts and not (self.is_tiebreak and rules.tiebreak is Tiebreak.TIED)
         self._phase = Phase.AUCTION if contracts else Phase.PLAY
         self._to_act = eldest
 
-    def _hand_scores(self) -> list[int]:
+    def _score_hand(self) -> HandResult:
+        """Score the finished hand (docs/rules.md 6 and 11) with its parts; totals after it."""
         rules = self.rules
-        points = rules.card_points
-        scores = [0] * rules.players
-        for seat in self._seats:
-            taken = self._taken[seat]
-            scores[seat] = sum(points[c.index] for c in cards_in(taken & rules.penalty_mask))
-        tricks = self._finished_tricks
-        scores[tricks[0].winner] += rules.first_trick_points
-        scores[tricks[-1].winner] += rules.last_trick_points
+        seats = self._seats
+        eldest = seats.index(self._next_seat[self._dealer])
+        finished = self._finished_tricks
         declarer = self._declarer
-        if declarer is not None:
-            made = self._tricks_won[declarer] == self._tricks_per_hand
-            if made:
-                for seat in self._seats:
-                    scores[seat] = rules.contract_points
-                scores[declarer] = -rules.contract_points if self._contract is Contract.GENERAL else 0
-            else:
-                scores[declarer] += rules.contract_points
-        for seat in self._seats:
-            scores[seat] += self._penalties[seat]
-        return scores
+        scoring = score_hand(
+            rules,
+            seats[eldest:] + seats[:eldest],
+            self._taken,
+            self._tricks_won,
+            finished[0].winner,
+            finished[-1].winner,
+            self._contract,
+            declarer,
+            self._penalties,
+        )
+        totals = list(self._totals)
+        if not self.is_tiebreak or rules.tiebreak is Tiebreak.PLAY_ON:
+            for seat in seats:
+                totals[seat] += scoring.scores[seat]
+        return HandResult(
+            hand_number=self._hand_number,
+            tiebreak=self.is_tiebreak,
+            seats=tuple(seats),
+            tricks=tuple(self._tricks_won),
+            card_points=tuple(scoring.card_points),
+            trick_points=tuple(scoring.trick_points),
+            first_last_points=tuple(scoring.first_last_points),
+            contract=self._contract,
+            declarer=declarer,
+            contract_made=None if declarer is None else self._tricks_won[declarer] == self._tricks_per_hand,
+            fault_points=tuple(self._penalties),
+            exception=scoring.exception,
+            scores=tuple(scoring.scores),
+            totals=tuple(totals),
+        )
 
     def _finish_hand(self) -> None:
-        scores = self._hand_scores()
-        declarer = self._declarer
-        made = None if declarer is None else self._tricks_won[declarer] == self._tricks_per_hand
-        if not self.is_tiebreak:
-            for seat in self._seats:
-                self._totals[seat] += scores[seat]
+        result = self._score_hand()
+        self._results.append(result)
+        self._totals = list(result.totals)
         self._events.append(
-            HandEnded(self._hand_number, self._contract, declarer, made, tuple(scores), tuple(self._totals), self.is_tiebreak)
+            HandEnded(
+                self._hand_number,
+                self._contract,
+                result.declarer,
+                result.contract_made,
+                result.scores,
+                result.totals,
+                self.is_tiebreak,
+                result,
+            )
         )
-        if self.is_tiebreak:
-            low = min(scores[s] for s in self._contenders)
-            lowest = [s for s in self._contenders if scores[s] == low]
-            self._knocked_out.extend(s for s in self._contenders if s not in lowest)
-            self._contenders = lowest
-            self._next_tiebreak_hand(lowest)
-        elif max(self._totals) >= self.rules.limit:
+        rules = self.rules
+        if self.is_tiebreak and rules.tiebreak is Tiebreak.TIED:
+            best = rules.best(result.scores[s] for s in self._contenders)
+            winners = [s for s in self._contenders if result.scores[s] == best]
+            self._knocked_out.extend(s for s in self._contenders if s not in winners)
+            self._contenders = winners
+            self._next_tiebreak_hand(winners)
+        elif self.is_tiebreak or max(self._totals) >= rules.limit:
             self._resolve_first_place()
         else:
-            n = self.rules.players
+            n = rules.players
             self._start_hand(list(range(n)), dealer=(self._dealer + 1) % n)
 
     def _resolve_first_place(self) -> None:
@@ -552,9 +626,12 @@ class Match:
         if not alive:
             self._finish_match()
             return
-        best = min(self._totals[s] for s in alive)
+        best = self.rules.best(self._totals[s] for s in alive)
         tied = [s for s in alive if self._totals[s] == best]
         self._contenders = tied
+        if self.rules.tiebreak is Tiebreak.PLAY_ON and self._forfeited:
+            self._finish_match()  # no play-on with a forfeited seat: the tie stands
+            return
         self._next_tiebreak_hand(tied)
 
     def _next_tiebreak_hand(self, contenders: list[int]) -> None:
@@ -564,21 +641,28 @@ class Match:
         self._tiebreak_round += 1
         self._events.append(TiebreakStarted(tuple(contenders), self._tiebreak_round))
         n = self.rules.players
+        if self.rules.tiebreak is Tiebreak.PLAY_ON:
+            self._start_hand(list(range(n)), dealer=(self._dealer + 1) % n)
+            return
         dealer = next(s % n for s in range(self._dealer + 1, self._dealer + n + 1) if s % n in contenders)
         self._start_hand(list(contenders), dealer)
 
     def _finish_match(self) -> None:
         n = self.rules.players
+        against = self.rules.against
+        play_on = self.rules.tiebreak is Tiebreak.PLAY_ON
         keys: list[tuple[int, int]] = []
         for seat in range(n):
             if seat in self._forfeited:
                 keys.append((3, -self._forfeited.index(seat)))
+            elif play_on:
+                keys.append((0, against * self._totals[seat]))
             elif seat in self._contenders:
                 keys.append((0, 0))
             elif seat in self._knocked_out:
                 keys.append((1, 0))
             else:
-                keys.append((2, self._totals[seat]))
+                keys.append((2, against * self._totals[seat]))
         self._places = tuple(1 + sum(other < key for other in keys) for key in keys)
         self._phase = Phase.OVER
         self._to_act = None
@@ -693,7 +777,8 @@ def _check_deals(deals: Mapping[int, Sequence[Sequence[Card | str]]] | None, rul
     """Turn given hands into masks, each deal a whole pack for its number of hands.
 
     Whether a hand is played by that many seats (a tie-break may seat fewer) is only known
-    when it is dealt: :meth:`Match._start_hand` uses a deal only when it fits.
+    when it is dealt: :meth:`Match._start_hand` uses a deal only when it fits.  Where the
+    ruleset turns a card for trumps, the one card of the pack in no hand is the turned card.
     """
     if deals is None:
         return {}
@@ -709,15 +794,23 @@ def _check_deals(deals: Mapping[int, Sequence[Sequence[Card | str]]] | None, rul
         if number == 1 and len(masks) != rules.players:
             raise PolignacError(f"deals[1] must hold {rules.players} hands: every seat plays hand 1, got {len(masks)}")
         deck = deck_mask(rules, len(masks))
+        try:
+            each = cards_each(rules, len(masks))
+        except PolignacError:
+            raise PolignacError(f"deals[{number}]: the {rules.pack}-card pack does not share among {len(masks)} players") from None
         union = 0
         for mask in masks:
-            if mask & union or mask.bit_count() != deck.bit_count() // len(masks):
+            if mask & union or mask & ~deck or mask.bit_count() != each:
                 break
             union |= mask
-        if union != deck:
-            raise PolignacError(
-                f"deals[{number}] must share out the {deck.bit_count()}-card pack for {len(masks)} players,"
-                f" {deck.bit_count() // len(masks)} cards each, every card once"
-            )
-        out[number] = masks
+        else:
+            if (deck & ~union).bit_count() == deck.bit_count() - each * len(masks):
+                out[number] = masks
+                continue
+        left = deck.bit_count() - each * len(masks)
+        turned = f", and {left} card left to turn for trumps" if left else ""
+        raise PolignacError(
+            f"deals[{number}] must share out the {deck.bit_count()}-card pack for {len(masks)} players,"
+            f" {each} cards each, every card once{turned}"
+        )
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from polignac.cards import Card
-from polignac.values import Contract
+from polignac.values import Contract, HandResult
 
 __all__ = [
     "CardPlayed",
@@ -33,16 +33,20 @@ def _cards(cards: tuple[Card, ...]) -> list[str]:
 
 
 class HandDealt(NamedTuple):
-    """A hand was dealt.  ``hands[i]`` is the cards of ``seats[i]`` (empty when redacted)."""
+    """A hand was dealt.  ``hands[i]`` is the cards of ``seats[i]`` (empty when redacted).
+
+    ``turned`` is the card turned face up for trumps (every seat sees it), if the ruleset turns one.
+    """
 
     hand_number: int
     dealer: int
     seats: tuple[int, ...]
     hands: tuple[tuple[Card, ...], ...]
     tiebreak: bool
+    turned: Card | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "event": "hand_dealt",
             "hand_number": self.hand_number,
             "dealer": self.dealer,
@@ -50,6 +54,9 @@ class HandDealt(NamedTuple):
             "hands": [_cards(h) for h in self.hands],
             "tiebreak": self.tiebreak,
         }
+        if self.turned is not None:
+            out["turned"] = str(self.turned)
+        return out
 
 
 class Declared(NamedTuple):
@@ -104,7 +111,11 @@ class PenaltyAdded(NamedTuple):
 
 
 class HandEnded(NamedTuple):
-    """A hand was scored.  ``scores``/``totals`` are indexed by seat; a tie-break hand leaves totals alone."""
+    """A hand was scored.  ``scores``/``totals`` are indexed by seat; a tie-break hand among the tied leaves totals alone.
+
+    ``result`` holds the parts of the scores (:class:`polignac.HandResult`); it is ``None``
+    only where a sender did not give them (a protocol 1.0 referee).
+    """
 
     hand_number: int
     contract: Contract
@@ -113,9 +124,10 @@ class HandEnded(NamedTuple):
     scores: tuple[int, ...]
     totals: tuple[int, ...]
     tiebreak: bool
+    result: HandResult | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "event": "hand_ended",
             "hand_number": self.hand_number,
             "contract": self.contract.value,
@@ -125,6 +137,14 @@ class HandEnded(NamedTuple):
             "totals": list(self.totals),
             "tiebreak": self.tiebreak,
         }
+        if self.result is not None:
+            parts = self.result.to_dict()
+            out["result"] = {k: parts[k] for k in _RESULT_PARTS}
+        return out
+
+
+# The parts of a result that HandEnded does not already carry.
+_RESULT_PARTS = ("seats", "tricks", "card_points", "trick_points", "first_last_points", "fault_points", "exception")
 
 
 class Forfeited(NamedTuple):

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from polignac.cards import Card
+from polignac.cards import Card, Suit
 from polignac.errors import IllegalDecision
 from polignac.rules import FaultPolicy, Ruleset
 from polignac.values import Contract, Decision
@@ -72,11 +72,12 @@ def rule_on_fault(rules: Ruleset, fault: Fault, faults_so_far: int, answers_requ
     return FaultRuling(forfeit=False, replace=True, points=points)
 
 
-def fallback(rules: Ruleset, legal: Iterable[Decision]) -> Decision:
+def fallback(rules: Ruleset, legal: Iterable[Decision], trump: Suit | None = None) -> Decision:
     """The decision the referee plays for a faulty one, from the ``legal`` decisions (docs/rules.md 8).
 
     In the auction (``legal`` holds contracts): pass.  In play: the lowest legal card in
-    ``rules``' trick order; on equal rank, the first in suit order S H D C.
+    ``rules``' trick order, plain suits before the ``trump`` suit (this hand's, if any); on
+    equal rank, the first in suit order S H D C.
 
     >>> from polignac import Card, preset
     >>> str(fallback(preset("classic"), [Card.parse("AS"), Card.parse("7H"), Card.parse("7D")]))
@@ -89,4 +90,4 @@ def fallback(rules: Ruleset, legal: Iterable[Decision]) -> Decision:
         return Contract.PASS
     strength = rules.strength
     cards = [choice for choice in choices if isinstance(choice, Card)]
-    return min(cards, key=lambda card: (strength[card.index], card.suit))
+    return min(cards, key=lambda card: (card.suit is trump, strength[card.index], card.suit))

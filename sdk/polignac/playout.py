@@ -1,7 +1,7 @@
 """Fast random playouts of the rest of a hand, for bots that search (Monte Carlo, ISMCTS).
 
 A :class:`Playout` is one hand in progress held as plain ints: hands are card bitmasks,
-cards are indices ``suit * 8 + rank``; the inner loop makes no per-card objects.  Build
+cards are indices (:attr:`polignac.Card.index`); the inner loop makes no per-card objects.  Build
 one from a full match state (:meth:`Playout.from_match`, for perfect-information search
 or testing) or from what a seat knows (:meth:`Playout.from_view`), which deals the unseen
 cards at random consistently with the view: each other seat gets as many cards as it
@@ -14,9 +14,10 @@ holds, and no card of a suit it is known to lack (it did not follow when that su
 >>> sum(scores)
 5
 
-Scores are those of the hand as the engine computes them: penalty cards, first/last trick
-points, contract results and extra points already given.  A playout started during the
-auction plays the hand with the contract declared so far (none if everyone passed so far).
+Scores are those of the hand as the engine computes them (:func:`polignac.scoring.score_hand`):
+every ruleset, trumps, card points and scores by place included, with the contract and the
+extra points already given.  A playout started during the auction plays the hand with the
+contract declared so far (none if everyone passed so far).
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from polignac.cards import SUIT_MASKS, cards_in
+from polignac.cards import CARDS, PIQUET_MASK, SUIT_MASKS, cards_in
 from polignac.errors import IllegalDecision, PolignacError
-from polignac.rules import Ruleset, deck_mask
+from polignac.rules import Ruleset, cards_each
+from polignac.scoring import score_hand
 from polignac.values import Contract, Trick
 
 if TYPE_CHECKING:
@@ -52,7 +54,40 @@ def _half_bits() -> list[tuple[int, ...]]:
     return _HALF_BITS
 
 
-_CONTRACT_CODE: Final = {Contract.PASS: 0, Contract.CAPOT: 1, Contract.GENERAL: 2}
+# The 52-card playout holds a hand with each suit in 13 consecutive bits (ranks 2 to A):
+# ``_WIDE[i]`` is card index ``i``'s bit position there, ``_NARROW`` the way back.
+_WIDE: Final = tuple(13 * int(c.suit) + c.rank - 2 for c in CARDS)
+_NARROW: Final = tuple(sorted(range(52), key=lambda i: _WIDE[i]))
+# For every 13-bit pattern (one suit, wide), the positions of its set bits.
+_THIRTEEN_BITS: list[tuple[int, ...]] = []
+
+
+def _thirteen_bits() -> list[tuple[int, ...]]:
+    if not _THIRTEEN_BITS:
+        _THIRTEEN_BITS.extend(tuple(b for b in range(13) if p >> b & 1) for p in range(8192))
+    return _THIRTEEN_BITS
+
+
+def _widen(mask: int) -> int:
+    wide = 0
+    for s in range(4):
+        wide |= ((mask >> (8 * s) & 0xFF) << 5 | mask >> (32 + 5 * s) & 0x1F) << (13 * s)
+    return wide
+
+
+def _narrow(wide: int) -> int:
+    mask = 0
+    for s in range(4):
+        suit = wide >> (13 * s) & 0x1FFF
+        mask |= (suit >> 5) << (8 * s) | (suit & 0x1F) << (32 + 5 * s)
+    return mask
+
+
+_SUIT_OF: Final = tuple(int(c.suit) for c in CARDS)
+# Trick powers of the wide playout by (strength table, trump suit): a few rulesets in use at once.
+_POWERS: dict[tuple[tuple[int, ...], int], list[list[int]]] = {}
+_CONTRACTS: Final = (Contract.PASS, Contract.CAPOT, Contract.GENERAL)
+_CONTRACT_CODE: Final = {c: i for i, c in enumerate(_CONTRACTS)}
 
 
 class Playout:
@@ -63,6 +98,7 @@ class Playout:
         "best_strength",
         "contract",
         "declarer",
+        "eldest",
         "first_winner",
         "hands",
         "led",
@@ -75,6 +111,7 @@ class Playout:
         "trick_len",
         "trick_mask",
         "tricks_left",
+        "trump",
         "won",
     )
 
@@ -95,6 +132,9 @@ class Playout:
     tricks_left: int
     contract: int
     declarer: int
+    eldest: int
+    trump: int
+    """The trump suit (0..3), or -1."""
 
     # -- construction -------------------------------------------------------------------
 
@@ -114,6 +154,8 @@ class Playout:
             match.contract,
             match.declarer,
             match.penalties,
+            match.eldest,
+            -1 if match.trump is None else int(match.trump),
         )
 
     @classmethod
@@ -124,8 +166,19 @@ class Playout:
         to_act = view.eldest if view.phase.value == "auction" else view.to_act
         if to_act is None:
             raise PolignacError("the match is over: there is no hand to play out")
+        trump = -1 if view.trump is None else int(view.trump)
         return cls._build(
-            view.rules, view.seats, hands, to_act, view.current_trick, view.tricks, view.contract, view.declarer, view.penalties
+            view.rules,
+            view.seats,
+            hands,
+            to_act,
+            view.current_trick,
+            view.tricks,
+            view.contract,
+            view.declarer,
+            view.penalties,
+            view.eldest,
+            trump,
         )
 
     @classmethod
@@ -140,6 +193,8 @@ class Playout:
         contract: Contract,
         declarer: int | None,
         penalties: tuple[int, ...],
+        eldest: int,
+        trump: int,
     ) -> Playout:
 
         self = object.__new__(cls)
@@ -160,26 +215,37 @@ class Playout:
             self.won[trick.winner] += 1
             if self.first_winner < 0:
                 self.first_winner = trick.winner
-        cards_each = deck_mask(rules, len(seats)).bit_count() // len(seats)
-        self.tricks_left = cards_each - len(tricks)
+        self.tricks_left = cards_each(rules, len(seats)) - len(tricks)
         self.contract = _CONTRACT_CODE[contract]
         self.declarer = -1 if declarer is None else declarer
+        self.eldest = eldest
+        self.trump = trump
         self.to_act = to_act
         self.trick_len = 0
         self.trick_mask = 0
         self.led = 0
         self.best_strength = -1
         self.best_seat = -1
-        strength = rules.strength
         for seat, card in current_trick:
             index = card.index  # type: ignore[attr-defined]  # a Card
             if self.trick_len == 0:
-                self.led = index >> 3
-            if index >> 3 == self.led and strength[index] > self.best_strength:
-                self.best_strength, self.best_seat = strength[index], seat
+                self.led = _SUIT_OF[index]
+            self._take_if_best(index, seat, self.trick_len == 0)
             self.trick_mask |= 1 << index
             self.trick_len += 1
         return self
+
+    def _power(self, index: int) -> int:
+        """How strongly card ``index`` bids for the current trick: trumps above the suit led, others -1."""
+        suit = _SUIT_OF[index]
+        if suit == self.trump:
+            return 64 + self.rules.strength[index]
+        return self.rules.strength[index] if suit == self.led else -1
+
+    def _take_if_best(self, index: int, seat: int, leads: bool) -> None:
+        power = self._power(index)
+        if leads or power > self.best_strength:
+            self.best_strength, self.best_seat = power, seat
 
     def copy(self) -> Playout:
         """An independent copy, to run many playouts from one position."""
@@ -201,6 +267,8 @@ class Playout:
         other.tricks_left = self.tricks_left
         other.contract = self.contract
         other.declarer = self.declarer
+        other.eldest = self.eldest
+        other.trump = self.trump
         return other
 
     # -- playing --------------------------------------------------------------------------
@@ -220,17 +288,14 @@ class Playout:
         return hand
 
     def play(self, index: int) -> None:
-        """Play card ``index`` (0..31) for the seat to act; raises :class:`IllegalDecision` if illegal."""
-        if self.tricks_left == 0 or type(index) is not int or not 0 <= index < 32 or not self.legal_mask() >> index & 1:
+        """Play card ``index`` (0..51) for the seat to act; raises :class:`IllegalDecision` if illegal."""
+        if self.tricks_left == 0 or type(index) is not int or not 0 <= index < 52 or not self.legal_mask() >> index & 1:
             raise IllegalDecision(f"card index {index!r} is not legal for seat {self.to_act} now")
         seat = self.to_act
         self.hands[seat] ^= 1 << index
-        strength = self.rules.strength[index]
         if self.trick_len == 0:
-            self.led = index >> 3
-            self.best_strength, self.best_seat = strength, seat
-        elif index >> 3 == self.led and strength > self.best_strength:
-            self.best_strength, self.best_seat = strength, seat
+            self.led = _SUIT_OF[index]
+        self._take_if_best(index, seat, self.trick_len == 0)
         self.trick_mask |= 1 << index
         self.trick_len += 1
         if self.trick_len == len(self.seats):
@@ -250,6 +315,8 @@ class Playout:
 
         Mutates this playout: call it on a :meth:`copy` to keep the start position.
         """
+        if self.trump >= 0 or any(h > PIQUET_MASK for h in self.hands):
+            return self._run_any_pack(rand)
         half = _half_bits()
         byte_bits = _BYTE_BITS
         strength = self.rules.strength
@@ -313,34 +380,130 @@ class Playout:
         self.tricks_left = 0
         return self.scores()
 
+    def _wide_powers(self) -> list[list[int]]:
+        """``powers[led][wide]``: how a card bids for a trick with ``led`` led (trumps above, others -1)."""
+        strength = self.rules.strength
+        key = (strength, self.trump)
+        cached = _POWERS.get(key)
+        if cached is not None:
+            return cached
+        powers = []
+        for led in range(4):
+            row = [-1] * 52
+            for index in range(52):
+                suit = _SUIT_OF[index]
+                if suit == self.trump:
+                    row[_WIDE[index]] = 64 + strength[index]
+                elif suit == led:
+                    row[_WIDE[index]] = strength[index]
+            powers.append(row)
+        if len(_POWERS) > 64:
+            _POWERS.clear()
+        _POWERS[key] = powers
+        return powers
+
+    def _run_any_pack(self, rand: Callable[[], float]) -> list[int]:
+        """:meth:`run` for the 52-card pack and for trumps: the same play on suits 13 bits wide."""
+        half = _half_bits()
+        suit_bits = _thirteen_bits()
+        powers = self._wide_powers()
+        hands = [_widen(h) for h in self.hands]
+        won = self.won
+        nxt = self.next_seat
+        k = len(self.seats)
+        taken = [0] * len(hands)
+        to_act = self.to_act
+        trick_len = self.trick_len
+        trick_mask = _widen(self.trick_mask)
+        led = self.led
+        power = powers[led]
+        best_s = self.best_strength
+        best_seat = self.best_seat
+        first_winner = self.first_winner
+        tricks_left = self.tricks_left
+        while tricks_left:
+            h = hands[to_act]
+            if trick_len:
+                base = 13 * led
+                follow = h >> base & 0x1FFF
+                if follow:
+                    bits = suit_bits[follow]
+                    c = base + bits[int(rand() * len(bits))]
+                else:
+                    a, b, x, y = half[h & 0xFFFF], half[h >> 16 & 0xFFFF], half[h >> 32 & 0xFFFF], half[h >> 48]
+                    r = int(rand() * (len(a) + len(b) + len(x) + len(y)))
+                    if r < len(a):
+                        c = a[r]
+                    elif (r := r - len(a)) < len(b):
+                        c = 16 + b[r]
+                    elif (r := r - len(b)) < len(x):
+                        c = 32 + x[r]
+                    else:
+                        c = 48 + y[r - len(x)]
+                if power[c] > best_s:
+                    best_s = power[c]
+                    best_seat = to_act
+            else:
+                a, b, x, y = half[h & 0xFFFF], half[h >> 16 & 0xFFFF], half[h >> 32 & 0xFFFF], half[h >> 48]
+                r = int(rand() * (len(a) + len(b) + len(x) + len(y)))
+                if r < len(a):
+                    c = a[r]
+                elif (r := r - len(a)) < len(b):
+                    c = 16 + b[r]
+                elif (r := r - len(b)) < len(x):
+                    c = 32 + x[r]
+                else:
+                    c = 48 + y[r - len(x)]
+                led = c // 13
+                power = powers[led]
+                best_s = power[c]
+                best_seat = to_act
+            bit = 1 << c
+            hands[to_act] = h ^ bit
+            trick_mask |= bit
+            trick_len += 1
+            if trick_len == k:
+                taken[best_seat] |= trick_mask
+                won[best_seat] += 1
+                if first_winner < 0:
+                    first_winner = best_seat
+                trick_len = trick_mask = 0
+                tricks_left -= 1
+                to_act = best_seat
+            else:
+                to_act = nxt[to_act]
+        for seat, wide in enumerate(taken):
+            if wide:
+                self.taken[seat] |= _narrow(wide)
+        self.hands = [_narrow(h) for h in hands]
+        self.to_act = to_act
+        self.trick_len = trick_len
+        self.trick_mask = 0
+        self.led = led
+        self.best_strength = best_s
+        self.best_seat = best_seat
+        self.first_winner = first_winner
+        self.tricks_left = 0
+        return self.scores()
+
     def scores(self) -> list[int]:
         """The hand's scores by seat, as the engine scores them; the hand must be finished."""
         if self.tricks_left:
             raise PolignacError("the hand is not finished")
-        rules = self.rules
-        points = rules.card_points
-        pmask = rules.penalty_mask
-        scores = [0] * rules.players
-        for seat in self.seats:
-            taken = self.taken[seat] & pmask
-            while taken:
-                low = taken & -taken
-                scores[seat] += points[low.bit_length() - 1]
-                taken ^= low
-        scores[self.first_winner] += rules.first_trick_points
-        scores[self.best_seat] += rules.last_trick_points  # the last trick's winner
-        if self.contract:
-            d = self.declarer
-            total_tricks = sum(self.won)
-            if self.won[d] == total_tricks:
-                for seat in self.seats:
-                    scores[seat] = rules.contract_points
-                scores[d] = -rules.contract_points if self.contract == 2 else 0
-            else:
-                scores[d] += rules.contract_points
-        for seat in self.seats:
-            scores[seat] += self.penalties[seat]
-        return scores
+        seats = self.seats
+        eldest = seats.index(self.eldest)
+        declarer = self.declarer if self.contract else None
+        return score_hand(
+            self.rules,
+            seats[eldest:] + seats[:eldest],
+            self.taken,
+            self.won,
+            self.first_winner,
+            self.best_seat,  # the last trick's winner
+            _CONTRACTS[self.contract],
+            declarer,
+            self.penalties,
+        ).scores
 
 
 def sample_hands(view: PlayerView, rng: random.Random) -> list[int]:

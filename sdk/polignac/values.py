@@ -7,12 +7,13 @@ cycle.  They are re-exported by :mod:`polignac` and by the modules that used to 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from polignac.cards import Card
 
-__all__ = ["Contract", "Decision", "Phase", "Trick", "parse_decision"]
+__all__ = ["Contract", "Decision", "HandResult", "Phase", "ScoreException", "Trick", "parse_decision"]
 
 
 class Contract(StrEnum):
@@ -58,6 +59,71 @@ class Trick(NamedTuple):
         for _, card in self.plays:
             m |= card.bit
         return m
+
+
+class ScoreException(StrEnum):
+    """A place-scored hand that did not score by place (docs/rules.md 11, Bassadewitz)."""
+
+    NONE = ""
+    EVERY_TRICK = "every_trick"
+    BIG_TAKE = "big_take"
+
+
+@dataclass(frozen=True, slots=True)
+class HandResult:
+    """What one hand scored, and the parts it was made of.  Tuples are indexed by seat.
+
+    A seat that did not play the hand (a tie-break among fewer) has zeros everywhere.
+    With ``hand_score = "points"`` a seat's score is ``trick_points`` plus, counted against
+    it (added when lower is better, subtracted when higher is), ``card_points``,
+    ``first_last_points``, the contract's points and ``fault_points``.  With ``"place"``
+    the score comes from the seat's place by those points (or from ``exception``), plus the
+    fault points against it.
+    """
+
+    hand_number: int
+    tiebreak: bool
+    seats: tuple[int, ...]
+    """Seats that played the hand, in table order."""
+    tricks: tuple[int, ...]
+    """Tricks taken."""
+    card_points: tuple[int, ...]
+    """Points of the cards taken (penalty cards, or card points)."""
+    trick_points: tuple[int, ...]
+    """Points for tricks taken (the ruleset's ``trick_points`` per trick)."""
+    first_last_points: tuple[int, ...]
+    """Points for taking the first and the last trick."""
+    contract: Contract
+    declarer: int | None
+    contract_made: bool | None
+    """Whether the declarer took every trick; ``None`` without a contract."""
+    fault_points: tuple[int, ...]
+    """Extra points the referee gave (revokes, timeouts); always against the seat."""
+    exception: ScoreException
+    """Which exception decided a place-scored hand, if any."""
+    scores: tuple[int, ...]
+    """The hand's score."""
+    totals: tuple[int, ...]
+    """Totals after the hand (a tie-break hand among the tied leaves them alone)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form."""
+        return {
+            "hand_number": self.hand_number,
+            "tiebreak": self.tiebreak,
+            "seats": list(self.seats),
+            "tricks": list(self.tricks),
+            "card_points": list(self.card_points),
+            "trick_points": list(self.trick_points),
+            "first_last_points": list(self.first_last_points),
+            "contract": self.contract.value,
+            "declarer": self.declarer,
+            "contract_made": self.contract_made,
+            "fault_points": list(self.fault_points),
+            "exception": self.exception.value,
+            "scores": list(self.scores),
+            "totals": list(self.totals),
+        }
 
 
 _CONTRACT_BY_TEXT: Final = {c.value: c for c in Contract}

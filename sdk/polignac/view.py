@@ -1,8 +1,9 @@
 """What one seat may know (docs/rules.md 9), built from the match state, never the state itself.
 
-A :class:`PlayerView` holds the seat's own cards, the ruleset, the table, the auction,
-every card played this hand and by whom, who won each trick, the totals and the extra
-points given so far.  It never holds another seat's unplayed card, the seed or the pack.
+A :class:`PlayerView` holds the seat's own cards, the ruleset, the table, the card turned
+for trumps (where one is), the auction, every card played this hand and by whom, who won
+each trick, the totals and the extra points given so far.  It never holds another seat's
+unplayed card, the seed or the pack.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from polignac.cards import Card, Suit, mask_of
-from polignac.rules import Ruleset, deck_mask
+from polignac.rules import Ruleset, cards_each, deck_mask
 from polignac.values import Contract, Decision, Phase, Trick
 
 if TYPE_CHECKING:
@@ -49,6 +50,13 @@ class PlayerView:
 
     Typed code reads :attr:`legal_cards` or :attr:`legal_contracts`, each of one type.
     """
+    turned: Card | None = None
+    """The card turned face up for trumps this hand, or ``None`` (no trumps)."""
+
+    @property
+    def trump(self) -> Suit | None:
+        """This hand's trump suit, or ``None``."""
+        return None if self.turned is None else self.turned.suit
 
     @property
     def legal_cards(self) -> tuple[Card, ...]:
@@ -80,15 +88,15 @@ class PlayerView:
 
     @property
     def unseen_mask(self) -> int:
-        """Cards in other seats' hands: the pack minus own cards and played cards."""
-        return deck_mask(self.rules, len(self.seats)) & ~self.hand_mask & ~self.played_mask
+        """Cards in other seats' hands: the pack minus own cards, played cards and the turned card."""
+        turned = 0 if self.turned is None else self.turned.bit
+        return deck_mask(self.rules, len(self.seats)) & ~self.hand_mask & ~self.played_mask & ~turned
 
     def hand_size(self, seat: int) -> int:
         """How many unplayed cards ``seat`` holds now."""
         if seat not in self.seats:
             return 0
-        cards_each = deck_mask(self.rules, len(self.seats)).bit_count() // len(self.seats)
-        return cards_each - len(self.tricks) - sum(1 for s, _ in self.current_trick if s == seat)
+        return cards_each(self.rules, len(self.seats)) - len(self.tricks) - sum(1 for s, _ in self.current_trick if s == seat)
 
     def known_voids(self) -> dict[int, set[Suit]]:
         """Suits each seat is known to lack: it did not follow when that suit was led."""
@@ -103,7 +111,7 @@ class PlayerView:
         return voids
 
     def points_taken(self, seat: int) -> int:
-        """Penalty-card points ``seat`` has taken in tricks this hand (no contract or trick bonuses)."""
+        """Points of the cards ``seat`` has taken in tricks this hand (no contract or trick bonuses)."""
         points = self.rules.card_points
         return sum(points[c.index] for t in self.tricks if t.winner == seat for _, c in t.plays)
 
@@ -129,6 +137,7 @@ class PlayerView:
             "penalties": list(self.penalties),
             "forfeited": list(self.forfeited),
             "legal": [str(d) for d in self.legal],
+            "turned": None if self.turned is None else str(self.turned),
         }
 
 
@@ -155,4 +164,5 @@ def player_view(match: Match, seat: int) -> PlayerView:
         penalties=match.penalties,
         forfeited=match.forfeited,
         legal=legal,
+        turned=match.turned,
     )

@@ -52,7 +52,7 @@ _CONTRACT_TO_PB: Final[dict[Contract, pb.Contract]] = {
     Contract.GENERAL: pb.CONTRACT_GENERAL,
 }
 _CONTRACT_FROM_PB: Final[dict[int, Contract]] = {v: k for k, v in _CONTRACT_TO_PB.items()}
-_CARD_TEXT: Final = tuple(str(Card.from_index(i)) for i in range(32))
+_CARD_TEXT: Final = tuple(str(Card.from_index(i)) for i in range(52))
 _CARD_BY_TEXT: Final = {text: Card.from_index(i) for i, text in enumerate(_CARD_TEXT)}
 
 
@@ -69,7 +69,8 @@ def contract_from_pb(value: int) -> Contract | None:
 def ruleset_to_pb(rules: Ruleset) -> pb.Ruleset:
     """The Ruleset message of ``rules``."""
     table = rules.to_dict()
-    return pb.Ruleset(**table)
+    known = pb.Ruleset.DESCRIPTOR.fields_by_name
+    return pb.Ruleset(**{key: value for key, value in table.items() if key in known})
 
 
 def ruleset_from_pb(message: pb.Ruleset) -> Ruleset:
