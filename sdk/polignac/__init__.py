@@ -15,6 +15,7 @@ from polignac.errors import CardParseError, IllegalDecision, PolignacError, Reco
 from polignac.events import Event, redact
 from polignac.faults import fallback
 from polignac.rules import PRESETS, FaultPolicy, RemovedSevens, Ruleset, preset
+from polignac.statuses import MatchStatus
 from polignac.values import Contract, Decision, Phase, Trick, parse_decision
 from polignac.view import PlayerView
 
@@ -34,6 +35,7 @@ __all__ = [
     "FaultPolicy",
     "IllegalDecision",
     "Match",
+    "MatchStatus",
     "Phase",
     "PlayerView",
     "PolignacError",
