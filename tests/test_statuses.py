@@ -2,25 +2,31 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
+import grpc.aio
 import pytest
 
 from polignac import Card, preset
-from polignac.bot import Bot, play_local
+from polignac._proto.polignac.v1 import referee_pb2 as pb
+from polignac._proto.polignac.v1 import referee_pb2_grpc as pb_grpc
+from polignac.bot import Bot, BotConnectionError, MatchOutcome, play_local, run_async
 from polignac.faults import Fault
 from polignac.view import PlayerView
+from polignac.wire import ruleset_to_pb
 from polignac_arena.referee import MatchResult
 from polignac_arena.replay import replay_lines
 from polignac_arena.statuses import ActionStatus, MatchStatus, TournamentStatus, UnknownStatusError
 from polignac_arena.store import Store
-from tests.referee.helpers import polite_match, referee, run
+from tests.referee.helpers import match_with_raw_seat, polite_match, referee, run
 
 # -- the enums ------------------------------------------------------------------------------------
 
@@ -43,6 +49,11 @@ def test_parsing_an_unknown_status_names_it_and_what_is_known() -> None:
             MatchStatus.parse(bad)
     with pytest.raises(ValueError, match="unknown tournament status 'paused'"):  # a ValueError, as before
         TournamentStatus.parse("paused")
+
+
+def test_the_proto_enum_names_every_match_status() -> None:
+    names = {pb.MatchStatus.Name(number) for number in pb.MatchStatus.values()}
+    assert names == {"MATCH_STATUS_UNSPECIFIED"} | {f"MATCH_STATUS_{s.name}" for s in MatchStatus}
 
 
 # -- the store ------------------------------------------------------------------------------------
@@ -144,6 +155,76 @@ def test_writing_an_unknown_status_is_refused(tmp_path: Path) -> None:
 # -- the referee and the records ------------------------------------------------------------------
 
 
+def _ended(messages: list[pb.PlayResponse]) -> pb.MatchEnded:
+    [ended] = [m.match_ended for m in messages if m.WhichOneof("payload") == "match_ended"]
+    return ended
+
+
+def _result_line(result: MatchResult) -> dict[str, Any]:
+    return json.loads(json.dumps(result.record))[-1]  # as written to the file
+
+
+def test_a_finished_match_ends_with_both_fields_and_the_sdk_reads_them() -> None:
+    async def scenario() -> tuple[MatchResult, pb.MatchEnded, list[MatchOutcome]]:
+        async with referee() as server:
+            _host, raw, result, polite = await match_with_raw_seat(server, preset("classic", limit=3))
+            await raw.open()
+            await raw.hello()
+            assert await raw.play_politely() is not None
+            await raw.close()
+            return await result, _ended(raw.received), list(await asyncio.gather(*polite))
+
+    result, ended, outcomes = run(scenario())
+    assert (ended.status, ended.status_code) == ("finished", pb.MATCH_STATUS_FINISHED) and list(ended.places) == list(result.places or ())
+    assert result.status is MatchStatus.FINISHED
+    assert all(o.status is MatchStatus.FINISHED for o in outcomes)
+    assert _result_line(result)["status"] == "finished"
+    replay = replay_lines(result.record)
+    assert replay.divergence is None and replay.status is MatchStatus.FINISHED
+
+
+def test_an_aborted_match_ends_with_both_fields_and_the_sdk_reads_them() -> None:
+    async def scenario() -> tuple[MatchResult, pb.MatchEnded, list[MatchOutcome]]:
+        async with referee() as server:
+            host, raw, result, polite = await match_with_raw_seat(server)
+            await raw.open()
+            await raw.hello()
+            assert await raw.next_payload("decision_request") is not None  # every seat has joined
+            host.abort("the test stops it")
+            assert await raw.next_payload("match_ended") is not None
+            await raw.close()
+            return await result, _ended(raw.received), list(await asyncio.gather(*polite))
+
+    result, ended, outcomes = run(scenario())
+    assert (ended.status, ended.status_code, list(ended.places)) == ("aborted", pb.MATCH_STATUS_ABORTED, [])
+    assert result.status is MatchStatus.ABORTED and result.places is None
+    assert all(o.status is MatchStatus.ABORTED and o.places == () for o in outcomes)
+    line = _result_line(result)
+    assert (line["status"], line["places"], line["reason"]) == ("aborted", None, "the test stops it")
+    assert replay_lines(result.record).status is MatchStatus.ABORTED
+
+
+def test_a_referee_failure_ends_with_both_fields_saying_error() -> None:
+    async def scenario() -> tuple[MatchResult, pb.MatchEnded]:
+        async with referee() as server:
+            host, raw, result, polite = await match_with_raw_seat(server)
+
+            async def broken_turn() -> None:
+                raise RuntimeError("a bug in the referee")
+
+            host._turn = broken_turn  # type: ignore[method-assign]
+            await raw.open()
+            await raw.hello()
+            assert await raw.next_payload("match_ended") is not None
+            await raw.close()
+            await asyncio.gather(*polite)
+            return await result, _ended(raw.received)
+
+    result, ended = run(scenario())
+    assert (ended.status, ended.status_code) == ("error", pb.MATCH_STATUS_ERROR)
+    assert result.status is MatchStatus.ERROR
+
+
 def test_a_record_with_an_unknown_status_is_refused_naming_the_line() -> None:
     async def scenario() -> MatchResult:
         async with referee() as server:
@@ -179,6 +260,60 @@ class _Listener(Bot):
 
     def on_match_end(self, places: tuple[int, ...], totals: tuple[int, ...], status: MatchStatus) -> None:
         self.ends.append((places, totals, status))
+
+
+class _ScriptedReferee(pb_grpc.RefereeServiceServicer):
+    """A referee that seats the bot and at once ends the match with the MatchEnded it is given."""
+
+    def __init__(self, ended: pb.MatchEnded | None) -> None:
+        self.ended = ended
+
+    async def Play(self, request_iterator: AsyncIterator[pb.PlayRequest], context: Any) -> AsyncIterator[pb.PlayResponse]:
+        hello = await anext(aiter(request_iterator))
+        assert hello.WhichOneof("message") == "hello"
+        yield pb.PlayResponse(
+            welcome=pb.Welcome(match_id="scripted", seat=0, ruleset=ruleset_to_pb(preset("classic")), seat_names=["listener"] * 4)
+        )
+        if self.ended is not None:
+            yield pb.PlayResponse(match_ended=self.ended)
+
+
+def _against(ended: pb.MatchEnded | None) -> tuple[MatchOutcome, _Listener]:
+    async def scenario() -> tuple[MatchOutcome, _Listener]:
+        server = grpc.aio.server()
+        pb_grpc.add_RefereeServiceServicer_to_server(_ScriptedReferee(ended), server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            bot = _Listener()
+            return await run_async(bot, f"127.0.0.1:{port}", "token"), bot
+        finally:
+            await server.stop(grace=None)
+
+    return run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("status_code", "status", "expected"),
+    [
+        pytest.param(pb.MATCH_STATUS_ABORTED, "", MatchStatus.ABORTED, id="the enum alone"),
+        pytest.param(pb.MATCH_STATUS_FINISHED, "aborted", MatchStatus.FINISHED, id="the enum wins over the text"),
+        pytest.param(pb.MATCH_STATUS_UNSPECIFIED, "aborted", MatchStatus.ABORTED, id="a 1.0 referee: the text"),
+        pytest.param(99, "error", MatchStatus.ERROR, id="an enum value from a later version: the text"),
+    ],
+)
+def test_the_sdk_reads_the_enum_and_falls_back_to_the_text(status_code: int, status: str, expected: MatchStatus) -> None:
+    places = [1, 2, 3, 4] if expected is MatchStatus.FINISHED else []
+    outcome, bot = _against(pb.MatchEnded(places=places, totals=[0, 1, 2, 3], status=status, status_code=status_code))  # type: ignore[arg-type]
+    assert outcome.status is expected and outcome.seat == 0
+    assert bot.ends == [(tuple(places), (0, 1, 2, 3), expected)] and bot.ends[0][2] is expected
+
+
+def test_the_sdk_refuses_a_status_it_cannot_read_and_tells_a_match_without_an_end() -> None:
+    with pytest.raises(BotConnectionError, match="a status this SDK does not know: 'paused' \\(status_code 7\\)"):
+        _against(pb.MatchEnded(totals=[0, 0, 0, 0], status="paused", status_code=7))  # type: ignore[arg-type]
+    outcome, bot = _against(None)
+    assert outcome.status is None and bot.ends == []
 
 
 def test_the_local_harness_reports_the_enum() -> None:

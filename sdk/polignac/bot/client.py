@@ -25,6 +25,8 @@ __all__ = ["BotConnectionError", "MatchOutcome", "run", "run_async"]
 ADDRESS_ENV = "POLIGNAC_ADDRESS"
 TOKEN_ENV = "POLIGNAC_TOKEN"
 _FAULT_NAMES = {v: k.removeprefix("FAULT_").lower() for k, v in pb.Fault.items()}
+# MatchEnded.status_code by number, named as the enum is (MATCH_STATUS_ + the member's name).
+_STATUSES = {pb.MatchStatus.Value(f"MATCH_STATUS_{status.name}"): status for status in MatchStatus}
 # Matches the referee's limits: a view is a few kilobytes at most.
 CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 1 << 20), ("grpc.max_send_message_length", 64 << 10)]
 
@@ -127,13 +129,16 @@ async def _converse(bot: Bot, call: grpc.aio.StreamStreamCall) -> MatchOutcome:
 
 
 def _match_status(ended: pb.MatchEnded) -> MatchStatus:
-    """The ``status`` text as its enum."""
+    """``status_code`` when it is set (a referee of protocol 1.1 on), else the ``status`` text (1.0)."""
+    known = _STATUSES.get(ended.status_code)
+    if known is not None:
+        return known
     try:
         return MatchStatus.parse(ended.status)
     except UnknownStatusError:
         raise BotConnectionError(
-            f"the referee ended the match with a status this SDK does not know: {ended.status[:40]!r};"
-            " a later version of polignac may know it"
+            f"the referee ended the match with a status this SDK does not know: {ended.status[:40]!r}"
+            f" (status_code {ended.status_code}); a later version of polignac may know it"
         ) from None
 
 

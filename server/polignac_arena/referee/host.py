@@ -54,6 +54,8 @@ _FAULT_TO_PB = {
     Fault.DISCONNECTED: pb.FAULT_DISCONNECTED,
     Fault.CRASHED: pb.FAULT_CRASHED,
 }
+# MatchEnded.status_code, named as the enum is (MATCH_STATUS_ + the member's name).
+_STATUS_TO_PB = {status: pb.MatchStatus.Value(f"MATCH_STATUS_{status.name}") for status in MatchStatus}
 # How long to wait for a bot's process to be reported dead after its stream ends,
 # to tell CRASHED from DISCONNECTED.
 _EXIT_PROBE_S = 0.5
@@ -651,7 +653,8 @@ class MatchHost:
     async def _finish(self, status: MatchStatus) -> MatchResult:
         match = self.match
         places = match.places if status is MatchStatus.FINISHED else None
-        ended = pb.MatchEnded(places=places or (), totals=match.totals, status=status.value)
+        # Both fields: status_code for clients of protocol 1.1 on, the text for those of 1.0.
+        ended = pb.MatchEnded(places=places or (), totals=match.totals, status=status.value, status_code=_STATUS_TO_PB[status])
         # Every seat still connected hears the end, those that forfeited too (without the events since).
         sends = [
             self._send(seat, pb.PlayResponse(match_ended=ended), with_events=seat not in match.forfeited)
