@@ -105,8 +105,9 @@ def test_fault_notice_and_match_end_lines() -> None:
         "faults": 1,
         "forfeited": False,
     }
-    [end] = response_lines(pb.PlayResponse(match_ended=pb.MatchEnded(places=[1, 2], totals=[3, 4], status="finished")))
-    assert end == {"type": "match_ended", "places": [1, 2], "totals": [3, 4], "status": "finished"}
+    ended = pb.MatchEnded(places=[1, 2], totals=[3, 4], status="finished", status_code=pb.MATCH_STATUS_FINISHED)
+    [end] = response_lines(pb.PlayResponse(match_ended=ended))
+    assert end == {"type": "match_ended", "places": [1, 2], "totals": [3, 4], "status": "finished", "status_code": "finished"}
 
 
 # -- bot -> arena ------------------------------------------------------------------------------
@@ -374,7 +375,13 @@ def _message_of(value: dict[str, Any]) -> pb.PlayResponse:
     from google.protobuf import json_format
 
     def enums(v: Any, key: str = "") -> Any:
-        prefix = {"contract": "CONTRACT_", "legal_contracts": "CONTRACT_", "kind": "DECISION_KIND_", "fault": "FAULT_"}.get(key)
+        prefix = {
+            "contract": "CONTRACT_",
+            "legal_contracts": "CONTRACT_",
+            "kind": "DECISION_KIND_",
+            "fault": "FAULT_",
+            "status_code": "MATCH_STATUS_",
+        }.get(key)
         if isinstance(v, dict):
             return {k: enums(x, k) for k, x in v.items() if x is not None}
         if isinstance(v, list):

@@ -27,6 +27,7 @@ from polignac.rules import (
     cards_each,
     preset,
 )
+from polignac.statuses import MatchStatus
 from polignac.values import Contract, Decision, HandResult, Phase, ScoreException, Trick, parse_decision
 from polignac.view import PlayerView
 
@@ -50,6 +51,7 @@ __all__ = [
     "HandScore",
     "IllegalDecision",
     "Match",
+    "MatchStatus",
     "Phase",
     "PlayerView",
     "PolignacError",

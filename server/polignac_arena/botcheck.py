@@ -14,6 +14,7 @@ from polignac_arena.replay import replay_lines
 from polignac_arena.runner import BotSpecError, run_local_match
 from polignac_arena.seats import SeatKind, SeatLimits, launcher_for
 from polignac_arena.signals import until_signal
+from polignac_arena.statuses import MatchStatus
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, load_submission
 
 __all__ = ["CheckReport", "check_submission"]
@@ -104,7 +105,7 @@ def check_submission(
             detail += f"\nfirst fault: {last[0]['detail']}"
         if stderrs[0].strip():
             detail += "\nbot stderr (last lines):\n" + "\n".join(stderrs[0].strip().splitlines()[-8:])
-    passed = result.status == "finished" and not faults and bool(decisions)
+    passed = result.status is MatchStatus.FINISHED and not faults and bool(decisions)
     report.add("smoke match", passed, detail)
     replay = replay_lines(result.record)
     report.add("replay", replay.divergence is None, replay.divergence or "the record replays exactly")

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from polignac import Match, PolignacError, Ruleset
 from polignac.events import HandEnded
 from polignac_arena.render import render_events
+from polignac_arena.statuses import ActionStatus, MatchStatus, UnknownStatusError
 
 __all__ = ["Replay", "replay_lines"]
+
+S = TypeVar("S", MatchStatus, ActionStatus)
 
 
 @dataclass
@@ -22,6 +25,11 @@ class Replay:
     result: dict[str, Any] | None
     divergence: str | None
     """The first place where the record and the engine disagree, or ``None``."""
+
+    @property
+    def status(self) -> MatchStatus | None:
+        """How the record says the match ended; None when it has no result line (it was cut short)."""
+        return None if self.result is None else MatchStatus.parse(self.result.get("status"))
 
     @property
     def names(self) -> list[str]:
@@ -39,7 +47,7 @@ class Replay:
             *render_events(self.match.events, self.match.rules),
         ]
         if self.result is not None:
-            lines.append(f"Record status: {self.result.get('status')}")
+            lines.append(f"Record status: {self.status}")
             faults = self.result.get("faults") or []
             for seat, counts in enumerate(faults):
                 if counts:
@@ -48,7 +56,12 @@ class Replay:
 
 
 def replay_lines(lines: Sequence[dict[str, Any]]) -> Replay:
-    """Re-run a record's actions, checking each hand's scores and the result against the engine."""
+    """Re-run a record's actions, checking each hand's scores and the result against the engine.
+
+    A line that is not a record's (a header that describes no match, a status this arena does
+    not know) raises :class:`ValueError` naming it; where the record and the engine disagree
+    is the returned replay's ``divergence``.
+    """
     header = lines[0]
     try:
         rules = Ruleset.from_dict(header["rules"])
@@ -64,6 +77,8 @@ def replay_lines(lines: Sequence[dict[str, Any]]) -> Replay:
     for number, line in enumerate(lines[1:], start=2):
         kind = line.get("type")
         if kind == "action":
+            if "status" in line:
+                _status(ActionStatus, line["status"], number)
             action = line.get("action")
             actor = match.to_act
             if isinstance(action, str) and "seat" in line and line["seat"] != actor:
@@ -82,8 +97,9 @@ def replay_lines(lines: Sequence[dict[str, Any]]) -> Replay:
                 if line.get(key) != engine[key]:
                     return diverged(f"line {number}: hand {engine['hand_number']} {key}: record {line.get(key)!r}, engine {engine[key]!r}")
         elif kind == "result":
+            status = _status(MatchStatus, line.get("status"), number)
             result = line
-            if line.get("status") == "finished":
+            if status is MatchStatus.FINISHED:
                 if not match.is_over:
                     return diverged(
                         f"line {number}: the record says the match finished, but the engine still waits for seat {match.to_act}"
@@ -95,3 +111,11 @@ def replay_lines(lines: Sequence[dict[str, Any]]) -> Replay:
     if result is None:
         return diverged("the record has no result line: it was cut short")
     return Replay(match, header, result, None)
+
+
+def _status(kind: type[S], text: object, number: int) -> S:
+    """A record line's status as its enum; an unknown one raises, naming the line."""
+    try:
+        return kind.parse(text)
+    except UnknownStatusError as exc:
+        raise UnknownStatusError(f"line {number}: {exc}") from None

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from polignac.cards import Card
 from polignac.events import Event
 from polignac.rules import Ruleset
+from polignac.statuses import MatchStatus
 from polignac.values import Contract, Decision, Phase
 from polignac.view import PlayerView
 
@@ -76,5 +77,5 @@ class Bot:
     def on_fault(self, fault: FaultInfo) -> None:
         """Called when the referee charges this bot with a fault."""
 
-    def on_match_end(self, places: tuple[int, ...], totals: tuple[int, ...], status: str) -> None:
-        """Called when the match is over (``status`` is ``finished`` or ``aborted``)."""
+    def on_match_end(self, places: tuple[int, ...], totals: tuple[int, ...], status: MatchStatus) -> None:
+        """Called when the match is over: ``FINISHED``, or ``ABORTED`` / ``ERROR`` (then ``places`` is empty)."""

@@ -16,6 +16,7 @@ from polignac.bot.base import Bot, FaultInfo, MatchInfo
 from polignac.cards import Card
 from polignac.errors import PolignacError
 from polignac.rules import Ruleset
+from polignac.statuses import MatchStatus, UnknownStatusError
 from polignac.values import Contract, Decision, parse_decision
 from polignac.wire import PROTOCOL_VERSION, TrickCache, contract_to_pb, event_from_pb, ruleset_from_pb, view_from_pb
 
@@ -24,12 +25,14 @@ __all__ = ["BotConnectionError", "MatchOutcome", "run", "run_async"]
 ADDRESS_ENV = "POLIGNAC_ADDRESS"
 TOKEN_ENV = "POLIGNAC_TOKEN"
 _FAULT_NAMES = {v: k.removeprefix("FAULT_").lower() for k, v in pb.Fault.items()}
+# MatchEnded.status_code by number, named as the enum is (MATCH_STATUS_ + the member's name).
+_STATUSES = {pb.MatchStatus.Value(f"MATCH_STATUS_{status.name}"): status for status in MatchStatus}
 # Matches the referee's limits: a view is a few kilobytes at most.
 CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 1 << 20), ("grpc.max_send_message_length", 64 << 10)]
 
 
 class BotConnectionError(RuntimeError):
-    """The bot could not reach the referee, was refused, or lost its stream."""
+    """The bot could not reach the referee, was refused, lost its stream, or was sent what it cannot read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +42,8 @@ class MatchOutcome:
     seat: int | None
     places: tuple[int, ...]
     totals: tuple[int, ...]
-    status: str
+    status: MatchStatus | None
+    """How the referee says the match ended; None when the stream ended without MatchEnded."""
 
 
 def _decision_message(request_id: int, decision: Decision | str) -> pb.PlayRequest:
@@ -89,7 +93,7 @@ async def _converse(bot: Bot, call: grpc.aio.StreamStreamCall) -> MatchOutcome:
     await call.write(pb.PlayRequest(hello=pb.Hello(protocol_version=PROTOCOL_VERSION, bot_name=bot.name, bot_version=bot.version)))
     rules: Ruleset | None = None
     seat: int | None = None
-    outcome = MatchOutcome(None, (), (), "disconnected")
+    outcome = MatchOutcome(None, (), (), None)
     tricks = TrickCache()
     listens = type(bot).on_event is not Bot.on_event  # converting a request's events costs 15-25 us: not for nothing
     while True:
@@ -119,8 +123,23 @@ async def _converse(bot: Bot, call: grpc.aio.StreamStreamCall) -> MatchOutcome:
             )
         elif kind == "match_ended":
             e = response.match_ended
-            outcome = MatchOutcome(seat, tuple(e.places), tuple(e.totals), e.status)
-            bot.on_match_end(outcome.places, outcome.totals, outcome.status)
+            status = _match_status(e)
+            outcome = MatchOutcome(seat, tuple(e.places), tuple(e.totals), status)
+            bot.on_match_end(outcome.places, outcome.totals, status)
+
+
+def _match_status(ended: pb.MatchEnded) -> MatchStatus:
+    """``status_code`` when it is set (a referee of protocol 1.1 on), else the ``status`` text (1.0)."""
+    known = _STATUSES.get(ended.status_code)
+    if known is not None:
+        return known
+    try:
+        return MatchStatus.parse(ended.status)
+    except UnknownStatusError:
+        raise BotConnectionError(
+            f"the referee ended the match with a status this SDK does not know: {ended.status[:40]!r}"
+            f" (status_code {ended.status_code}); a later version of polignac may know it"
+        ) from None
 
 
 def run(bot: Bot, address: str | None = None, token: str | None = None) -> MatchOutcome:

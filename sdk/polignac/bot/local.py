@@ -15,6 +15,7 @@ from polignac.errors import PolignacError
 from polignac.events import MatchEnded, redact
 from polignac.faults import Fault, rule_on_fault
 from polignac.rules import PRESETS, Ruleset, preset
+from polignac.statuses import MatchStatus
 from polignac.values import Contract, Decision, Phase, parse_decision
 
 __all__ = ["ConformanceReport", "LocalResult", "check_bot", "play_local"]
@@ -100,7 +101,7 @@ def _play_one(
         points = ruling.points if ruling.replace else 0
         bot.on_fault(FaultInfo(0, fault.value, problem, fallback, points, fault_counts[seat], ruling.forfeit))
     for bot in bots:
-        bot.on_match_end(match.places or (), match.totals, "finished")
+        bot.on_match_end(match.places or (), match.totals, MatchStatus.FINISHED)
     return match
 
 

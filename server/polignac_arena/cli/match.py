@@ -20,6 +20,7 @@ from polignac_arena.render import render_events, standings_table
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import BotSpecError, resolve_bot, run_local_match
 from polignac_arena.seats import SeatKind
+from polignac_arena.statuses import MatchStatus
 
 __all__ = ["app"]
 
@@ -103,7 +104,7 @@ def match(
             last = plain(err).strip().splitlines()
             if last:
                 console.print(Text(f"  its last stderr line: {last[-1][:200]}"))
-    if result.status != "finished" or result.places is None:
+    if result.status is not MatchStatus.FINISHED or result.places is None:
         fail(f"the match did not finish: {result.status}", 1)
     console.print(f"Final standings ({rules.name}, seed {match_seed})", markup=False)
     table = standings_table(result.places, result.totals, ())

@@ -44,5 +44,4 @@ def verify(file: RecordFile) -> None:
     if replay.divergence:
         print(plain(f"{file}: DIVERGES: {replay.divergence}"))
         raise typer.Exit(1)
-    status = replay.result.get("status") if replay.result else "?"
-    print(f"{file}: OK: {len(replay.match.actions)} actions replay exactly ({status}, places {list(replay.match.places or ())})")
+    print(f"{file}: OK: {len(replay.match.actions)} actions replay exactly ({replay.status}, places {list(replay.match.places or ())})")

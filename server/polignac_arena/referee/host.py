@@ -40,6 +40,7 @@ from polignac.events import HandDealt, HandEnded
 from polignac.wire import TrickMessages, contract_from_pb, event_to_pb, request_to_pb, ruleset_to_pb
 from polignac_arena.referee.faults import Fault, rule_on_fault
 from polignac_arena.referee.record import FORMAT, write_record
+from polignac_arena.statuses import ActionStatus, MatchStatus
 
 __all__ = ["MAX_BACKLOG", "MAX_REQUEST_ID", "MatchHost", "MatchResult", "SeatConnection", "TimeControl"]
 
@@ -53,6 +54,8 @@ _FAULT_TO_PB = {
     Fault.DISCONNECTED: pb.FAULT_DISCONNECTED,
     Fault.CRASHED: pb.FAULT_CRASHED,
 }
+# MatchEnded.status_code, named as the enum is (MATCH_STATUS_ + the member's name).
+_STATUS_TO_PB = {status: pb.MatchStatus.Value(f"MATCH_STATUS_{status.name}") for status in MatchStatus}
 # How long to wait for a bot's process to be reported dead after its stream ends,
 # to tell CRASHED from DISCONNECTED.
 _EXIT_PROBE_S = 0.5
@@ -147,8 +150,7 @@ class MatchResult:
     """How a hosted match ended."""
 
     match_id: str
-    status: str
-    """``finished``, ``aborted`` or ``error``."""
+    status: MatchStatus
     places: tuple[int, ...] | None
     totals: tuple[int, ...]
     names: tuple[str, ...]
@@ -301,16 +303,16 @@ class MatchHost:
 
     async def run(self) -> MatchResult:
         """Play the whole match and return its result (never raises for a bot's behaviour)."""
-        status = "finished"
+        status = MatchStatus.FINISHED
         try:
             await self._seat_everyone()
             while not self.match.is_over and self._aborted is None:
                 await self._turn()
             if self._aborted is not None:
-                status = "aborted"
+                status = MatchStatus.ABORTED
         except Exception:  # a bug here must not take the referee down: record it as an error
             log.exception("match %s failed", self.match_id)
-            status = "error"
+            status = MatchStatus.ERROR
         return await self._finish(status)
 
     async def _seat_everyone(self) -> None:
@@ -449,7 +451,16 @@ class MatchHost:
             return
         hand = match.hand_number
         match.apply(decision)
-        self._line("action", seat=seat, hand=hand, action=str(decision), request_id=request_id, reply=reply, status="ok", ms=round(ms, 3))
+        self._line(
+            "action",
+            seat=seat,
+            hand=hand,
+            action=str(decision),
+            request_id=request_id,
+            reply=reply,
+            status=ActionStatus.OK,
+            ms=round(ms, 3),
+        )
         self._note_hand_ends()
 
     # -- everything that is not the awaited decision ----------------------------------------
@@ -551,7 +562,7 @@ class MatchHost:
                 action=match.actions[-1],
                 request_id=request_id,
                 reply=reply,
-                status=fault.value,
+                status=ActionStatus.of(fault),
                 ms=_ms(ms),
                 detail=detail,
             )
@@ -560,7 +571,7 @@ class MatchHost:
             fallback = str(decision)
             if ruling.points:
                 match.add_penalty(seat, ruling.points, fault.value)
-                self._line("action", seat=seat, hand=hand, action=match.actions[-1], status=fault.value)
+                self._line("action", seat=seat, hand=hand, action=match.actions[-1], status=ActionStatus.of(fault))
             match.apply(decision)
             self._line(
                 "action",
@@ -569,7 +580,7 @@ class MatchHost:
                 action=fallback,
                 request_id=request_id,
                 reply=reply,
-                status=fault.value,
+                status=ActionStatus.of(fault),
                 ms=_ms(ms),
                 detail=detail,
             )
@@ -639,10 +650,11 @@ class MatchHost:
                 self._line("hand_ended", **{k: v for k, v in event.to_dict().items() if k != "event"})
         self._recorded_events = self.match.event_count
 
-    async def _finish(self, status: str) -> MatchResult:
+    async def _finish(self, status: MatchStatus) -> MatchResult:
         match = self.match
-        places = match.places if status == "finished" else None
-        ended = pb.MatchEnded(places=places or (), totals=match.totals, status=status)
+        places = match.places if status is MatchStatus.FINISHED else None
+        # Both fields: status_code for clients of protocol 1.1 on, the text for those of 1.0.
+        ended = pb.MatchEnded(places=places or (), totals=match.totals, status=status.value, status_code=_STATUS_TO_PB[status])
         # Every seat still connected hears the end, those that forfeited too (without the events since).
         sends = [
             self._send(seat, pb.PlayResponse(match_ended=ended), with_events=seat not in match.forfeited)

@@ -5,11 +5,13 @@ Line types, in order:
 - ``header``: format, match id, engine version, ruleset, seed, time control, seats
   (seat, name, version), start time.
 - ``action``: one engine action (``action`` as in ``Match.apply_action``) with its seat,
-  hand, and for decisions the request id, the bot's reply, the status (``ok`` or a fault)
-  and the milliseconds it took.
+  hand, and for decisions the request id, the bot's reply, the status (an
+  :class:`~polignac_arena.statuses.ActionStatus`: ``ok`` or a fault) and the milliseconds it
+  took.
 - ``fault``: a fault that replaced nothing (stale, unsolicited, disconnect...).
 - ``hand_ended``: the engine's HandEnded event, to check a replay against.
-- ``result``: status (``finished``, ``aborted``), places, totals, faults by seat.
+- ``result``: status (a :class:`~polignac.statuses.MatchStatus`: ``finished``, ``aborted``,
+  ``error``), places, totals, faults by seat, and the reason of an abort.
 """
 
 from __future__ import annotations

@@ -18,17 +18,19 @@ the file as ours):
     ``added_at``; unique ``(name, version)``.  A bot's key elsewhere is ``name@version``.
 ``tournaments``
     ``id``, ``name`` (unique), ``config`` (canonical JSON: sorted keys, no spaces), ``source``
-    (the TOML text, for display; never compared), ``status`` (scheduled, running, finished,
-    stopped), ``created_at``, ``updated_at``, ``rating_cursor``: the schedule index of the next
-    fixture whose result is to be rated; every fixture before it has been rated (or was void).
+    (the TOML text, for display; never compared), ``status`` (the text of a
+    :class:`~polignac_arena.statuses.TournamentStatus`: scheduled, running, finished,
+    stopped), ``created_at``, ``updated_at``, ``rating_cursor``: the schedule index of the
+    next fixture whose result is to be rated; every fixture before it has been rated (or was
+    void).
 ``fixtures``
     the schedule: ``(tournament_id, idx)`` primary key, ``seats`` (JSON list of bot keys),
     ``seed`` (decimal text: seeds go up to 2**64 - 1, past SQLite's signed integers),
     ``grp`` (the fixture's group as JSON, e.g. a duplicate-deal set).
 ``results``
-    every hosted match: ``id``, ``tournament_id``, ``idx``, ``match_id``, ``status`` (finished,
-    aborted, error), ``final`` (1 when it is the fixture's result, 0 for an attempt kept for
-    diagnosis only), ``places``, ``totals``, ``faults`` (per seat, counts by kind),
+    every hosted match: ``id``, ``tournament_id``, ``idx``, ``match_id``, ``status`` (the text
+    of a :class:`~polignac.statuses.MatchStatus`: finished, aborted, error), ``final`` (1 when
+    it is the fixture's result, 0 for an attempt kept for diagnosis only), ``places``, ``totals``, ``faults`` (per seat, counts by kind),
     ``penalties`` (penalty points per seat), all JSON lists by seat; ``hands`` (hands played),
     ``duration_s``, ``finished_at``, ``record_path``.  At most one final result per fixture and
     one final result per match id (partial unique indexes).
@@ -53,6 +55,8 @@ Results and ratings:
   fixture stores it with ``final=True``: a void result that completes the fixture and that the
   cursor passes without rating.
 - Ratings and statistics only ever use final finished results.
+- A status column read back becomes its enum; a text that is none of its values (a file
+  edited by hand) raises :class:`~polignac.statuses.UnknownStatusError` naming it.
 """
 
 from __future__ import annotations
@@ -74,14 +78,12 @@ from polignac_arena.store.records import (
     StoreError,
     Tournament,
 )
-from polignac_arena.store.schema import APPLICATION_ID, MIGRATIONS, RESULT_STATUSES, TOURNAMENT_STATUSES, schema_version
+from polignac_arena.store.schema import APPLICATION_ID, MIGRATIONS, schema_version
 from polignac_arena.store.store import Store
 
 __all__ = [
     "APPLICATION_ID",
     "MIGRATIONS",
-    "RESULT_STATUSES",
-    "TOURNAMENT_STATUSES",
     "Bot",
     "ConflictError",
     "FixtureLike",

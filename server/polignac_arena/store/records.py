@@ -6,6 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from polignac_arena.statuses import MatchStatus, TournamentStatus
+
 Rating = tuple[float, float]
 """``(mu, sigma)``."""
 
@@ -68,7 +70,7 @@ class Tournament:
     name: str
     config: dict[str, Any]
     source: str | None
-    status: str
+    status: TournamentStatus
     created_at: str
     updated_at: str
     rating_cursor: int
@@ -107,7 +109,7 @@ class StoredResult:
     seats: tuple[str, ...]
     seed: int
     match_id: str
-    status: str
+    status: MatchStatus
     final: bool
     places: tuple[int, ...] | None
     totals: tuple[int, ...]

@@ -11,9 +11,11 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from polignac_arena.statuses import MatchStatus, TournamentStatus, UnknownStatusError, parse_status
 from polignac_arena.store import schema
 from polignac_arena.store.encoding import (
     _canonical_config,
@@ -45,7 +47,9 @@ from polignac_arena.store.records import (
     Tournament,
     _Finished,
 )
-from polignac_arena.store.schema import APPLICATION_ID, RESULT_STATUSES, TOURNAMENT_STATUSES
+from polignac_arena.store.schema import APPLICATION_ID
+
+S = TypeVar("S", bound=StrEnum)
 
 
 class Store:
@@ -221,9 +225,16 @@ class Store:
 
     _TOURNAMENT = "SELECT id, name, config, source, status, created_at, updated_at, rating_cursor FROM tournaments"
 
-    @staticmethod
-    def _tournament(row: Sequence[Any]) -> Tournament:
-        return Tournament(row[0], row[1], json.loads(row[2]), row[3], row[4], row[5], row[6], row[7])
+    def _tournament(self, row: Sequence[Any]) -> Tournament:
+        status = self._status(TournamentStatus, row[4], "tournament status", f"tournament {row[1]!r}")
+        return Tournament(row[0], row[1], json.loads(row[2]), row[3], status, row[5], row[6], row[7])
+
+    def _status(self, kind: type[S], text: object, what: str, owner: str) -> S:
+        """A status column's text as its enum: an unknown text (a file edited by hand) is an error, never passed on."""
+        try:
+            return parse_status(kind, text, what)
+        except UnknownStatusError as exc:
+            raise UnknownStatusError(f"the store {str(self.path)!r}: {owner} has an {exc}") from None
 
     def create_tournament(
         self,
@@ -264,8 +275,8 @@ class Store:
             now = _now()
             tid = int(
                 conn.execute(
-                    "INSERT INTO tournaments (name, config, source, status, created_at, updated_at) VALUES (?, ?, ?, 'scheduled', ?, ?)",
-                    (name, canonical, source, now, now),
+                    "INSERT INTO tournaments (name, config, source, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    (name, canonical, source, TournamentStatus.SCHEDULED.value, now, now),
                 ).lastrowid
                 or 0
             )
@@ -321,13 +332,12 @@ class Store:
             rows = conn.execute(f"{self._TOURNAMENT} ORDER BY id").fetchall()
         return [self._tournament(row) for row in rows]
 
-    def set_status(self, tournament_id: int, status: str) -> None:
-        """Set a tournament's status: one of :data:`TOURNAMENT_STATUSES`."""
-        if status not in TOURNAMENT_STATUSES:
-            raise ValueError(f"a tournament's status must be one of {', '.join(TOURNAMENT_STATUSES)}, got {status!r}")
+    def set_status(self, tournament_id: int, status: TournamentStatus) -> None:
+        """Set a tournament's status (its text is taken too); :class:`UnknownStatusError` for any other."""
+        status = TournamentStatus.parse(status)
         with self._write() as conn:
             self._require(conn, tournament_id)
-            conn.execute("UPDATE tournaments SET status = ?, updated_at = ? WHERE id = ?", (status, _now(), tournament_id))
+            conn.execute("UPDATE tournaments SET status = ?, updated_at = ? WHERE id = ?", (status.value, _now(), tournament_id))
 
     @staticmethod
     def _fixture(row: Sequence[Any]) -> StoredFixture:
@@ -367,7 +377,8 @@ class Store:
                 attempts += 1
                 continue
             done += 1
-            void += status != "finished"
+            ended = self._status(MatchStatus, status, "match status", f"a result of tournament {tournament.name!r}")
+            void += ended is not MatchStatus.FINISHED
             for counts in json.loads(seat_faults):
                 faults.update(counts)
         return Progress(total, done, void, tournament.rating_cursor, attempts, dict(sorted(faults.items())))
@@ -380,7 +391,7 @@ class Store:
         idx: int,
         *,
         match_id: str,
-        status: str,
+        status: MatchStatus,
         places: Sequence[int] | None,
         totals: Sequence[int],
         faults: Sequence[Mapping[str, int]],
@@ -398,8 +409,8 @@ class Store:
         ``places``, ``totals``, ``faults`` (counts by kind) and ``penalties`` (penalty points;
         default: ``totals``) are by seat, as in the fixture.  ``record`` is the match record
         (its lines, or their JSON-lines text), stored compressed; ``record_path`` where a copy
-        lives, if anywhere.  ``final`` defaults to ``status == "finished"``: see the module
-        docstring for aborted and errored matches.
+        lives, if anywhere.  ``final`` defaults to ``status is MatchStatus.FINISHED``: see the
+        module docstring for aborted and errored matches.  ``status`` may be given as its text.
 
         A final result is stored exactly once per fixture: storing the same match id again
         changes nothing and returns ``stored=False``; another match id raises
@@ -412,10 +423,10 @@ class Store:
 
         If anything fails (``rate`` raising included), nothing at all is stored.
         """
-        if status not in RESULT_STATUSES:
-            raise ValueError(f"a result's status must be one of {', '.join(RESULT_STATUSES)}, got {status!r}")
-        final = status == "finished" if final is None else bool(final)
-        if status == "finished" and not final:
+        status = MatchStatus.parse(status)
+        finished = status is MatchStatus.FINISHED
+        final = finished if final is None else bool(final)
+        if finished and not final:
             raise ValueError("a finished match is the fixture's final result: final=False is for aborted or errored ones")
         if not isinstance(match_id, str) or not match_id:
             raise ValueError(f"a result needs a match id, got {match_id!r}")
@@ -430,7 +441,7 @@ class Store:
                 raise StoreError(f"tournament {tournament.name!r} has no fixture {idx!r}")
             n = len(json.loads(fixture[0]))
             values = (
-                None if status != "finished" and places is None else _json(_ints(places, "places", n, minimum=1)),
+                None if not finished and places is None else _json(_ints(places, "places", n, minimum=1)),
                 _json(_ints(totals, "totals", n)),
                 _json(self._faults(faults, n)),
                 _json(_ints(totals if penalties is None else penalties, "penalties", n)),
@@ -454,7 +465,7 @@ class Store:
                     tournament_id,
                     idx,
                     match_id,
-                    status,
+                    status.value,
                     int(final),
                     *values,
                     hands,
@@ -494,7 +505,8 @@ class Store:
             ).fetchone()
             if row is None:
                 break
-            if row[1] == "finished":
+            status = self._status(MatchStatus, row[1], "match status", f"the result of fixture {cursor} of {tournament.name!r}")
+            if status is MatchStatus.FINISHED:
                 seats = tuple(json.loads(row[0]))
                 bots = sorted(set(seats))
                 marks = ", ".join("?" * len(bots))
@@ -530,11 +542,11 @@ class Store:
                  FROM results r JOIN tournaments t ON t.id = r.tournament_id
                  JOIN fixtures f ON f.tournament_id = r.tournament_id AND f.idx = r.idx"""
 
-    @staticmethod
-    def _result(row: Sequence[Any], record: list[dict[str, Any]] | None = None) -> StoredResult:
+    def _result(self, row: Sequence[Any], record: list[dict[str, Any]] | None = None) -> StoredResult:
         places = None if row[8] is None else tuple(json.loads(row[8]))
+        status = self._status(MatchStatus, row[6], "match status", f"match {row[5]!r}")
         return StoredResult(
-            row[0], row[1], row[2], tuple(json.loads(row[3])), int(row[4]), row[5], row[6], bool(row[7]), places,
+            row[0], row[1], row[2], tuple(json.loads(row[3])), int(row[4]), row[5], status, bool(row[7]), places,
             tuple(json.loads(row[9])), tuple(json.loads(row[10])), row[11], tuple(json.loads(row[12])), row[13], row[14], row[15], record,
         )  # fmt: skip
 
@@ -591,13 +603,13 @@ class Store:
 
     _FINISHED = """SELECT f.seats, r.places, r.faults, r.hands, r.penalties FROM results r
                    JOIN fixtures f ON f.tournament_id = r.tournament_id AND f.idx = r.idx
-                   WHERE r.final = 1 AND r.status = 'finished'"""
+                   WHERE r.final = 1 AND r.status = ?"""
 
     def _finished(self, conn: sqlite3.Connection, tournament_id: int | None) -> Iterator[_Finished]:
         if tournament_id is None:
-            rows = conn.execute(self._FINISHED)
+            rows = conn.execute(self._FINISHED, (MatchStatus.FINISHED.value,))
         else:
-            rows = conn.execute(self._FINISHED + " AND r.tournament_id = ?", (tournament_id,))
+            rows = conn.execute(self._FINISHED + " AND r.tournament_id = ?", (MatchStatus.FINISHED.value, tournament_id))
         for seats, places, faults, hands, penalties in rows:
             yield json.loads(seats), json.loads(places), json.loads(faults), hands, json.loads(penalties)
 
@@ -691,14 +703,18 @@ class Store:
 
         SQLite's integrity and foreign key checks, then, per tournament: no final result before
         the rating cursor is missing, the cursor stopped at the first fixture without one, every
-        finished result before the cursor has a history row per bot and none after it, and the
-        current ratings are the last history rows.
+        finished result before the cursor has a history row per bot and none after it, the
+        current ratings are the last history rows, and every status is one this arena knows.
         """
         problems: list[str] = []
         with self._read() as conn:
             problems += [f"integrity: {row[0]}" for row in conn.execute("PRAGMA integrity_check") if row[0] != "ok"]
             problems += [f"foreign key: {row}" for row in conn.execute("PRAGMA foreign_key_check")]
-            for tid, name, cursor in conn.execute("SELECT id, name, rating_cursor FROM tournaments").fetchall():
+            for tid, name, cursor, tournament_status in conn.execute("SELECT id, name, rating_cursor, status FROM tournaments").fetchall():
+                try:
+                    TournamentStatus.parse(tournament_status)
+                except UnknownStatusError as exc:
+                    problems.append(f"{name}: {exc}")
                 finals = dict(conn.execute("SELECT idx, status FROM results WHERE tournament_id = ? AND final = 1", (tid,)).fetchall())
                 seats = {
                     idx: set(json.loads(s)) for idx, s in conn.execute("SELECT idx, seats FROM fixtures WHERE tournament_id = ?", (tid,))
@@ -719,7 +735,12 @@ class Store:
                     problems.append(f"{name}: the rating cursor ({cursor}) stopped at a fixture that has its result")
                 for idx, status in sorted(finals.items()):
                     rated = history.get(idx, set())
-                    want = seats.get(idx, set()) if status == "finished" and idx < cursor else set()
+                    try:
+                        finished = MatchStatus.parse(status) is MatchStatus.FINISHED
+                    except UnknownStatusError as exc:
+                        problems.append(f"{name}: fixture {idx}: {exc}")
+                        continue
+                    want = seats.get(idx, set()) if finished and idx < cursor else set()
                     if rated != want:
                         problems.append(f"{name}: fixture {idx} has rating history for {sorted(rated)}, expected {sorted(want)}")
                 if current != last:

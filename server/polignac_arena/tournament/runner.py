@@ -25,6 +25,7 @@ from polignac_arena.referee import MatchResult
 from polignac_arena.runner import run_local_match
 from polignac_arena.schedule import Fixture, duplicate, ladder_next, match_seed, round_robin
 from polignac_arena.seats import SeatKind, launcher_for
+from polignac_arena.statuses import MatchStatus, TournamentStatus
 from polignac_arena.store import ConflictError, Store
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, content_digest, load_submission
 from polignac_arena.tournament.config import TournamentConfig
@@ -148,7 +149,7 @@ async def run_tournament(
     keys = list(entrants)
     env = rating_env(config)
     existing = store.get_tournament(config.name)
-    if existing is not None and not resume and existing.status != "finished":
+    if existing is not None and not resume and existing.status is not TournamentStatus.FINISHED:
         raise ConflictError(
             f"tournament {config.name!r} already exists in this store and is not finished: add --resume to finish it"
             " (or rename the tournament)"
@@ -164,10 +165,10 @@ async def run_tournament(
     )
     outcome = TournamentRun(tournament_id)
     stored = store.get_tournament(tournament_id)
-    if stored is not None and stored.status == "finished":
+    if stored is not None and stored.status is TournamentStatus.FINISHED:
         outcome.already_finished = True
         return outcome
-    store.set_status(tournament_id, "running")
+    store.set_status(tournament_id, TournamentStatus.RUNNING)
     width = parallel or config.parallel
     priors = {key: rating for key, rating in store.ratings(tournament_id).items()}
 
@@ -206,7 +207,7 @@ async def run_tournament(
             return
         running -= 1
         _store_result(store, tournament_id, fixture_index, result, rate, time.monotonic() - started)
-        if result.status == "finished":
+        if result.status is MatchStatus.FINISHED:
             done += 1
             outcome.played += 1
             for seat_faults in result.faults:
@@ -230,12 +231,12 @@ async def run_tournament(
         else:
             await _all(guarded(f.index, f.seats, f.seed) for f in store.pending_fixtures(tournament_id))
     except BaseException:  # cancelled (SIGTERM, Ctrl-C) or failed: what is stored stays, --resume finishes
-        store.set_status(tournament_id, "stopped")
+        store.set_status(tournament_id, TournamentStatus.STOPPED)
         raise
     if store.progress(tournament_id).pending == 0 and (config.format != "ladder" or len(store.fixtures(tournament_id)) >= config.matches):
-        store.set_status(tournament_id, "finished")
+        store.set_status(tournament_id, TournamentStatus.FINISHED)
     else:
-        store.set_status(tournament_id, "stopped")
+        store.set_status(tournament_id, TournamentStatus.STOPPED)
     if progress:
         progress("end", done, total, 0, faults)
     return outcome

@@ -29,6 +29,13 @@ class Fault(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAULT_STALE: _ClassVar[Fault]
     FAULT_DISCONNECTED: _ClassVar[Fault]
     FAULT_CRASHED: _ClassVar[Fault]
+
+class MatchStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    MATCH_STATUS_UNSPECIFIED: _ClassVar[MatchStatus]
+    MATCH_STATUS_FINISHED: _ClassVar[MatchStatus]
+    MATCH_STATUS_ABORTED: _ClassVar[MatchStatus]
+    MATCH_STATUS_ERROR: _ClassVar[MatchStatus]
 CONTRACT_UNSPECIFIED: Contract
 CONTRACT_PASS: Contract
 CONTRACT_CAPOT: Contract
@@ -43,6 +50,10 @@ FAULT_MALFORMED: Fault
 FAULT_STALE: Fault
 FAULT_DISCONNECTED: Fault
 FAULT_CRASHED: Fault
+MATCH_STATUS_UNSPECIFIED: MatchStatus
+MATCH_STATUS_FINISHED: MatchStatus
+MATCH_STATUS_ABORTED: MatchStatus
+MATCH_STATUS_ERROR: MatchStatus
 
 class PlayRequest(_message.Message):
     __slots__ = ("hello", "decision")
@@ -334,11 +345,13 @@ class FaultNotice(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., fault: _Optional[_Union[Fault, str]] = ..., detail: _Optional[str] = ..., fallback: _Optional[str] = ..., points: _Optional[int] = ..., faults: _Optional[int] = ..., forfeited: _Optional[bool] = ...) -> None: ...
 
 class MatchEnded(_message.Message):
-    __slots__ = ("places", "totals", "status")
+    __slots__ = ("places", "totals", "status", "status_code")
     PLACES_FIELD_NUMBER: _ClassVar[int]
     TOTALS_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
+    STATUS_CODE_FIELD_NUMBER: _ClassVar[int]
     places: _containers.RepeatedScalarFieldContainer[int]
     totals: _containers.RepeatedScalarFieldContainer[int]
     status: str
-    def __init__(self, places: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., status: _Optional[str] = ...) -> None: ...
+    status_code: MatchStatus
+    def __init__(self, places: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., status: _Optional[str] = ..., status_code: _Optional[_Union[MatchStatus, str]] = ...) -> None: ...
