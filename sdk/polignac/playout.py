@@ -26,7 +26,7 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from polignac.cards import CARDS, PIQUET_MASK, SUIT_MASKS, cards_in
+from polignac.cards import CARDS, PIQUET_MASK, SUIT_MASKS, Suit, cards_in
 from polignac.errors import IllegalDecision, PolignacError
 from polignac.rules import Ruleset, cards_each
 from polignac.scoring import score_hand
@@ -58,6 +58,7 @@ def _half_bits() -> list[tuple[int, ...]]:
 # ``_WIDE[i]`` is card index ``i``'s bit position there, ``_NARROW`` the way back.
 _WIDE: Final = tuple(13 * int(c.suit) + c.rank - 2 for c in CARDS)
 _NARROW: Final = tuple(sorted(range(52), key=lambda i: _WIDE[i]))
+_NARROW_BIT: Final = tuple(1 << i for i in _NARROW)
 # For every 13-bit pattern (one suit, wide), the positions of its set bits.
 _THIRTEEN_BITS: list[tuple[int, ...]] = []
 
@@ -68,19 +69,20 @@ def _thirteen_bits() -> list[tuple[int, ...]]:
     return _THIRTEEN_BITS
 
 
-def _widen(mask: int) -> int:
-    wide = 0
-    for s in range(4):
-        wide |= ((mask >> (8 * s) & 0xFF) << 5 | mask >> (32 + 5 * s) & 0x1F) << (13 * s)
-    return wide
+def _widen(m: int) -> int:
+    return (
+        (m & 0xFF) << 5 | m >> 32 & 0x1F
+        | ((m >> 8 & 0xFF) << 5 | m >> 37 & 0x1F) << 13
+        | ((m >> 16 & 0xFF) << 5 | m >> 42 & 0x1F) << 26
+        | ((m >> 24 & 0xFF) << 5 | m >> 47 & 0x1F) << 39
+    )  # fmt: skip
 
 
-def _narrow(wide: int) -> int:
-    mask = 0
-    for s in range(4):
-        suit = wide >> (13 * s) & 0x1FFF
-        mask |= (suit >> 5) << (8 * s) | (suit & 0x1F) << (32 + 5 * s)
-    return mask
+def _narrow(w: int) -> int:
+    return (
+        w >> 5 & 0xFF | (w >> 18 & 0xFF) << 8 | (w >> 31 & 0xFF) << 16 | (w >> 44 & 0xFF) << 24
+        | (w & 0x1F) << 32 | (w >> 13 & 0x1F) << 37 | (w >> 26 & 0x1F) << 42 | (w >> 39 & 0x1F) << 47
+    )  # fmt: skip
 
 
 _SUIT_OF: Final = tuple(int(c.suit) for c in CARDS)
@@ -408,6 +410,8 @@ class Playout:
         suit_bits = _thirteen_bits()
         powers = self._wide_powers()
         hands = [_widen(h) for h in self.hands]
+        narrow_hands = self.hands  # kept in step, card by card, as run() promises
+        narrow_bit = _NARROW_BIT
         won = self.won
         nxt = self.next_seat
         k = len(self.seats)
@@ -460,6 +464,7 @@ class Playout:
                 best_seat = to_act
             bit = 1 << c
             hands[to_act] = h ^ bit
+            narrow_hands[to_act] ^= narrow_bit[c]
             trick_mask |= bit
             trick_len += 1
             if trick_len == k:
@@ -475,7 +480,6 @@ class Playout:
         for seat, wide in enumerate(taken):
             if wide:
                 self.taken[seat] |= _narrow(wide)
-        self.hands = [_narrow(h) for h in hands]
         self.to_act = to_act
         self.trick_len = trick_len
         self.trick_mask = 0
@@ -509,18 +513,45 @@ class Playout:
 def sample_hands(view: PlayerView, rng: random.Random) -> list[int]:
     """Deal ``view``'s unseen cards to the other seats: right counts, known voids respected.
 
-    Each other seat has as many slots as cards it holds; the unseen cards, in random order,
-    are matched to slots of seats that may hold them (Kuhn's augmenting paths, slots tried
-    in random order), so a consistent deal is always found when one exists.
+    The unseen cards, in random order with the most constrained suits first, each go to a
+    random place among the seats that may hold them (a seat with more places left is as
+    much likelier).  Without known voids that is a uniformly random deal.  When that greedy
+    deal paints itself into a corner, the cards are matched to places instead (Kuhn's
+    augmenting paths, places tried in random order), so a consistent deal is always found
+    when one exists.
     """
     hands = [0] * view.rules.players
     hands[view.seat] = view.hand_mask
     others = [s for s in view.seats if s != view.seat]
     voids = view.known_voids()
+    room = {s: view.hand_size(s) for s in others}
+    unseen = cards_in(view.unseen_mask)
+    if len(unseen) != sum(room.values()):
+        raise PolignacError(f"view is inconsistent: {len(unseen)} unseen cards for {sum(room.values())} places")
+    holders = {suit: [s for s in others if suit not in voids[s]] for suit in {c.suit for c in unseen}}
+    rng.shuffle(unseen)
+    unseen.sort(key=lambda c: len(holders[c.suit]))  # stable: random within equal constraint
+    for card in unseen:
+        eligible = holders[card.suit]
+        places = sum(room[s] for s in eligible)
+        if not places:
+            return _matched_hands(view, rng, hands, others, voids)
+        pick = int(rng.random() * places)
+        for seat in eligible:
+            pick -= room[seat]
+            if pick < 0:
+                break
+        room[seat] -= 1
+        hands[seat] |= card.bit
+    return hands
+
+
+def _matched_hands(view: PlayerView, rng: random.Random, hands: list[int], others: list[int], voids: dict[int, set[Suit]]) -> list[int]:
+    """:func:`sample_hands` by matching cards to places, for views where the greedy deal got stuck."""
+    for seat in others:
+        hands[seat] = 0
     slots = [s for s in others for _ in range(view.hand_size(s))]
     unseen = cards_in(view.unseen_mask)
-    if len(unseen) != len(slots):
-        raise PolignacError(f"view is inconsistent: {len(unseen)} unseen cards for {len(slots)} places")
     allowed = {c.index: [i for i, s in enumerate(slots) if c.suit not in voids[s]] for c in unseen}
     order = [c.index for c in unseen]
     rng.shuffle(order)

@@ -66,4 +66,3 @@ def sweep_orphans(parent: Path) -> list[Path]:
     if removed:
         log.info("removed %d match folder(s) left by arenas that died: %s", len(removed), ", ".join(map(str, removed)))
     return removed
-

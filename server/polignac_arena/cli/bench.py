@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from polignac import PRESETS
-from polignac_arena.bench import bench_engine
+from polignac_arena.bench import EngineBench, bench_engine
 
 app = typer.Typer(help="Measure how fast the arena's parts run.", no_args_is_help=True)
 
@@ -18,23 +18,50 @@ app = typer.Typer(help="Measure how fast the arena's parts run.", no_args_is_hel
 @app.command("engine")
 def engine(
     seconds: Annotated[float, typer.Option(min=0.1, max=600, help="Seconds to run each part.")] = 3.0,
-    rules: Annotated[str, typer.Option(help="Ruleset to play.")] = "classic",
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    rules: Annotated[str, typer.Option(help="Ruleset to play, or 'all' for every named ruleset in one run.")] = "classic",
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON: one object, or a list with --rules all.")] = False,
 ) -> None:
-    """Card plays and hands per second: public engine API vs fast playout path (one thread)."""
-    if rules not in PRESETS:
-        raise typer.BadParameter(f"unknown ruleset {rules!r}; choose one of {', '.join(PRESETS)}", param_hint="--rules")
+    """Card plays and hands per second: public engine API, fast playout, determinized playouts (one thread)."""
+    names = list(PRESETS) if rules == "all" else [rules]
+    if rules != "all" and rules not in PRESETS:
+        raise typer.BadParameter(f"unknown ruleset {rules!r}; choose one of {', '.join(PRESETS)} or all", param_hint="--rules")
     console = Console(stderr=True)
     if not as_json:
-        console.print(f"Benchmarking the engine ({rules}) for about {2 * seconds:g} s...")
-    result = bench_engine(rules, seconds)
+        console.print(f"Benchmarking the engine ({rules}) for about {3 * seconds * len(names):g} s...")
+    results = []
+    for name in names:
+        results.append(bench_engine(name, seconds))
+        if not as_json and len(names) > 1:
+            console.print(f"  {name} done")
     if as_json:
-        print(json.dumps(result.to_dict()))
+        out = [r.to_dict() for r in results]
+        print(json.dumps(out if rules == "all" else out[0]))
         return
-    table = Table(title=f"Engine speed ({rules}, Python {result.python}, one thread)")
-    table.add_column("path")
-    table.add_column("card plays/s", justify="right")
-    table.add_column("hands/s", justify="right")
-    table.add_row("public API (random legal)", f"{result.api_card_plays_per_s:,.0f}", f"{result.api_hands_per_s:,.0f}")
-    table.add_row("fast playout", f"{result.playout_card_plays_per_s:,.0f}", f"{result.playout_hands_per_s:,.0f}")
-    Console().print(table)
+    Console().print(_table(results, rules))
+
+
+def _table(results: list[EngineBench], rules: str) -> Table:
+    python = results[0].python
+    if len(results) == 1:
+        result = results[0]
+        table = Table(title=f"Engine speed ({rules}, Python {python}, one thread)")
+        table.add_column("path")
+        table.add_column("card plays/s", justify="right")
+        table.add_column("hands/s", justify="right")
+        table.add_row("public API (random legal)", f"{result.api_card_plays_per_s:,.0f}", f"{result.api_hands_per_s:,.0f}")
+        table.add_row("fast playout", f"{result.playout_card_plays_per_s:,.0f}", f"{result.playout_hands_per_s:,.0f}")
+        table.add_row("determinized playout", "", f"{result.determinized_playouts_per_s:,.0f}")
+        return table
+    base = results[0].playout_card_plays_per_s or 1.0
+    table = Table(title=f"Engine speed by ruleset (Python {python}, one thread, one run)")
+    for column in ("ruleset", "API plays/s", "playout plays/s", "vs " + results[0].rules, "determinized/s"):
+        table.add_column(column, justify="left" if column == "ruleset" else "right")
+    for r in results:
+        table.add_row(
+            r.rules,
+            f"{r.api_card_plays_per_s:,.0f}",
+            f"{r.playout_card_plays_per_s:,.0f}",
+            f"{r.playout_card_plays_per_s / base:.2f}",
+            f"{r.determinized_playouts_per_s:,.0f}",
+        )
+    return table

@@ -666,9 +666,7 @@ class DockerLauncher(SeatLauncher):
             if isinstance(exc, SeatError | asyncio.CancelledError) or not isinstance(exc, Exception):
                 raise
             raise SeatError(f"cannot start the container of {spec.label}: {short_error(exc)}") from None
-        attached = Attached(
-            stderr=connections[0], stdio=connections[1] if len(connections) > 1 else None, line=line, stdin=spec.stdin
-        )
+        attached = Attached(stderr=connections[0], stdio=connections[1] if len(connections) > 1 else None, line=line, stdin=spec.stdin)
         return DockerSeat(self._connect(), container_id, spec.name, attached, spec.limits)
 
     # -- build steps

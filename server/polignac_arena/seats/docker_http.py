@@ -118,8 +118,9 @@ class DaemonLine:
                 self._connection.close()
                 self._connection = None
 
-    def request(self, method: str, path: str, params: dict[str, str] | None = None, *, timeout: float | None = None,
-                patience: float = 30.0) -> tuple[int, Any]:
+    def request(
+        self, method: str, path: str, params: dict[str, str] | None = None, *, timeout: float | None = None, patience: float = 30.0
+    ) -> tuple[int, Any]:
         """``method path`` (the API version is added); the status and the decoded JSON body (None when empty)."""
         url = self._prefix + quote(path) + (f"?{urlencode(params)}" if params else "")
         deadline = time.monotonic() + patience

@@ -129,10 +129,10 @@ __all__ = ["SANDBOX_SOCKET_DIR", "SandboxLauncher", "SandboxProcess"]
 
 log = logging.getLogger(__name__)
 
+
 def _command_inside(context: SeatContext) -> list[str]:
     """The bot's command as run in the sandbox (``python`` is this interpreter, at its own path)."""
     return list(context.submission.host_command())
-
 
 
 # --- the seat ---------------------------------------------------------------------------------
