@@ -402,6 +402,8 @@ class Match:
                 return f"the auction is over: seat {seat} must play a card, not {decision.value!r}"
             if not isinstance(decision, Card):
                 return f"seat {seat} must play a card, got {decision!r}"
+            if not deck_mask(self.rules, len(self._seats)) & decision.bit:
+                return f"{str(decision)!r} is not a card of this hand's {self.rules.pack}-card pack"
             if not self._hands[seat] & decision.bit:  # type: ignore[index]  # seat is set while playing
                 return f"seat {seat} does not hold {str(decision)!r}"
             led = self._trick[0][1]
