@@ -163,6 +163,19 @@ def test_knaves_renders_the_turned_card_trumps_and_score_parts() -> None:
     assert all(len(line) <= WIDTH for line in lines)
 
 
+def test_knaves_play_on_hands_count_toward_the_totals() -> None:
+    match, lines = played("knaves", 3, 15)
+    ended = [e for e in match.events if isinstance(e, HandEnded)]
+    play_on = [e for e in ended if e.tiebreak]
+    assert play_on  # seed 15 ends in a tie for first
+    text = "\n".join(lines)
+    assert "Tie for first place at 20: seat 1 and seat 2. Play on: one more hand for all." in text
+    assert f"Hand {play_on[0].hand_number} (play-on), dealer seat" in text
+    totals = [[int(x) for x in line.split()[1:]] for line in lines if line.startswith("  total ")]
+    assert totals == [list(e.totals) for e in ended]  # a play-on hand's scores count
+    assert re.search(rf"Match over after {len(ended) - len(play_on)} hands and {len(play_on)} play-on hands?\.$", text)
+
+
 def test_standings_say_which_way_is_better() -> None:
     match, _ = played("knaves", 3, 3)
     assert match.places is not None

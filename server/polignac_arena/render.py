@@ -338,7 +338,7 @@ class _Renderer:
         self.emit()
         if self.play_on:
             tied = f"Tie for first place at {self.totals[event.seats[0]]}" if event.round == 1 else "Still tied"
-            self.emit(f"{tied}: {_seats_text(event.seats)}; everyone plays on, a whole hand whose scores count.")
+            self.emit(f"{tied}: {_seats_text(event.seats)}. Play on: one more hand for all.")
         elif event.round == 1:
             total = self.totals[event.seats[0]]
             self.emit(f"Tie for first place at {total}: {_seats_text(event.seats)} play a tie-break hand.")
