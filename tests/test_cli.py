@@ -15,6 +15,7 @@ from typer.testing import CliRunner, Result
 
 from polignac import PRESETS, Ruleset, preset
 from polignac_arena.cli import app
+from polignac_arena.cli.rules import settings
 from polignac_arena.players import play_local, random_players
 from polignac_arena.render import WIDTH
 
@@ -82,7 +83,7 @@ def test_rules_lists_every_named_ruleset_on_one_line_each() -> None:
 def test_rules_name_shows_every_setting(name: str) -> None:
     result = run("rules", name)
     assert result.exit_code == 0, result.output
-    for key, value in PRESETS[name].describe():
+    for key, value in settings(PRESETS[name]):
         assert re.search(rf"\b{key}\W+{re.escape(value)}", result.stdout), (key, value)
     assert_fits(result.stdout)
 

@@ -13,6 +13,7 @@ from polignac.cards import CARDS, SUIT_MASKS, Card, CardMask, Rank, Suit, cards_
 from polignac.engine import ENGINE_VERSION, Match
 from polignac.errors import CardParseError, IllegalDecision, PolignacError, RecordError, RulesetError
 from polignac.events import Event, redact
+from polignac.faces import card_name, card_text, parse_face, rank_name, suit_name
 from polignac.faults import fallback
 from polignac.rules import (
     PRESETS,
@@ -65,12 +66,17 @@ __all__ = [
     "Tiebreak",
     "Trick",
     "Trumps",
+    "card_name",
+    "card_text",
     "cards_each",
     "cards_in",
     "fallback",
     "mask_of",
     "parse_cards",
     "parse_decision",
+    "parse_face",
     "preset",
+    "rank_name",
     "redact",
+    "suit_name",
 ]

@@ -3,6 +3,8 @@
 :func:`render_events` turns a match's events (``Match.events``, or a replayed record's)
 into plain lines that fit an 80-column terminal; :func:`standings_table` makes the final
 standings a rich table.  Both are shared by ``polignac play`` and the replay viewer.
+Cards are named by the ruleset's faces (:mod:`polignac.faces`): German games show ``EO``
+in the columns and ``Eichel-Ober`` in the text.
 
 A hand looks like this (``>`` marks the card led, ``*`` a penalty card, ``!`` the Polignac)::
 
@@ -13,8 +15,13 @@ A hand looks like this (``>`` marks the card led, ``*`` a penalty card, ``!`` th
           3   TS      7S      8S     >JS!    seat 3
       ...
       penalty cards: seat 0 JH JD (2), seat 3 JC JS (3)
+              3       1       0       4      tricks
       score   2       0       0       3
       total   9       7       0       9
+
+A hand with a turned trump card says so under its first line (``trumps: hearts (turned
+card 7H)``); the parts of a hand's score (tricks, card points, trick points, an
+exception to scoring by place) come just above its score.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ from typing import Final
 
 from rich.table import Table
 
-from polignac import Card, Contract, Event, Ruleset
+from polignac import Card, Contract, Direction, Event, Faces, HandScore, Ruleset, ScoreException, Tiebreak, card_name, card_text, suit_name
 from polignac.events import (
     CardPlayed,
     Declared,
@@ -38,8 +45,9 @@ from polignac.events import (
     TiebreakStarted,
     TrickWon,
 )
+from polignac.faces import legend
 
-__all__ = ["WIDTH", "render_events", "seat_label", "standings_table"]
+__all__ = ["WIDTH", "direction_text", "is_polignac", "render_events", "seat_label", "standings_table"]
 
 WIDTH: Final = 80
 """Every rendered line fits in this many columns (given at most 6 seats)."""
@@ -47,13 +55,27 @@ WIDTH: Final = 80
 POLIGNAC: Final = Card.parse("JS")
 """The Jack of spades, the card the game is named after."""
 
-_CELL: Final = 6  # "seat 5", or a card with its marks: ">JS!"
+_CELL: Final = 6  # "seat 5", or a card with its marks: ">JS!", ">H10*"
 _GAP: Final = "  "
 
 
 def seat_label(seat: int) -> str:
     """How a seat is named in the text: ``seat 2``."""
     return f"seat {seat}"
+
+
+def direction_text(direction: Direction) -> str:
+    """Which totals win, for people: ``lower is better``."""
+    return f"{direction.value} is better"
+
+
+def is_polignac(rules: Ruleset, card: Card) -> bool:
+    """Whether ``card`` is the Polignac of this game: the Jack of spades as a penalty card of a French penalty game.
+
+    In Knaves or Bassadewitz the Jack of spades is one counting card among others.
+    """
+    penalty_game = rules.direction is Direction.LOWER and rules.hand_score is HandScore.POINTS and rules.faces is Faces.FRENCH
+    return penalty_game and card is POLIGNAC and rules.card_points[card.index] > 0
 
 
 def _seats_text(seats: Iterable[int]) -> str:
@@ -70,6 +92,7 @@ class _Hand:
     dealer: int
     seats: tuple[int, ...]
     tiebreak: bool
+    turned: Card | None = None
     auction: list[Declared] = field(default_factory=list)
     rows: list[str] = field(default_factory=list)
     current: list[CardPlayed] = field(default_factory=list)
@@ -83,26 +106,37 @@ class _Renderer:
 
     def __init__(self, rules: Ruleset) -> None:
         self.rules = rules
-        self.lines: list[str] = [self._legend()]
+        self.faces = rules.faces
+        self.by_place = rules.hand_score is HandScore.PLACE
+        self.play_on = rules.tiebreak is Tiebreak.PLAY_ON
+        self.lines: list[str] = []
         self.hand: _Hand | None = None
         self.totals: tuple[int, ...] = (0,) * rules.players
         self.regular_hands = 0
         self.tiebreak_hands = 0
+        self._legend()
 
     # -- cards ---------------------------------------------------------------------------
 
     def _is_polignac(self, card: Card) -> bool:
-        return card is POLIGNAC and self.rules.card_points[card.index] > 0
+        return is_polignac(self.rules, card)
 
-    def _legend(self) -> str:
-        marks = "> led the trick, * penalty card"
-        if self.rules.card_points[POLIGNAC.index] > 0:
+    def _legend(self) -> None:
+        marks = "> led the trick, " + ("* a card with card points" if self.by_place else "* penalty card")
+        if self._is_polignac(POLIGNAC):
             marks += ", ! the Polignac (JS)"
-        return f"Marks: {marks}."
+        self.emit(f"Marks: {marks}.")
+        faces = legend(self.faces)
+        if faces is not None:
+            self.emit(faces)
 
     def _card(self, card: Card, led: bool = False) -> str:
         mark = "!" if self._is_polignac(card) else "*" if self.rules.card_points[card.index] else ""
-        return (">" if led else " ") + str(card) + mark
+        return (">" if led else " ") + card_text(card, self.faces) + mark
+
+    def _named(self, card: Card) -> str:
+        """A card in running text: its French text, or its German name."""
+        return card_name(card, self.faces) if self.faces is Faces.GERMAN else str(card)
 
     # -- layout --------------------------------------------------------------------------
 
@@ -128,7 +162,7 @@ class _Renderer:
         """Take the next event of the match."""
         if isinstance(event, HandDealt):
             self._flush(unfinished=True)
-            self.hand = _Hand(event.hand_number, event.dealer, event.seats, event.tiebreak)
+            self.hand = _Hand(event.hand_number, event.dealer, event.seats, event.tiebreak, event.turned)
         elif isinstance(event, Declared):
             if self.hand is not None:
                 self.hand.auction.append(event)
@@ -166,9 +200,11 @@ class _Renderer:
             hand.taken.setdefault(event.winner, []).extend(penalties)
 
     def _header(self, hand: _Hand) -> None:
-        kind = " (tie-break)" if hand.tiebreak else ""
+        kind = (" (play-on)" if self.play_on else " (tie-break)") if hand.tiebreak else ""
         self.emit()
         self.emit(f"Hand {hand.number}{kind}, dealer {seat_label(hand.dealer)}")
+        if hand.turned is not None:
+            self.emit(f"trumps: {suit_name(hand.turned.suit, self.faces)} (turned card {self._named(hand.turned)})", indent=2)
         if any(d.contract is not Contract.PASS for d in hand.auction):
             said = [
                 f"{seat_label(d.seat)} " + ("passes" if d.contract is Contract.PASS else f"declares {d.contract.value}")
@@ -184,14 +220,17 @@ class _Renderer:
 
     def _taken_lines(self, hand: _Hand, ended: bool) -> None:
         points = self.rules.card_points
-        if hand.taken:
+        # Scored by place, nearly every card counts: the card points row of the hand says it shorter.
+        if hand.taken and not self.by_place:
             parts = []
             for seat in hand.seats:
                 cards = hand.taken.get(seat)
                 if cards:
-                    parts.append(f"{seat_label(seat)} {' '.join(map(str, cards))} ({sum(points[c.index] for c in cards)})")
+                    named = " ".join(self._named(c) for c in cards)
+                    # Points against the taker: shown negative where higher is better.
+                    parts.append(f"{seat_label(seat)} {named} ({self.rules.against * sum(points[c.index] for c in cards)})")
             self.emit("penalty cards: " + ", ".join(parts), indent=2)
-        elif ended and self.rules.penalty_cards:
+        elif ended and self.rules.penalty_cards and not self.by_place:
             self.emit("penalty cards: none taken", indent=2)
         if hand.tricks:
             bonus = []
@@ -202,7 +241,8 @@ class _Renderer:
             if bonus:
                 self.emit(", ".join(bonus), indent=2)
         if hand.extra:
-            extra = [f"{seat_label(p.seat)} +{p.points} ({p.reason})" for p in hand.extra]
+            # Extra points always count against the offender: taken off where higher is better.
+            extra = [f"{seat_label(p.seat)} {self.rules.against * p.points:+d} ({p.reason})" for p in hand.extra]
             self.emit("extra points: " + ", ".join(extra), indent=2)
 
     def _flush(self, unfinished: bool) -> None:
@@ -216,30 +256,69 @@ class _Renderer:
             self.emit("(the hand was not finished)", indent=2)
         self.hand = None
 
+    def _contract_line(self, event: HandEnded) -> None:
+        if event.declarer is None:
+            return
+        points = self.rules.contract_points
+        against = self.rules.against
+        declarer = seat_label(event.declarer)
+        text = f"contract: {declarer} declared {event.contract.value} and "
+        if event.contract_made:
+            mine = -against * points if event.contract is Contract.GENERAL else 0
+            text += f"made it: {declarer} scores {mine}, every other seat {against * points:+d}"
+        else:
+            text += f"failed: {against * points:+d} to {declarer}"
+        self.emit(text, indent=2)
+
+    def _parts(self, hand: _Hand, event: HandEnded) -> None:
+        """The parts the hand's scores were made of (``HandEnded.result``), one row each, then any exception."""
+        result = event.result
+        if result is None:  # a sender that gave no parts: count the tricks from the events
+            tricks = [sum(t.winner == s for t in hand.tricks) for s in range(max(hand.seats) + 1)]
+            self.lines.append(self._row("", [f" {tricks[s]}" for s in hand.seats], "tricks"))
+            return
+        self.lines.append(self._row("", [f" {result.tricks[s]}" for s in hand.seats], "tricks"))
+        if self.by_place and self.rules.penalty_cards:
+            self.lines.append(self._row("", [f" {result.card_points[s]}" for s in hand.seats], "card points"))
+        if self.rules.trick_points:
+            self.lines.append(self._row("", [f"{result.trick_points[s]:+d}" for s in hand.seats], "trick points"))
+        if self.by_place and any(result.first_last_points):
+            self.lines.append(self._row("", [f" {result.first_last_points[s]}" for s in hand.seats], "first/last trick"))
+        if self.by_place and any(result.fault_points):
+            self.lines.append(self._row("", [f" {result.fault_points[s]}" for s in hand.seats], "fault points"))
+        if result.exception is ScoreException.EVERY_TRICK:
+            taker = next(s for s in hand.seats if result.tricks[s] == sum(result.tricks))
+            mine, other = self.rules.every_trick_scores
+            self.emit(f"{seat_label(taker)} took every trick: it scores {mine}, every other seat {other}", indent=2)
+        elif result.exception is ScoreException.BIG_TAKE:
+            taker = next(s for s in hand.seats if result.card_points[s] >= self.rules.big_take_points)
+            mine, other = self.rules.big_take_scores
+            self.emit(
+                f"{seat_label(taker)} took {result.card_points[taker]} card points"
+                f" ({self.rules.big_take_points} or more): it scores {mine}, every other seat {other}",
+                indent=2,
+            )
+        elif self.by_place:
+            self.emit(f"scored by place, fewest points first: {' '.join(map(str, self.rules.place_table(len(hand.seats))))}", indent=2)
+
     def _hand_ended(self, event: HandEnded) -> None:
         hand = self.hand
         if hand is None:
             return
         self._header(hand)
         self._taken_lines(hand, ended=True)
-        points = self.rules.contract_points
-        if event.declarer is not None:
-            declarer = seat_label(event.declarer)
-            text = f"contract: {declarer} declared {event.contract.value} and "
-            if event.contract_made:
-                mine = -points if event.contract is Contract.GENERAL else 0
-                text += f"made it: {declarer} scores {mine}, every other seat +{points}"
-            else:
-                text += f"failed: +{points} to {declarer}"
-            self.emit(text, indent=2)
+        self._contract_line(event)
+        self._parts(hand, event)
         self.lines.append(self._row("score", [f" {event.scores[s]}" for s in hand.seats]))
         if event.tiebreak:
             self.tiebreak_hands += 1
-            low = min(event.scores[s] for s in hand.seats)
-            best = [s for s in hand.seats if event.scores[s] == low]
-            self.emit(f"lowest score: {_seats_text(best)} (tie-break hands leave the totals alone)", indent=2)
+        if event.tiebreak and not self.play_on:
+            best = self.rules.best(event.scores[s] for s in hand.seats)
+            winners = [s for s in hand.seats if event.scores[s] == best]
+            which = "lowest" if self.rules.direction is Direction.LOWER else "highest"
+            self.emit(f"{which} score: {_seats_text(winners)} (tie-break hands leave the totals alone)", indent=2)
         else:
-            self.regular_hands += 1
+            self.regular_hands += 0 if event.tiebreak else 1
             self.totals = event.totals
             self.lines.append(self._row("total", [f" {event.totals[s]}" for s in hand.seats]))
         self.hand = None
@@ -257,7 +336,10 @@ class _Renderer:
     def _tiebreak(self, event: TiebreakStarted) -> None:
         self._flush(unfinished=True)
         self.emit()
-        if event.round == 1:
+        if self.play_on:
+            tied = f"Tie for first place at {self.totals[event.seats[0]]}" if event.round == 1 else "Still tied"
+            self.emit(f"{tied}: {_seats_text(event.seats)}. Play on: one more hand for all.")
+        elif event.round == 1:
             total = self.totals[event.seats[0]]
             self.emit(f"Tie for first place at {total}: {_seats_text(event.seats)} play a tie-break hand.")
         else:
@@ -270,7 +352,8 @@ class _Renderer:
     def _match_ended(self) -> None:
         text = f"Match over after {self.regular_hands} hand{'s' if self.regular_hands != 1 else ''}"
         if self.tiebreak_hands:
-            text += f" and {self.tiebreak_hands} tie-break hand{'s' if self.tiebreak_hands != 1 else ''}"
+            kind = "play-on" if self.play_on else "tie-break"
+            text += f" and {self.tiebreak_hands} {kind} hand{'s' if self.tiebreak_hands != 1 else ''}"
         self.emit()
         self.emit(text + ".")
 
@@ -287,9 +370,14 @@ def render_events(events: Iterable[Event], rules: Ruleset) -> list[str]:
     return renderer.lines
 
 
-def standings_table(places: Sequence[int], totals: Sequence[int], forfeited: Sequence[int] = ()) -> Table:
-    """The final standings as a rich table: place, seat and total, best first (``1=`` is a shared place)."""
-    table = Table()
+def standings_table(
+    places: Sequence[int], totals: Sequence[int], forfeited: Sequence[int] = (), direction: Direction = Direction.LOWER
+) -> Table:
+    """The final standings as a rich table: place, seat and total, best first (``1=`` is a shared place).
+
+    Its caption says which totals are better (``direction``).
+    """
+    table = Table(caption=f"Totals: {direction_text(direction)}.", caption_justify="left")
     table.add_column("Place", justify="right")
     table.add_column("Seat")
     table.add_column("Total", justify="right")

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from polignac import Match, PolignacError, Ruleset
 from polignac.events import HandEnded
-from polignac_arena.render import render_events
+from polignac_arena.render import direction_text, render_events
 from polignac_arena.statuses import ActionStatus, MatchStatus, UnknownStatusError
 
 __all__ = ["Replay", "replay_lines"]
@@ -46,6 +46,12 @@ class Replay:
             "",
             *render_events(self.match.events, self.match.rules),
         ]
+        places = self.match.places
+        if places is not None:
+            ranked = sorted(range(len(places)), key=lambda s: (places[s], s))
+            shared = {p for p in places if places.count(p) > 1}
+            standings = ", ".join(f"{places[s]}{'=' if places[s] in shared else ''} seat {s} ({self.match.totals[s]})" for s in ranked)
+            lines.append(f"Standings ({direction_text(self.match.rules.direction)}): {standings}")
         if self.result is not None:
             lines.append(f"Record status: {self.status}")
             faults = self.result.get("faults") or []

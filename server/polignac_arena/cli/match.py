@@ -107,7 +107,7 @@ def match(
     if result.status is not MatchStatus.FINISHED or result.places is None:
         fail(f"the match did not finish: {result.status}", 1)
     console.print(f"Final standings ({rules.name}, seed {match_seed})", markup=False)
-    table = standings_table(result.places, result.totals, ())
+    table = standings_table(result.places, result.totals, (), rules.direction)
     console.print(table)
     console.print(Text("Seats: " + ", ".join(f"{i} {n}" for i, n in enumerate(names))))
     if replay is not None:

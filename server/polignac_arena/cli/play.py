@@ -39,4 +39,4 @@ def play(
     assert places is not None  # play_local returns a finished match
     # The seed is repeated here so that even a --quiet run can be reproduced.
     console.print(f"Final standings ({rules.name}, {rules.players} players, seed {match_seed})", markup=False)
-    console.print(standings_table(places, match.totals, match.forfeited))
+    console.print(standings_table(places, match.totals, match.forfeited, rules.direction))

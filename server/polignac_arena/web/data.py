@@ -12,7 +12,10 @@ from dataclasses import asdict
 from enum import StrEnum
 from typing import Any
 
+from polignac import Faces, Ruleset, card_name, cards_in, suit_name
+from polignac.cards import ALL_CARDS_MASK, PIQUET_MASK
 from polignac_arena.ratings import RatingEnv, win_probability
+from polignac_arena.render import direction_text, is_polignac
 from polignac_arena.replay import replay_lines
 from polignac_arena.store import LeaderboardRow, Store, StoredResult, Tournament
 
@@ -22,6 +25,7 @@ __all__ = [
     "SortKey",
     "bot_detail",
     "bots",
+    "card_faces",
     "crosstable",
     "leaderboard",
     "match_detail",
@@ -303,12 +307,41 @@ def match_detail(store: Store, match_id: str) -> dict[str, Any]:
     return _result_dict(result)
 
 
+def card_faces(rules: Ruleset) -> dict[str, dict[str, Any]]:
+    """How the replay viewer shows each card of the ruleset's pack, by its wire text (:mod:`polignac.faces`).
+
+    ``text`` is what the card shows (``10♥``, or the German name ``Herz-10``), ``name`` its
+    full name, ``suit`` the name of its suit, ``colour`` a class for its suit's colour, and
+    ``polignac`` whether it is the Polignac of this game.
+    """
+    german = rules.faces is Faces.GERMAN
+    out: dict[str, dict[str, Any]] = {}
+    for card in cards_in(ALL_CARDS_MASK if rules.pack == 52 else PIQUET_MASK):
+        suit = suit_name(card.suit, rules.faces)
+        out[str(card)] = {
+            "text": card_name(card, rules.faces) if german else card.rank.text + card.suit.symbol,
+            "name": card_name(card, rules.faces),
+            "suit": suit,
+            "colour": suit.lower() if german else "red" if card.suit.is_red else "black",
+            "polignac": is_polignac(rules, card),
+        }
+    return out
+
+
 def replay(store: Store, match_id: str) -> dict[str, Any]:
-    """One match re-run through the engine: seat names and every engine event as JSON."""
+    """One match re-run through the engine: seat names, every engine event as JSON, and how to show it.
+
+    ``rules`` is the match's ruleset (``Ruleset.to_dict``), ``direction`` which totals are
+    better, in words, and ``cards`` how each card is shown (:func:`card_faces`); all three
+    are empty when the record does not replay.
+    """
     result = store.get_result(match_id)
     if result is None:
         raise NotFound(f"no match with id {match_id!r}")
-    out: dict[str, Any] = {**_result_dict(result), "names": list(result.seats), "events": [], "divergence": None}
+    out: dict[str, Any] = {
+        **_result_dict(result), "names": list(result.seats), "events": [], "divergence": None,
+        "rules": None, "direction": None, "cards": {},
+    }  # fmt: skip
     if not result.record:
         out["divergence"] = "the store holds no record of this match"
         return out
@@ -317,6 +350,10 @@ def replay(store: Store, match_id: str) -> dict[str, Any]:
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         out["divergence"] = f"the record does not replay: {exc}"
         return out
+    rules = replayed.match.rules
     out["events"] = [event.to_dict() for event in replayed.match.events]
     out["divergence"] = replayed.divergence
+    out["rules"] = rules.to_dict()
+    out["direction"] = direction_text(rules.direction)
+    out["cards"] = card_faces(rules)
     return out
