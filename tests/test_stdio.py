@@ -381,6 +381,7 @@ def _message_of(value: dict[str, Any]) -> pb.PlayResponse:
             "kind": "DECISION_KIND_",
             "fault": "FAULT_",
             "status_code": "MATCH_STATUS_",
+            "exception": "SCORE_EXCEPTION_",
         }.get(key)
         if isinstance(v, dict):
             return {k: enums(x, k) for k, x in v.items() if x is not None}

@@ -3,15 +3,18 @@
 // protocol from the .proto at run time (a copy of proto/polignac/v1/referee.proto, so
 // this folder is self-contained).  See docs/protocol.md.
 //
-// Strategy: pass in the auction; play the highest legal card that does not take the
-// trick, or the lowest card when every legal card would take it (or when leading).
+// Strategy, read from the ruleset and the view alone (no game is known by its name): pass
+// in the auction; take a trick when it is worth taking (Knaves: a trick is worth a point,
+// a Jack costs some), with the weakest card that takes it; otherwise play the strongest
+// card that does not take it, or the weakest card when every card would.  Trumps (the
+// suit of the view's turned card) beat every other suit.
 
 const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
 const NAME = 'javascript';
-const VERSION = '1.0';
+const VERSION = '1.1';
 
 const definition = protoLoader.loadSync(path.join(__dirname, 'proto', 'polignac', 'v1', 'referee.proto'), {
   keepCase: true, // field names as in the .proto: request_id, legal_cards
@@ -27,24 +30,46 @@ function strength(card, order) {
   return order.length - order.indexOf(card[0]);
 }
 
-function chooseCard(request, order) {
-  const legal = request.legal_cards;
-  const trick = request.view.current_trick;
-  const byStrength = (a, b) => strength(a, order) - strength(b, order);
-  if (trick.length > 0) {
-    const led = trick[0].card.slice(-1);
-    const best = Math.max(...trick.filter((p) => p.card.slice(-1) === led).map((p) => strength(p.card, order)));
-    const ducks = legal.filter((c) => c.slice(-1) !== led || strength(c, order) < best);
-    if (ducks.length > 0) return ducks.sort(byStrength)[ducks.length - 1];
-  }
-  return [...legal].sort(byStrength)[0];
+function suit(card) {
+  return card.slice(-1);
 }
 
-function decide(request, order) {
+// What the welcome's ruleset says a trick is worth.
+function gameOf(ruleset) {
+  return {
+    order: ruleset.trick_order,
+    points: ruleset.penalty_cards, // card text -> points counted against the taker
+    // Points for taking a trick are added to the score as they are: good when higher is
+    // better, bad when lower is (direction is empty from a referee older than 1.1: lower).
+    trickGain: (ruleset.direction === 'higher' ? 1 : -1) * ruleset.trick_points,
+  };
+}
+
+function chooseCard(request, game) {
+  const trick = request.view.current_trick.map((p) => p.card);
+  const trump = request.view.turned ? suit(request.view.turned) : ''; // empty: no trumps
+  const power = (c) => strength(c, game.order) + (suit(c) === trump ? 100 : 0);
+  const weakestFirst = [...request.legal_cards].sort((a, b) => power(a) - power(b));
+  const weakest = weakestFirst[0];
+  if (trick.length === 0) return game.trickGain > 0 ? weakestFirst[weakestFirst.length - 1] : weakest;
+  const led = suit(trick[0]);
+  // The card taking the trick is the highest trump, or the highest card of the suit led.
+  const standing = (c) => (suit(c) === trump ? 200 : suit(c) === led ? 100 : 0) + strength(c, game.order);
+  const best = Math.max(...trick.map(standing));
+  const worth = (cards) => game.trickGain - cards.reduce((sum, c) => sum + (game.points[c] || 0), 0);
+  if (worth(trick) > 0) {
+    const takers = weakestFirst.filter((c) => standing(c) > best && worth([...trick, c]) > 0);
+    return takers.length > 0 ? takers[0] : weakest;
+  }
+  const ducks = weakestFirst.filter((c) => standing(c) < best);
+  return ducks.length > 0 ? ducks[ducks.length - 1] : weakest;
+}
+
+function decide(request, game) {
   if (request.kind === 'DECISION_KIND_CONTRACT') {
     return { request_id: request.request_id, contract: 'CONTRACT_PASS' };
   }
-  return { request_id: request.request_id, card: chooseCard(request, order) };
+  return { request_id: request.request_id, card: chooseCard(request, game) };
 }
 
 function main() {
@@ -58,15 +83,15 @@ function main() {
   const metadata = new grpc.Metadata();
   metadata.set('authorization', `Bearer ${token}`);
   const call = client.Play(metadata);
-  let order = 'KQJAT987';
+  let game = null;
 
   call.on('data', (response) => {
     switch (response.payload) {
       case 'welcome':
-        order = response.welcome.ruleset.trick_order;
+        game = gameOf(response.welcome.ruleset);
         break;
       case 'decision_request':
-        call.write({ decision: decide(response.decision_request, order) });
+        call.write({ decision: decide(response.decision_request, game) });
         break;
       case 'fault_notice':
         console.error(`${NAME}: fault ${response.fault_notice.fault}: ${response.fault_notice.detail}`);
@@ -87,7 +112,12 @@ function main() {
     client.close();
     process.exitCode = 1;
   });
-  call.write({ hello: { protocol_version: '1', bot_name: NAME, bot_version: VERSION } });
+  // Protocol 1.1: the ruleset's pack, trumps, trick points and direction, the turned card.
+  call.write({ hello: { protocol_version: '1.1', bot_name: NAME, bot_version: VERSION } });
 }
 
-main();
+if (require.main === module) {
+  main();
+} else {
+  module.exports = { chooseCard, gameOf }; // for trying the strategy without a referee
+}

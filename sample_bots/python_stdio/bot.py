@@ -1,9 +1,12 @@
 """A Polignac bot speaking the stdio JSON-lines protocol (docs/stdio-protocol.md): no SDK, no gRPC.
 
 The arena writes one JSON object per line on stdin; this bot answers each
-``decision_request`` with one line on stdout and flushes it.  Strategy: pass in the
-auction; play the highest legal card that does not take the trick, or the lowest
-card when every legal card would take it (or when leading).
+``decision_request`` with one line on stdout and flushes it.  Strategy, read from the
+ruleset and the view alone (no game is known by its name): pass in the auction; take a
+trick when it is worth taking (Knaves: a trick is worth a point, a Jack costs some), with
+the weakest card that takes it; otherwise play the strongest card that does not take it,
+or the weakest card when every card would.  Trumps (the suit of the view's turned card)
+beat every other suit.
 """
 
 import json
@@ -17,31 +20,49 @@ def strength(card: str, order: str) -> int:
     return len(order) - order.index(card[0])
 
 
-def choose_card(request: dict, order: str) -> str:
-    legal = request["legal_cards"]
-    trick = request["view"]["current_trick"]
-    if trick:
-        led = trick[0]["card"][-1]
-        best = max(strength(p["card"], order) for p in trick if p["card"][-1] == led)
-        ducks = [c for c in legal if c[-1] != led or strength(c, order) < best]
-        if ducks:
-            return max(ducks, key=lambda c: strength(c, order))
-    return min(legal, key=lambda c: strength(c, order))
+def game_of(ruleset: dict) -> dict:
+    """What the welcome's ruleset says a trick is worth."""
+    # Points for a trick are added to the score as they are: good when higher is better,
+    # bad when lower is (a referee older than protocol 1.1 sends no direction: lower).
+    sign = 1 if ruleset.get("direction") == "higher" else -1
+    return {"order": ruleset["trick_order"], "points": ruleset["penalty_cards"], "gain": sign * ruleset.get("trick_points", 0)}
+
+
+def choose_card(request: dict, game: dict) -> str:
+    order, points, gain = game["order"], game["points"], game["gain"]
+    turned = request["view"].get("turned") or ""
+    trump = turned[-1:]  # the trump suit's letter, empty when the game has no trumps
+    weakest_first = sorted(request["legal_cards"], key=lambda c: strength(c, order) + (100 if c[-1] == trump else 0))
+    trick = [p["card"] for p in request["view"]["current_trick"]]
+    if not trick:
+        return weakest_first[-1] if gain > 0 else weakest_first[0]
+    led = trick[0][-1]
+
+    def standing(card: str) -> int:  # the highest trump takes the trick, else the highest of the suit led
+        return (200 if card[-1] == trump else 100 if card[-1] == led else 0) + strength(card, order)
+
+    best = max(map(standing, trick))
+    worth = gain - sum(points.get(c, 0) for c in trick)
+    if worth > 0:
+        takers = [c for c in weakest_first if standing(c) > best and worth - points.get(c, 0) > 0]
+        return takers[0] if takers else weakest_first[0]
+    ducks = [c for c in weakest_first if standing(c) < best]
+    return ducks[-1] if ducks else weakest_first[0]
 
 
 def main() -> None:
-    order = "KQJAT987"
+    game = game_of({"trick_order": "KQJAT987", "penalty_cards": {}})
     for line in sys.stdin:
         message = json.loads(line)
         kind = message["type"]
         if kind == "welcome":
-            order = message["ruleset"]["trick_order"]
+            game = game_of(message["ruleset"])
         elif kind == "decision_request":
             answer = {"request_id": message["request_id"]}
             if message["kind"] == "contract":
                 answer["contract"] = "pass"
             else:
-                answer["card"] = choose_card(message, order)
+                answer["card"] = choose_card(message, game)
             sys.stdout.write(json.dumps(answer) + "\n")
             sys.stdout.flush()  # the arena reads a line only once it arrives
         elif kind == "fault_notice":

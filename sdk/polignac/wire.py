@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
-from polignac.cards import Card
+from polignac.cards import PIQUET_MASK, Card
+from polignac.errors import CardParseError
 from polignac.events import (
     CardPlayed,
     Declared,
@@ -25,17 +26,19 @@ from polignac.events import (
     TrickWon,
 )
 from polignac.rules import Ruleset
-from polignac.values import Contract, Phase, Trick
+from polignac.values import Contract, HandResult, Phase, ScoreException, Trick
 from polignac.view import PlayerView
 
 __all__ = [
     "PROTOCOL_VERSION",
     "TrickCache",
     "TrickMessages",
+    "card_from_wire",
     "contract_from_pb",
     "contract_to_pb",
     "event_from_pb",
     "event_to_pb",
+    "in_pack",
     "request_to_pb",
     "ruleset_from_pb",
     "ruleset_to_pb",
@@ -43,8 +46,8 @@ __all__ = [
     "view_to_pb",
 ]
 
-PROTOCOL_VERSION: Final = "1"
-"""The protocol version this SDK speaks (the major version of package polignac.v1)."""
+PROTOCOL_VERSION: Final = "1.1"
+"""The protocol version this SDK speaks: package polignac.v1, minor version 1 (docs/protocol.md)."""
 
 _CONTRACT_TO_PB: Final[dict[Contract, pb.Contract]] = {
     Contract.PASS: pb.CONTRACT_PASS,
@@ -54,6 +57,14 @@ _CONTRACT_TO_PB: Final[dict[Contract, pb.Contract]] = {
 _CONTRACT_FROM_PB: Final[dict[int, Contract]] = {v: k for k, v in _CONTRACT_TO_PB.items()}
 _CARD_TEXT: Final = tuple(str(Card.from_index(i)) for i in range(52))
 _CARD_BY_TEXT: Final = {text: Card.from_index(i) for i, text in enumerate(_CARD_TEXT)}
+_EXCEPTION_TO_PB: Final[dict[ScoreException, pb.ScoreException]] = {
+    ScoreException.NONE: pb.SCORE_EXCEPTION_NONE,
+    ScoreException.EVERY_TRICK: pb.SCORE_EXCEPTION_EVERY_TRICK,
+    ScoreException.BIG_TAKE: pb.SCORE_EXCEPTION_BIG_TAKE,
+}
+_EXCEPTION_FROM_PB: Final[dict[int, ScoreException]] = {v: k for k, v in _EXCEPTION_TO_PB.items()}
+# Settings a referee of protocol 1.0 does not send, and what their absence means (the 1.0 game).
+_UNSET_MEANS: Final = {"pack": 32, "trumps": "none", "hand_score": "points", "direction": "lower", "tiebreak": "tied", "faces": "french"}
 
 
 def contract_to_pb(contract: Contract) -> pb.Contract:
@@ -67,33 +78,49 @@ def contract_from_pb(value: int) -> Contract | None:
 
 
 def ruleset_to_pb(rules: Ruleset) -> pb.Ruleset:
-    """The Ruleset message of ``rules``."""
-    table = rules.to_dict()
-    known = pb.Ruleset.DESCRIPTOR.fields_by_name
-    return pb.Ruleset(**{key: value for key, value in table.items() if key in known})
+    """The Ruleset message of ``rules``: every setting, each under its own name.
+
+    A setting the message has no field for raises ``ValueError`` (a Ruleset setting added
+    without its field in the proto), rather than travel as nothing.
+    """
+    return pb.Ruleset(**rules.to_dict())
 
 
 def ruleset_from_pb(message: pb.Ruleset) -> Ruleset:
-    """Rebuild a Ruleset (validated as any other) from its message."""
-    table = {
-        "name": message.name,
-        "players": message.players,
-        "removed_sevens": message.removed_sevens,
-        "trick_order": message.trick_order,
-        "penalty_cards": dict(message.penalty_cards),
-        "first_trick_points": message.first_trick_points,
-        "last_trick_points": message.last_trick_points,
-        "capot": message.capot,
-        "general": message.general,
-        "contract_points": message.contract_points,
-        "limit": message.limit,
-        "tiebreak_hands": message.tiebreak_hands,
-        "fault_policy": message.fault_policy,
-        "revoke_points": message.revoke_points,
-        "timeout_points": message.timeout_points,
-        "max_faults": message.max_faults,
-    }
+    """Rebuild a Ruleset (validated as any other) from its message.
+
+    Settings a 1.0 referee does not send (``pack`` 0, empty texts) mean what 1.0 played:
+    the 32-card pack, no trumps, scores by points, lower is better, tie-break hands among
+    the tied, French faces.
+    """
+    table: dict[str, Any] = {}
+    for field in pb.Ruleset.DESCRIPTOR.fields:
+        value = getattr(message, field.name)
+        if field.name in _UNSET_MEANS and not value:
+            value = _UNSET_MEANS[field.name]
+        elif field.name == "penalty_cards":
+            value = dict(value)
+        elif field.is_repeated:
+            value = list(value)
+        table[field.name] = value
     return Ruleset.from_dict(table)
+
+
+def in_pack(card: Card, rules: Ruleset) -> bool:
+    """True when ``card`` is one of the ruleset's pack (ranks 2 to 6 are not in the 32-card pack)."""
+    return rules.pack != 32 or bool(card.bit & PIQUET_MASK)
+
+
+def card_from_wire(text: str, rules: Ruleset) -> Card:
+    """The card of a decision's text in a game of ``rules``: exactly the wire text of a card of its pack.
+
+    Raises :class:`~polignac.errors.CardParseError` otherwise: ``2C`` in a 32-card game is
+    text no card of that game has (MALFORMED), not a card the seat may not play (ILLEGAL).
+    """
+    card = Card.from_wire(text)
+    if not in_pack(card, rules):
+        raise CardParseError(f"not a card of the {rules.pack}-card pack: {text!r} (its ranks are 7 8 9 T J Q K A)")
+    return card
 
 
 def _plays(plays: Sequence[tuple[int, Card]]) -> list[pb.Play]:
@@ -137,6 +164,7 @@ def view_to_pb(view: PlayerView, tricks: TrickMessages | None = None) -> pb.Play
         totals=view.totals,
         penalties=view.penalties,
         forfeited=view.forfeited,
+        turned="" if view.turned is None else _CARD_TEXT[view.turned.index],
     )
     if view.declarer is not None:
         message.declarer = view.declarer
@@ -273,7 +301,7 @@ class _WireView(PlayerView):
         set_field(self, "totals", tuple(v.totals))
         set_field(self, "penalties", tuple(v.penalties))
         set_field(self, "forfeited", tuple(v.forfeited))
-        set_field(self, "turned", None)  # protocol 1.0 carries no turned card
+        set_field(self, "turned", _card(v.turned) if v.turned else None)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PlayerView):
@@ -309,9 +337,10 @@ def event_to_pb(event: Event) -> pb.Event | None:
         return pb.Event(declared=pb.Declaration(seat=event.seat, contract=_CONTRACT_TO_PB[event.contract]))
     if isinstance(event, HandDealt):
         own = [str(c) for h in event.hands for c in h]  # redacted: at most one seat's cards remain
+        turned = "" if event.turned is None else str(event.turned)
         return pb.Event(
             hand_started=pb.HandStarted(
-                hand_number=event.hand_number, dealer=event.dealer, seats=event.seats, hand=own, tiebreak=event.tiebreak
+                hand_number=event.hand_number, dealer=event.dealer, seats=event.seats, hand=own, tiebreak=event.tiebreak, turned=turned
             )
         )
     if isinstance(event, HandEnded):
@@ -326,6 +355,8 @@ def event_to_pb(event: Event) -> pb.Event | None:
             ended.declarer = event.declarer
         if event.contract_made is not None:
             ended.contract_made = event.contract_made
+        if event.result is not None:
+            ended.result.CopyFrom(_result_to_pb(event.result))
         return pb.Event(hand_ended=ended)
     if isinstance(event, PenaltyAdded):
         return pb.Event(penalty_added=pb.PenaltyAdded(seat=event.seat, points=event.points, reason=event.reason))
@@ -340,6 +371,42 @@ def event_to_pb(event: Event) -> pb.Event | None:
 
 def _trick_plays(event: TrickWon) -> list[tuple[int, Card]]:
     return list(zip(event.seats, event.cards, strict=True))
+
+
+def _result_to_pb(result: HandResult) -> pb.HandResult:
+    """The parts of a hand's result that HandEnded does not carry already."""
+    return pb.HandResult(
+        seats=result.seats,
+        tricks=result.tricks,
+        card_points=result.card_points,
+        trick_points=result.trick_points,
+        first_last_points=result.first_last_points,
+        fault_points=result.fault_points,
+        exception=_EXCEPTION_TO_PB[result.exception],
+    )
+
+
+def _result_from_pb(ended: pb.HandEnded, contract: Contract, declarer: int | None, contract_made: bool | None) -> HandResult | None:
+    """The HandResult of a HandEnded message, or ``None`` when it has no parts (a 1.0 referee)."""
+    if not ended.HasField("result"):
+        return None
+    r = ended.result
+    return HandResult(
+        hand_number=ended.hand_number,
+        tiebreak=ended.tiebreak,
+        seats=tuple(r.seats),
+        tricks=tuple(r.tricks),
+        card_points=tuple(r.card_points),
+        trick_points=tuple(r.trick_points),
+        first_last_points=tuple(r.first_last_points),
+        contract=contract,
+        declarer=declarer,
+        contract_made=contract_made,
+        fault_points=tuple(r.fault_points),
+        exception=_EXCEPTION_FROM_PB.get(r.exception, ScoreException.NONE),
+        scores=tuple(ended.scores),
+        totals=tuple(ended.totals),
+    )
 
 
 def event_from_pb(message: pb.Event, seat: int) -> Event | None:
@@ -358,18 +425,14 @@ def event_from_pb(message: pb.Event, seat: int) -> Event | None:
         h = message.hand_started
         own = tuple(Card.parse(c) for c in h.hand)
         hands = tuple(own if s == seat else () for s in h.seats)
-        return HandDealt(h.hand_number, h.dealer, tuple(h.seats), hands, h.tiebreak)
+        return HandDealt(h.hand_number, h.dealer, tuple(h.seats), hands, h.tiebreak, Card.parse(h.turned) if h.turned else None)
     if kind == "hand_ended":
         e = message.hand_ended
-        return HandEnded(
-            e.hand_number,
-            contract_from_pb(e.contract) or Contract.PASS,
-            e.declarer if e.HasField("declarer") else None,
-            e.contract_made if e.HasField("contract_made") else None,
-            tuple(e.scores),
-            tuple(e.totals),
-            e.tiebreak,
-        )
+        contract = contract_from_pb(e.contract) or Contract.PASS
+        declarer = e.declarer if e.HasField("declarer") else None
+        made = e.contract_made if e.HasField("contract_made") else None
+        result = _result_from_pb(e, contract, declarer, made)
+        return HandEnded(e.hand_number, contract, declarer, made, tuple(e.scores), tuple(e.totals), e.tiebreak, result)
     if kind == "penalty_added":
         return PenaltyAdded(message.penalty_added.seat, message.penalty_added.points, message.penalty_added.reason)
     if kind == "forfeited":

@@ -1,4 +1,8 @@
-"""No seat ever receives another seat's unplayed card, the seed, or the order of the pack."""
+"""No seat ever receives another seat's unplayed card, the seed, or the order of the pack.
+
+Over every preset and table size; the card turned for trumps is the one card every seat is
+shown that no one holds.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from polignac_arena.referee import MatchHost
 from tests.referee.helpers import polite_match, referee, run
 
 SEED = 0x5EED_1234_ABCD_9876  # distinctive, to look for it in every field
-CARD_TEXTS = {str(c) for c in cards_in((1 << 32) - 1)}
+CARD_TEXTS = {str(c) for c in cards_in((1 << 52) - 1)}
 
 
 def strings_and_numbers(message: Message, skip: tuple[str, ...] = ("ruleset",)) -> tuple[list[str], list[int]]:
@@ -46,6 +50,8 @@ class Sent:
     unplayed: dict[int, int]
     events: list[Event]
     played_this_hand: set[str]
+    turned: str
+    """The card turned for trumps this hand, "" when none."""
 
 
 def watch(host: MatchHost, seen: list[Sent]) -> None:
@@ -54,7 +60,8 @@ def watch(host: MatchHost, seen: list[Sent]) -> None:
         copy = pb.PlayResponse()
         copy.CopyFrom(message)
         played = {str(c) for t in match.tricks for c in t.cards} | {str(c) for _, c in match.current_trick}
-        seen.append(Sent(seat, copy, {s: match.hand_mask(s) for s in range(match.players)}, list(match.events), played))
+        turned = "" if match.turned is None else str(match.turned)
+        seen.append(Sent(seat, copy, {s: match.hand_mask(s) for s in range(match.players)}, list(match.events), played, turned))
 
     host.on_message_sent = on_send
 
@@ -70,6 +77,9 @@ def check_events(sent: Sent, pointer: dict[int, int]) -> None:
             assert kind == "hand_started"
             own = event.hands[event.seats.index(sent.seat)] if sent.seat in event.seats else ()
             assert list(message.hand_started.hand) == [str(c) for c in own], "a deal shows only the seat's own cards"
+            turned = "" if event.turned is None else str(event.turned)
+            assert message.hand_started.turned == turned, "every seat is shown the turned card"
+            assert turned not in {str(c) for hand in event.hands for c in hand}, "the turned card is in no hand"
         elif isinstance(event, CardPlayed):
             assert kind == "card_played" and message.card_played.card == str(event.card)
         elif isinstance(event, TrickWon):
@@ -92,11 +102,14 @@ def test_no_message_reveals_hidden_cards_the_seed_or_the_pack(name: str) -> None
                 return host
 
             server.create_match = create_and_watch  # type: ignore[method-assign]
-            for players in range(3, 7):
+            sizes = PRESETS[name].table_sizes()
+            assert sizes
+            for players in sizes:
                 rules = preset(name, players=players, limit=10)
                 result, _ = await polite_match(server, rules, SEED)
                 assert result.status == "finished"
                 pointer = dict.fromkeys(range(players), 0)
+                assert all(bool(sent.turned) == (rules.trumps.value == "turned") for sent in seen)
                 for sent in seen:
                     check_events(sent, pointer)
                     check_payload(sent)
@@ -117,6 +130,8 @@ def check_payload(sent: Sent) -> None:
     shown = {p.card for t in view.tricks for p in t.plays} | {p.card for p in view.current_trick}
     assert shown == sent.played_this_hand, "the view shows exactly the cards played this hand"
     hidden = {str(c) for other, mask in sent.unplayed.items() if other != sent.seat for c in cards_in(mask)}
+    assert view.turned == sent.turned, "every seat is shown the turned card"
+    assert sent.turned not in hidden | own | shown, "the turned card is in no hand and never played"
     view_texts, _ = strings_and_numbers(view)
     assert not hidden.intersection(view_texts)
     request = sent.message.decision_request

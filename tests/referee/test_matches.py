@@ -17,7 +17,7 @@ def test_every_variant_and_table_size_plays_to_the_end_and_replays(transport: st
     async def scenario() -> None:
         async with referee(transport) as server:
             for number, name in enumerate(PRESETS):
-                for players in range(3, 7):
+                for players in PRESETS[name].table_sizes():
                     seed = 1000 * number + players
                     path = tmp_path / f"{name}-{players}.jsonl"
                     result, outcomes = await polite_match(server, preset(name, players=players), seed, record_path=path)

@@ -17,6 +17,7 @@ from polignac.faults import Fault, rule_on_fault
 from polignac.rules import PRESETS, Ruleset, preset
 from polignac.statuses import MatchStatus
 from polignac.values import Contract, Decision, Phase, parse_decision
+from polignac.wire import in_pack
 
 __all__ = ["ConformanceReport", "LocalResult", "check_bot", "play_local"]
 
@@ -119,6 +120,9 @@ def _judge(match: Match, answer: object) -> tuple[Decision | None, Fault | None,
         return None, Fault.MALFORMED, f"the auction needs a contract (pass, capot, general), got {answer!r}"
     if match.phase is Phase.PLAY and not isinstance(decision, Card):
         return None, Fault.MALFORMED, f"a card is needed, got {answer!r}"
+    if isinstance(decision, Card) and not in_pack(decision, match.rules):
+        # As the referee reads it: text no card of this game has, not a card the seat may not play.
+        return None, Fault.MALFORMED, f"not a card of the {match.rules.pack}-card pack: {str(decision)!r} (its ranks are 7 8 9 T J Q K A)"
     if not match.is_legal(decision):
         return None, Fault.ILLEGAL, f"illegal decision {answer!r}; legal: {[str(d) for d in match.legal_decisions()]}"
     return decision, None, ""

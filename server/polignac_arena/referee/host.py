@@ -37,7 +37,7 @@ from polignac import ENGINE_VERSION, Card, Contract, Match, Phase, Ruleset, reda
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.errors import CardParseError
 from polignac.events import HandDealt, HandEnded
-from polignac.wire import TrickMessages, contract_from_pb, event_to_pb, request_to_pb, ruleset_to_pb
+from polignac.wire import TrickMessages, card_from_wire, contract_from_pb, event_to_pb, request_to_pb, ruleset_to_pb
 from polignac_arena.referee.faults import Fault, rule_on_fault
 from polignac_arena.referee.record import FORMAT, write_record
 from polignac_arena.statuses import ActionStatus, MatchStatus
@@ -437,7 +437,7 @@ class MatchHost:
             await self._fault(seat, Fault.MALFORMED, detail, request_id, "contract", ms, answers=True)
             return
         try:
-            card = Card.from_wire(decision.card)
+            card = card_from_wire(decision.card, self.rules)
         except CardParseError as exc:
             await self._fault(seat, Fault.MALFORMED, str(exc), request_id, decision.card[:20], ms, answers=True)
             return

@@ -21,12 +21,12 @@ from google.protobuf.message import DecodeError  # type: ignore[import-untyped] 
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac_arena.referee.host import MatchHost, SeatConnection
+from polignac_arena.referee.versions import refusal as version_refusal
 
 __all__ = ["SERVICE_NAME", "RefereeService", "Undecodable", "decode_request"]
 
 log = logging.getLogger(__name__)
 SERVICE_NAME: Final = pb.DESCRIPTOR.services_by_name["RefereeService"].full_name
-SUPPORTED_MAJOR = "1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,12 +118,10 @@ class RefereeService:
         if hello is None:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be a Hello")
             return
-        major = hello.protocol_version.split(".")[0]
-        if major != SUPPORTED_MAJOR:
-            await context.abort(
-                grpc.StatusCode.FAILED_PRECONDITION,
-                f"protocol version {hello.protocol_version[:20]!r} is not supported; this referee speaks {SUPPORTED_MAJOR}",
-            )
+        unspoken = version_refusal(hello.protocol_version, host.rules)
+        if unspoken is not None:
+            log.info("match %s: seat %s refused at its Hello: %s", host.match_id, seat, unspoken)
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, unspoken)
             return
         if (
             not 1 <= len(hello.bot_name) <= 64

@@ -7,17 +7,25 @@
  * hand (the arena writes compact JSON, keys in a fixed order): enough for this bot,
  * not a general parser.
  *
- * Strategy: pass in the auction; play the highest legal card that does not take the
- * trick, or the lowest card when every legal card would take it (or when leading).
+ * Strategy, read from the ruleset and the view alone (no game is known by its name):
+ * pass in the auction; take a trick when it is worth taking (Knaves: a trick is worth a
+ * point, a Jack costs some), with the weakest card that takes it; otherwise play the
+ * strongest card that does not take it, or the weakest card when every card would.
+ * Trumps (the suit of the view's turned card) beat every other suit.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_CARDS 32
+#define MAX_CARDS 52
 
-static char trick_order[16] = "KQJAT987"; /* ranks from highest to lowest; the welcome says */
+/* What the welcome's ruleset says (these defaults are the classic game's). */
+static char trick_order[16] = "KQJAT987"; /* ranks from highest to lowest */
+static char point_cards[MAX_CARDS][4];     /* the cards with points, counted against the taker */
+static int point_values[MAX_CARDS];
+static int point_count = 0;
+static int trick_gain = 0; /* what taking a trick is worth, before the points of its cards */
 
 /* The value after "key": in text (at or after from), or NULL. */
 static const char *value_of(const char *from, const char *key) {
@@ -71,6 +79,47 @@ static int strength(const char *card) {
 
 static char suit(const char *card) { return card[strlen(card) - 1]; }
 
+/* Trumps above the other cards, then trick order: to find the weakest or strongest card. */
+static int power(const char *card, char trump) { return (suit(card) == trump ? 100 : 0) + strength(card); }
+
+/* How a card stands in a trick: the highest trump takes it, or the highest card of the suit led. */
+static int standing(const char *card, char led, char trump) {
+    return (suit(card) == trump ? 200 : suit(card) == led ? 100 : 0) + strength(card);
+}
+
+/* The points of a card, counted against whoever takes it. */
+static int points_of(const char *card) {
+    for (int i = 0; i < point_count; i++)
+        if (strcmp(point_cards[i], card) == 0) return point_values[i];
+    return 0;
+}
+
+/* The welcome line: trick order, the cards with points, and what a trick is worth. */
+static void read_ruleset(const char *line) {
+    const char *p = value_of(line, "trick_order");
+    if (p != NULL) read_string(p, trick_order, sizeof trick_order);
+    p = value_of(line, "penalty_cards"); /* {"JC":1,"JD":1,"JH":1,"JS":2} */
+    point_count = 0;
+    if (p != NULL && *p == '{') {
+        p++;
+        while (*p == '"' && point_count < MAX_CARDS) {
+            p = read_string(p, point_cards[point_count], sizeof point_cards[point_count]);
+            if (p == NULL || *p != ':') break;
+            char *end;
+            point_values[point_count++] = (int)strtol(p + 1, &end, 10);
+            p = *end == ',' ? end + 1 : end;
+        }
+    }
+    /* Points for a trick are added to the score as they are: good when higher is better,
+       bad when lower is (a referee older than protocol 1.1 sends neither key: lower). */
+    char direction[16] = "lower";
+    p = value_of(line, "direction");
+    if (p != NULL) read_string(p, direction, sizeof direction);
+    p = value_of(line, "trick_points");
+    int trick_points = p != NULL ? atoi(p) : 0;
+    trick_gain = strcmp(direction, "higher") == 0 ? trick_points : -trick_points;
+}
+
 /* The cards played so far to the current trick, in play order (the leader first). */
 static int current_trick(const char *line, char cards[][4], int max) {
     const char *p = value_of(line, "current_trick");
@@ -87,27 +136,36 @@ static int current_trick(const char *line, char cards[][4], int max) {
 
 static const char *choose_card(const char *line) {
     static char legal[MAX_CARDS][4];
-    char trick[8][4];
+    char trick[8][4], turned[4] = "";
     int n = read_cards(value_of(line, "legal_cards"), legal, MAX_CARDS);
     int played = current_trick(line, trick, 8);
+    const char *p = value_of(line, "turned"); /* "" when the game has no trumps */
+    if (p != NULL) read_string(p, turned, sizeof turned);
+    char trump = turned[0] != '\0' ? suit(turned) : '\0';
     if (n == 0) return "??"; /* cannot happen: the referee always offers a legal card */
-    int best = -1;
-    if (played > 0) {
-        char led = suit(trick[0]);
-        int winner = 0;
-        for (int i = 0; i < played; i++)
-            if (suit(trick[i]) == led && strength(trick[i]) > winner) winner = strength(trick[i]);
-        for (int i = 0; i < n; i++) { /* the highest card that ducks under the winner */
-            int ducks = suit(legal[i]) != led || strength(legal[i]) < winner;
-            if (ducks && (best < 0 || strength(legal[i]) > strength(legal[best]))) best = i;
+    int weakest = 0, strongest = 0;
+    for (int i = 1; i < n; i++) {
+        if (power(legal[i], trump) < power(legal[weakest], trump)) weakest = i;
+        if (power(legal[i], trump) > power(legal[strongest], trump)) strongest = i;
+    }
+    if (played == 0) return legal[trick_gain > 0 ? strongest : weakest]; /* leading */
+    char led = suit(trick[0]);
+    int best = 0, taken = 0;
+    for (int i = 0; i < played; i++) {
+        if (standing(trick[i], led, trump) > best) best = standing(trick[i], led, trump);
+        taken += points_of(trick[i]);
+    }
+    int pick = -1;
+    for (int i = 0; i < n; i++) {
+        int takes = standing(legal[i], led, trump) > best;
+        if (trick_gain - taken > 0) { /* worth taking: the weakest card that takes it and keeps it worth it */
+            if (takes && trick_gain - taken - points_of(legal[i]) > 0 && (pick < 0 || power(legal[i], trump) < power(legal[pick], trump)))
+                pick = i;
+        } else if (!takes && (pick < 0 || power(legal[i], trump) > power(legal[pick], trump))) { /* the strongest duck */
+            pick = i;
         }
     }
-    if (best < 0) { /* leading, or every card takes the trick: the lowest */
-        best = 0;
-        for (int i = 1; i < n; i++)
-            if (strength(legal[i]) < strength(legal[best])) best = i;
-    }
-    return legal[best];
+    return legal[pick >= 0 ? pick : weakest];
 }
 
 int main(void) {
@@ -118,8 +176,7 @@ int main(void) {
         const char *p = value_of(line, "type");
         if (p == NULL || read_string(p, type, sizeof type) == NULL) continue;
         if (strcmp(type, "welcome") == 0) {
-            p = value_of(line, "trick_order");
-            if (p != NULL) read_string(p, trick_order, sizeof trick_order);
+            read_ruleset(line);
         } else if (strcmp(type, "decision_request") == 0) {
             unsigned long long request_id = strtoull(value_of(line, "request_id"), NULL, 10);
             char kind[16] = "";

@@ -20,6 +20,13 @@ class DecisionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DECISION_KIND_CONTRACT: _ClassVar[DecisionKind]
     DECISION_KIND_CARD: _ClassVar[DecisionKind]
 
+class ScoreException(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SCORE_EXCEPTION_UNSPECIFIED: _ClassVar[ScoreException]
+    SCORE_EXCEPTION_NONE: _ClassVar[ScoreException]
+    SCORE_EXCEPTION_EVERY_TRICK: _ClassVar[ScoreException]
+    SCORE_EXCEPTION_BIG_TAKE: _ClassVar[ScoreException]
+
 class Fault(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     FAULT_UNSPECIFIED: _ClassVar[Fault]
@@ -43,6 +50,10 @@ CONTRACT_GENERAL: Contract
 DECISION_KIND_UNSPECIFIED: DecisionKind
 DECISION_KIND_CONTRACT: DecisionKind
 DECISION_KIND_CARD: DecisionKind
+SCORE_EXCEPTION_UNSPECIFIED: ScoreException
+SCORE_EXCEPTION_NONE: ScoreException
+SCORE_EXCEPTION_EVERY_TRICK: ScoreException
+SCORE_EXCEPTION_BIG_TAKE: ScoreException
 FAULT_UNSPECIFIED: Fault
 FAULT_TIMEOUT: Fault
 FAULT_ILLEGAL: Fault
@@ -122,7 +133,7 @@ class TimeControl(_message.Message):
     def __init__(self, move_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., startup_ms: _Optional[int] = ...) -> None: ...
 
 class Ruleset(_message.Message):
-    __slots__ = ("name", "players", "removed_sevens", "trick_order", "penalty_cards", "first_trick_points", "last_trick_points", "capot", "general", "contract_points", "limit", "tiebreak_hands", "fault_policy", "revoke_points", "timeout_points", "max_faults")
+    __slots__ = ("name", "players", "removed_sevens", "trick_order", "penalty_cards", "first_trick_points", "last_trick_points", "capot", "general", "contract_points", "limit", "tiebreak_hands", "fault_policy", "revoke_points", "timeout_points", "max_faults", "pack", "trumps", "trick_points", "hand_score", "place_scores", "every_trick_scores", "big_take_points", "big_take_scores", "direction", "tiebreak", "faces")
     class PenaltyCardsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -146,6 +157,17 @@ class Ruleset(_message.Message):
     REVOKE_POINTS_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_POINTS_FIELD_NUMBER: _ClassVar[int]
     MAX_FAULTS_FIELD_NUMBER: _ClassVar[int]
+    PACK_FIELD_NUMBER: _ClassVar[int]
+    TRUMPS_FIELD_NUMBER: _ClassVar[int]
+    TRICK_POINTS_FIELD_NUMBER: _ClassVar[int]
+    HAND_SCORE_FIELD_NUMBER: _ClassVar[int]
+    PLACE_SCORES_FIELD_NUMBER: _ClassVar[int]
+    EVERY_TRICK_SCORES_FIELD_NUMBER: _ClassVar[int]
+    BIG_TAKE_POINTS_FIELD_NUMBER: _ClassVar[int]
+    BIG_TAKE_SCORES_FIELD_NUMBER: _ClassVar[int]
+    DIRECTION_FIELD_NUMBER: _ClassVar[int]
+    TIEBREAK_FIELD_NUMBER: _ClassVar[int]
+    FACES_FIELD_NUMBER: _ClassVar[int]
     name: str
     players: int
     removed_sevens: str
@@ -162,7 +184,18 @@ class Ruleset(_message.Message):
     revoke_points: int
     timeout_points: int
     max_faults: int
-    def __init__(self, name: _Optional[str] = ..., players: _Optional[int] = ..., removed_sevens: _Optional[str] = ..., trick_order: _Optional[str] = ..., penalty_cards: _Optional[_Mapping[str, int]] = ..., first_trick_points: _Optional[int] = ..., last_trick_points: _Optional[int] = ..., capot: _Optional[bool] = ..., general: _Optional[bool] = ..., contract_points: _Optional[int] = ..., limit: _Optional[int] = ..., tiebreak_hands: _Optional[int] = ..., fault_policy: _Optional[str] = ..., revoke_points: _Optional[int] = ..., timeout_points: _Optional[int] = ..., max_faults: _Optional[int] = ...) -> None: ...
+    pack: int
+    trumps: str
+    trick_points: int
+    hand_score: str
+    place_scores: _containers.RepeatedScalarFieldContainer[int]
+    every_trick_scores: _containers.RepeatedScalarFieldContainer[int]
+    big_take_points: int
+    big_take_scores: _containers.RepeatedScalarFieldContainer[int]
+    direction: str
+    tiebreak: str
+    faces: str
+    def __init__(self, name: _Optional[str] = ..., players: _Optional[int] = ..., removed_sevens: _Optional[str] = ..., trick_order: _Optional[str] = ..., penalty_cards: _Optional[_Mapping[str, int]] = ..., first_trick_points: _Optional[int] = ..., last_trick_points: _Optional[int] = ..., capot: _Optional[bool] = ..., general: _Optional[bool] = ..., contract_points: _Optional[int] = ..., limit: _Optional[int] = ..., tiebreak_hands: _Optional[int] = ..., fault_policy: _Optional[str] = ..., revoke_points: _Optional[int] = ..., timeout_points: _Optional[int] = ..., max_faults: _Optional[int] = ..., pack: _Optional[int] = ..., trumps: _Optional[str] = ..., trick_points: _Optional[int] = ..., hand_score: _Optional[str] = ..., place_scores: _Optional[_Iterable[int]] = ..., every_trick_scores: _Optional[_Iterable[int]] = ..., big_take_points: _Optional[int] = ..., big_take_scores: _Optional[_Iterable[int]] = ..., direction: _Optional[str] = ..., tiebreak: _Optional[str] = ..., faces: _Optional[str] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
     __slots__ = ("request_id", "kind", "legal_cards", "legal_contracts", "move_ms", "bank_ms", "view")
@@ -183,7 +216,7 @@ class DecisionRequest(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., kind: _Optional[_Union[DecisionKind, str]] = ..., legal_cards: _Optional[_Iterable[str]] = ..., legal_contracts: _Optional[_Iterable[_Union[Contract, str]]] = ..., move_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., view: _Optional[_Union[PlayerView, _Mapping]] = ...) -> None: ...
 
 class PlayerView(_message.Message):
-    __slots__ = ("seat", "hand_number", "dealer", "seats", "tiebreak", "hand", "auction", "contract", "declarer", "tricks", "current_trick", "totals", "penalties", "forfeited")
+    __slots__ = ("seat", "hand_number", "dealer", "seats", "tiebreak", "hand", "auction", "contract", "declarer", "tricks", "current_trick", "totals", "penalties", "forfeited", "turned")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     HAND_NUMBER_FIELD_NUMBER: _ClassVar[int]
     DEALER_FIELD_NUMBER: _ClassVar[int]
@@ -198,6 +231,7 @@ class PlayerView(_message.Message):
     TOTALS_FIELD_NUMBER: _ClassVar[int]
     PENALTIES_FIELD_NUMBER: _ClassVar[int]
     FORFEITED_FIELD_NUMBER: _ClassVar[int]
+    TURNED_FIELD_NUMBER: _ClassVar[int]
     seat: int
     hand_number: int
     dealer: int
@@ -212,7 +246,8 @@ class PlayerView(_message.Message):
     totals: _containers.RepeatedScalarFieldContainer[int]
     penalties: _containers.RepeatedScalarFieldContainer[int]
     forfeited: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, seat: _Optional[int] = ..., hand_number: _Optional[int] = ..., dealer: _Optional[int] = ..., seats: _Optional[_Iterable[int]] = ..., tiebreak: _Optional[bool] = ..., hand: _Optional[_Iterable[str]] = ..., auction: _Optional[_Iterable[_Union[Declaration, _Mapping]]] = ..., contract: _Optional[_Union[Contract, str]] = ..., declarer: _Optional[int] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., current_trick: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., totals: _Optional[_Iterable[int]] = ..., penalties: _Optional[_Iterable[int]] = ..., forfeited: _Optional[_Iterable[int]] = ...) -> None: ...
+    turned: str
+    def __init__(self, seat: _Optional[int] = ..., hand_number: _Optional[int] = ..., dealer: _Optional[int] = ..., seats: _Optional[_Iterable[int]] = ..., tiebreak: _Optional[bool] = ..., hand: _Optional[_Iterable[str]] = ..., auction: _Optional[_Iterable[_Union[Declaration, _Mapping]]] = ..., contract: _Optional[_Union[Contract, str]] = ..., declarer: _Optional[int] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., current_trick: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., totals: _Optional[_Iterable[int]] = ..., penalties: _Optional[_Iterable[int]] = ..., forfeited: _Optional[_Iterable[int]] = ..., turned: _Optional[str] = ...) -> None: ...
 
 class Declaration(_message.Message):
     __slots__ = ("seat", "contract")
@@ -259,18 +294,20 @@ class Event(_message.Message):
     def __init__(self, hand_started: _Optional[_Union[HandStarted, _Mapping]] = ..., declared: _Optional[_Union[Declaration, _Mapping]] = ..., card_played: _Optional[_Union[Play, _Mapping]] = ..., trick_won: _Optional[_Union[TrickWon, _Mapping]] = ..., penalty_added: _Optional[_Union[PenaltyAdded, _Mapping]] = ..., hand_ended: _Optional[_Union[HandEnded, _Mapping]] = ..., forfeited: _Optional[_Union[Forfeited, _Mapping]] = ..., tiebreak_started: _Optional[_Union[TiebreakStarted, _Mapping]] = ...) -> None: ...
 
 class HandStarted(_message.Message):
-    __slots__ = ("hand_number", "dealer", "seats", "hand", "tiebreak")
+    __slots__ = ("hand_number", "dealer", "seats", "hand", "tiebreak", "turned")
     HAND_NUMBER_FIELD_NUMBER: _ClassVar[int]
     DEALER_FIELD_NUMBER: _ClassVar[int]
     SEATS_FIELD_NUMBER: _ClassVar[int]
     HAND_FIELD_NUMBER: _ClassVar[int]
     TIEBREAK_FIELD_NUMBER: _ClassVar[int]
+    TURNED_FIELD_NUMBER: _ClassVar[int]
     hand_number: int
     dealer: int
     seats: _containers.RepeatedScalarFieldContainer[int]
     hand: _containers.RepeatedScalarFieldContainer[str]
     tiebreak: bool
-    def __init__(self, hand_number: _Optional[int] = ..., dealer: _Optional[int] = ..., seats: _Optional[_Iterable[int]] = ..., hand: _Optional[_Iterable[str]] = ..., tiebreak: _Optional[bool] = ...) -> None: ...
+    turned: str
+    def __init__(self, hand_number: _Optional[int] = ..., dealer: _Optional[int] = ..., seats: _Optional[_Iterable[int]] = ..., hand: _Optional[_Iterable[str]] = ..., tiebreak: _Optional[bool] = ..., turned: _Optional[str] = ...) -> None: ...
 
 class TrickWon(_message.Message):
     __slots__ = ("trick_number", "winner", "plays")
@@ -293,7 +330,7 @@ class PenaltyAdded(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., points: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class HandEnded(_message.Message):
-    __slots__ = ("hand_number", "contract", "declarer", "contract_made", "scores", "totals", "tiebreak")
+    __slots__ = ("hand_number", "contract", "declarer", "contract_made", "scores", "totals", "tiebreak", "result")
     HAND_NUMBER_FIELD_NUMBER: _ClassVar[int]
     CONTRACT_FIELD_NUMBER: _ClassVar[int]
     DECLARER_FIELD_NUMBER: _ClassVar[int]
@@ -301,6 +338,7 @@ class HandEnded(_message.Message):
     SCORES_FIELD_NUMBER: _ClassVar[int]
     TOTALS_FIELD_NUMBER: _ClassVar[int]
     TIEBREAK_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
     hand_number: int
     contract: Contract
     declarer: int
@@ -308,7 +346,26 @@ class HandEnded(_message.Message):
     scores: _containers.RepeatedScalarFieldContainer[int]
     totals: _containers.RepeatedScalarFieldContainer[int]
     tiebreak: bool
-    def __init__(self, hand_number: _Optional[int] = ..., contract: _Optional[_Union[Contract, str]] = ..., declarer: _Optional[int] = ..., contract_made: _Optional[bool] = ..., scores: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., tiebreak: _Optional[bool] = ...) -> None: ...
+    result: HandResult
+    def __init__(self, hand_number: _Optional[int] = ..., contract: _Optional[_Union[Contract, str]] = ..., declarer: _Optional[int] = ..., contract_made: _Optional[bool] = ..., scores: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ..., tiebreak: _Optional[bool] = ..., result: _Optional[_Union[HandResult, _Mapping]] = ...) -> None: ...
+
+class HandResult(_message.Message):
+    __slots__ = ("seats", "tricks", "card_points", "trick_points", "first_last_points", "fault_points", "exception")
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    TRICKS_FIELD_NUMBER: _ClassVar[int]
+    CARD_POINTS_FIELD_NUMBER: _ClassVar[int]
+    TRICK_POINTS_FIELD_NUMBER: _ClassVar[int]
+    FIRST_LAST_POINTS_FIELD_NUMBER: _ClassVar[int]
+    FAULT_POINTS_FIELD_NUMBER: _ClassVar[int]
+    EXCEPTION_FIELD_NUMBER: _ClassVar[int]
+    seats: _containers.RepeatedScalarFieldContainer[int]
+    tricks: _containers.RepeatedScalarFieldContainer[int]
+    card_points: _containers.RepeatedScalarFieldContainer[int]
+    trick_points: _containers.RepeatedScalarFieldContainer[int]
+    first_last_points: _containers.RepeatedScalarFieldContainer[int]
+    fault_points: _containers.RepeatedScalarFieldContainer[int]
+    exception: ScoreException
+    def __init__(self, seats: _Optional[_Iterable[int]] = ..., tricks: _Optional[_Iterable[int]] = ..., card_points: _Optional[_Iterable[int]] = ..., trick_points: _Optional[_Iterable[int]] = ..., first_last_points: _Optional[_Iterable[int]] = ..., fault_points: _Optional[_Iterable[int]] = ..., exception: _Optional[_Union[ScoreException, str]] = ...) -> None: ...
 
 class Forfeited(_message.Message):
     __slots__ = ("seat", "reason")
