@@ -273,6 +273,7 @@ class _WireView(PlayerView):
         set_field(self, "totals", tuple(v.totals))
         set_field(self, "penalties", tuple(v.penalties))
         set_field(self, "forfeited", tuple(v.forfeited))
+        set_field(self, "turned", None)  # protocol 1.0 carries no turned card: no trumps
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PlayerView):

@@ -175,7 +175,7 @@ class ConformanceReport:
 
 
 def check_bot(bot: Bot, matches_per_table: int = 1, move_ms: float = 1000.0, seed: int = 0) -> ConformanceReport:
-    """Play ``bot`` in every named ruleset at every table size (3 to 6) and report any problem.
+    """Play ``bot`` in every named ruleset at every table size it allows (3 to 6) and report any problem.
 
     A problem is an exception, an illegal decision, a decision slower than ``move_ms``,
     or a bad name/version.
@@ -186,8 +186,8 @@ def check_bot(bot: Bot, matches_per_table: int = 1, move_ms: float = 1000.0, see
     if not isinstance(bot.version, str) or len(bot.version) > 64 or not bot.version.isprintable():
         report.problems.append(f"bot version must be up to 64 printable characters, got {bot.version!r}")
     rng = random.Random(seed)
-    for name in PRESETS:
-        for players in range(3, 7):
+    for name, base in PRESETS.items():
+        for players in base.table_sizes():
             rules = preset(name, players=players)
             for _ in range(matches_per_table):
                 match_seed = rng.randrange(2**64)
