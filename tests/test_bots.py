@@ -26,7 +26,7 @@ from polignac.view import PlayerView
 
 @pytest.mark.parametrize("name", sorted(BUILTIN_BOTS))
 def test_builtin_bot_passes_the_conformance_check(name: str) -> None:
-    """check_bot plays every preset at every table size (3..6); a built-in bot has no problem anywhere."""
+    """check_bot plays every preset at every table size it allows; a built-in bot has no problem anywhere."""
     report = check_bot(builtin_bot(name, 1), seed=7)
     assert report.problems == [], report.summary()
     assert report.ok
@@ -107,7 +107,7 @@ class Recorder(Bot):
     def play(self, view: PlayerView) -> Card:
         assert view.seat == self.seats[-1]
         self.view_seats.add(view.seat)
-        return min(view.legal, key=lambda c: c.index)  # type: ignore[union-attr]  # cards while playing
+        return min(view.legal_cards, key=lambda c: c.index)
 
 
 @pytest.mark.parametrize("players", [3, 4, 5, 6])
@@ -323,7 +323,7 @@ class Routing(Bot):
 
     def play(self, view: PlayerView) -> Card:
         self.calls.append("play")
-        return view.legal[0]  # type: ignore[return-value]  # cards while playing
+        return view.legal_cards[0]
 
 
 def test_decide_routes_by_phase() -> None:
@@ -335,7 +335,7 @@ def test_decide_routes_by_phase() -> None:
     while match.phase is Phase.AUCTION:
         match.apply(Contract.PASS)
     view = match.view(match.to_act)  # type: ignore[arg-type]
-    assert bot.decide(view) is view.legal[0]
+    assert bot.decide(view) is view.legal_cards[0]
     assert bot.calls == ["declare", "play"]
     # No auction at all without contracts: the first decision is already a card.
     bot = Routing()
@@ -347,7 +347,7 @@ class PlayOnly(Bot):
     name = "play-only"
 
     def play(self, view: PlayerView) -> Card:
-        return max(view.legal, key=lambda c: c.index)  # type: ignore[union-attr]  # cards while playing
+        return max(view.legal_cards, key=lambda c: c.index)
 
 
 def test_a_bot_that_only_overrides_play_works() -> None:

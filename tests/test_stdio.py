@@ -182,7 +182,7 @@ def test_python_stdio_sample_plays_a_whole_match() -> None:
     result, _ = play([str(ROOT / "sample_bots" / "python_stdio"), "heuristic", "cautious", "random"])
     assert result.status == "finished" and result.places is not None
     assert result.faults == [{}, {}, {}, {}]
-    assert result.names[0] == "python-stdio" and result.versions[0] == "1.0"  # the bridge's Hello, from bot.toml
+    assert result.names[0] == "python-stdio" and result.versions[0] == "1.1"  # the bridge's Hello, from bot.toml
     assert replay_lines(result.record).divergence is None
 
 

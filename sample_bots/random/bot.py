@@ -10,7 +10,7 @@ random.seed(os.environ.get("POLIGNAC_BOT_SEED"))  # the arena's seed makes the b
 
 class RandomBot(Bot):
     name = "random"
-    version = "1.0"
+    version = "1.1"
 
     def play(self, view):
         return random.choice(view.legal_cards)

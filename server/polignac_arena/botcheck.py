@@ -57,7 +57,7 @@ def check_submission(
     seed: int = 1,
     time_control: TimeControl | None = None,
 ) -> CheckReport:
-    """Validate ``path``/bot.toml, run its build step, then play a short match against three random bots.
+    """Validate ``path``/bot.toml, run its build step, then play a short match against random bots.
 
     SIGTERM stops it (:class:`~polignac_arena.signals.Stopped`) once what it started is stopped and removed.
 
@@ -71,7 +71,7 @@ def check_submission(
         report.add("bot.toml", False, "\n".join(exc.problems))
         return report
     report.submission = submission
-    report.add("bot.toml", True, f"{submission.label} ({submission.language}, {submission.transport})")
+    report.add("bot.toml", True, f"{submission.label} ({submission.language}, {submission.transport}; plays {', '.join(submission.games)})")
     if build and submission.build:
         launcher = launcher_for(seat_kind)
         built = _run(launcher.build(submission, SeatLimits(), timeout_s=BUILD_TIMEOUT_S, trusted=trusted))
@@ -83,13 +83,13 @@ def check_submission(
         except SubmissionError as exc:
             report.add("build", False, "the folder after its build: " + "; ".join(exc.problems))
             return report
-    opponents = [builtin_submission("random") for _ in range(3)]
+    # The smoke match is a game the bot declares: classic when it plays it.
+    rules = preset("classic" if "classic" in submission.games else submission.games[0], limit=5)
+    opponents = [builtin_submission("random") for _ in range(rules.players - 1)]
     clock = time_control or TimeControl(move_ms=2000, bank_ms=10_000, startup_ms=20_000)
     try:
         result, stderrs = _run(
-            run_local_match(
-                [submission, *opponents], preset("classic", limit=5), seed, clock, seat_kind=seat_kind, trusted=trusted, limits=SeatLimits()
-            )
+            run_local_match([submission, *opponents], rules, seed, clock, seat_kind=seat_kind, trusted=trusted, limits=SeatLimits())
         )
     except BotSpecError as exc:
         report.add("smoke match", False, str(exc))

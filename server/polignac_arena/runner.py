@@ -23,6 +23,7 @@ from typing import Any
 from polignac import Ruleset
 from polignac.bots import BUILTIN_BOTS
 from polignac_arena.folders import FolderError, scan_folder
+from polignac_arena.games import Game, GameRefused, check_seating, game_of
 from polignac_arena.match_folder import match_folder
 from polignac_arena.plaintext import plain
 from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
@@ -75,15 +76,22 @@ async def run_local_match(
     handle_signals: bool = False,
     match_id: str | None = None,
     bot_seeds: Sequence[int] | None = None,
+    game: Game | None = None,
 ) -> tuple[MatchResult, list[str]]:
     """Start a referee and one seat per bot, play the match; returns the result and each bot's stderr.
 
     Each bot gets ``POLIGNAC_BOT_SEED``: ``bot_seeds[seat]`` if given, else :func:`bot_seed` of
     the match seed, so the same seed and bots play the same match.  With ``handle_signals``,
-    SIGTERM and SIGINT abort the match cleanly: it is recorded as aborted.
+    SIGTERM and SIGINT abort the match cleanly: it is recorded as aborted.  A bot whose
+    ``bot.toml`` does not declare the game (``game``, default :func:`~polignac_arena.games.game_of`
+    the rules) is refused before anything starts.
     """
     if len(bots) != rules.players:
         raise BotSpecError(f"the ruleset seats {rules.players} players but {len(bots)} bots were given")
+    try:
+        check_seating(bots, game or game_of(rules))
+    except GameRefused as exc:
+        raise BotSpecError(str(exc)) from None
     launcher = launcher or launcher_for(SeatKind(seat_kind))
     reason = launcher.unavailable()
     if reason is not None:

@@ -11,6 +11,9 @@
     dockerfile = "Dockerfile"       # optional: build the docker image from this file in the folder
     image = "my-bot:1"              # optional: a local docker image (not with dockerfile)
     build = ["gcc", "-O2", "-o", "bot", "bot.c"]  # optional: a build step, run in the folder
+    games = ["classic", "knaves"]   # optional: the games (presets) it plays; default: the 32-card
+                                    # French games (classic, quatre-valets, ace-high, slobberhannes,
+                                    # no-contracts).  A match in another game refuses to seat it.
 
     [resources]                     # optional requests, granted up to the tournament's caps
     memory_mb = 256
@@ -30,13 +33,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from polignac_arena.folders import FolderError, folder_digest, read_file, scan_folder
+from polignac_arena.games import DEFAULT_GAMES, GamesError, parse_games
 
 __all__ = ["LANGUAGES", "ResourceRequest", "Submission", "SubmissionError", "builtin_submission", "content_digest", "load_submission"]
 
 LANGUAGES: Final = ("python", "javascript", "c", "cpp", "rust", "go", "java", "other")
 TRANSPORTS: Final = ("grpc", "stdio")
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
-_KEYS: Final = ("name", "version", "author", "language", "command", "transport", "dockerfile", "image", "build", "resources")
+_KEYS: Final = ("name", "version", "author", "language", "command", "transport", "dockerfile", "image", "build", "games", "resources")
 MAX_MANIFEST_BYTES: Final = 64 << 10
 MAX_DOCKERFILE_BYTES: Final = 1 << 20
 _RESOURCE_BOUNDS: Final = {"memory_mb": (16, 65536), "cpus": (0.1, 64.0), "pids": (4, 4096)}
@@ -75,6 +79,8 @@ class Submission:
     image: str | None = None
     build: tuple[str, ...] = ()
     resources: ResourceRequest = field(default_factory=ResourceRequest)
+    games: tuple[str, ...] = DEFAULT_GAMES
+    """The games (preset names) it plays: bot.toml's ``games`` (:mod:`polignac_arena.games`)."""
     builtin: bool = False
     """A built-in bot of the SDK (``python -m polignac.bots NAME``), not a folder of its own."""
     identity: tuple[int, int] | None = None
@@ -170,6 +176,12 @@ def load_submission(path: Path | str) -> Submission:
     if image is not None and (not isinstance(image, str) or not re.match(r"^[a-z0-9][a-z0-9._/:@-]{0,199}$", image)):
         bad("image", f"must be a docker image reference such as 'my-bot:1', got {image!r}")
     resources = _resources(table.get("resources", {}), bad)
+    games: tuple[str, ...] = DEFAULT_GAMES
+    if "games" in table:
+        try:
+            games = parse_games(table["games"])
+        except GamesError as exc:
+            bad("games", str(exc))
     if problems:
         raise SubmissionError(manifest, problems)
     return Submission(
@@ -184,6 +196,7 @@ def load_submission(path: Path | str) -> Submission:
         image=image,
         build=build,
         resources=resources,
+        games=games,
         identity=listing.identity,
     )
 
@@ -235,6 +248,7 @@ def content_digest(folder: Path) -> str:
 def builtin_submission(name: str) -> Submission:
     """A built-in bot of the SDK as a submission (its code is the installed ``polignac`` package)."""
     import polignac
+    from polignac import PRESETS
     from polignac.bots import BUILTIN_BOTS
 
     if name not in BUILTIN_BOTS:
@@ -246,5 +260,6 @@ def builtin_submission(name: str) -> Submission:
         version="builtin",
         language="python",
         command=("python", "-m", "polignac.bots", name),
+        games=tuple(PRESETS),
         builtin=True,
     )

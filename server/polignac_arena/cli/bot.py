@@ -65,7 +65,7 @@ def check(
     trusted: Annotated[bool, typer.Option("--trusted", help="Without bubblewrap, run the bot unsandboxed.")] = False,
     no_build: Annotated[bool, typer.Option("--no-build", help="Skip the build step.")] = False,
 ) -> None:
-    """Validate bot.toml, run its build step, and play a short smoke match against three random bots."""
+    """Validate bot.toml, run its build step, and play a short smoke match against random bots (in a game it declares)."""
     try:
         report = check_submission(path, seat_kind=seat_kind, trusted=trusted, build=not no_build)
     except Stopped as exc:

@@ -14,8 +14,8 @@ A tournament file looks like ``tournaments/quickstart.toml``::
     parallel = 1                   # matches at once, 1..64 (the command line may override)
 
     [rules]                        # any ruleset setting (polignac rules NAME lists them)
-    variant = "classic"
-    limit = 20
+    variant = "classic"            # the game: bots whose bot.toml does not declare it are refused
+    limit = 20                     # (see polignac_arena.games for a ruleset's game)
 
     [time]                         # milliseconds
     move_ms = 1000
@@ -51,6 +51,7 @@ from typing import Any, Final
 
 from polignac import PRESETS, PolignacError, Ruleset
 from polignac.deal import MAX_SEED
+from polignac_arena.games import Game, game_of
 from polignac_arena.referee import TimeControl
 from polignac_arena.seats import SeatKind, SeatLimits
 
@@ -90,6 +91,8 @@ class TournamentConfig:
     entrants: tuple[str, ...]
     rules: Ruleset
     base_dir: Path
+    game: Game = field(default_factory=lambda: Game("classic"))
+    """The game the rules are (:func:`polignac_arena.games.game_of`): what every entrant must declare."""
     description: str = ""
     format: str = "round-robin"
     table_size: int = 4
@@ -309,6 +312,7 @@ def parse_config(text: str, path: Path | str = "<tournament>") -> TournamentConf
         entrants=tuple(e.strip() for e in entrants),
         rules=rules,
         base_dir=file.resolve().parent,
+        game=game_of(rules, base),
         description=description,
         format=form,
         table_size=table_size,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from polignac.bots import BUILTIN_BOTS
+from polignac_arena.games import GameRefused, check_seating
 from polignac_arena.plaintext import plain
 from polignac_arena.ratings import Rating, RatingEnv, new_version, rate_match
 from polignac_arena.referee import MatchResult
@@ -146,6 +147,10 @@ async def run_tournament(
     if reason is not None:
         raise EntrantError(f"{config.seat_kind.value} seats cannot run this tournament here: {reason}")
     entrants = resolve_entrants(config, store)
+    try:
+        check_seating(entrants.values(), config.game)
+    except GameRefused as exc:
+        raise EntrantError(f"tournament {config.name!r} plays {config.game}: {exc}") from None
     keys = list(entrants)
     env = rating_env(config)
     existing = store.get_tournament(config.name)
@@ -194,6 +199,7 @@ async def run_tournament(
                 config.rules,
                 seed,
                 config.time,
+                game=config.game,
                 seat_kind=SeatKind(config.seat_kind),
                 trusted=config.trusted,
                 limits=config.limits,
