@@ -51,7 +51,7 @@ def leaderboard_table(rows: list[LeaderboardRow], title: str) -> Table:
     widest = max((len(row.name) for row in rows), default=3)
     table.add_column("#", justify="right")
     table.add_column("bot", min_width=min(widest, 24), no_wrap=True)
-    for name in ("ver", "mu", "sd", "rating", "games", "wins", "place", "pen"):
+    for name in ("ver", "mu", "sd", "rating", "games", "wins", "place", "pts"):
         table.add_column(name, justify="left" if name == "ver" else "right", no_wrap=True)
     table.add_column("faults")
     for row in rows:
@@ -60,7 +60,7 @@ def leaderboard_table(rows: list[LeaderboardRow], title: str) -> Table:
             str(row.rank), Text(plain(row.name)), Text(plain(row.version)), _number(row.mu), _number(row.sigma), _number(row.conservative),
             str(row.matches), str(row.wins), _number(row.average_place), _number(row.average_penalty_per_hand), Text(plain(faults)),
         )  # fmt: skip
-    table.caption = "rating = mu - 3 sd (the order); place: average place; pen: penalty points per hand"
+    table.caption = "rating = mu - 3 sd (the order); place: average place; pts: the game's points per hand"
     return table
 
 
