@@ -222,8 +222,12 @@ def mask(cards: tuple[Card, ...] | list[Card]) -> int:
 @MATCHES
 @given(table=tables(referee=True), rnd=st.randoms(use_true_random=False))
 def test_every_card_is_dealt_once_and_played_once(table: Table, rnd: random.Random) -> None:
-    rules = table.rules
-    match = play(table.new_match(), rnd, calls=table.calls)
+    check_cards(play(table.new_match(), rnd, calls=table.calls))
+
+
+def check_cards(match: Match) -> None:
+    """docs/rules.md 2, 3 and 11: each hand deals the pack once (less the turned card); each card is played once."""
+    rules = match.rules
     sevens = ("7H", "7D") if rules.removed_sevens is RemovedSevens.RED else ("7S", "7C")
     removed = mask([Card.parse(t) for t in sevens])
     # docs/rules.md 1 and 11: the 32-card pack is 7 to A; the 52-card pack 2 to A.
@@ -330,9 +334,12 @@ def test_given_deals_never_break_a_legal_decision(seed: int, rnd: random.Random)
 @MATCHES
 @given(table=tables(referee=True), rnd=st.randoms(use_true_random=False))
 def test_play_follows_the_rules(table: Table, rnd: random.Random) -> None:
+    check_play(play(table.new_match(), rnd, calls=table.calls))
+
+
+def check_play(match: Match) -> None:
     """Replay the log by docs/rules.md 4, 5 and 11: auction order, following suit, trick winners with trumps, dealers."""
-    rules = table.rules
-    match = play(table.new_match(), rnd, calls=table.calls)
+    rules = match.rules
     n = rules.players
     previous_dealer: int | None = None
     for log in hand_logs(match.events):
@@ -830,6 +837,28 @@ def test_places_are_a_valid_ranking(table: Table, rnd: random.Random) -> None:
 @given(table=tables(referee=True), rnd=st.randoms(use_true_random=False))
 def test_places_with_referee_calls_are_a_valid_ranking(table: Table, rnd: random.Random) -> None:
     check_places(play(table.new_match(), rnd, calls=table.calls))
+
+
+PRESET_SIZES = [(name, n) for name, rules in polignac.PRESETS.items() for n in rules.table_sizes()]
+
+
+@pytest.mark.parametrize(("name", "players"), PRESET_SIZES, ids=[f"{name}-{n}p" for name, n in PRESET_SIZES])
+def test_every_preset_at_every_table_size(name: str, players: int) -> None:
+    """Each check above on seeded whole matches of each preset at each size it allows (Hypothesis may miss one)."""
+    for seed in range(3):
+        rnd = random.Random(f"{name}-{players}-{seed}")
+        rules = preset(name, players=players, limit=rnd.choice([10, 20]))
+        start = tuple(rnd.randrange(-3, 12) for _ in range(players)) if seed else None
+        calls = tuple(
+            RefereeCall(rnd.randrange(300), rnd.random() < 0.2, rnd.random() < 0.1, rnd.randrange(6), rnd.choice([5, 0, 1]))
+            for _ in range(5)
+        )
+        match = play(Match(rules, rnd.randrange(2**64), start_totals=start), rnd, calls=calls)
+        check_cards(match)
+        check_play(match)
+        check_scores(match, start)
+        check_places(match)
+        same_match(match, through_json(match))
 
 
 def test_play_on_ties_are_played_out_or_shared() -> None:
