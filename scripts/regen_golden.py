@@ -94,6 +94,14 @@ def _tiebreak_decided_by_play(match: Match) -> bool:
     return any(isinstance(e, HandEnded) and e.tiebreak for e in match.events)
 
 
+def _exception_scored(kind: str) -> Callable[[Match], bool]:
+    return lambda match: any(r.exception.value == kind for r in match.hand_results)
+
+
+def _contract_declared(match: Match) -> bool:
+    return any(isinstance(e, Declared) and e.contract.value != "pass" for e in match.events)
+
+
 CASES: tuple[Case, ...] = (
     Case("classic-4p-seed1", preset("classic"), 1, "the classic game, four players, all 32 cards"),
     Case("classic-3p-seed2", preset("classic", players=3), 2, "three players: black sevens out, 10 cards each"),
@@ -167,6 +175,44 @@ CASES: tuple[Case, ...] = (
             and any(isinstance(e, TiebreakStarted) and e.round == 2 for e in m.events)
         ),
     ),
+    # The family of the seeds (docs/rules.md 11).
+    Case(
+        "knaves-3p-seed11",
+        preset("knaves"),
+        11,
+        "Knaves: 17 cards each, one at a time, the 52nd turned for trumps; a point a trick, Jacks against, higher is better",
+        expect=lambda m: m.is_over and not m.is_tiebreak and m.places == (2, 3, 1),
+    ),
+    Case(
+        "knaves-playon-3p-seed18",
+        preset("knaves"),
+        18,
+        "two tied for first at the limit play on with all, scores counting, twice, until one is alone on top"
+        " (found with --find-tiebreak knaves 3 --rounds 2)",
+        expect=lambda m: sum(isinstance(e, TiebreakStarted) for e in m.events) >= 2 and m.places is not None and m.places.count(1) == 1,
+    ),
+    Case(
+        "bassadewitz-4p-seed12",
+        preset("bassadewitz"),
+        12,
+        "card points, scores by place 0 1 2 5; a hand of 100 card points or more; a two-player tie-break hand"
+        " (found with --find-tiebreak bassadewitz 4)",
+        expect=lambda m: _tiebreak_decided_by_play(m) and _exception_scored("big_take")(m),
+    ),
+    Case(
+        "eichel-obern-4p-seed13",
+        preset("eichel-obern"),
+        13,
+        "German-suited Slobberhannes: the Eichel-Ober (QC), the first and the last trick score; capots declared",
+        expect=_contract_declared,
+    ),
+    Case(
+        "gras-obern-4p-seed14",
+        preset("gras-obern"),
+        14,
+        "German-suited Slobberhannes: the Gras-Ober (QS), the first and the last trick score; capots declared",
+        expect=_contract_declared,
+    ),
 )
 
 
@@ -229,12 +275,23 @@ def _by_seat(values: tuple[int, ...]) -> str:
     return "  ".join(f"{seat}:{value:>3}" for seat, value in enumerate(values))
 
 
-def render_event(event: Event) -> list[str]:
-    """The text lines of one event (a trick's seats are those of the play lines above it)."""
+def _shows_parts(rules: Ruleset | None) -> bool:
+    """Whether a hand's end shows its tricks and card points: where the score is not just the points taken."""
+    return rules is not None and (rules.hand_score.value != "points" or rules.trick_points != 0)
+
+
+def render_event(event: Event, rules: Ruleset | None = None) -> list[str]:
+    """The text lines of one event (a trick's seats are those of the play lines above it).
+
+    With ``rules`` whose hand score is not just the points taken (Knaves' tricks, Bassadewitz's
+    places), a hand's end also shows each seat's tricks and card points, and any exception.
+    """
     if isinstance(event, HandDealt):
         kind = "tie-break hand" if event.tiebreak else "hand"
         lines = [f"{kind} {event.hand_number}: dealer {event.dealer}, seats {' '.join(map(str, event.seats))}"]
         lines += [f"  deal     seat {seat}: {_cards(hand)}" for seat, hand in zip(event.seats, event.hands, strict=True)]
+        if event.turned is not None:
+            lines.append(f"  turned   {event.turned}: {event.turned.suit.name.lower()} are trumps")
         return lines
     if isinstance(event, Declared):
         return [f"  declare  seat {event.seat}: {event.contract.value}"]
@@ -250,11 +307,13 @@ def render_event(event: Event) -> list[str]:
         else:
             contract = f"{event.contract.value} by seat {event.declarer} {'made' if event.contract_made else 'failed'}"
         kind = "tie-break hand" if event.tiebreak else "hand"
-        return [
-            f"  end of {kind} {event.hand_number}: {contract}",
-            f"    scores  {_by_seat(event.scores)}",
-            f"    totals  {_by_seat(event.totals)}",
-        ]
+        lines = [f"  end of {kind} {event.hand_number}: {contract}"]
+        if _shows_parts(rules) and event.result is not None:
+            lines.append(f"    tricks  {_by_seat(event.result.tricks)}")
+            lines.append(f"    points  {_by_seat(event.result.card_points)}")
+            if event.result.exception.value:
+                lines.append(f"    exception: {event.result.exception.value.replace('_', ' ')}")
+        return [*lines, f"    scores  {_by_seat(event.scores)}", f"    totals  {_by_seat(event.totals)}"]
     if isinstance(event, Forfeited):
         abandoned = ", the hand is abandoned" if event.hand_abandoned else ""
         return [f"forfeit: seat {event.seat} ({event.reason}){abandoned}"]
@@ -289,7 +348,7 @@ def render_match(match: Match) -> str:
     for event in match.events:
         if isinstance(event, HandDealt | TiebreakStarted) and lines:
             lines.append("")
-        lines += render_event(event)
+        lines += render_event(event, match.rules)
     return "\n".join(lines) + f"\n\n{RECORD_MARK}\n" + render_record(match.record())
 
 

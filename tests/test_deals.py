@@ -19,15 +19,23 @@ from polignac import Card, Match, PolignacError, preset
 from polignac.cards import cards_in
 from polignac.deal import deal_hands, shuffled_pack
 from polignac.events import HandDealt
-from polignac.rules import Ruleset, deck_mask, packet_sizes
+from polignac.rules import Ruleset, Tiebreak, cards_each, deck_mask, packet_sizes
 from tests.test_properties import Table, play, tables
 
 
 def a_deal(rules: Ruleset, hands: int, order: random.Random) -> list[list[Card]]:
+    """Every card of the pack for ``hands`` players once, the card to turn for trumps (if any) left over."""
     cards = list(cards_in(deck_mask(rules, hands)))
     order.shuffle(cards)
-    each = len(cards) // hands
+    each = cards_each(rules, hands)
     return [cards[i * each : (i + 1) * each] for i in range(hands)]
+
+
+def hand_sizes(rules: Ruleset) -> list[int]:
+    """How many seats may play a hand: all of them, or (tie-break hands among the tied) any 2 and up."""
+    if rules.tiebreak is Tiebreak.PLAY_ON:
+        return [rules.players]
+    return list(range(2, rules.players + 1))
 
 
 @st.composite
@@ -35,17 +43,23 @@ def deals_for(draw: st.DrawFn, rules: Ruleset) -> dict[int, list[list[Card]]]:
     """Deals for some of hands 1..8: every seat for hand 1; any table size (2 is a tie-break's) later."""
     numbers = draw(st.sets(st.integers(1, 8), max_size=5))
     order = random.Random(draw(st.integers(0, 2**32)))
-    sizes = st.sampled_from(sorted({rules.players, 2, *range(2, rules.players + 1)}))
+    sizes = st.sampled_from(hand_sizes(rules))
     return {n: a_deal(rules, rules.players if n == 1 else draw(sizes), order) for n in sorted(numbers)}
 
 
 def seeded_hands(match_rules: Ruleset, seed: int, dealt: HandDealt) -> tuple[frozenset[Card], ...]:
-    """The hands the seeded shuffle deals for ``dealt``'s hand (docs/rules.md 3: dealt from eldest)."""
+    """The hands the seeded shuffle deals for ``dealt``'s hand (docs/rules.md 3 and 11: dealt from eldest)."""
     seats = list(dealt.seats)
     deck = deck_mask(match_rules, len(seats))
     eldest = seats[(seats.index(dealt.dealer) + 1) % len(seats)]
     order = seats[seats.index(eldest) :] + seats[: seats.index(eldest)]
-    masks = deal_hands(shuffled_pack(seed, dealt.hand_number, deck), order, packet_sizes(deck.bit_count() // len(seats)))
+    each = cards_each(match_rules, len(seats))
+    pack = shuffled_pack(seed, dealt.hand_number, deck)
+    masks = deal_hands(pack[: each * len(seats)], order, packet_sizes(each, match_rules.pack))
+    if match_rules.pack == 52:
+        assert packet_sizes(each, 52) == (1,) * each, "the 52-card pack is dealt one card at a time"
+    # The card left at the bottom of the pack is the one turned for trumps.
+    assert dealt.turned == (Card.from_index(pack[-1]) if len(pack) > each * len(seats) else None)
     return tuple(frozenset(cards_in(masks[s])) for s in seats)
 
 
@@ -62,6 +76,8 @@ def test_any_accepted_deals_let_a_match_with_random_play_finish(data: Any, table
         if given_deal is not None and len(given_deal) == len(dealt.seats):
             event("a given deal used" + (" in a tie-break" if dealt.tiebreak else ""))
             assert hands == tuple(frozenset(h) for h in given_deal), f"hand {dealt.hand_number} ignored the deal that fits it"
+            left = set(cards_in(deck_mask(table.rules, len(dealt.seats)))) - {c for h in given_deal for c in h}
+            assert dealt.turned == (left.pop() if table.rules.trumps.value == "turned" else None), "the card no hand holds is turned"
         else:
             if given_deal is not None:
                 event("a given deal that does not fit" + (" a tie-break" if dealt.tiebreak else " a regular hand"))
@@ -86,3 +102,17 @@ def test_hand_1_needs_a_deal_for_every_seat() -> None:
     rules = preset("classic")
     with pytest.raises(PolignacError, match="deals\\[1\\] must hold 4 hands"):
         Match(rules, 1, deals={1: a_deal(rules, 2, random.Random(1))})
+
+
+def test_a_knaves_deal_leaves_one_card_to_turn() -> None:
+    rules = preset("knaves")
+    deal = a_deal(rules, 3, random.Random(2))
+    assert [len(h) for h in deal] == [17, 17, 17]
+    match = Match(rules, 1, deals={1: deal})
+    (left,) = set(cards_in(deck_mask(rules, 3))) - {c for h in deal for c in h}
+    assert match.turned == left
+    whole = [*deal[:2], [*deal[2], left]]
+    with pytest.raises(PolignacError, match="17 cards each, every card once, and 1 card left to turn for trumps"):
+        Match(rules, 1, deals={1: whole})
+    with pytest.raises(PolignacError, match="does not share among 2 players"):
+        Match(rules, 1, deals={1: deal, 2: a_deal(preset("classic"), 2, random.Random(3))})

@@ -11,16 +11,18 @@ failure replays.
 from __future__ import annotations
 
 import random
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from types import FrameType
 
 import pytest
 
 import polignac
 from polignac import Card, Contract, IllegalDecision, Match, Phase, PolignacError, Ruleset, cards_in, mask_of, parse_cards, preset
 from polignac.events import HandEnded
-from polignac.playout import Playout, sample_hands
+from polignac.playout import Playout, _narrow, sample_hands
 from polignac.rules import deck_mask
 from polignac.view import PlayerView
 
@@ -240,9 +242,11 @@ def test_failed_contracts_score_the_same(rules: Ruleset) -> None:
 class RecordingRand:
     """A ``rand`` for :meth:`Playout.run` that notes, at each call, which cards the playout has played since the last.
 
-    ``run`` takes cards out of ``playout.hands`` (the same list) as it plays them, so comparing
-    that list between calls tells which seat played which card, in order, without assuming how
-    a random float is turned into a card.
+    ``run`` takes cards out of the hands it plays from as it plays them, so comparing those hands
+    between calls tells which seat played which card, in order, without assuming how a random
+    float is turned into a card.  The 32-card loop plays from ``playout.hands`` itself; the loop
+    for the 52-card pack and trumps plays from a copy with each suit 13 bits wide, a local list
+    named ``hands`` that this reads from the calling frame and turns back into card indices.
     """
 
     def __init__(self, playout: Playout, rnd: random.Random) -> None:
@@ -251,17 +255,26 @@ class RecordingRand:
         self.before = list(playout.hands)
         self.by_seat: dict[int, list[int]] = {s: [] for s in playout.seats}
         self.calls = 0
+        self.wide_calls = 0
 
-    def note(self) -> None:
+    def current(self, frame: FrameType | None) -> list[int]:
+        if frame is not None and frame.f_code.co_name == "_run_any_pack":
+            self.wide_calls += 1
+            wide = frame.f_locals["hands"]
+            return [_narrow(h) for h in wide]
+        return list(self.playout.hands)
+
+    def note(self, frame: FrameType | None = None) -> None:
+        now = self.current(frame)
         for seat in self.playout.seats:
-            gone = self.before[seat] & ~self.playout.hands[seat]
+            gone = self.before[seat] & ~now[seat]
             assert gone.bit_count() <= 1, "a seat played two cards between two draws"
             if gone:
                 self.by_seat[seat].append(gone.bit_length() - 1)
-        self.before = list(self.playout.hands)
+        self.before = now
 
     def __call__(self) -> float:
-        self.note()
+        self.note(sys._getframe(1))
         self.calls += 1
         return self.rnd.random()
 
@@ -273,6 +286,8 @@ def replay_run(match: Match, rnd: random.Random) -> tuple[list[int], RecordingRa
     rand = RecordingRand(playout, rnd)
     scores = playout.run(rand)
     rand.note()
+    wide = match.rules.pack == 52 or match.trump is not None
+    assert (rand.wide_calls == rand.calls) if wide else not rand.wide_calls, "the loop that played is the one for this pack"
     assert playout.is_over
     assert sum(len(v) for v in rand.by_seat.values()) == cards_left, "run() plays every card left"
     engine = match.clone()
@@ -373,6 +388,8 @@ def check_sample(match: Match, view: PlayerView, hands: list[int]) -> None:
         for card in cards_in(hands[other]):
             assert card.suit not in voids[other], f"seat {other} is known void in {card.suit.name} but got {card}"
     assert union == view.unseen_mask, "the other seats get exactly the unseen cards"
+    if view.turned is not None:
+        assert view.turned == match.turned and not (union | view.hand_mask) & view.turned.bit, "the turned card is in no hand"
     assert not union & view.played_mask and not union & view.hand_mask
 
 
@@ -537,8 +554,8 @@ def test_play_refuses_illegal_cards_and_leaves_the_playout_alone() -> None:
     _, playout = mid_hand_playout()
     legal = playout.legal_mask()
     seat = playout.to_act
-    not_held = next(i for i in range(32) if not playout.hands[seat] >> i & 1)
-    bad = [not_held, -1, 32, 1 << 40]
+    not_held = next(i for i in range(52) if not playout.hands[seat] >> i & 1)
+    bad = [not_held, -1, 52, 1 << 40]
     off_suit = playout.hands[seat] & ~legal
     if off_suit:
         bad.append(off_suit.bit_length() - 1)  # held, but the seat must follow suit
@@ -560,7 +577,7 @@ def test_play_after_the_end_and_scores_before_it() -> None:
     finished = playout.copy()
     finished.run(random.Random(0).random)
     assert finished.is_over
-    for index in range(32):
+    for index in range(52):
         with pytest.raises(IllegalDecision):
             finished.play(index)
     with pytest.raises(IllegalDecision):

@@ -397,6 +397,9 @@ class Match:
         seat = self._to_act
         if self._phase is Phase.OVER:
             return f"the match is over: {decision!r} cannot be played"
+        if isinstance(decision, Card) and self.rules.pack == 32 and not decision.rank.in_piquet:
+            # Ranks 2-6 are bad card text in the 32-card games (docs/rules.md 11), whatever the phase.
+            return f"{str(decision)!r} is not a card of the 32-card pack (ranks 7 to A)"
         if self._phase is Phase.PLAY:
             if isinstance(decision, Contract):
                 return f"the auction is over: seat {seat} must play a card, not {decision.value!r}"
