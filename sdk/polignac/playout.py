@@ -406,7 +406,6 @@ class Playout:
 
     def _run_any_pack(self, rand: Callable[[], float]) -> list[int]:
         """:meth:`run` for the 52-card pack and for trumps: the same play on suits 13 bits wide."""
-        half = _half_bits()
         suit_bits = _thirteen_bits()
         powers = self._wide_powers()
         hands = [_widen(h) for h in self.hands]
@@ -420,6 +419,7 @@ class Playout:
         trick_len = self.trick_len
         trick_mask = _widen(self.trick_mask)
         led = self.led
+        base = 13 * led
         power = powers[led]
         best_s = self.best_strength
         best_seat = self.best_seat
@@ -428,37 +428,38 @@ class Playout:
         while tricks_left:
             h = hands[to_act]
             if trick_len:
-                base = 13 * led
                 follow = h >> base & 0x1FFF
                 if follow:
                     bits = suit_bits[follow]
                     c = base + bits[int(rand() * len(bits))]
                 else:
-                    a, b, x, y = half[h & 0xFFFF], half[h >> 16 & 0xFFFF], half[h >> 32 & 0xFFFF], half[h >> 48]
-                    r = int(rand() * (len(a) + len(b) + len(x) + len(y)))
-                    if r < len(a):
-                        c = a[r]
-                    elif (r := r - len(a)) < len(b):
-                        c = 16 + b[r]
-                    elif (r := r - len(b)) < len(x):
-                        c = 32 + x[r]
+                    # Any card: the r-th of the hand, found by halves (two suits each) then by suit.
+                    r = int(rand() * h.bit_count())
+                    low = h & 0x3FFFFFF
+                    in_low = low.bit_count()
+                    if r < in_low:
+                        a = suit_bits[low & 0x1FFF]
+                        c = a[r] if r < len(a) else 13 + suit_bits[low >> 13][r - len(a)]
                     else:
-                        c = 48 + y[r - len(x)]
+                        r -= in_low
+                        a = suit_bits[h >> 26 & 0x1FFF]
+                        c = 26 + (a[r] if r < len(a) else 13 + suit_bits[h >> 39][r - len(a)])
                 if power[c] > best_s:
                     best_s = power[c]
                     best_seat = to_act
             else:
-                a, b, x, y = half[h & 0xFFFF], half[h >> 16 & 0xFFFF], half[h >> 32 & 0xFFFF], half[h >> 48]
-                r = int(rand() * (len(a) + len(b) + len(x) + len(y)))
-                if r < len(a):
-                    c = a[r]
-                elif (r := r - len(a)) < len(b):
-                    c = 16 + b[r]
-                elif (r := r - len(b)) < len(x):
-                    c = 32 + x[r]
+                r = int(rand() * h.bit_count())
+                low = h & 0x3FFFFFF
+                in_low = low.bit_count()
+                if r < in_low:
+                    a = suit_bits[low & 0x1FFF]
+                    c = a[r] if r < len(a) else 13 + suit_bits[low >> 13][r - len(a)]
                 else:
-                    c = 48 + y[r - len(x)]
+                    r -= in_low
+                    a = suit_bits[h >> 26 & 0x1FFF]
+                    c = 26 + (a[r] if r < len(a) else 13 + suit_bits[h >> 39][r - len(a)])
                 led = c // 13
+                base = 13 * led
                 power = powers[led]
                 best_s = power[c]
                 best_seat = to_act
