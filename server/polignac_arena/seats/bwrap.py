@@ -317,17 +317,27 @@ async def spawn(plan: Plan, stdin: int, stdout: int, label: str, cwd: str | Path
         raise SeatError(f"cannot start {label}: {exc.strerror}") from None
     finally:
         os.close(report_w)
-    reader = asyncio.StreamReader()
-    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(report_r, "rb", buffering=0))
     try:
-        why = (await asyncio.wait_for(reader.read(), 30)).decode(errors="replace")
-    except TimeoutError:
-        why = "timed out setting up the sandbox"
-    finally:
-        transport.close()
+        reader = asyncio.StreamReader()
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(report_r, "rb", buffering=0))
+        try:
+            why = (await asyncio.wait_for(reader.read(), 30)).decode(errors="replace")
+        except TimeoutError:
+            why = "timed out setting up the sandbox"
+        finally:
+            transport.close()
+    except BaseException:
+        # Cancelled (a signal stops the arena) after the process was made: it must not outlive
+        # the start, nor its pipes the event loop.
+        await asyncio.shield(_kill_and_reap(process))
+        raise
     if why:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        await process.wait()
+        await _kill_and_reap(process)
         raise SeatError(f"cannot start {label}: {why}")
     return process
+
+
+async def _kill_and_reap(process: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    await process.wait()

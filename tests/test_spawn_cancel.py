@@ -1,0 +1,58 @@
+"""A seat's start cancelled after its process exists (SIGTERM while seats start) leaves nothing behind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from polignac_arena.seats.bwrap import Plan, spawn
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+def test_a_start_cancelled_while_waiting_for_the_report_kills_and_reaps_its_process() -> None:
+    started: list[int] = []
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        made = asyncio.Event()
+        real_exec = asyncio.create_subprocess_exec
+
+        async def noting_exec(*args: object, **kwargs: object) -> asyncio.subprocess.Process:
+            process = await real_exec(*args, **kwargs)  # type: ignore[arg-type]
+            started.append(process.pid)
+            return process
+
+        real_connect = loop.connect_read_pipe
+
+        async def never_connects(*args: object) -> object:
+            if not started:  # asyncio's own pipes of the process being made
+                return await real_connect(*args)  # type: ignore[arg-type]
+            made.set()
+            await asyncio.Event().wait()  # the trampoline's report never arrives
+            raise AssertionError("unreachable")
+
+        asyncio.create_subprocess_exec = noting_exec  # type: ignore[assignment]
+        loop.connect_read_pipe = never_connects  # type: ignore[method-assign, assignment]
+        try:
+            sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+            plan = Plan(argv=sleeper, env=dict(os.environ), pass_fds=[], uid=None, staging=None)
+            task = asyncio.ensure_future(spawn(plan, asyncio.subprocess.DEVNULL, asyncio.subprocess.DEVNULL, "a sleeper"))
+            await asyncio.wait_for(made.wait(), 60)
+            task.cancel()
+            done, _ = await asyncio.wait({task}, timeout=60)
+            assert task in done and task.cancelled()
+        finally:
+            asyncio.create_subprocess_exec = real_exec  # type: ignore[assignment]
+
+    asyncio.run(scenario())
+    assert started, "the process was made"
+    assert not _alive(started[0]), "the cancelled start killed and reaped its process"
