@@ -427,27 +427,12 @@ class Playout:
         tricks_left = self.tricks_left
         while tricks_left:
             h = hands[to_act]
-            if trick_len:
-                follow = h >> base & 0x1FFF
-                if follow:
-                    bits = suit_bits[follow]
-                    c = base + bits[int(rand() * len(bits))]
-                else:
-                    # Any card: the r-th of the hand, found by halves (two suits each) then by suit.
-                    r = int(rand() * h.bit_count())
-                    low = h & 0x3FFFFFF
-                    in_low = low.bit_count()
-                    if r < in_low:
-                        a = suit_bits[low & 0x1FFF]
-                        c = a[r] if r < len(a) else 13 + suit_bits[low >> 13][r - len(a)]
-                    else:
-                        r -= in_low
-                        a = suit_bits[h >> 26 & 0x1FFF]
-                        c = 26 + (a[r] if r < len(a) else 13 + suit_bits[h >> 39][r - len(a)])
-                if power[c] > best_s:
-                    best_s = power[c]
-                    best_seat = to_act
+            follow = h >> base & 0x1FFF if trick_len else 0
+            if follow:
+                bits = suit_bits[follow]
+                c = base + bits[int(rand() * len(bits))]
             else:
+                # Any card: the r-th of the hand, found by halves (two suits each) then by suit.
                 r = int(rand() * h.bit_count())
                 low = h & 0x3FFFFFF
                 in_low = low.bit_count()
@@ -458,9 +443,13 @@ class Playout:
                     r -= in_low
                     a = suit_bits[h >> 26 & 0x1FFF]
                     c = 26 + (a[r] if r < len(a) else 13 + suit_bits[h >> 39][r - len(a)])
+            if not trick_len:
                 led = c // 13
                 base = 13 * led
                 power = powers[led]
+                best_s = power[c]
+                best_seat = to_act
+            elif power[c] > best_s:
                 best_s = power[c]
                 best_seat = to_act
             bit = 1 << c
