@@ -7,6 +7,7 @@ import json
 import pytest
 
 from polignac import PRESETS, preset
+from polignac.bots import builtin_bot
 from polignac_arena.referee.record import read_record, write_record
 from polignac_arena.replay import replay_lines
 from tests.referee.helpers import polite_match, referee, run
@@ -43,7 +44,7 @@ def test_record_names_seats_versions_engine_seed_and_timings(tmp_path) -> None:
     assert header["format"] == "polignac-match/1"
     assert header["seed"] == 77 and header["rules"]["name"] == "classic"
     assert [s["name"] for s in header["seats"]] == ["heuristic", "cautious", "random", "heuristic"]
-    assert all(s["version"] == "1.1" for s in header["seats"])
+    assert [s["version"] for s in header["seats"]] == [builtin_bot(s["name"], 0).version for s in header["seats"]]
     assert header["engine_version"]
     decisions = [line for line in lines if line["type"] == "action"]
     assert decisions and all(d["status"] == "ok" and d["ms"] >= 0 and d["request_id"] > 0 for d in decisions)
