@@ -1,9 +1,10 @@
 """The sample bots in other languages: the C stdio bot, the JavaScript gRPC bot, the Python stdio bot.
 
-Each is built once per session in a copy of its folder by its own bot.toml ``build`` step
-(gcc; for JavaScript, ``npm ls`` after the author's ``npm ci``), run as ``polignac bot check``
-runs it: in the seat's sandbox, its results installed in the folder.  Then it plays whole
-matches through a real referee in process seats.
+Each is built once per session (tests/conftest.py's ``c_bot`` and ``js_bot``) in a copy of
+its folder by its own bot.toml ``build`` step (gcc; for JavaScript, ``npm ls`` after the
+author's ``npm ci``), run as ``polignac bot check`` runs it: in the seat's sandbox, its
+results installed in the folder.  Then it plays whole matches through a real referee in
+process seats.
 Needs gcc (with a static libc) and Node with npm; a missing tool skips with the reason.
 """
 
@@ -14,7 +15,6 @@ import os
 import shutil
 import subprocess
 import tomllib
-from pathlib import Path
 
 import pytest
 
@@ -22,40 +22,11 @@ from polignac import Ruleset, preset
 from polignac_arena.referee import MatchResult, TimeControl
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import resolve_bot, run_local_match
-from polignac_arena.seats import SeatLimits, launcher_for
 from polignac_arena.submission import Submission, load_submission
+from tests.sample_builds import SAMPLES
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "sample_bots"
+ROOT = SAMPLES.parent
 CLOCK = TimeControl(move_ms=2000, bank_ms=5000, startup_ms=10_000)
-
-
-def built(name: str, tmp_path_factory: pytest.TempPathFactory, tools: tuple[str, ...]) -> Submission:
-    """sample_bots/NAME copied to a temp folder and built by its bot.toml ``build`` step (skips without ``tools``)."""
-    missing = [t for t in tools if shutil.which(t) is None]
-    if missing:
-        pytest.skip(f"{' and '.join(missing)} not installed: the {name} sample bot cannot be built here")
-    folder = tmp_path_factory.mktemp(name) / name
-    shutil.copytree(SAMPLES / name, folder, ignore=shutil.ignore_patterns("node_modules", "bot"))
-    if (folder / "package-lock.json").is_file():  # the author's step before submitting: builds run offline
-        env = {**os.environ, "npm_config_prefer_offline": "true", "npm_config_update_notifier": "false"}
-        npm = ["npm", "ci", "--omit=dev", "--no-audit", "--no-fund"]
-        done = subprocess.run(npm, cwd=folder, capture_output=True, text=True, timeout=300, env=env, check=False)
-        assert done.returncode == 0, f"{' '.join(npm)} failed in {name}:\n{done.stdout}\n{done.stderr}"
-    submission = load_submission(folder)
-    build = asyncio.run(launcher_for("process").build(submission, SeatLimits(), timeout_s=300, trusted=True))
-    assert build.ok, f"building {name} ({' '.join(submission.build)}) failed: {build.reason}\n{build.output}"
-    return load_submission(folder)
-
-
-@pytest.fixture(scope="module")
-def c_bot(tmp_path_factory: pytest.TempPathFactory) -> Submission:
-    return built("c_stdio", tmp_path_factory, ("gcc",))
-
-
-@pytest.fixture(scope="module")
-def js_bot(tmp_path_factory: pytest.TempPathFactory) -> Submission:
-    return built("javascript", tmp_path_factory, ("node", "npm"))
 
 
 def play(bots: list[Submission | str], rules: Ruleset | None = None, seed: int = 3) -> MatchResult:

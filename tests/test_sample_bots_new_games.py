@@ -21,18 +21,8 @@ from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.wire import request_to_pb, ruleset_to_pb
 from polignac_arena.seats.stdio_bridge import response_lines
 from polignac_arena.submission import Submission
-from tests.test_polyglot_bots import SAMPLES, built, play
-
-
-@pytest.fixture(scope="module")
-def c_bot(tmp_path_factory: pytest.TempPathFactory) -> Submission:
-    return built("c_stdio", tmp_path_factory, ("gcc",))
-
-
-@pytest.fixture(scope="module")
-def js_bot(tmp_path_factory: pytest.TempPathFactory) -> Submission:
-    return built("javascript", tmp_path_factory, ("node", "npm"))
-
+from tests.sample_builds import SAMPLES
+from tests.test_polyglot_bots import play
 
 PYTHON = [str(SAMPLES / name) for name in ("random", "cautious", "heuristic", "python_stdio")]
 
