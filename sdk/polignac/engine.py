@@ -539,9 +539,8 @@ class Match:
             for seat, mask in deal_hands(pack[: each * len(seats)], order, packet_sizes(each, rules.pack)).items():
                 self._hands[seat] = mask
                 dealt |= mask
-        left = cards_in(deck & ~dealt)
         # The one card left after the deal is turned for trumps (docs/rules.md 11).
-        self._turned = left[0] if rules.trumps is Trumps.TURNED else None
+        self._turned = cards_in(deck & ~dealt)[0] if rules.trumps is Trumps.TURNED else None
         self._trump_mask = 0 if self._turned is None else SUIT_MASKS[self._turned.suit]
         self._events.append(
             HandDealt(
