@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -56,3 +57,37 @@ def test_a_start_cancelled_while_waiting_for_the_report_kills_and_reaps_its_proc
     asyncio.run(scenario())
     assert started, "the process was made"
     assert not _alive(started[0]), "the cancelled start killed and reaped its process"
+
+
+def test_a_match_cancelled_while_a_seat_starts_stops_the_seat_that_started_all_the_same() -> None:
+    """SIGTERM cancels the match while a seat's start is finishing (its container already running):
+    the start is cancelled and waited for, and a seat it made regardless is stopped."""
+    from polignac_arena import runner
+
+    class Seat:
+        stopped = False
+
+        async def stop(self) -> None:
+            Seat.stopped = True
+
+    class Server:
+        stopping = asyncio.Event()
+
+    async def scenario() -> None:
+        begun = asyncio.Event()
+
+        async def start_that_finishes_regardless() -> Seat:
+            begun.set()
+            # The daemon had already started it: the start returns its seat all the same.
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.Event().wait()
+            return Seat()
+
+        match = asyncio.ensure_future(runner._start_unless_stopped(Server(), start_that_finishes_regardless()))  # type: ignore[arg-type]
+        await begun.wait()
+        match.cancel()
+        done, _ = await asyncio.wait({match}, timeout=30)
+        assert match in done and match.cancelled()
+
+    asyncio.run(scenario())
+    assert Seat.stopped, "the seat that started as the match was cancelled is still running"

@@ -179,26 +179,33 @@ async def run_local_match(
 
 
 async def _start_unless_stopped(server: RefereeServer, start: Coroutine[Any, Any, SeatProcess]) -> SeatProcess:
-    """A seat's start, given up when the referee begins to shut down (a signal).
+    """A seat's start, given up when the referee begins to shut down (a signal) or the match is cancelled.
 
     A seat's start can take long (an image build has a wall clock of minutes): waiting it out
-    would hold the arena that long after SIGTERM.
+    would hold the arena that long after SIGTERM.  Given up, the start is cancelled and waited
+    for; a seat that started all the same is stopped, so no bot is left running unseen.
     """
     starting = asyncio.ensure_future(start)
     stopping = asyncio.ensure_future(server.stopping.wait())
     try:
         await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        await _abandon(starting)
+        raise
     finally:
         stopping.cancel()
     if starting.done():
         return starting.result()
-    starting.cancel()
-    try:
-        process = await starting
-    except BaseException:  # the start was cancelled (or failed while being cancelled): it cleaned up after itself
-        raise SeatError("the referee is shutting down") from None
-    await process.stop()  # it started all the same, just as it was cancelled
+    await _abandon(starting)
     raise SeatError("the referee is shutting down")
+
+
+async def _abandon(starting: asyncio.Future[SeatProcess]) -> None:
+    """Cancel a seat's start and wait for it; stop the seat if it started just the same."""
+    starting.cancel()
+    await asyncio.wait({starting})
+    if not starting.cancelled() and starting.exception() is None:
+        await starting.result().stop()
 
 
 async def _report_exit(host: MatchHost, seat: int, process: SeatProcess) -> None:
