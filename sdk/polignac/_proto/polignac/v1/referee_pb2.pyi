@@ -66,6 +66,68 @@ MATCH_STATUS_FINISHED: MatchStatus
 MATCH_STATUS_ABORTED: MatchStatus
 MATCH_STATUS_ERROR: MatchStatus
 
+class LobbyRequest(_message.Message):
+    __slots__ = ("join", "reply")
+    JOIN_FIELD_NUMBER: _ClassVar[int]
+    REPLY_FIELD_NUMBER: _ClassVar[int]
+    join: Join
+    reply: AssignmentReply
+    def __init__(self, join: _Optional[_Union[Join, _Mapping]] = ..., reply: _Optional[_Union[AssignmentReply, _Mapping]] = ...) -> None: ...
+
+class Join(_message.Message):
+    __slots__ = ("protocol_version", "bot_name", "bot_version")
+    PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    BOT_NAME_FIELD_NUMBER: _ClassVar[int]
+    BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    protocol_version: str
+    bot_name: str
+    bot_version: str
+    def __init__(self, protocol_version: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ...) -> None: ...
+
+class AssignmentReply(_message.Message):
+    __slots__ = ("match_id", "accept", "reason")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    ACCEPT_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    accept: bool
+    reason: str
+    def __init__(self, match_id: _Optional[str] = ..., accept: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class LobbyEvent(_message.Message):
+    __slots__ = ("joined", "assignment")
+    JOINED_FIELD_NUMBER: _ClassVar[int]
+    ASSIGNMENT_FIELD_NUMBER: _ClassVar[int]
+    joined: Joined
+    assignment: Assignment
+    def __init__(self, joined: _Optional[_Union[Joined, _Mapping]] = ..., assignment: _Optional[_Union[Assignment, _Mapping]] = ...) -> None: ...
+
+class Joined(_message.Message):
+    __slots__ = ("label", "reattach_grace_ms")
+    LABEL_FIELD_NUMBER: _ClassVar[int]
+    REATTACH_GRACE_MS_FIELD_NUMBER: _ClassVar[int]
+    label: str
+    reattach_grace_ms: int
+    def __init__(self, label: _Optional[str] = ..., reattach_grace_ms: _Optional[int] = ...) -> None: ...
+
+class Assignment(_message.Message):
+    __slots__ = ("match_id", "seat", "seat_token", "address", "rules", "time_control", "reply_ms")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
+    REPLY_MS_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    seat: int
+    seat_token: str
+    address: str
+    rules: Ruleset
+    time_control: TimeControl
+    reply_ms: int
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., seat_token: _Optional[str] = ..., address: _Optional[str] = ..., rules: _Optional[_Union[Ruleset, _Mapping]] = ..., time_control: _Optional[_Union[TimeControl, _Mapping]] = ..., reply_ms: _Optional[int] = ...) -> None: ...
+
 class PlayRequest(_message.Message):
     __slots__ = ("hello", "decision")
     HELLO_FIELD_NUMBER: _ClassVar[int]

@@ -106,3 +106,96 @@ class RefereeService:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class LobbyServiceStub:
+    """A league's lobby, served beside RefereeService on a league's gRPC endpoint.  A bot that
+    runs on its author's machine stays online through one Lobby stream and is handed
+    matches on it; it plays each one on an ordinary RefereeService.Play stream, so a bot's
+    decision code is the same wherever it runs.  See docs/protocol.md, "Remote bots".
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.Lobby = channel.stream_stream(
+                '/polignac.v1.LobbyService/Lobby',
+                request_serializer=polignac_dot_v1_dot_referee__pb2.LobbyRequest.SerializeToString,
+                response_deserializer=polignac_dot_v1_dot_referee__pb2.LobbyEvent.FromString,
+                _registered_method=True)
+
+
+class LobbyServiceServicer:
+    """A league's lobby, served beside RefereeService on a league's gRPC endpoint.  A bot that
+    runs on its author's machine stays online through one Lobby stream and is handed
+    matches on it; it plays each one on an ordinary RefereeService.Play stream, so a bot's
+    decision code is the same wherever it runs.  See docs/protocol.md, "Remote bots".
+    """
+
+    def Lobby(self, request_iterator, context):
+        """The stream of a bot that is online.  The call carries the author's API token in its
+        metadata (`authorization: Bearer <api token>`).  The bot sends a Join first; the
+        league answers Joined (or closes the stream: UNAUTHENTICATED for a missing, unknown
+        or revoked token, PERMISSION_DENIED for another author's bot, FAILED_PRECONDITION for
+        a protocol or game the league cannot serve).  Then the league sends an Assignment for
+        each match it seats the bot in, and the bot answers each with an AssignmentReply
+        within Assignment.reply_ms; a bot that does not is taken offline (the stream ends
+        with DEADLINE_EXCEEDED) and the match is made without it.  Ending the stream takes
+        the bot offline; matches it has accepted go on.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_LobbyServiceServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'Lobby': grpc.stream_stream_rpc_method_handler(
+                    servicer.Lobby,
+                    request_deserializer=polignac_dot_v1_dot_referee__pb2.LobbyRequest.FromString,
+                    response_serializer=polignac_dot_v1_dot_referee__pb2.LobbyEvent.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'polignac.v1.LobbyService', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('polignac.v1.LobbyService', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class LobbyService:
+    """A league's lobby, served beside RefereeService on a league's gRPC endpoint.  A bot that
+    runs on its author's machine stays online through one Lobby stream and is handed
+    matches on it; it plays each one on an ordinary RefereeService.Play stream, so a bot's
+    decision code is the same wherever it runs.  See docs/protocol.md, "Remote bots".
+    """
+
+    @staticmethod
+    def Lobby(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/polignac.v1.LobbyService/Lobby',
+            polignac_dot_v1_dot_referee__pb2.LobbyRequest.SerializeToString,
+            polignac_dot_v1_dot_referee__pb2.LobbyEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
