@@ -15,6 +15,15 @@ Every seat hears the Welcome first: a seat's stream is read from its Welcome on 
 sends before waits in the stream), and a departure before the Welcomes is judged after
 them.  A seat that forfeits is no longer read, but its stream stays open until the match
 ends and it receives MatchEnded like the others.
+
+A seat allowed to reattach (:meth:`MatchHost.allow_reattach`, for bots that play over the
+network) whose stream breaks mid-match is *away* rather than forfeited: its clock runs on
+(a request pending or made while it is away times out at its deadline, as ever), and a new
+stream with its token and a Hello within the grace takes the seat back.  It hears a Welcome
+again, then the pending request, if one is pending, with the current view and the time
+left; what happened while it was away is in that view, not replayed as events.  A
+cancelled call reads as a half-close here, so for such a seat a half-close is a departure
+too (its stream is ended); past the grace the seat forfeits as DISCONNECTED.
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ import datetime as dt
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -161,8 +170,10 @@ class MatchResult:
     record_path: Path | None = None
 
 
-# Inbox items: (seat, kind, payload).  Kinds: "joined", "message", "undecodable", "closed"
-# (the bot half-closed its stream), "gone" (the stream broke), "exited", "abort".
+# Inbox items: (seat, kind, payload).  Kinds: "joined", "message" ((message, read at, conn)),
+# "undecodable" ((reason, conn)), "closed" (the bot half-closed its stream), "gone" (the stream
+# broke), "exited", "abort", "back" (an away seat reattached), "grace_over" (made by
+# _next_item when an away seat's grace runs out).
 _Item = tuple[int, str, Any]
 # What a seat can send or suffer before the Welcomes: judged after them, so the Welcome comes first.
 _SEAT_KINDS = frozenset({"message", "undecodable", "closed", "gone", "exited"})
@@ -220,6 +231,7 @@ class MatchHost:
         match_id: str | None = None,
         record_path: Path | None = None,
         exit_status: Callable[[int], Awaitable[int | None]] | None = None,
+        reattach_grace_s: Mapping[int, float] | None = None,
     ) -> None:
         self.rules = rules
         self.seed = seed
@@ -254,6 +266,25 @@ class MatchHost:
         """Set once seating is over: every seat has joined or forfeited, so no seat can join any more."""
         self.on_message_sent: Callable[[int, pb.PlayResponse], None] | None = None
         """Test hook: called with every message the host sends to a seat."""
+        self._joined = [False] * n  # the seat said Hello once (it may be away now)
+        self._grace: dict[int, float] = {}  # seat -> seconds it may be away
+        self._away: dict[int, float] = {}  # seat -> time.monotonic() its grace runs out
+        self._pending_clock: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the pending request's start, allowance and bank (ms)
+        for seat, grace_s in (reattach_grace_s or {}).items():
+            self.allow_reattach(seat, grace_s)
+
+    def allow_reattach(self, seat: int, grace_s: float) -> None:
+        """Let ``seat`` come back within ``grace_s`` seconds when its stream breaks, instead of forfeiting at once."""
+        if type(seat) is not int or not 0 <= seat < self.rules.players:
+            raise ValueError(f"seat must be 0..{self.rules.players - 1}, got {seat!r}")
+        if not isinstance(grace_s, int | float) or not 0 < grace_s <= 3600:
+            raise ValueError(f"reattach grace must be a number of seconds in (0, 3600], got {grace_s!r}")
+        self._grace[seat] = float(grace_s)
+
+    @property
+    def away(self) -> frozenset[int]:
+        """The seats whose stream broke and that may still come back."""
+        return frozenset(self._away)
 
     # -- called from the service (other tasks) --------------------------------------------
 
@@ -266,20 +297,25 @@ class MatchHost:
         if seat in self.match.forfeited:
             return f"seat {seat} has forfeited"
         self.conns[seat] = conn
+        if self._away.pop(seat, None) is not None:
+            # Its name stays the one the record and the other seats know.
+            self._inbox.put_nowait((seat, "back", conn))
+            return None
         self.names[seat] = conn.name
         self.versions[seat] = conn.version
+        self._joined[seat] = True
         self._inbox.put_nowait((seat, "joined", None))
         return None
 
     def post_message(self, seat: int, conn: SeatConnection, message: pb.PlayRequest) -> None:
         """A message from a seat's stream, stamped with the time it was read: that stops the seat's clock."""
         conn.read_one()
-        self._inbox.put_nowait((seat, "message", (message, time.monotonic())))
+        self._inbox.put_nowait((seat, "message", (message, time.monotonic(), conn)))
 
     def post_undecodable(self, seat: int, conn: SeatConnection, reason: str) -> None:
         """A message from a seat's stream that is not a PlayRequest (bad protobuf, bad UTF-8)."""
         conn.read_one()
-        self._inbox.put_nowait((seat, "undecodable", reason))
+        self._inbox.put_nowait((seat, "undecodable", (reason, conn)))
 
     def post_closed(self, seat: int, conn: SeatConnection) -> None:
         """The bot closed its side of the stream (a half-close): it may still read ours."""
@@ -339,32 +375,49 @@ class MatchHost:
     async def _welcome_everyone(self) -> None:
         for seat, conn in enumerate(self.conns):
             if conn is not None and seat not in self.match.forfeited:
-                tc = self.time_control
-                welcome = pb.Welcome(
-                    match_id=self.match_id,
-                    seat=seat,
-                    ruleset=ruleset_to_pb(self.rules),
-                    time_control=pb.TimeControl(move_ms=tc.move_ms, bank_ms=tc.bank_ms, startup_ms=tc.startup_ms),
-                    seat_names=self.names,
-                )
-                # The Welcome travels alone: a bot must know its seat before it reads any event.
-                await self._send(seat, pb.PlayResponse(welcome=welcome), with_events=False)
-                conn.welcomed.set()
+                await self._welcome(seat, conn)
+
+    async def _welcome(self, seat: int, conn: SeatConnection) -> None:
+        tc = self.time_control
+        welcome = pb.Welcome(
+            match_id=self.match_id,
+            seat=seat,
+            ruleset=ruleset_to_pb(self.rules),
+            time_control=pb.TimeControl(move_ms=tc.move_ms, bank_ms=tc.bank_ms, startup_ms=tc.startup_ms),
+            seat_names=self.names,
+        )
+        # The Welcome travels alone: a bot must know its seat before it reads any event.
+        await self._send(seat, pb.PlayResponse(welcome=welcome), with_events=False)
+        conn.welcomed.set()
 
     async def _next_item(self, deadline: float) -> _Item | None:
-        """The next inbox item, or None once ``deadline`` (on ``time.monotonic``) has passed."""
-        item = await self._inbox.get_until(deadline)
-        if item is not None and (item[1] == "message" or item[1] == "undecodable"):
-            conn = self.conns[item[0]]
-            if conn is not None:
-                conn.took_one()
-        return item
+        """The next inbox item, or None once ``deadline`` (on ``time.monotonic``) has passed.
+
+        An away seat whose grace runs out first yields a ``grace_over`` item instead.
+        """
+        while True:
+            soonest = min(self._away.values(), default=deadline)
+            item = await self._inbox.get_until(min(deadline, soonest))
+            if item is not None:
+                if item[1] == "message" or item[1] == "undecodable":
+                    item[2][-1].took_one()
+                return item
+            now = time.monotonic()
+            for seat, until in self._away.items():
+                if until <= now:
+                    return (seat, "grace_over", None)
+            if now >= deadline:
+                return None
 
     async def _turn(self) -> None:
         match = self.match
         seat = match.to_act
         assert seat is not None
-        if self.conns[seat] is None or self.conns[seat].broken:  # type: ignore[union-attr]  # checked just before
+        conn = self.conns[seat]
+        if conn is not None and conn.broken and seat in self._grace:
+            self._go_away(seat, conn, "its stream broke")
+            conn = None
+        if (conn is None and seat not in self._away) or (conn is not None and conn.broken):
             # A seat without a working stream cannot answer; its departure is in the inbox or overdue.
             await self._fault(seat, Fault.DISCONNECTED, "no working stream", 0)
             return
@@ -381,7 +434,8 @@ class MatchHost:
         start = time.monotonic()
         deadline = start + (allowance + bank) / 1000
         self._pending = (seat, request_id)
-        await self._send(seat, message, with_events=False)
+        self._pending_clock = (start, allowance, bank)
+        await self._send(seat, message, with_events=False)  # an away seat is sent it when it is back
         hand, state = match.hand_number, match.event_count
         while True:
             item = await self._next_item(deadline)
@@ -407,7 +461,7 @@ class MatchHost:
                 return
             if answer:
                 self._pending = None
-                message, received_at = payload
+                message, received_at, _ = payload
                 ms = (received_at - start) * 1000
                 self._bank_ms[seat] = max(0.0, bank - max(0.0, ms - allowance))
                 await self._judge_decision(seat, request_id, view.phase, message.decision, ms)
@@ -472,8 +526,18 @@ class MatchHost:
             return
         if kind == "joined":
             return
+        if kind == "back":
+            await self._back(seat, payload)
+            return
         if seat in self.match.forfeited or self.match.is_over:
             return  # a forfeited seat's leftovers
+        if kind in ("gone", "closed") and payload is not self.conns[seat]:
+            return  # the end of a stream the seat has already left (it is away, or back on a new one)
+        if kind == "grace_over":
+            grace = self._grace[seat]
+            if self._away.pop(seat, None) is not None:
+                await self._fault(seat, Fault.DISCONNECTED, f"the stream ended and the bot did not come back within {grace:g} s", 0)
+            return
         if kind == "message":
             message = payload[0]
             what = message.WhichOneof("message")
@@ -482,8 +546,9 @@ class MatchHost:
             else:
                 await self._fault(seat, Fault.MALFORMED, f"unexpected {what or 'empty'} message after Hello", 0)
         elif kind == "undecodable":
-            log.info("match %s: seat %s sent a message that is not a PlayRequest: %s", self.match_id, seat, payload)
-            await self._fault(seat, Fault.MALFORMED, f"a message that is not a PlayRequest ({payload})", 0)
+            reason = payload[0]
+            log.info("match %s: seat %s sent a message that is not a PlayRequest: %s", self.match_id, seat, reason)
+            await self._fault(seat, Fault.MALFORMED, f"a message that is not a PlayRequest ({reason})", 0)
         elif kind == "exited":
             await self._fault(seat, *_exit_fault(payload), 0)
         elif kind in ("gone", "closed"):
@@ -500,10 +565,42 @@ class MatchHost:
                     code = None
             if code is not None:
                 await self._fault(seat, *_exit_fault(code), 0)
+            elif conn is not None and seat in self._grace:
+                # A reset or lost connection reads as a half-close on this side: both make the seat away.
+                self._go_away(seat, conn, "its stream ended" if kind == "closed" else "its stream broke")
             elif kind == "closed":
                 await self._fault(seat, Fault.DISCONNECTED, "the bot closed its side of the stream before the match ended", 0)
             else:
                 await self._fault(seat, Fault.DISCONNECTED, "the stream ended before the match did", 0)
+
+    def _go_away(self, seat: int, conn: SeatConnection, why: str) -> None:
+        """A seat allowed to reattach lost its stream: it is away until it comes back or its grace runs out."""
+        conn.broken = True
+        conn.close()
+        self.conns[seat] = None
+        grace = self._grace[seat]
+        self._away[seat] = time.monotonic() + grace
+        log.info("match %s: seat %s is away (%s); it may come back within %g s", self.match_id, seat, why, grace)
+        self._line("away", seat=seat, hand=self.match.hand_number, detail=f"{why}; it may come back within {grace:g} s")
+
+    async def _back(self, seat: int, conn: SeatConnection) -> None:
+        """An away seat reattached: Welcome it again, then send it the pending request if it is its own."""
+        if self.conns[seat] is not conn:
+            return
+        self._line("back", seat=seat, hand=self.match.hand_number)
+        log.info("match %s: seat %s is back", self.match_id, seat)
+        # Events it missed are not replayed: the view in its next request is complete.
+        self._delivered[seat] = self.match.event_count
+        await self._welcome(seat, conn)
+        pending = self._pending
+        if pending is None or pending[0] != seat or self.match.is_over or seat in self.match.forfeited:
+            return
+        start, allowance, bank = self._pending_clock
+        elapsed = (time.monotonic() - start) * 1000
+        move_left = max(1, int(allowance - elapsed))
+        bank_left = max(0, int(bank - max(0.0, elapsed - allowance)))
+        request = request_to_pb(pending[1], self.match.view(seat), move_left, bank_left, self._pb_tricks)
+        await self._send(seat, pb.PlayResponse(decision_request=request), with_events=False)
 
     async def _unawaited_decision(self, seat: int, request_id: int) -> None:
         """A Decision that is not the answer the referee waits for."""
@@ -547,7 +644,7 @@ class MatchHost:
         counts = self.fault_counts[seat]
         counts[fault.value] = counts.get(fault.value, 0) + 1
         answers = answers and match.to_act == seat
-        ruling = rule_on_fault(self.rules, fault, self._faults[seat], answers, joined=self.conns[seat] is not None)
+        ruling = rule_on_fault(self.rules, fault, self._faults[seat], answers, joined=self._joined[seat])
         hand = match.hand_number
         fallback = ""
         if ruling.forfeit:
@@ -621,7 +718,10 @@ class MatchHost:
             if message is not None:
                 out.append(message)  # extend() copies it into the response; the cached one is not shared
         # Keep only what a seat still in play has yet to receive: a few events, not the match.
-        low = min((d for s, d in enumerate(self._delivered) if s not in self.match.forfeited), default=self.match.event_count)
+        low = min(
+            (d for s, d in enumerate(self._delivered) if s not in self.match.forfeited and s not in self._away),
+            default=self.match.event_count,
+        )
         for index in [i for i in cache if i < low]:
             del cache[index]
         return out
@@ -630,6 +730,8 @@ class MatchHost:
         conn = self.conns[seat]
         if conn is None:
             return False
+        if not conn.welcomed.is_set() and message.WhichOneof("payload") != "welcome":
+            return False  # a stream that reattached hears nothing before its Welcome, which is on its way
         if with_events:
             message.events.extend(self._events_for(seat))
         if self.on_message_sent is not None:

@@ -1,0 +1,1 @@
+"""Tests of the league: lobby, remote bots, reattach."""
