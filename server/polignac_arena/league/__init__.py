@@ -1,0 +1,1 @@
+"""The league: one long-running server that authors reach over the network (docs/protocol.md, "Remote bots")."""

@@ -1,0 +1,366 @@
+"""The league's lobby: LobbyService.Lobby, where bots that run on their authors' machines are online.
+
+A bot's Lobby stream carries its author's API token.  The stream is checked against a
+:class:`LobbyDirectory` (the league's store of authors, tokens and bots), which names the
+author of a token and lets that author claim a bot; the bot is then online in
+:class:`OnlineBots`, the registry the ladder reads and assigns matches through.  The flow,
+statuses and limits are in docs/protocol.md, "Remote bots".
+
+One stream per bot label: a second Join of a label that is online replaces the first
+stream, which ends with ``ABORTED`` (a restarted bot is back at once, without waiting
+for the server to notice that its old connection is dead).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+
+import grpc
+import grpc.aio
+from google.protobuf.message import DecodeError  # type: ignore[import-untyped]  # protobuf ships no type stubs
+
+from polignac import Ruleset
+from polignac._proto.polignac.v1 import referee_pb2 as pb
+from polignac.wire import ruleset_to_pb
+from polignac_arena.referee.host import TimeControl
+from polignac_arena.referee.versions import SPOKEN, parse_version
+
+__all__ = [
+    "LOBBY_SERVICE_NAME",
+    "AssignmentSpec",
+    "ClaimRefused",
+    "LobbyDirectory",
+    "LobbyService",
+    "OnlineBot",
+    "OnlineBots",
+]
+
+log = logging.getLogger(__name__)
+LOBBY_SERVICE_NAME: Final = pb.DESCRIPTOR.services_by_name["LobbyService"].full_name
+MAX_UNSOLICITED: Final = 16
+"""Replies that answer no pending assignment a stream may send before it is closed."""
+MAX_REASON: Final = 200
+"""Characters of a decline's reason that are kept (the rest is dropped)."""
+
+
+class ClaimRefused(Exception):
+    """The directory will not let this author connect this bot: ``code`` is the status the stream ends with."""
+
+    def __init__(self, reason: str, code: grpc.StatusCode = grpc.StatusCode.FAILED_PRECONDITION) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.code = code
+
+
+class LobbyDirectory(Protocol):
+    """What the lobby needs of the league's store; its methods may block (they run in a thread)."""
+
+    def author_of(self, token: str, peer: str) -> str | None:
+        """The author whose API token this is; None for a missing, unknown or revoked token.
+
+        The directory throttles bad tokens by ``peer`` (gRPC's ``context.peer()``) itself, and may block to do so.
+        """
+        ...
+
+    def claim(self, author: str, bot_name: str, bot_version: str) -> str:
+        """The label ("name@version") under which ``author``'s bot is online.
+
+        Raises :class:`ClaimRefused`: ``PERMISSION_DENIED`` for another author's bot,
+        ``FAILED_PRECONDITION`` for a disabled bot or a limit reached.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class AssignmentSpec:
+    """A match to offer an online bot (the Assignment message, in Python)."""
+
+    match_id: str
+    seat: int
+    seat_token: str
+    address: str
+    """Where the bot opens its Play stream; empty: the address its Lobby stream reached."""
+    rules: Ruleset
+    time_control: TimeControl
+    reply_ms: int = 5000
+
+    def to_pb(self) -> pb.Assignment:
+        tc = self.time_control
+        return pb.Assignment(
+            match_id=self.match_id,
+            seat=self.seat,
+            seat_token=self.seat_token,
+            address=self.address,
+            rules=ruleset_to_pb(self.rules),
+            time_control=pb.TimeControl(move_ms=tc.move_ms, bank_ms=tc.bank_ms, startup_ms=tc.startup_ms),
+            reply_ms=self.reply_ms,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class OnlineBot:
+    """One bot online in the lobby, as the ladder sees it."""
+
+    label: str
+    name: str
+    version: str
+    author: str
+    since: dt.datetime
+    busy: int
+    """Matches it accepted that the ladder has not reported finished (:meth:`OnlineBots.finished`)."""
+
+
+@dataclass(eq=False)
+class _Session:
+    """The league's end of one Lobby stream."""
+
+    label: str
+    name: str
+    version: str
+    author: str
+    context: grpc.aio.ServicerContext[Any, Any]
+    write_timeout_s: float
+    since: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    pending: dict[str, asyncio.Future[bool]] = field(default_factory=dict)
+    busy: set[str] = field(default_factory=set)
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
+    status: tuple[grpc.StatusCode, str] | None = None
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def send(self, event: pb.LobbyEvent) -> bool:
+        """Write one event; False (and the session ended) if it cannot be written in time."""
+        if self.ended.is_set():
+            return False
+        try:
+            async with self._lock, asyncio.timeout(self.write_timeout_s):
+                await self.context.write(event)
+            return True
+        except Exception as exc:  # grpc raises several kinds when a stream is gone; a timeout too
+            log.info("lobby: write to %s failed: %r", self.label, exc)
+        self.end(None)
+        return False
+
+    def end(self, status: tuple[grpc.StatusCode, str] | None) -> None:
+        """End the stream (with ``status``, or OK / as it broke): the handler returns, and pending assignments are declined."""
+        if self.ended.is_set():
+            return
+        self.status = status
+        self.ended.set()
+        for future in self.pending.values():
+            if not future.done():
+                future.set_result(False)
+
+
+class OnlineBots:
+    """The bots online in the lobby: what the ladder lists, assigns matches to, and waits on."""
+
+    def __init__(self, on_change: Callable[[], None] | None = None) -> None:
+        self._sessions: dict[str, _Session] = {}
+        self._changed = asyncio.Event()
+        self._on_change = on_change
+
+    def online(self) -> list[OnlineBot]:
+        """The bots online now, by label."""
+        return [
+            OnlineBot(s.label, s.name, s.version, s.author, s.since, len(s.busy))
+            for label, s in sorted(self._sessions.items())
+            if not s.ended.is_set()
+        ]
+
+    async def changed(self) -> None:
+        """Return at the next change: a bot came online or went offline."""
+        await self._changed.wait()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+        if self._on_change is not None:
+            self._on_change()
+
+    async def assign(self, label: str, spec: AssignmentSpec) -> bool:
+        """Offer ``spec`` to the bot ``label``: True when it accepts, False when it declines, is gone or is offline.
+
+        A bot that does not answer within ``spec.reply_ms`` is taken offline: its stream
+        ends with ``DEADLINE_EXCEEDED``.
+        """
+        session = self._sessions.get(label)
+        if session is None or session.ended.is_set():
+            return False
+        if spec.match_id in session.pending or spec.match_id in session.busy:
+            raise ValueError(f"match {spec.match_id!r} is already assigned to {label!r}")
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        session.pending[spec.match_id] = future
+        try:
+            if not await session.send(pb.LobbyEvent(assignment=spec.to_pb())):
+                return False
+            try:
+                async with asyncio.timeout(spec.reply_ms / 1000):
+                    accepted = await future
+            except TimeoutError:
+                detail = f"no answer to assignment {spec.match_id!r} within {spec.reply_ms} ms: the bot is taken offline"
+                log.info("lobby: %s: %s", label, detail)
+                session.end((grpc.StatusCode.DEADLINE_EXCEEDED, detail))
+                return False
+        finally:
+            session.pending.pop(spec.match_id, None)
+        if accepted and not session.ended.is_set():
+            session.busy.add(spec.match_id)
+            return True
+        return False
+
+    def finished(self, label: str, match_id: str) -> None:
+        """The match ``match_id`` that ``label`` accepted is over: it no longer counts as busy."""
+        session = self._sessions.get(label)
+        if session is not None:
+            session.busy.discard(match_id)
+
+    def _add(self, session: _Session) -> None:
+        old = self._sessions.get(session.label)
+        if old is not None:
+            old.end((grpc.StatusCode.ABORTED, f"bot {session.label!r} joined on another stream, which replaces this one"))
+        self._sessions[session.label] = session
+        self._notify()
+
+    def _remove(self, session: _Session) -> None:
+        if self._sessions.get(session.label) is session:
+            del self._sessions[session.label]
+        session.end(session.status)
+        self._notify()
+
+
+def _decode(data: bytes) -> pb.LobbyRequest | None:
+    request = pb.LobbyRequest()
+    try:
+        request.ParseFromString(data)
+    except DecodeError:
+        return None
+    return request
+
+
+def _token(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
+            return value[len("Bearer ") :].strip()
+    return ""
+
+
+def _bad_name(name: str, version: str) -> bool:
+    return not 1 <= len(name) <= 64 or not name.isprintable() or len(version) > 64 or not version.isprintable()
+
+
+class LobbyService:
+    """polignac.v1.LobbyService: authenticates each Lobby stream through ``directory`` and keeps the bot online in ``bots``."""
+
+    def __init__(
+        self,
+        directory: LobbyDirectory,
+        bots: OnlineBots | None = None,
+        *,
+        reattach_grace_ms: int = 10_000,
+        join_timeout_s: float = 10.0,
+        write_timeout_s: float = 5.0,
+    ) -> None:
+        self.directory = directory
+        self.bots = bots if bots is not None else OnlineBots()
+        self.reattach_grace_ms = reattach_grace_ms
+        self._join_timeout_s = join_timeout_s
+        self._write_timeout_s = write_timeout_s
+
+    def add_to(self, server: grpc.aio.Server) -> None:
+        """Serve this service on ``server`` (whose options bound the size of a message)."""
+        handlers = {
+            "Lobby": grpc.stream_stream_rpc_method_handler(
+                self.Lobby, request_deserializer=_decode, response_serializer=pb.LobbyEvent.SerializeToString
+            )
+        }
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(LOBBY_SERVICE_NAME, handlers),))
+        server.add_registered_method_handlers(LOBBY_SERVICE_NAME, handlers)
+
+    async def Lobby(self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        token = _token(context)
+        author = await asyncio.to_thread(self.directory.author_of, token, context.peer()) if token else None
+        if author is None:
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED, "missing, unknown or revoked API token (send 'authorization: Bearer <token>')"
+            )
+            return
+        try:
+            async with asyncio.timeout(self._join_timeout_s):
+                first = await context.read()
+        except TimeoutError:
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"no Join within {self._join_timeout_s:g} s")
+            return
+        join = first.join if isinstance(first, pb.LobbyRequest) and first.WhichOneof("message") == "join" else None
+        if join is None:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be a Join")
+            return
+        if parse_version(join.protocol_version) is None:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"protocol version {join.protocol_version[:20]!r} is not supported; this league speaks {SPOKEN}",
+            )
+            return
+        if _bad_name(join.bot_name, join.bot_version):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "bot_name must be 1 to 64 printable characters, bot_version up to 64")
+            return
+        try:
+            label = await asyncio.to_thread(self.directory.claim, author, join.bot_name, join.bot_version)
+        except ClaimRefused as exc:
+            await context.abort(exc.code, exc.reason)
+            return
+        session = _Session(label, join.bot_name, join.bot_version, author, context, self._write_timeout_s)
+        # Online before Joined is written: whoever sees Joined may assign at once.  Joined still
+        # goes first, as nothing can take the session's write lock before this task does.
+        self.bots._add(session)
+        reader: asyncio.Future[None] | None = None
+        try:
+            if await session.send(pb.LobbyEvent(joined=pb.Joined(label=label, reattach_grace_ms=self.reattach_grace_ms))):
+                log.info("lobby: %s (author %s) is online", label, author)
+                reader = asyncio.ensure_future(_read_replies(session, context))
+                await session.ended.wait()
+        finally:
+            if reader is not None:
+                reader.cancel()
+            self.bots._remove(session)
+            log.info("lobby: %s is offline", label)
+        if session.status is not None:
+            await context.abort(*session.status)
+
+
+async def _read_replies(session: _Session, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    """Hand each AssignmentReply to the assignment it answers, until the stream ends; junk ends the stream."""
+    unsolicited = 0
+    try:
+        while True:
+            message = await context.read()
+            if message is grpc.aio.EOF:
+                session.end(None)
+                return
+            if not isinstance(message, pb.LobbyRequest) or message.WhichOneof("message") != "reply":
+                what = message.WhichOneof("message") if isinstance(message, pb.LobbyRequest) else None
+                detail = f"after Join only AssignmentReply messages may be sent, got {what or 'a message that does not decode'}"
+                session.end((grpc.StatusCode.INVALID_ARGUMENT, detail))
+                return
+            reply = message.reply
+            future = session.pending.get(reply.match_id)
+            if future is None or future.done():
+                unsolicited += 1
+                if unsolicited > MAX_UNSOLICITED:
+                    session.end(
+                        (grpc.StatusCode.INVALID_ARGUMENT, f"more than {MAX_UNSOLICITED} replies that answer no pending assignment")
+                    )
+                    return
+                continue
+            if not reply.accept:
+                log.info("lobby: %s declined match %s: %r", session.label, reply.match_id[:64], reply.reason[:MAX_REASON])
+            future.set_result(reply.accept)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # the stream broke (reset, too large a message, ...)
+        log.info("lobby: stream of %s broke: %r", session.label, exc)
+        session.end(None)
