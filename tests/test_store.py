@@ -160,7 +160,8 @@ def test_a_file_from_a_newer_arena_is_refused_untouched(tmp_path: Path) -> None:
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA user_version = 7")
     conn.close()
-    with pytest.raises(NewerSchemaError, match=rf"newer Polignac Arena \(schema version 7; this one reads up to {schema_version()}\)") as info:
+    expected = rf"newer Polignac Arena \(schema version 7; this one reads up to {schema_version()}\)"
+    with pytest.raises(NewerSchemaError, match=expected) as info:
         Store(path)
     assert str(path) in str(info.value)
     assert pragma(path, "user_version") == 7
