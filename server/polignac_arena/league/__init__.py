@@ -1,1 +1,1 @@
-"""The league: one long-running server that authors reach over the network (docs/protocol.md, "Remote bots")."""
+"""The league: a long-running server where authors submit bots or connect them, and a ladder plays them for good."""
