@@ -1,0 +1,270 @@
+"""Play in a league from the author's machine: stay online in its lobby and play each match it assigns.
+
+The bot joins ``LobbyService.Lobby`` with its author's API token, accepts each Assignment
+(up to ``max_matches`` at a time, declining the rest), and plays it on an ordinary Play
+stream with the assignment's seat token, exactly as a bot the referee starts would.  A
+Play stream that breaks mid-match is opened again with the same seat token and a Hello
+until the league's reattach grace runs out; the lobby stream is opened again with backoff
+whenever it drops, so a bot stays online across a restart of the server.  The flow is in
+docs/protocol.md, "Remote bots".
+
+Security: a league off this machine is reached over TLS only (the system's roots, or
+``root_certificates`` / ``POLIGNAC_TLS_CA``); a loopback address is plaintext unless
+certificates are given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import os
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import grpc
+import grpc.aio
+
+from polignac._proto.polignac.v1 import referee_pb2 as pb
+from polignac._proto.polignac.v1.referee_pb2_grpc import LobbyServiceStub, RefereeServiceStub
+from polignac.bot.base import Bot
+from polignac.bot.stream import CHANNEL_OPTIONS, BotConnectionError, Conversation, MatchOutcome, converse
+from polignac.wire import PROTOCOL_VERSION
+
+__all__ = ["TLS_CA_ENV", "ChannelSecurity", "is_loopback", "play_in_league", "play_seat"]
+
+log = logging.getLogger(__name__)
+
+TLS_CA_ENV: Final = "POLIGNAC_TLS_CA"
+"""A PEM file of the certificate authorities to trust for the league (instead of the system's)."""
+# The lobby stream is not opened again after these: they will not change by trying again.
+_FINAL: Final = frozenset(
+    {
+        grpc.StatusCode.UNAUTHENTICATED,
+        grpc.StatusCode.PERMISSION_DENIED,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.ABORTED,  # another connection of the same bot replaced this one
+        grpc.StatusCode.UNIMPLEMENTED,
+    }
+)
+# A Play stream is opened again after these, within the grace: a lost connection, or the
+# referee not yet done with the broken stream (ALREADY_EXISTS).
+_REATTACH: Final = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.INTERNAL,
+        grpc.StatusCode.UNKNOWN,
+        grpc.StatusCode.CANCELLED,
+        grpc.StatusCode.ALREADY_EXISTS,
+    }
+)
+_LOBBY_BACKOFF_S: Final = (0.5, 15.0)
+_PLAY_BACKOFF_S: Final = (0.05, 1.0)
+
+Status = Callable[[str], None]
+
+
+def _host(address: str) -> str:
+    if address.startswith("["):
+        return address[1 : address.find("]")]
+    return address.rsplit(":", 1)[0] if address.count(":") == 1 else address
+
+
+def is_loopback(address: str) -> bool:
+    """Whether ``address`` (``host:port``, ``[v6]:port``, ``unix:path``) stays on this machine."""
+    if address.startswith(("unix:", "unix-abstract:")):
+        return True
+    host = _host(address)
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _read_certificates(value: bytes | str | os.PathLike[str] | None) -> bytes | None:
+    if value is None:
+        value = os.environ.get(TLS_CA_ENV) or None
+        if value is None:
+            return None
+    if isinstance(value, bytes):
+        return value
+    try:
+        return Path(value).read_bytes()
+    except OSError as exc:
+        raise BotConnectionError(f"cannot read the certificate authorities in {str(value)!r}: {exc.strerror}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelSecurity:
+    """How to reach a league: TLS with these roots (None: the system's), or plaintext on loopback."""
+
+    root_certificates: bytes | None = None
+    insecure: bool = False
+
+    @classmethod
+    def of(cls, root_certificates: bytes | str | os.PathLike[str] | None = None, insecure: bool = False) -> ChannelSecurity:
+        """From ``root_certificates`` (PEM bytes, or a file), else ``POLIGNAC_TLS_CA``; ``insecure`` forces plaintext on loopback."""
+        return cls(None if insecure else _read_certificates(root_certificates), insecure)
+
+    def channel(self, address: str) -> grpc.aio.Channel:
+        """A channel to ``address``: plaintext on loopback without certificates (or when insecure), TLS otherwise."""
+        local = is_loopback(address)
+        if self.insecure and not local:
+            raise BotConnectionError(f"insecure (plaintext) connections are for loopback addresses only, not {address!r}")
+        if local and (self.insecure or self.root_certificates is None):
+            return grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+        credentials = grpc.ssl_channel_credentials(root_certificates=self.root_certificates)
+        return grpc.aio.secure_channel(address, credentials, options=CHANNEL_OPTIONS)
+
+
+class _Backoff:
+    """Exponential delays with jitter between ``low`` and ``high`` seconds."""
+
+    def __init__(self, low: float, high: float) -> None:
+        self.low, self.high = low, high
+        self._next = low
+
+    def reset(self) -> None:
+        self._next = self.low
+
+    def next(self) -> float:
+        delay = self._next * random.uniform(0.8, 1.2)
+        self._next = min(self.high, self._next * 2)
+        return delay
+
+
+def _auth(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+async def play_seat(
+    bot: Bot, address: str, seat_token: str, security: ChannelSecurity, grace_s: float, on_status: Status | None = None
+) -> MatchOutcome:
+    """Play one seat of one match, opening its Play stream again if it breaks, until ``grace_s`` after it broke."""
+    state = Conversation()
+    backoff = _Backoff(*_PLAY_BACKOFF_S)
+    broke_at: float | None = None  # when the stream broke: the grace counts from then, not from each try
+    welcomes = 0
+    while True:
+        async with security.channel(address) as channel:
+            stub = RefereeServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
+            call = stub.Play(metadata=_auth(seat_token))
+            try:
+                outcome = await converse(bot, call, state)
+                code, details = await call.code(), await call.details()
+            except grpc.aio.AioRpcError as exc:
+                outcome, code, details = state.outcome, exc.code(), exc.details() or ""
+        if outcome.status is not None or code == grpc.StatusCode.OK:
+            return outcome
+        if code not in _REATTACH:
+            raise BotConnectionError(f"the referee ended the stream: {code.name}: {details}")
+        now = time.monotonic()
+        if state.welcomes > welcomes:
+            broke_at = None  # it was back: a new break has a new grace
+        welcomes = state.welcomes
+        broke_at = broke_at if broke_at is not None else now
+        if now - broke_at > grace_s:
+            raise BotConnectionError(f"the match stream broke ({code.name}: {details}) and could not be opened again within {grace_s:g} s")
+        if on_status is not None and state.welcomed:
+            on_status(f"the match stream broke ({code.name}); opening it again")
+        await asyncio.sleep(backoff.next())
+
+
+async def play_in_league(
+    bot: Bot,
+    server: str,
+    token: str,
+    security: ChannelSecurity,
+    *,
+    max_matches: int = 1,
+    on_status: Status | None = None,
+) -> None:
+    """Stay online in the lobby at ``server`` and play every match assigned, until cancelled.
+
+    Raises :class:`BotConnectionError` when the league refuses the bot for good (a bad
+    token, another author's bot, a protocol it does not speak, another connection of
+    the same bot); any other end of the lobby stream is followed by a new one.
+    """
+    if max_matches < 1:
+        raise ValueError(f"max_matches must be at least 1, got {max_matches!r}")
+    say = on_status or (lambda text: log.info("%s", text))
+    matches: set[asyncio.Task[None]] = set()
+    backoff = _Backoff(*_LOBBY_BACKOFF_S)
+    try:
+        while True:
+            try:
+                await _lobby(bot, server, token, security, max_matches, matches, backoff, say)
+                reason = "the league closed the lobby stream"
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() in _FINAL:
+                    raise BotConnectionError(f"the league refused the bot: {exc.code().name}: {exc.details()}") from None
+                reason = f"{exc.code().name}: {exc.details()}"
+            delay = backoff.next()
+            say(f"offline ({reason}); joining again in {delay:.1f} s")
+            await asyncio.sleep(delay)
+    finally:
+        for task in matches:
+            task.cancel()
+
+
+async def _lobby(
+    bot: Bot,
+    server: str,
+    token: str,
+    security: ChannelSecurity,
+    max_matches: int,
+    matches: set[asyncio.Task[None]],
+    backoff: _Backoff,
+    say: Status,
+) -> None:
+    """One lobby stream: Join, then answer assignments until the stream ends."""
+    async with security.channel(server) as channel:
+        stub = LobbyServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
+        call = stub.Lobby(metadata=_auth(token))
+        await call.write(pb.LobbyRequest(join=pb.Join(protocol_version=PROTOCOL_VERSION, bot_name=bot.name, bot_version=bot.version)))
+        event = await call.read()
+        if event is grpc.aio.EOF:
+            return
+        if event.WhichOneof("event") != "joined":
+            raise BotConnectionError(f"the league answered Join with {event.WhichOneof('event')!r}, not Joined")
+        grace_s = event.joined.reattach_grace_ms / 1000
+        backoff.reset()
+        say(f"online as {event.joined.label} at {server}")
+        while True:
+            event = await call.read()
+            if event is grpc.aio.EOF:
+                return
+            if event.WhichOneof("event") != "assignment":
+                continue  # a later version's event: not for this client
+            assignment = event.assignment
+            busy = sum(not task.done() for task in matches)
+            if busy >= max_matches:
+                reason = f"busy: playing {busy} match{'es' if busy > 1 else ''}"
+                await call.write(pb.LobbyRequest(reply=pb.AssignmentReply(match_id=assignment.match_id, accept=False, reason=reason)))
+                continue
+            await call.write(pb.LobbyRequest(reply=pb.AssignmentReply(match_id=assignment.match_id, accept=True)))
+            address = assignment.address or server
+            task = asyncio.ensure_future(_play_assignment(bot, assignment, address, security, grace_s, say))
+            matches.add(task)
+            task.add_done_callback(matches.discard)
+
+
+async def _play_assignment(
+    bot: Bot, assignment: pb.Assignment, address: str, security: ChannelSecurity, grace_s: float, say: Status
+) -> None:
+    match_id = assignment.match_id[:64]
+    say(f"playing match {match_id} (seat {assignment.seat})")
+    try:
+        outcome = await play_seat(bot, address, assignment.seat_token, security, grace_s, say)
+    except BotConnectionError as exc:
+        say(f"match {match_id}: {exc}")
+        return
+    status = outcome.status.value if outcome.status is not None else "ended without a result"
+    say(f"match {match_id} {status}: places {list(outcome.places)}, totals {list(outcome.totals)}")
