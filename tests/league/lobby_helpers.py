@@ -13,7 +13,7 @@ import grpc.aio
 from polignac import preset
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac_arena.league.lobby import AssignmentSpec, ClaimRefused, LobbyService
-from polignac_arena.referee import TimeControl
+from polignac_arena.referee import RefereeServer, TimeControl
 from polignac_arena.referee.options import server_options
 
 
@@ -90,3 +90,17 @@ class LobbyClient:
 def spec(match_id: str = "m1", reply_ms: int = 5000) -> AssignmentSpec:
     """An assignment for seat 1 of a classic match."""
     return AssignmentSpec(match_id, 1, "seat-token", "", preset("classic"), TimeControl(), reply_ms)
+
+
+@contextlib.asynccontextmanager
+async def referee_with_lobby() -> AsyncIterator[tuple[RefereeServer, LobbyService]]:
+    """A referee whose main address serves the lobby too, as a league's gRPC endpoint does."""
+    server = RefereeServer("127.0.0.1:0")
+    lobby = LobbyService(FakeDirectory())
+    assert server._server is not None
+    lobby.add_to(server._server)  # before start: gRPC takes services only then
+    await server.start()
+    try:
+        yield server, lobby
+    finally:
+        await server.stop(grace=0.5)

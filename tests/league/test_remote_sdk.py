@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -19,20 +18,20 @@ from polignac.bots import builtin_bot
 from polignac_arena.league.lobby import AssignmentSpec, LobbyService, OnlineBots
 from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
 from polignac_arena.referee.options import server_options
-from tests.league.lobby_helpers import FakeDirectory, lobby_server
+from tests.league.lobby_helpers import FakeDirectory, lobby_server, referee_with_lobby
 from tests.league.tcp_proxy import cuttable_proxy
 from tests.referee.helpers import referee, run
 
 CLOCK = TimeControl(move_ms=2000, bank_ms=5000, startup_ms=5000)
 
 
-async def _first_online(bots: OnlineBots) -> str:
+async def first_online(bots: OnlineBots) -> str:
     while not bots.online():
         await bots.changed()
     return bots.online()[0].label
 
 
-async def _assigned_match(
+async def assigned_match(
     server: RefereeServer,
     bots: OnlineBots,
     label: str,
@@ -52,34 +51,20 @@ async def _assigned_match(
     return host, result
 
 
-@contextlib.asynccontextmanager
-async def referee_with_lobby() -> AsyncIterator[tuple[RefereeServer, LobbyService]]:
-    """A referee whose main address serves the lobby too, as a league's gRPC endpoint does."""
-    server = RefereeServer("127.0.0.1:0")
-    lobby = LobbyService(FakeDirectory())
-    assert server._server is not None
-    lobby.add_to(server._server)  # before start: gRPC takes services only then
-    await server.start()
-    try:
-        yield server, lobby
-    finally:
-        await server.stop(grace=0.5)
-
-
 def test_a_remote_bot_plays_an_assigned_match() -> None:
     async def scenario() -> None:
         async with referee_with_lobby() as (server, lobby):
             lobby_address = server.address
             remote = asyncio.ensure_future(run_async(builtin_bot("heuristic", 7), server=lobby_address, token="alice-token"))
-            label = await _first_online(lobby.bots)
+            label = await first_online(lobby.bots)
             assert label == "heuristic@1.1"
-            host, result = await _assigned_match(server, lobby.bots, label, "", 11)
+            host, result = await assigned_match(server, lobby.bots, label, "", 11)
             assert result.status == "finished"
             assert result.names[0] == "heuristic"
             assert result.faults[0] == {}
             # A second match on the same lobby stream: the bot stays online between matches.
             lobby.bots.finished(label, host.match_id)
-            _, again = await _assigned_match(server, lobby.bots, label, server.address, 12)
+            _, again = await assigned_match(server, lobby.bots, label, server.address, 12)
             assert again.status == "finished" and again.faults[0] == {}
             remote.cancel()
 
@@ -90,7 +75,7 @@ def test_a_dropped_play_stream_reattaches_within_the_grace() -> None:
     async def scenario() -> None:
         async with referee() as server, lobby_server() as (lobby, lobby_address), cuttable_proxy(server.address) as proxy:
             remote = asyncio.ensure_future(run_async(builtin_bot("heuristic", 7), server=lobby_address, token="alice-token"))
-            label = await _first_online(lobby.bots)
+            label = await first_online(lobby.bots)
             requests = 0
 
             def cut_at_the_fifth_request(seat: int, message: pb.PlayResponse) -> None:
@@ -100,7 +85,7 @@ def test_a_dropped_play_stream_reattaches_within_the_grace() -> None:
                     if requests == 5:
                         asyncio.get_running_loop().call_soon(proxy.cut)
 
-            _, result = await _assigned_match(server, lobby.bots, label, proxy.address, 13, cut_at_the_fifth_request)
+            _, result = await assigned_match(server, lobby.bots, label, proxy.address, 13, cut_at_the_fifth_request)
             assert proxy.cuts == 1 and proxy.connections >= 2
             assert result.status == "finished"
             assert result.faults[0] == {}, "no forfeit, no fault for the seat that came back"
@@ -124,7 +109,7 @@ def test_addresses_and_security() -> None:
     assert is_loopback("127.0.0.1:5") and is_loopback("localhost:5") and is_loopback("[::1]:5") and is_loopback("unix:/tmp/s")
     assert not is_loopback("league.example.org:443") and not is_loopback("10.1.2.3:5") and not is_loopback("[2001:db8::1]:5")
     with pytest.raises(BotConnectionError, match="loopback addresses only"):
-        ChannelSecurity.of(insecure=True).channel("league.example.org:443")
+        ChannelSecurity.of(insecure=True).plaintext("league.example.org:443")
     with pytest.raises(BotConnectionError, match="cannot read the certificate authorities"):
         ChannelSecurity.of(Path("/nonexistent/ca.pem"))
 
@@ -139,11 +124,11 @@ def test_the_lobby_stream_is_joined_again_when_it_drops() -> None:
     async def scenario() -> None:
         async with lobby_server() as (lobby, lobby_address), cuttable_proxy(lobby_address) as proxy:
             remote = asyncio.ensure_future(run_async(builtin_bot("random"), server=proxy.address, token="alice-token"))
-            await _first_online(lobby.bots)
+            await first_online(lobby.bots)
             proxy.cut()
             while lobby.bots.online():
                 await lobby.bots.changed()
-            assert await _first_online(lobby.bots) == "random@1.0"
+            assert await first_online(lobby.bots) == "random@1.0"
             assert proxy.connections >= 2
             remote.cancel()
 
@@ -168,7 +153,7 @@ def test_the_lobby_over_tls_with_a_test_ca(tmp_path: Path) -> None:
             remote = asyncio.ensure_future(
                 run_async(builtin_bot("random"), server=f"localhost:{port}", token="alice-token", root_certificates=str(ca_file))
             )
-            assert await _first_online(service.bots) == "random@1.0"
+            assert await first_online(service.bots) == "random@1.0"
             remote.cancel()
         finally:
             await server.stop(0.5)

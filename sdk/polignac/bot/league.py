@@ -21,7 +21,7 @@ import logging
 import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -35,7 +35,17 @@ from polignac.bot.base import Bot
 from polignac.bot.stream import CHANNEL_OPTIONS, BotConnectionError, Conversation, MatchOutcome, converse
 from polignac.wire import PROTOCOL_VERSION
 
-__all__ = ["TLS_CA_ENV", "ChannelSecurity", "is_loopback", "play_in_league", "play_seat"]
+__all__ = [
+    "REATTACH_CODES",
+    "TLS_CA_ENV",
+    "Backoff",
+    "ChannelSecurity",
+    "PlayAssignment",
+    "is_loopback",
+    "play_in_league",
+    "play_seat",
+    "stay_online",
+]
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +64,7 @@ _FINAL: Final = frozenset(
 )
 # A Play stream is opened again after these, within the grace: a lost connection, or the
 # referee not yet done with the broken stream (ALREADY_EXISTS).
-_REATTACH: Final = frozenset(
+REATTACH_CODES: Final = frozenset(
     {
         grpc.StatusCode.UNAVAILABLE,
         grpc.StatusCode.INTERNAL,
@@ -113,18 +123,25 @@ class ChannelSecurity:
         """From ``root_certificates`` (PEM bytes, or a file), else ``POLIGNAC_TLS_CA``; ``insecure`` forces plaintext on loopback."""
         return cls(None if insecure else _read_certificates(root_certificates), insecure)
 
-    def channel(self, address: str) -> grpc.aio.Channel:
-        """A channel to ``address``: plaintext on loopback without certificates (or when insecure), TLS otherwise."""
+    def plaintext(self, address: str) -> bool:
+        """Whether ``address`` is reached in plaintext: on loopback, without certificates or when insecure.
+
+        Raises :class:`BotConnectionError` for an insecure address off loopback.
+        """
         local = is_loopback(address)
         if self.insecure and not local:
             raise BotConnectionError(f"insecure (plaintext) connections are for loopback addresses only, not {address!r}")
-        if local and (self.insecure or self.root_certificates is None):
+        return local and (self.insecure or self.root_certificates is None)
+
+    def channel(self, address: str) -> grpc.aio.Channel:
+        """A channel to ``address``: plaintext on loopback without certificates (or when insecure), TLS otherwise."""
+        if self.plaintext(address):
             return grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
         credentials = grpc.ssl_channel_credentials(root_certificates=self.root_certificates)
         return grpc.aio.secure_channel(address, credentials, options=CHANNEL_OPTIONS)
 
 
-class _Backoff:
+class Backoff:
     """Exponential delays with jitter between ``low`` and ``high`` seconds."""
 
     def __init__(self, low: float, high: float) -> None:
@@ -149,7 +166,7 @@ async def play_seat(
 ) -> MatchOutcome:
     """Play one seat of one match, opening its Play stream again if it breaks, until ``grace_s`` after it broke."""
     state = Conversation()
-    backoff = _Backoff(*_PLAY_BACKOFF_S)
+    backoff = Backoff(*_PLAY_BACKOFF_S)
     broke_at: float | None = None  # when the stream broke: the grace counts from then, not from each try
     welcomes = 0
     while True:
@@ -163,7 +180,7 @@ async def play_seat(
                 outcome, code, details = state.outcome, exc.code(), exc.details() or ""
         if outcome.status is not None or code == grpc.StatusCode.OK:
             return outcome
-        if code not in _REATTACH:
+        if code not in REATTACH_CODES:
             raise BotConnectionError(f"the referee ended the stream: {code.name}: {details}")
         now = time.monotonic()
         if state.welcomes > welcomes:
@@ -177,6 +194,10 @@ async def play_seat(
         await asyncio.sleep(backoff.next())
 
 
+PlayAssignment = Callable[[pb.Assignment, str, float], Awaitable[None]]
+"""Plays one accepted assignment, given it, the address of its Play stream and the reattach grace in seconds."""
+
+
 async def play_in_league(
     bot: Bot,
     server: str,
@@ -186,21 +207,43 @@ async def play_in_league(
     max_matches: int = 1,
     on_status: Status | None = None,
 ) -> None:
-    """Stay online in the lobby at ``server`` and play every match assigned, until cancelled.
+    """Stay online in the lobby at ``server`` and play every match assigned with ``bot``, until cancelled (see :func:`stay_online`)."""
+    say = on_status or _log
 
+    async def play(assignment: pb.Assignment, address: str, grace_s: float) -> None:
+        await _play_assignment(bot, assignment, address, security, grace_s, say)
+
+    await stay_online(bot.name, bot.version, server, token, security, play, max_matches=max_matches, on_status=say)
+
+
+async def stay_online(
+    name: str,
+    version: str,
+    server: str,
+    token: str,
+    security: ChannelSecurity,
+    play: PlayAssignment,
+    *,
+    max_matches: int = 1,
+    on_status: Status | None = None,
+) -> None:
+    """Stay online in the lobby at ``server`` as the bot ``name`` ``version``; ``play`` each match accepted, until cancelled.
+
+    Up to ``max_matches`` matches are played at a time; assignments beyond are declined.
     Raises :class:`BotConnectionError` when the league refuses the bot for good (a bad
     token, another author's bot, a protocol it does not speak, another connection of
     the same bot); any other end of the lobby stream is followed by a new one.
     """
     if max_matches < 1:
         raise ValueError(f"max_matches must be at least 1, got {max_matches!r}")
-    say = on_status or (lambda text: log.info("%s", text))
+    say = on_status or _log
     matches: set[asyncio.Task[None]] = set()
-    backoff = _Backoff(*_LOBBY_BACKOFF_S)
+    backoff = Backoff(*_LOBBY_BACKOFF_S)
+    join = pb.Join(protocol_version=PROTOCOL_VERSION, bot_name=name, bot_version=version)
     try:
         while True:
             try:
-                await _lobby(bot, server, token, security, max_matches, matches, backoff, say)
+                await _lobby(join, server, token, security, play, max_matches, matches, backoff, say)
                 reason = "the league closed the lobby stream"
             except grpc.aio.AioRpcError as exc:
                 if exc.code() in _FINAL:
@@ -212,23 +255,29 @@ async def play_in_league(
     finally:
         for task in matches:
             task.cancel()
+        await asyncio.gather(*matches, return_exceptions=True)
+
+
+def _log(text: str) -> None:
+    log.info("%s", text)
 
 
 async def _lobby(
-    bot: Bot,
+    join: pb.Join,
     server: str,
     token: str,
     security: ChannelSecurity,
+    play: PlayAssignment,
     max_matches: int,
     matches: set[asyncio.Task[None]],
-    backoff: _Backoff,
+    backoff: Backoff,
     say: Status,
 ) -> None:
     """One lobby stream: Join, then answer assignments until the stream ends."""
     async with security.channel(server) as channel:
         stub = LobbyServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
         call = stub.Lobby(metadata=_auth(token))
-        await call.write(pb.LobbyRequest(join=pb.Join(protocol_version=PROTOCOL_VERSION, bot_name=bot.name, bot_version=bot.version)))
+        await call.write(pb.LobbyRequest(join=join))
         event = await call.read()
         if event is grpc.aio.EOF:
             return
@@ -250,8 +299,7 @@ async def _lobby(
                 await call.write(pb.LobbyRequest(reply=pb.AssignmentReply(match_id=assignment.match_id, accept=False, reason=reason)))
                 continue
             await call.write(pb.LobbyRequest(reply=pb.AssignmentReply(match_id=assignment.match_id, accept=True)))
-            address = assignment.address or server
-            task = asyncio.ensure_future(_play_assignment(bot, assignment, address, security, grace_s, say))
+            task = asyncio.ensure_future(play(assignment, assignment.address or server, grace_s))
             matches.add(task)
             task.add_done_callback(matches.discard)
 
@@ -265,6 +313,10 @@ async def _play_assignment(
         outcome = await play_seat(bot, address, assignment.seat_token, security, grace_s, say)
     except BotConnectionError as exc:
         say(f"match {match_id}: {exc}")
+        return
+    except Exception as exc:  # the bot's own code failed: this match is lost, the bot stays online
+        log.exception("match %s: the bot failed", match_id)
+        say(f"match {match_id}: the bot failed: {exc!r}")
         return
     status = outcome.status.value if outcome.status is not None else "ended without a result"
     say(f"match {match_id} {status}: places {list(outcome.places)}, totals {list(outcome.totals)}")

@@ -245,3 +245,57 @@ def export(
         except OSError as exc:
             fail(f"cannot write {str(out)!r}: {exc.strerror}")
         print(f"wrote {len(rows)} result(s) to {out}", file=sys.stderr)
+
+
+@app.command("connect")
+def connect(
+    bot_dir: Annotated[Path, typer.Argument(metavar="BOT_DIR", help="The bot's folder (with bot.toml).")],
+    server: Annotated[str, typer.Option("--server", metavar="HOST:PORT", help="The league's gRPC address.")],
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--token-file", metavar="FILE", help="A file holding your API token (else POLIGNAC_TOKEN, else ~/.config/polignac/league.toml)."
+        ),
+    ] = None,
+    ca: Annotated[
+        Path | None,
+        typer.Option(
+            "--ca", metavar="FILE", help="Certificate authorities (PEM) to trust for the league (else POLIGNAC_TLS_CA, else the system's)."
+        ),
+    ] = None,
+    max_matches: Annotated[int, typer.Option("--max-matches", min=1, max=64, help="Matches to play at a time.")] = 1,
+) -> None:
+    """Connect a bot from this machine: it stays online and plays the matches the league assigns, until Ctrl-C.
+
+    The bot runs here, unsandboxed, as ``polignac match --trusted`` runs it; build it first if it needs a build.
+    """
+    import asyncio
+    import os
+
+    from polignac.bot import BotConnectionError
+    from polignac.bot.league import ChannelSecurity
+    from polignac_arena.league.credentials import TOKEN_ENV, TokenMissing, author_token
+    from polignac_arena.league.relay import connect_folder
+    from polignac_arena.signals import Stopped, until_signal
+    from polignac_arena.submission import SubmissionError, load_submission
+
+    try:
+        token = author_token(token_file)
+        load_submission(bot_dir)
+        security = ChannelSecurity.of(ca)
+        security.plaintext(server)  # refuses an insecure remote address now rather than at the first connection
+    except (TokenMissing, SubmissionError) as exc:
+        fail(str(exc))
+    except BotConnectionError as exc:
+        fail(str(exc))
+    os.environ.pop(TOKEN_ENV, None)  # the bot started for each match must not inherit the author's token
+
+    def say(text: str) -> None:
+        print(f"polignac: {text}", file=sys.stderr, flush=True)
+
+    try:
+        asyncio.run(until_signal(connect_folder(bot_dir, server, token, security, max_matches=max_matches, on_status=say)))
+    except BotConnectionError as exc:
+        fail(str(exc), 1)
+    except (KeyboardInterrupt, Stopped):
+        say("offline")
