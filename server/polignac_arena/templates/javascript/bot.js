@@ -10,6 +10,7 @@
 // card that does not take it, or the weakest card when every card would.  Trumps (the
 // suit of the view's turned card) beat every other suit.
 
+const fs = require('node:fs');
 const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
@@ -73,48 +74,169 @@ function decide(request, game) {
   return { request_id: request.request_id, card: chooseCard(request, game) };
 }
 
+// Codes after which a broken stream is opened again: a lost connection, or a referee not yet
+// done with the broken stream (ALREADY_EXISTS).
+const REATTACH = new Set([grpc.status.UNAVAILABLE, grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.status.CANCELLED, grpc.status.ALREADY_EXISTS]);
+// Codes after which the lobby is not joined again: trying again will not change them.
+const FINAL = new Set([
+  grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED, grpc.status.FAILED_PRECONDITION,
+  grpc.status.INVALID_ARGUMENT, grpc.status.ABORTED, grpc.status.UNIMPLEMENTED,
+]);
+
+function bearer(token) {
+  const metadata = new grpc.Metadata();
+  metadata.set('authorization', `Bearer ${token}`);
+  return metadata;
+}
+
+// Play one seat on a Play stream.  With graceMs > 0 (a league's seat), a stream that breaks is
+// opened again with the same token and a Hello until graceMs after it broke; the repeated
+// Welcome is ignored and a repeated request answered again.  Resolves true when the stream
+// ended well (status OK), false when it failed.
+function playSeat(address, token, credentials, graceMs) {
+  return new Promise((resolve) => {
+    let game = null;
+    let brokeAt = null;
+    let delay = 50;
+    const open = () => {
+      const client = new RefereeService(address, credentials);
+      const call = client.Play(bearer(token));
+      let ended = false;
+      call.on('data', (response) => {
+        switch (response.payload) {
+          case 'welcome':
+            brokeAt = null;
+            if (game === null) game = gameOf(response.welcome.ruleset);
+            break;
+          case 'decision_request':
+            call.write({ decision: decide(response.decision_request, game) });
+            break;
+          case 'fault_notice':
+            console.error(`${NAME}: fault ${response.fault_notice.fault}: ${response.fault_notice.detail}`);
+            break;
+          case 'match_ended':
+            ended = true;
+            console.error(`${NAME}: match ${response.match_ended.status}, places ${response.match_ended.places.join(' ')}`);
+            break;
+          default:
+            break;
+        }
+      });
+      call.on('end', () => {
+        call.end();
+        client.close();
+      });
+      call.on('status', (status) => {
+        if (status.code === grpc.status.OK) resolve(true);
+      });
+      call.on('error', (err) => {
+        client.close();
+        const now = Date.now();
+        if (brokeAt === null) brokeAt = now;
+        if (!ended && graceMs > 0 && REATTACH.has(err.code) && now - brokeAt <= graceMs) {
+          console.error(`${NAME}: the match stream broke (${err.code}); opening it again`);
+          setTimeout(open, delay);
+          delay = Math.min(1000, delay * 2);
+          return;
+        }
+        console.error(`${NAME}: the referee ended the stream: ${err.code} ${err.details}`);
+        resolve(false);
+      });
+      // Protocol 1.1: the ruleset's pack, trumps, trick points and direction, the turned card.
+      call.write({ hello: { protocol_version: '1.1', bot_name: NAME, bot_version: VERSION } });
+    };
+    open();
+  });
+}
+
+function isLoopback(address) {
+  if (address.startsWith('unix:')) return true;
+  const host = address.startsWith('[') ? address.slice(1, address.indexOf(']')) : address.replace(/:\d+$/, '');
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+}
+
+// TLS off this machine (the system's roots, or the PEM file POLIGNAC_TLS_CA names); plaintext
+// on loopback unless certificates are given.
+function credentialsFor(address) {
+  const ca = process.env.POLIGNAC_TLS_CA;
+  if (isLoopback(address) && !ca) return grpc.credentials.createInsecure();
+  return grpc.credentials.createSsl(ca ? fs.readFileSync(ca) : null);
+}
+
+// Stay online in a league's lobby and play one assigned match at a time, until interrupted.
+function joinLeague(server, apiToken) {
+  const { LobbyService } = grpc.loadPackageDefinition(definition).polignac.v1;
+  let delay = 500;
+  let busy = false;
+  const join = () => {
+    const credentials = credentialsFor(server);
+    const client = new LobbyService(server, credentials);
+    const call = client.Lobby(bearer(apiToken));
+    let graceMs = 0;
+    let over = false; // 'error' and 'end' may both come: join again once
+    const again = (why) => {
+      if (over) return;
+      over = true;
+      client.close();
+      console.error(`${NAME}: offline (${why}); joining again in ${(delay / 1000).toFixed(1)} s`);
+      setTimeout(join, delay);
+      delay = Math.min(15000, delay * 2);
+    };
+    call.on('data', (event) => {
+      if (event.event === 'joined') {
+        graceMs = event.joined.reattach_grace_ms;
+        delay = 500;
+        console.error(`${NAME}: online as ${event.joined.label} at ${server}`);
+      } else if (event.event === 'assignment') {
+        const a = event.assignment;
+        if (busy) {
+          call.write({ reply: { match_id: a.match_id, accept: false, reason: 'busy: playing a match' } });
+          return;
+        }
+        call.write({ reply: { match_id: a.match_id, accept: true } });
+        busy = true;
+        const address = a.address || server;
+        console.error(`${NAME}: playing match ${a.match_id} (seat ${a.seat})`);
+        playSeat(address, a.seat_token, credentialsFor(address), graceMs).then(() => {
+          busy = false;
+        });
+      }
+    });
+    call.on('error', (err) => {
+      if (FINAL.has(err.code)) {
+        console.error(`${NAME}: the league refused the bot: ${err.code} ${err.details}`);
+        client.close();
+        process.exit(1);
+      }
+      again(`${err.code} ${err.details}`);
+    });
+    call.on('end', () => again('the league closed the lobby stream'));
+    call.write({ join: { protocol_version: '1.1', bot_name: NAME, bot_version: VERSION } });
+  };
+  join();
+}
+
 function main() {
-  const address = process.env.POLIGNAC_ADDRESS;
+  // League mode: --league HOST:PORT (or POLIGNAC_LEAGUE) with the author's API token in POLIGNAC_TOKEN.
+  const flag = process.argv.indexOf('--league');
+  const league = flag >= 0 ? process.argv[flag + 1] : process.env.POLIGNAC_LEAGUE;
   const token = process.env.POLIGNAC_TOKEN;
+  if (league) {
+    if (!token) {
+      console.error(`${NAME}: set POLIGNAC_TOKEN to your league API token`);
+      process.exit(1);
+    }
+    joinLeague(league, token);
+    return;
+  }
+  const address = process.env.POLIGNAC_ADDRESS;
   if (!address || !token) {
     console.error(`${NAME}: POLIGNAC_ADDRESS and POLIGNAC_TOKEN must be set (the arena sets them when it starts the bot)`);
     process.exit(1);
   }
-  const client = new RefereeService(address, grpc.credentials.createInsecure());
-  const metadata = new grpc.Metadata();
-  metadata.set('authorization', `Bearer ${token}`);
-  const call = client.Play(metadata);
-  let game = null;
-
-  call.on('data', (response) => {
-    switch (response.payload) {
-      case 'welcome':
-        game = gameOf(response.welcome.ruleset);
-        break;
-      case 'decision_request':
-        call.write({ decision: decide(response.decision_request, game) });
-        break;
-      case 'fault_notice':
-        console.error(`${NAME}: fault ${response.fault_notice.fault}: ${response.fault_notice.detail}`);
-        break;
-      case 'match_ended':
-        console.error(`${NAME}: match ${response.match_ended.status}, places ${response.match_ended.places.join(' ')}`);
-        break;
-      default:
-        break;
-    }
+  playSeat(address, token, grpc.credentials.createInsecure(), 0).then((ok) => {
+    if (!ok) process.exitCode = 1;
   });
-  call.on('end', () => {
-    call.end();
-    client.close();
-  });
-  call.on('error', (err) => {
-    console.error(`${NAME}: the referee ended the stream: ${err.code} ${err.details}`);
-    client.close();
-    process.exitCode = 1;
-  });
-  // Protocol 1.1: the ruleset's pack, trumps, trick points and direction, the turned card.
-  call.write({ hello: { protocol_version: '1.1', bot_name: NAME, bot_version: VERSION } });
 }
 
 if (require.main === module) {
