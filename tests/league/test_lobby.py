@@ -3,23 +3,29 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import grpc
 import grpc.aio
 import pytest
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
-from polignac_arena.league.lobby import MAX_UNSOLICITED, OnlineBots
+from polignac.bot.stream import write
+from polignac_arena.league.lobby import MAX_REASON, MAX_UNSOLICITED, LobbyService, OnlineBots
 from tests.league.lobby_helpers import FakeDirectory, LobbyClient, lobby_server, spec
 from tests.referee.helpers import run
 
 
-async def _refusal(client: LobbyClient) -> grpc.aio.AioRpcError:
-    with pytest.raises(grpc.aio.AioRpcError) as refused:
+async def _refusal(client: LobbyClient, *send: pb.LobbyRequest) -> grpc.aio.AioRpcError:
+    """The status that ends ``client``'s stream, after it sends ``send`` (a write may already meet it)."""
+    with pytest.raises(grpc.aio.AioRpcError):
+        for message in send:
+            await write(client.call, message)
         while await client.read() is not None:
             pass
+    code, details = await client.call.code(), await client.call.details()
     await client.close()
-    return refused.value
+    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), details)
 
 
 async def _online(service_bots: OnlineBots, count: int) -> None:
@@ -34,8 +40,8 @@ def test_a_missing_bad_or_revoked_token_is_unauthenticated(token: str | None) ->
         async with lobby_server(directory) as (_, address):
             client = LobbyClient(address, token)
             await client.open()
-            await client.join()
-            refused = await _refusal(client)
+            join = pb.LobbyRequest(join=pb.Join(protocol_version="1.1", bot_name="mybot", bot_version="1"))
+            refused = await _refusal(client, join)
             assert refused.code() == grpc.StatusCode.UNAUTHENTICATED
             assert "token" in (refused.details() or "")
 
@@ -261,3 +267,19 @@ def test_an_oversized_message_breaks_only_its_stream() -> None:
             await again.close()
 
     run(scenario())
+
+
+def test_the_protocol_doc_tells_what_a_lobby_client_can_observe() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text(encoding="utf-8")
+    for words in (
+        "## Remote bots",
+        "LobbyService/Lobby",
+        f"more than {MAX_UNSOLICITED} replies",
+        f"no Join within {LobbyService(FakeDirectory())._join_timeout_s:g} s",
+        "`ABORTED`",
+        "`PERMISSION_DENIED`",
+        "reattach_grace_ms",
+        "not** replayed",
+        f"up to {MAX_REASON} characters",
+    ):
+        assert words in doc, words

@@ -32,7 +32,7 @@ import grpc.aio
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac._proto.polignac.v1.referee_pb2_grpc import LobbyServiceStub, RefereeServiceStub
 from polignac.bot.base import Bot
-from polignac.bot.stream import CHANNEL_OPTIONS, BotConnectionError, Conversation, MatchOutcome, converse
+from polignac.bot.stream import CHANNEL_OPTIONS, BotConnectionError, Conversation, MatchOutcome, converse, write
 from polignac.wire import PROTOCOL_VERSION
 
 __all__ = [
@@ -277,7 +277,7 @@ async def _lobby(
     async with security.channel(server) as channel:
         stub = LobbyServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
         call = stub.Lobby(metadata=_auth(token))
-        await call.write(pb.LobbyRequest(join=join))
+        await write(call, pb.LobbyRequest(join=join))
         event = await call.read()
         if event is grpc.aio.EOF:
             return
@@ -296,9 +296,9 @@ async def _lobby(
             busy = sum(not task.done() for task in matches)
             if busy >= max_matches:
                 reason = f"busy: playing {busy} match{'es' if busy > 1 else ''}"
-                await call.write(pb.LobbyRequest(reply=pb.AssignmentReply(match_id=assignment.match_id, accept=False, reason=reason)))
+                await write(call, pb.LobbyRequest(reply=pb.AssignmentReply(match_id=assignment.match_id, accept=False, reason=reason)))
                 continue
-            await call.write(pb.LobbyRequest(reply=pb.AssignmentReply(match_id=assignment.match_id, accept=True)))
+            await write(call, pb.LobbyRequest(reply=pb.AssignmentReply(match_id=assignment.match_id, accept=True)))
             task = asyncio.ensure_future(play(assignment, assignment.address or server, grace_s))
             matches.add(task)
             task.add_done_callback(matches.discard)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -16,11 +18,13 @@ from polignac.statuses import MatchStatus, UnknownStatusError
 from polignac.values import Contract, Decision, parse_decision
 from polignac.wire import PROTOCOL_VERSION, TrickCache, contract_to_pb, event_from_pb, ruleset_from_pb, view_from_pb
 
-__all__ = ["CHANNEL_OPTIONS", "BotConnectionError", "Conversation", "MatchOutcome", "converse"]
+__all__ = ["CHANNEL_OPTIONS", "BotConnectionError", "Conversation", "MatchOutcome", "converse", "write"]
 
 _FAULT_NAMES = {v: k.removeprefix("FAULT_").lower() for k, v in pb.Fault.items()}
 # MatchEnded.status_code by number, named as the enum is (MATCH_STATUS_ + the member's name).
 _STATUSES = {pb.MatchStatus.Value(f"MATCH_STATUS_{status.name}"): status for status in MatchStatus}
+_STATUS_WAIT_S = 5.0
+"""How long a failed write waits for the call's status."""
 # Matches the referee's limits: a view is a few kilobytes at most.
 CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 1 << 20), ("grpc.max_send_message_length", 64 << 10)]
 
@@ -58,6 +62,23 @@ def _decision_message(request_id: int, decision: Decision | str) -> pb.PlayReque
     return pb.PlayRequest(decision=message)
 
 
+async def write(call: grpc.aio.StreamStreamCall, message: Any) -> None:
+    """Write ``message`` on ``call``; when the call has ended already, raise the status it ended with.
+
+    gRPC fails a write to a call the server has just ended with its own INTERNAL error: the
+    call's status (UNAUTHENTICATED, ...) is what tells the caller what happened.
+    """
+    try:
+        await call.write(message)
+    except grpc.aio.AioRpcError:
+        try:
+            async with asyncio.timeout(_STATUS_WAIT_S):
+                code, details = await call.code(), await call.details()
+        except TimeoutError:
+            raise BotConnectionError("a write to the stream failed, and the stream has not ended") from None
+        raise grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(), details) from None
+
+
 class Conversation:
     """What a bot has learnt of its match: kept across the streams of a seat that reattaches."""
 
@@ -80,7 +101,7 @@ async def converse(bot: Bot, call: grpc.aio.StreamStreamCall, state: Conversatio
 
     A repeated Welcome (a reattached seat's) is not passed on to the bot: its match goes on.
     """
-    await call.write(pb.PlayRequest(hello=pb.Hello(protocol_version=PROTOCOL_VERSION, bot_name=bot.name, bot_version=bot.version)))
+    await write(call, pb.PlayRequest(hello=pb.Hello(protocol_version=PROTOCOL_VERSION, bot_name=bot.name, bot_version=bot.version)))
     s = state or Conversation()
     listens = type(bot).on_event is not Bot.on_event  # converting a request's events costs 15-25 us: not for nothing
     while True:
@@ -96,7 +117,7 @@ async def converse(bot: Bot, call: grpc.aio.StreamStreamCall, state: Conversatio
         if kind == "decision_request" and s.rules is not None:
             request = response.decision_request
             decision = bot.decide(view_from_pb(s.rules, request, s.tricks))
-            await call.write(_decision_message(request.request_id, decision))
+            await write(call, _decision_message(request.request_id, decision))
         elif kind == "welcome":
             s.welcomes += 1
             if s.welcomed:

@@ -30,6 +30,7 @@ import grpc.aio
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac._proto.polignac.v1.referee_pb2_grpc import RefereeServiceStub
 from polignac.bot.league import REATTACH_CODES, Backoff, ChannelSecurity, stay_online
+from polignac.bot.stream import write
 from polignac_arena.referee.options import server_options
 from polignac_arena.referee.service import SERVICE_NAME
 from polignac_arena.seats.base import SeatContext, SeatLimits, SeatProcess
@@ -117,7 +118,7 @@ class SeatRelay:
                     stub = RefereeServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
                     call = stub.Play(metadata=(("authorization", f"Bearer {self._seat_token}"),))
                     try:
-                        await call.write(hello)
+                        await write(call, hello)
                         upstream[0] = call  # only now: nothing may reach the league before the Hello
                         while (message := await call.read()) is not grpc.aio.EOF:
                             if message.WhichOneof("payload") == "welcome":
