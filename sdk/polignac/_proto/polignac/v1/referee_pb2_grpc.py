@@ -140,11 +140,14 @@ class LobbyServiceServicer:
         metadata (`authorization: Bearer <api token>`).  The bot sends a Join first; the
         league answers Joined (or closes the stream: UNAUTHENTICATED for a missing, unknown
         or revoked token, PERMISSION_DENIED for another author's bot, FAILED_PRECONDITION for
-        a protocol or game the league cannot serve).  Then the league sends an Assignment for
-        each match it seats the bot in, and the bot answers each with an AssignmentReply
-        within Assignment.reply_ms; a bot that does not is taken offline (the stream ends
-        with DEADLINE_EXCEEDED) and the match is made without it.  Ending the stream takes
-        the bot offline; matches it has accepted go on.
+        a protocol the league does not speak, a disabled bot or a limit reached,
+        INVALID_ARGUMENT for a first message that is not a valid Join).  Then the league
+        sends an Assignment for each match it seats the bot in, and the bot answers each
+        with an AssignmentReply within Assignment.reply_ms; a bot that does not is taken
+        offline (the stream ends with DEADLINE_EXCEEDED) and the match is made without it.
+        One stream per bot: a second Join of the same name and version replaces the first
+        stream, which ends with ABORTED.  Ending the stream takes the bot offline; matches it
+        has accepted go on.  TLS is required on every address but loopback.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
