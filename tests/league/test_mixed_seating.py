@@ -185,3 +185,23 @@ def test_another_service_is_served_on_the_main_address() -> None:
     run(scenario())
     with pytest.raises(RuntimeError, match="no main address"):
         RefereeServer(None).add_service(add)
+
+
+def test_a_discarded_match_ends_the_stream_of_a_seat_that_joined() -> None:
+    async def scenario() -> None:
+        server = RefereeServer("127.0.0.1:0")
+        await server.start()
+        try:
+            host = await server.create_seated_match(preset("classic", players=3, limit=4), 3, CLOCK, sockets=[None, None, None])
+            raw = RawSeat(server.address, host.tokens[0])
+            await raw.open()
+            await raw.hello()
+            await server.discard_match(host)
+            try:  # joined before the discard: the stream ends; after it: the token is refused
+                assert await raw.read() is None
+            except grpc.aio.AioRpcError as refused:
+                assert refused.code() == grpc.StatusCode.UNAUTHENTICATED
+        finally:
+            await server.stop(grace=0.5)
+
+    run(scenario())
