@@ -17,7 +17,7 @@ from polignac._proto.polignac.v1.referee_pb2_grpc import RefereeServiceStub
 from polignac.bot import MatchOutcome, run_async
 from polignac.bot.client import CHANNEL_OPTIONS, _converse
 from polignac.bots import builtin_bot
-from polignac_arena.referee import RefereeServer, TimeControl
+from polignac_arena.referee import RefereeServer, SeatConnection, TimeControl
 from polignac_arena.referee.server import PlaintextRefused
 from tests.referee.helpers import RawSeat, run
 
@@ -197,10 +197,15 @@ def test_a_discarded_match_ends_the_stream_of_a_seat_that_joined() -> None:
             await raw.open()
             await raw.hello()
             await server.discard_match(host)
-            try:  # joined before the discard: the stream ends; after it: the token is refused
-                assert await raw.read() is None
+            try:  # joined before the discard: the match ends aborted; after it: refused
+                ended = await raw.next_payload("match_ended")
+                assert ended is not None and ended.match_ended.status == "aborted"
             except grpc.aio.AioRpcError as refused:
-                assert refused.code() == grpc.StatusCode.UNAUTHENTICATED
+                assert refused.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.FAILED_PRECONDITION)
+            assert server.running_matches == []
+            # A stream whose token passed just before the discard, saying Hello just after: refused.
+            late = SeatConnection(None, "late", "1", 1.0)  # type: ignore[arg-type]  # attach never touches the context
+            assert host.attach(1, late) == "the match is over"
         finally:
             await server.stop(grace=0.5)
 

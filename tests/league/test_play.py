@@ -140,9 +140,12 @@ def test_a_remote_bot_that_declines_leaves_nothing_running(tmp_path: Path) -> No
             assert declined.value.labels == {3: "far-b@2"}
             assert launcher.seats == [] and server.running_matches == []
             assert not (tmp_path / "3.jsonl").exists()
-            # The remote bot that took its seat finds the match gone: refused, or its stream ended without a result.
+            # The remote bot that took its seat finds the match called off: aborted if it had joined, else refused.
             (accepted,) = await asyncio.gather(*lobby.bots, return_exceptions=True)
-            assert "refused this seat's token" in str(accepted) or (isinstance(accepted, MatchOutcome) and accepted.status is None)
+            if isinstance(accepted, MatchOutcome):
+                assert accepted.status == "aborted"
+            else:
+                assert "refused this seat's token" in str(accepted) or "FAILED_PRECONDITION: the match is over" in str(accepted)
         finally:
             await server.stop(grace=0.5)
 

@@ -267,16 +267,19 @@ class RefereeServer:
         return host
 
     async def discard_match(self, host: MatchHost) -> None:
-        """Drop a created match that will not be played: its tokens are refused, the streams of seats that
-        joined already are ended, and its seat sockets removed."""
+        """Drop a created match that will not be played, leaving no record: its tokens are refused, its
+        seat sockets removed, and a seat that joined (or is joining) hears that the match was aborted."""
         if self._matches.get(host.match_id, (None, None))[1] is not None:
             raise RuntimeError(f"match {host.match_id!r} is running: abort it instead")
         self.service.unregister(host)
-        self._matches.pop(host.match_id, None)
-        for conn in host.conns:
-            if conn is not None:
-                conn.close()
-        await self._stop_listeners(host.match_id, 0)
+        # A stream whose token passed before may still be saying Hello: the host, ended, refuses it.
+        host.record_path = None
+        host.abort("the match was called off before it began")
+        try:
+            await host.run()
+        finally:
+            self._matches.pop(host.match_id, None)
+            await self._stop_listeners(host.match_id, 0)
 
     async def _stop_listeners(self, match_id: str, grace: float | None) -> None:
         listeners = self._listeners.pop(match_id, [])
