@@ -74,6 +74,17 @@ def test_a_new_version_is_behind_its_share_sooner() -> None:
     assert table is not None and "f@2" in table
 
 
+def test_a_version_with_few_games_anchors_first() -> None:
+    entrants = [uploaded(f"{name}@1") for name in "abcdef"]
+    ratings = {e.label: (25.0, 2.0) for e in entrants} | {"f@1": (60.0, 2.0)}
+    games = dict.fromkeys((e.label for e in entrants), 50) | {"f@1": 3}
+    recent = dict.fromkeys((e.label for e in entrants), 5.0) | {"f@1": 9.0}
+    table = pick_table(entrants, 3, ratings, games, recent, {}, 0, ENV, new_version_matches=4)
+    assert table is not None and "f@1" in table
+    table = pick_table(entrants, 3, ratings, games, recent, {}, 0, ENV, new_version_matches=3)
+    assert table is not None and "f@1" not in table
+
+
 def test_the_rest_of_the_table_goes_by_match_quality() -> None:
     entrants = [uploaded(f"{name}@1") for name in "abcde"]
     ratings = {"a@1": (25.0, 1.0), "b@1": (25.5, 1.0), "c@1": (24.5, 1.0), "d@1": (45.0, 1.0), "e@1": (5.0, 1.0)}
@@ -102,6 +113,7 @@ def test_seat_order_comes_from_the_seed() -> None:
         ({"new_version_boost": 1.5}, r"new_version_boost must be from 0 to rate_factor - 1 \(1\), got 1.5"),
         ({"new_version_boost": -0.1}, "new_version_boost must be from 0"),
         ({"max_concurrent": 0}, "max_concurrent must be an integer >= 1, got 0"),
+        ({"new_version_matches": -1}, "new_version_matches must be an integer >= 0, got -1"),
     ],
 )
 def test_bad_settings_are_refused(kwargs: dict[str, float], message: str) -> None:

@@ -64,14 +64,14 @@ async def play_league_match(
     record_path: Path | None,
     remote: RemoteHandOut,
     game: Game | None = None,
-    reattach_grace_ms: int = 0,
+    reattach_grace_s: float = 0.0,
 ) -> MatchResult:
     """Play ``fixture`` on ``server`` (started, with a main address when a seat is remote) and return its result.
 
     Raises :class:`RemoteDeclined` when a remote bot does not take its seat, and
     :class:`LeagueMatchError` for a seating the league should never make (a bot that does
     not play the game, seat kinds that cannot run here); cancelled, the match is recorded
-    as aborted and every seat stopped.  ``reattach_grace_ms``: how long a remote seat
+    as aborted and every seat stopped.  ``reattach_grace_s``: how long a remote seat
     whose stream breaks may come back (0: not at all).
     """
     if len(fixture.seats) != rules.players:
@@ -85,7 +85,7 @@ async def play_league_match(
         reason = launcher.unavailable() or launcher.refusal(trusted)
         if reason is not None:
             raise LeagueMatchError(f"{launcher.kind} seats cannot run league matches here: {reason}")
-    if reattach_grace_ms:
+    if reattach_grace_s:
         # COORDINATOR: MatchHost gains reattach on branch league-protocol; pass the grace to the
         # match host here (RefereeServer.create_seated_match) once that branch is on main.
         raise NotImplementedError("reattach grace is wired once MatchHost supports reattach (branch league-protocol)")
