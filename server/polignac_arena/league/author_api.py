@@ -23,21 +23,20 @@ from typing import Annotated, Any, Final
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
 from polignac_arena.league.archive import ArchiveCaps
+from polignac_arena.league.author_models import BotOut, ErrorOut, MeOut, SubmissionOut, VersionOut
 from polignac_arena.league.authoring import (
     AuthorBackend,
     BotSummary,
     SubmissionRefused,
-    SubmissionState,
     SubmissionStatus,
     Throttled,
 )
 from polignac_arena.web.app import PlainJSONResponse
 
-__all__ = ["PREFIX", "BotOut", "ErrorOut", "MeOut", "SubmissionOut", "VersionOut", "author_router"]
+__all__ = ["MAX_TOKEN_CHARS", "PREFIX", "author_router"]
 
 PREFIX: Final = "/api/league"
 MAX_TOKEN_CHARS: Final = 512
@@ -45,52 +44,6 @@ MAX_TOKEN_CHARS: Final = 512
 _BOT_NAME: Final = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _SUBMISSION_ID: Final = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _GZIP_TYPES: Final = frozenset({"application/gzip", "application/x-gzip"})
-
-
-class ErrorOut(BaseModel):
-    """A refusal."""
-
-    error: str
-
-
-class SubmissionOut(BaseModel):
-    """An uploaded version and its validation log from line ``log_from``."""
-
-    id: str
-    bot: str
-    label: str = Field(description="name@version once bot.toml was read, else empty")
-    state: SubmissionState
-    final: bool = Field(description="validation is over: the state is active, refused or retired")
-    reason: str
-    log: list[str] = Field(description="validation log lines log_from, log_from+1, ...")
-    log_from: int
-    log_next: int = Field(description="the line to ask for next (?since=)")
-    created_at: str
-
-
-class VersionOut(BaseModel):
-    """One version of a bot."""
-
-    submission: str
-    label: str
-    state: SubmissionState
-    reason: str
-    created_at: str
-
-
-class BotOut(BaseModel):
-    """One of the author's bots."""
-
-    name: str
-    versions: list[VersionOut]
-
-
-class MeOut(BaseModel):
-    """Who the token belongs to, and their bots."""
-
-    author: str
-    bots: list[BotOut]
-    max_upload_bytes: int
 
 
 class _Refusal(Exception):
