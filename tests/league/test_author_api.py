@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-import itertools
-from collections.abc import MutableMapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import MutableMapping
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -15,66 +14,13 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from polignac_arena.league.author_api import author_router
-from polignac_arena.league.authoring import (
-    BotSummary,
-    SubmissionRefused,
-    SubmissionState,
-    SubmissionStatus,
-    Throttled,
-    VersionSummary,
-)
+from polignac_arena.league.authoring import SubmissionState
+from tests.league.fake_league import FakeLeague
 
 ADA = {"Authorization": "Bearer tok-ada"}
 GZIP = {"Content-Type": "application/gzip"}
 UPLOAD = gzip.compress(b"pretend this is a tar")
 CAP = 4096
-
-
-@dataclass
-class FakeLeague:
-    """An AuthorBackend keeping everything in dicts, recording what it was asked."""
-
-    tokens: dict[str, str] = field(default_factory=lambda: {"tok-ada": "ada", "tok-bob": "bob"})
-    owners: dict[str, str] = field(default_factory=lambda: {"ada-bot": "ada", "bob-bot": "bob"})
-    throttled: set[str] = field(default_factory=set)
-    over_limit: set[str] = field(default_factory=set)
-    statuses: dict[str, SubmissionStatus] = field(default_factory=dict)
-    calls: list[str] = field(default_factory=list)
-    ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
-
-    def authenticate(self, token: str, peer: str) -> str | None:
-        self.calls.append(f"authenticate {token} from {peer}")
-        if peer in self.throttled:
-            raise Throttled(12.2)
-        return self.tokens.get(token)
-
-    def admit(self, author: str, bot_name: str) -> None:
-        self.calls.append(f"admit {author} {bot_name}")
-        owner = self.owners.setdefault(bot_name, author)
-        if owner != author:
-            raise SubmissionRefused(f"bot {bot_name!r} belongs to another author", 403)
-        if author in self.over_limit:
-            raise SubmissionRefused("you uploaded 10 versions in the last hour, the limit", 429, retry_after_s=1800.5)
-
-    def submit(self, author: str, bot_name: str, data: bytes) -> SubmissionStatus:
-        self.calls.append(f"submit {author} {bot_name} {len(data)} bytes")
-        if data == b"too big unpacked":
-            raise SubmissionRefused("the archive unpacks to more than 100 MB", 413)
-        if not data.startswith(b"\x1f\x8b"):
-            raise SubmissionRefused("the upload is not a gzip'd tar", 400)
-        status = SubmissionStatus(str(next(self.ids)), author, bot_name, SubmissionState.QUEUED, created_at="2026-12-01T10:00:00Z")
-        self.statuses[status.id] = status
-        return status
-
-    def submission(self, submission_id: str) -> SubmissionStatus | None:
-        return self.statuses.get(submission_id)
-
-    def bots(self, author: str) -> Sequence[BotSummary]:
-        mine = [s for s in self.statuses.values() if s.author == author]
-        return [
-            BotSummary(name, tuple(VersionSummary(s.id, s.label, s.state, s.reason, s.created_at) for s in mine if s.bot == name))
-            for name in sorted({s.bot for s in mine})
-        ]
 
 
 @pytest.fixture
