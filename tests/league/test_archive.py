@@ -307,6 +307,8 @@ def test_the_store_keeps_archives_by_content(tmp_path: Path) -> None:
     assert folder == tmp_path / "store" / "versions" / sha and (folder / "bot.toml").read_text() == GOOD_TOML
     (folder / "built").touch()
     assert store.unpacked(sha) == folder and (folder / "built").exists()  # unpacked once, then reused
+    store.forget_unpacked(sha)
+    assert store.unpacked(sha) == folder and not (folder / "built").exists() and store.has(sha)
     store.remove(sha)
     assert not store.has(sha) and not folder.exists()
     with pytest.raises(UnknownArchive):

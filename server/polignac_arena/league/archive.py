@@ -456,6 +456,13 @@ class ArchiveStore:
                 unpack_archive(data, dest, caps)
         return dest
 
+    def forget_unpacked(self, sha: str) -> None:
+        """Remove the unpacked folder of ``sha`` (kept: its archive), so the next :meth:`unpacked` unpacks it anew.
+
+        A validation builds in the unpacked folder; one cut short (a killed server) may leave it half built.
+        """
+        shutil.rmtree(self.version_path(sha), ignore_errors=True)
+
     def remove(self, sha: str) -> None:
         """Forget the archive ``sha`` and its unpacked folder (nothing happens when neither is kept)."""
         with contextlib.suppress(FileNotFoundError):
