@@ -104,7 +104,7 @@ def test_a_new_store_is_marked_versioned_and_in_wal_mode(tmp_path: Path) -> None
         assert s.list_tournaments() == [] and s.list_bots() == []
         assert s._conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
         assert s._conn.execute("PRAGMA busy_timeout").fetchone()[0] == 30000
-    assert pragma(path, "user_version") == schema_version() == 1
+    assert pragma(path, "user_version") == schema_version() == len(store_schema.MIGRATIONS)
     assert pragma(path, "application_id") == APPLICATION_ID
     assert pragma(path, "journal_mode") == "wal"
     with Store(path) as s:  # opening again changes nothing
@@ -122,14 +122,15 @@ def test_an_older_file_is_migrated_once_and_keeps_its_data(tmp_path: Path, monke
         conn.execute("ALTER TABLE bots ADD COLUMN author TEXT NOT NULL DEFAULT ''")
         conn.execute("UPDATE bots SET author = 'migrated'")
 
+    current = schema_version()
     monkeypatch.setattr(store_schema, "MIGRATIONS", [*store_schema.MIGRATIONS, v2])
-    assert schema_version() == 2
+    assert schema_version() == current + 1
     with Store(path) as s:
         assert s.get_bot("alpha") is not None
     with Store(path) as s:
         pass
     assert runs == [1]
-    assert pragma(path, "user_version") == 2
+    assert pragma(path, "user_version") == current + 1
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT name, author FROM bots").fetchall() == [("alpha", "migrated")]
     conn.close()
@@ -143,10 +144,11 @@ def test_a_failing_migration_leaves_the_file_as_it_was(tmp_path: Path, monkeypat
         conn.execute("CREATE TABLE half (x)")
         raise RuntimeError("migration bug")
 
+    current = schema_version()
     monkeypatch.setattr(store_schema, "MIGRATIONS", [*store_schema.MIGRATIONS, v2])
     with pytest.raises(RuntimeError, match="migration bug"):
         Store(path)
-    assert pragma(path, "user_version") == 1
+    assert pragma(path, "user_version") == current
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'half'").fetchone()[0] == 0
     conn.close()
@@ -158,7 +160,8 @@ def test_a_file_from_a_newer_arena_is_refused_untouched(tmp_path: Path) -> None:
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA user_version = 7")
     conn.close()
-    with pytest.raises(NewerSchemaError, match=r"newer Polignac Arena \(schema version 7; this one reads up to 1\)") as info:
+    expected = rf"newer Polignac Arena \(schema version 7; this one reads up to {schema_version()}\)"
+    with pytest.raises(NewerSchemaError, match=expected) as info:
         Store(path)
     assert str(path) in str(info.value)
     assert pragma(path, "user_version") == 7

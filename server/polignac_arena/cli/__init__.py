@@ -26,7 +26,7 @@ app.command("crosstable")(leaderboard.crosstable)
 app.add_typer(replay.app, name="replay")
 app.add_typer(bench.app, name="bench")
 app.add_typer(bot.app, name="bot")
-app.add_typer(league.league_app, name="league")
+app.add_typer(league.app, name="league")
 register_web(app)
 
 

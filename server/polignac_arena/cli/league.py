@@ -1,26 +1,254 @@
-"""``polignac league``: take part in a league run by ``polignac league serve`` (one command per function below)."""
+"""``polignac league``: run a league server, manage its authors and tokens, steer its ladder; submit bots to one.
+
+The commands on the server's host read the league file (``--config``, default ``league.toml``)
+for the store's path; they work whether the server runs or not (the store takes one writer at a
+time, and the running server reads each change at its next step).
+"""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from polignac_arena.cli._errors import fail
 
-__all__ = ["league_app", "submit"]
+__all__ = ["app", "submit"]
 
-league_app = typer.Typer(help="Take part in a league: submit bots to a league server.", no_args_is_help=True)
+app = typer.Typer(help="A league server: authors submit bots or connect them, and a ladder plays them for good.")
+user_app = typer.Typer(help="The league's authors (on the server's host).")
+token_app = typer.Typer(help="Authors' API tokens (on the server's host).")
+app.add_typer(user_app, name="user")
+app.add_typer(token_app, name="token")
+
+ConfigOption = Annotated[Path, typer.Option("--config", "-c", metavar="FILE", help="The league file (default: league.toml).")]
+DEFAULT_CONFIG = Path("league.toml")
 
 
-@league_app.callback()
-def _league() -> None:
-    """Take part in a league: submit bots to a league server."""
+def _config(path: Path) -> Any:
+    from polignac_arena.league.config import load_league_config
+    from polignac_arena.tournament.config import ConfigError
+
+    try:
+        return load_league_config(path)
+    except ConfigError as exc:
+        print(f"polignac: error: {exc}", file=sys.stderr)
+        raise typer.Exit(2) from None
 
 
-@league_app.command("submit")
+def _store(path: Path) -> Any:
+    from polignac_arena.league.store import LeagueStore
+    from polignac_arena.store import StoreError
+
+    config = _config(path)
+    try:
+        return config, LeagueStore(config.store)
+    except StoreError as exc:
+        fail(str(exc))
+
+
+def _show_token(token: str, author: str) -> None:
+    print(f"the API token of {author} (shown once: keep it in a file only they can read):")
+    print(token)
+
+
+@user_app.command("add")
+def user_add(
+    name: Annotated[str, typer.Argument(help="The author's name: 1-64 letters, digits, '.', '_', '-'.")],
+    config: ConfigOption = DEFAULT_CONFIG,
+) -> None:
+    """Add an author and print their first API token (once: only its hash is kept)."""
+    from polignac_arena.store import StoreError
+
+    _, store = _store(config)
+    with store:
+        try:
+            author, token = store.add_author(name)
+        except (StoreError, ValueError) as exc:
+            fail(str(exc))
+    _show_token(token, author.name)
+
+
+@user_app.command("list")
+def user_list(config: ConfigOption = DEFAULT_CONFIG) -> None:
+    """The authors, their bots and their active tokens."""
+    _, store = _store(config)
+    with store:
+        authors = store.authors()
+        if not authors:
+            print("no authors yet: polignac league user add NAME")
+        for author in authors:
+            tokens = [t for t in store.tokens(author.name) if t.active]
+            bots = ", ".join(b.name for b in store.bots(author.name)) or "-"
+            print(f"{author.name}  since {author.created_at}  tokens: {len(tokens)}  bots: {bots}")
+
+
+@token_app.command("list")
+def token_list(
+    author: Annotated[str | None, typer.Option("--author", help="Only this author's tokens.")] = None, config: ConfigOption = DEFAULT_CONFIG
+) -> None:
+    """Every token's id, author and dates (never a secret)."""
+    from polignac_arena.store import StoreError
+
+    _, store = _store(config)
+    with store:
+        try:
+            tokens = store.tokens(author)
+        except StoreError as exc:
+            fail(str(exc))
+    for token in tokens:
+        state = f"revoked {token.revoked_at}" if token.revoked_at else "active"
+        print(f"plg_{token.id}_...  {token.author}  created {token.created_at}  last used {token.last_used_at or 'never'}  {state}")
+
+
+@token_app.command("revoke")
+def token_revoke(
+    token_id: Annotated[str, typer.Argument(metavar="ID", help="The token's id: the 8 hex digits after plg_.")],
+    config: ConfigOption = DEFAULT_CONFIG,
+) -> None:
+    """Revoke one token: it stops working at once, on a running server too."""
+    from polignac_arena.store import StoreError
+
+    _, store = _store(config)
+    with store:
+        try:
+            token = store.revoke_token(token_id.removeprefix("plg_").split("_")[0])
+        except StoreError as exc:
+            fail(str(exc))
+    print(f"revoked plg_{token.id}_... of {token.author}")
+
+
+@token_app.command("rotate")
+def token_rotate(
+    author: Annotated[str, typer.Argument(help="The author whose tokens to replace.")], config: ConfigOption = DEFAULT_CONFIG
+) -> None:
+    """Revoke every token of an author and print a new one."""
+    from polignac_arena.store import StoreError
+
+    _, store = _store(config)
+    with store:
+        try:
+            token = store.rotate_tokens(author)
+        except StoreError as exc:
+            fail(str(exc))
+    _show_token(token, author)
+
+
+@app.command("pause")
+def pause(config: ConfigOption = DEFAULT_CONFIG) -> None:
+    """Stop starting matches (running ones finish); uploads are still validated."""
+    _, store = _store(config)
+    with store:
+        store.set_setting("paused", "1")
+    print("the ladder is paused: running matches finish, no new ones start (polignac league resume)")
+
+
+@app.command("resume")
+def resume(config: ConfigOption = DEFAULT_CONFIG) -> None:
+    """Start matches again after a pause."""
+    _, store = _store(config)
+    with store:
+        store.set_setting("paused", "0")
+    print("the ladder runs")
+
+
+def _set_disabled(bot: str, disabled: bool, config: Path) -> None:
+    from polignac_arena.store import StoreError
+
+    _, store = _store(config)
+    with store:
+        try:
+            store.set_disabled(bot, disabled)
+        except StoreError as exc:
+            fail(str(exc))
+    print(f"{bot} is {'disabled: it plays no new match' if disabled else 'enabled again'}")
+
+
+@app.command("disable")
+def disable(bot: Annotated[str, typer.Argument(help="The bot's name.")], config: ConfigOption = DEFAULT_CONFIG) -> None:
+    """Take a bot out of matchmaking (its versions and history stay; its author cannot submit it meanwhile)."""
+    _set_disabled(bot, True, config)
+
+
+@app.command("enable")
+def enable(bot: Annotated[str, typer.Argument(help="The bot's name.")], config: ConfigOption = DEFAULT_CONFIG) -> None:
+    """Put a disabled bot back into matchmaking."""
+    _set_disabled(bot, False, config)
+
+
+@app.command("rerun")
+def rerun(
+    match_id: Annotated[str, typer.Argument(metavar="MATCH", help="The match id to play again.")], config: ConfigOption = DEFAULT_CONFIG
+) -> None:
+    """Play a match again with the same versions and the same deal (as a new match; the first one stands)."""
+    from polignac_arena.store import StoreError
+
+    _, store = _store(config)
+    with store:
+        try:
+            request = store.request_rerun(match_id)
+        except StoreError as exc:
+            fail(str(exc))
+    print(f"rerun #{request} of {match_id} requested: the ladder plays it next")
+
+
+EXPORT_COLUMNS = ("index", "match_id", "status", "seats", "places", "totals", "faults", "hands", "duration_s", "finished_at")
+
+
+@app.command("export")
+def export(
+    format_: Annotated[str, typer.Option("--format", help="csv or json.")] = "csv",
+    out: Annotated[Path | None, typer.Option("--out", metavar="FILE", help="Write here (default: standard output).")] = None,
+    config: ConfigOption = DEFAULT_CONFIG,
+) -> None:
+    """Every result of the league, one row per match (seats, places, totals and faults by seat), as CSV or JSON."""
+    if format_ not in ("csv", "json"):
+        fail(f"--format must be csv or json, got {format_!r}")
+    league, store = _store(config)
+    with store:
+        tournament = store.get_tournament(league.name)
+        results = [] if tournament is None else store.list_results(tournament.id)
+    rows = [
+        {
+            "index": r.idx,
+            "match_id": r.match_id,
+            "status": str(r.status),
+            "seats": list(r.seats),
+            "places": None if r.places is None else list(r.places),
+            "totals": list(r.totals),
+            "faults": list(r.faults),
+            "hands": r.hands,
+            "duration_s": r.duration_s,
+            "finished_at": r.finished_at,
+        }
+        for r in results
+    ]
+    if format_ == "json":
+        text = json.dumps(rows, indent=1) + "\n"
+    else:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=EXPORT_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: json.dumps(v) if isinstance(v, list) else ("" if v is None else v) for k, v in row.items()})
+        text = buffer.getvalue()
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        try:
+            out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            fail(f"cannot write {str(out)!r}: {exc.strerror}")
+        print(f"wrote {len(rows)} result(s) to {out}", file=sys.stderr)
+
+
+@app.command("submit")
 def submit(
     folder: Annotated[Path, typer.Argument(metavar="DIR", help="The submission folder (holding bot.toml).")],
     server: Annotated[

@@ -1,1 +1,1 @@
-"""The league server: authors upload bots or connect them from their own machines, and a ladder rates them."""
+"""The league: a long-running server where authors submit bots or connect them, and a ladder plays them for good."""

@@ -10,7 +10,7 @@ This module is persistence only: it knows no rules and no rating maths.  Ratings
 by a function the caller passes to :meth:`Store.record_result`; the store only guarantees that
 the function is applied to the results strictly in schedule order, exactly once each.
 
-Schema (version 1; ``PRAGMA user_version`` holds the version, ``PRAGMA application_id`` marks
+Schema (version 2; ``PRAGMA user_version`` holds the version, ``PRAGMA application_id`` marks
 the file as ours):
 
 ``bots``
@@ -44,6 +44,10 @@ the file as ours):
 ``rating_history``
     ``(tournament_id, idx, bot)`` primary key, ``mu``, ``sigma``: the rating after each rated
     fixture (idx -1: the initial ratings given at creation), for charts.
+
+Version 2 adds the league's tables (``league_authors``, ``league_tokens``, ``league_bots``,
+``league_versions``, ``league_settings``, ``league_reruns``), described in
+:mod:`polignac_arena.league.store`.
 
 Results and ratings:
 

@@ -99,7 +99,66 @@ def _v1(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1]
+# The league (polignac_arena.league.store): its authors, their API tokens, their bots and the
+# versions submitted or connected, and the ladder's requests.  Results and ratings stay in the
+# tables above, under the league's own tournament.
+_V2: Final = (
+    """CREATE TABLE league_authors (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        created_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE league_tokens (
+        id TEXT PRIMARY KEY,
+        author_id INTEGER NOT NULL REFERENCES league_authors (id) ON DELETE CASCADE,
+        salt BLOB NOT NULL,
+        hash BLOB NOT NULL,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT,
+        last_used_at TEXT
+    )""",
+    """CREATE TABLE league_bots (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        author_id INTEGER NOT NULL REFERENCES league_authors (id),
+        disabled INTEGER NOT NULL DEFAULT 0 CHECK (disabled IN (0, 1)),
+        created_at TEXT NOT NULL
+    )""",
+    """CREATE TABLE league_versions (
+        id INTEGER PRIMARY KEY,
+        bot_id INTEGER NOT NULL REFERENCES league_bots (id),
+        version TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('upload', 'remote')),
+        archive TEXT,
+        state TEXT NOT NULL CHECK (state IN ('queued', 'validating', 'active', 'refused', 'retired')),
+        reason TEXT NOT NULL DEFAULT '',
+        log TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        activated_at TEXT,
+        UNIQUE (bot_id, version)
+    )""",
+    "CREATE INDEX league_versions_state ON league_versions (state)",
+    """CREATE TABLE league_settings (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    )""",
+    """CREATE TABLE league_reruns (
+        id INTEGER PRIMARY KEY,
+        match_id TEXT NOT NULL,
+        requested_at TEXT NOT NULL,
+        fixture_idx INTEGER
+    )""",
+)
+
+
+def _v2(conn: sqlite3.Connection) -> None:
+    """The league's tables."""
+    for statement in _V2:
+        conn.execute(statement)
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
 """``MIGRATIONS[i]`` takes a store from schema version ``i`` to ``i + 1``, inside the open
 transaction (use ``conn.execute``: ``executescript`` would commit half-way).  Append, never edit."""
 

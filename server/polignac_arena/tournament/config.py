@@ -159,46 +159,153 @@ def load_config(path: Path | str) -> TournamentConfig:
     return parse_config(text, file)
 
 
-def parse_config(text: str, path: Path | str = "<tournament>") -> TournamentConfig:
-    """Validate the text of a tournament file (relative entrant paths are taken from ``path``'s folder)."""
-    file = Path(path)
+class Checker:
+    """Reads a parsed TOML table and collects one problem per bad setting, each with its line."""
+
+    def __init__(self, table: dict[str, Any], text: str) -> None:
+        self.table = table
+        self.lines = _Lines(text)
+        self.problems: list[str] = []
+
+    def bad(self, section: str, key: str, message: str) -> None:
+        dotted = f"{section}.{key}" if section and key else section or key
+        self.problems.append(f"{self.lines.where(section, key)}{dotted!r}: {message}")
+
+    def integer(self, section: str, source: dict[str, Any], key: str, default: int, lo: int, hi: int) -> int:
+        value = source.get(key, default)
+        if type(value) is not int or not lo <= value <= hi:
+            self.bad(section, key, f"must be an integer in {lo}..{hi}, got {value!r}")
+            return default
+        return value
+
+    def number(self, section: str, source: dict[str, Any], key: str, default: float, lo: float, hi: float) -> float:
+        value = source.get(key, default)
+        if type(value) not in (int, float) or not lo <= value <= hi:
+            self.bad(section, key, f"must be a number in {lo:g}..{hi:g}, got {value!r}")
+            return default
+        return float(value)
+
+    def boolean(self, section: str, source: dict[str, Any], key: str, default: bool) -> bool:
+        value = source.get(key, default)
+        if type(value) is not bool:
+            self.bad(section, key, f"must be true or false, got {value!r}")
+            return default
+        return value
+
+    def text(self, section: str, source: dict[str, Any], key: str, default: str | None) -> str | None:
+        value = source.get(key, default)
+        if value is not None and not isinstance(value, str):
+            self.bad(section, key, f"must be text, got {value!r}")
+            return default
+        return value
+
+    def section_table(self, name: str, source: dict[str, Any] | None = None) -> dict[str, Any]:
+        value = (self.table if source is None else source).get(name.rsplit(".", 1)[-1], {})
+        if not isinstance(value, dict):
+            self.bad(name, "", f"must be a table ([{name}]), got {value!r}")
+            return {}
+        return value
+
+    def unknown(self, section: str, source: dict[str, Any], known: tuple[str, ...]) -> None:
+        for key in source:
+            if key not in known:
+                self.bad(section, str(key), f"unknown setting; known: {', '.join(known)}")
+
+    def rules(self, table_size: int) -> tuple[Ruleset, str]:
+        """The ``[rules]`` table for tables of ``table_size``: the ruleset and the preset it starts from."""
+        rules_table = dict(self.section_table("rules"))
+        rules_table.setdefault("players", table_size)
+        if rules_table.get("players") != table_size:
+            self.bad("rules", "players", f"is set by table_size ({table_size}); leave it out of [rules]")
+        rules = Ruleset()
+        # Each setting on its own first, so that every bad value is reported, then all together.
+        variant = rules_table.get("variant", "classic")
+        base = variant if isinstance(variant, str) and variant in PRESETS else "classic"  # a bad variant is reported once
+        single_problems = 0
+        for key, value in rules_table.items():
+            try:
+                Ruleset.from_dict({"variant": base, key: value} if key != "variant" else {"variant": value})
+            except PolignacError as exc:
+                single_problems += 1
+                self.bad("rules", str(key), str(exc))
+        if not single_problems:
+            try:
+                rules = Ruleset.from_dict(rules_table)
+            except PolignacError as exc:
+                named = re.search(r"'([a-z_]+)'", str(exc))
+                self.bad("rules", named.group(1) if named else "", str(exc))
+        return rules, base
+
+    def time(self) -> TimeControl:
+        """The ``[time]`` table."""
+        time_table = self.section_table("time")
+        self.unknown("time", time_table, ("move_ms", "bank_ms", "startup_ms"))
+        return TimeControl(
+            move_ms=self.integer("time", time_table, "move_ms", 1000, 1, 3_600_000),
+            bank_ms=self.integer("time", time_table, "bank_ms", 10_000, 0, 3_600_000),
+            startup_ms=self.integer("time", time_table, "startup_ms", 10_000, 1, 3_600_000),
+        )
+
+    def seats(self, default_kind: SeatKind = SeatKind.PROCESS) -> tuple[SeatKind, bool, SeatLimits]:
+        """The ``[seats]`` table: the seat kind, whether the bots are trusted, the caps."""
+        seats_table = self.section_table("seats")
+        self.unknown("seats", seats_table, ("kind", "trusted", "limits"))
+        kind_text = seats_table.get("kind", default_kind.value)
+        try:
+            seat_kind = SeatKind(kind_text)
+        except ValueError:
+            self.bad("seats", "kind", f"must be one of {', '.join(k.value for k in SeatKind)}, got {kind_text!r}")
+            seat_kind = default_kind
+        trusted = self.boolean("seats", seats_table, "trusted", False)
+        limits_table = seats_table.get("limits", {})
+        if not isinstance(limits_table, dict):
+            self.bad("seats.limits", "", f"must be a table, got {limits_table!r}")
+            limits_table = {}
+        known_limits = ("memory_mb", "cpus", "pids", "cpu_seconds", "file_size_mb", "open_files", "tmpfs_mb")
+        self.unknown("seats.limits", limits_table, known_limits)
+        defaults = SeatLimits()
+        limits = SeatLimits(
+            memory_mb=self.integer("seats.limits", limits_table, "memory_mb", defaults.memory_mb, 32, 65_536),
+            cpus=self.number("seats.limits", limits_table, "cpus", defaults.cpus, 0.1, 64),
+            pids=self.integer("seats.limits", limits_table, "pids", defaults.pids, 8, 4096),
+            cpu_seconds=self.integer("seats.limits", limits_table, "cpu_seconds", defaults.cpu_seconds, 1, 86_400),
+            file_size_mb=self.integer("seats.limits", limits_table, "file_size_mb", defaults.file_size_mb, 1, 10_240),
+            open_files=self.integer("seats.limits", limits_table, "open_files", defaults.open_files, 16, 65_536),
+            tmpfs_mb=self.integer("seats.limits", limits_table, "tmpfs_mb", defaults.tmpfs_mb, 1, 10_240),
+        )
+        return seat_kind, trusted, limits
+
+    def trueskill(self) -> TrueSkillSettings:
+        """The ``[trueskill]`` table."""
+        ts_table = self.section_table("trueskill")
+        self.unknown("trueskill", ts_table, ("mu", "sigma", "beta", "tau", "draw_probability"))
+        ts_defaults = TrueSkillSettings()
+        return TrueSkillSettings(
+            mu=self.number("trueskill", ts_table, "mu", ts_defaults.mu, -1e6, 1e6),
+            sigma=self.number("trueskill", ts_table, "sigma", ts_defaults.sigma, 1e-3, 1e6),
+            beta=self.number("trueskill", ts_table, "beta", ts_defaults.beta, 1e-3, 1e6),
+            tau=self.number("trueskill", ts_table, "tau", ts_defaults.tau, 0, 1e6),
+            draw_probability=self.number("trueskill", ts_table, "draw_probability", ts_defaults.draw_probability, 0, 0.99),
+        )
+
+
+def read_toml(text: str, file: Path) -> dict[str, Any]:
+    """The TOML table of ``text``; :class:`ConfigError` if it does not parse."""
     try:
-        table = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(file, [f"not valid TOML: {exc}"]) from None
     except RecursionError:  # tomllib parses nested arrays and tables recursively
         raise ConfigError(file, ["not valid TOML: arrays or tables nested too deeply"]) from None
-    lines = _Lines(text)
-    problems: list[str] = []
 
-    def bad(section: str, key: str, message: str) -> None:
-        dotted = f"{section}.{key}" if section and key else section or key
-        problems.append(f"{lines.where(section, key)}{dotted!r}: {message}")
 
-    for key in table:
-        if key not in _TOP_KEYS and key not in _SECTIONS:
-            bad("", key, f"unknown setting; known: {', '.join(_TOP_KEYS + _SECTIONS)}")
-
-    def integer(section: str, source: dict[str, Any], key: str, default: int, lo: int, hi: int) -> int:
-        value = source.get(key, default)
-        if type(value) is not int or not lo <= value <= hi:
-            bad(section, key, f"must be an integer in {lo}..{hi}, got {value!r}")
-            return default
-        return value
-
-    def number(section: str, source: dict[str, Any], key: str, default: float, lo: float, hi: float) -> float:
-        value = source.get(key, default)
-        if type(value) not in (int, float) or not lo <= value <= hi:
-            bad(section, key, f"must be a number in {lo:g}..{hi:g}, got {value!r}")
-            return default
-        return float(value)
-
-    def section_table(name: str) -> dict[str, Any]:
-        value = table.get(name, {})
-        if not isinstance(value, dict):
-            bad(name, "", f"must be a table ([{name}]), got {value!r}")
-            return {}
-        return value
+def parse_config(text: str, path: Path | str = "<tournament>") -> TournamentConfig:
+    """Validate the text of a tournament file (relative entrant paths are taken from ``path``'s folder)."""
+    file = Path(path)
+    table = read_toml(text, file)
+    check = Checker(table, text)
+    bad = check.bad
+    check.unknown("", table, _TOP_KEYS + _SECTIONS)
 
     name = table.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
@@ -219,94 +326,19 @@ def parse_config(text: str, path: Path | str = "<tournament>") -> TournamentConf
     if form not in FORMATS:
         bad("", "format", f"must be one of {', '.join(FORMATS)}, got {form!r}")
         form = "round-robin"
-    table_size = integer("", table, "table_size", 4, 3, 6)
+    table_size = check.integer("", table, "table_size", 4, 3, 6)
     if entrants and table_size > len(entrants) and table.get("table_size", 4) == table_size:
         bad("", "table_size", f"is {table_size} but there are only {len(entrants)} entrants")
-    rounds = integer("", table, "rounds", 1, 1, 1000)
-    matches = integer("", table, "matches", 100, 1, 1_000_000)
-    seed = integer("", table, "seed", 1, 0, MAX_SEED)
-    parallel = integer("", table, "parallel", 1, 1, 64)
-
-    rules_table = dict(section_table("rules"))
-    rules_table.setdefault("players", table_size)
-    if rules_table.get("players") != table_size:
-        bad("rules", "players", f"is set by table_size ({table_size}); leave it out of [rules]")
-    rules = Ruleset()
-    # Each setting on its own first, so that every bad value is reported, then all together.
-    variant = rules_table.get("variant", "classic")
-    base = variant if isinstance(variant, str) and variant in PRESETS else "classic"  # a bad variant is reported once
-    single_problems = 0
-    for key, value in rules_table.items():
-        try:
-            Ruleset.from_dict({"variant": base, key: value} if key != "variant" else {"variant": value})
-        except PolignacError as exc:
-            single_problems += 1
-            bad("rules", str(key), str(exc))
-    if not single_problems:
-        try:
-            rules = Ruleset.from_dict(rules_table)
-        except PolignacError as exc:
-            named = re.search(r"'([a-z_]+)'", str(exc))
-            bad("rules", named.group(1) if named else "", str(exc))
-
-    time_table = section_table("time")
-    for key in time_table:
-        if key not in ("move_ms", "bank_ms", "startup_ms"):
-            bad("time", key, "unknown setting; known: move_ms, bank_ms, startup_ms")
-    clock = TimeControl(
-        move_ms=integer("time", time_table, "move_ms", 1000, 1, 3_600_000),
-        bank_ms=integer("time", time_table, "bank_ms", 10_000, 0, 3_600_000),
-        startup_ms=integer("time", time_table, "startup_ms", 10_000, 1, 3_600_000),
-    )
-
-    seats_table = section_table("seats")
-    for key in seats_table:
-        if key not in ("kind", "trusted", "limits"):
-            bad("seats", key, "unknown setting; known: kind, trusted, limits")
-    kind_text = seats_table.get("kind", "process")
-    try:
-        seat_kind = SeatKind(kind_text)
-    except ValueError:
-        bad("seats", "kind", f"must be one of {', '.join(k.value for k in SeatKind)}, got {kind_text!r}")
-        seat_kind = SeatKind.PROCESS
-    trusted = seats_table.get("trusted", False)
-    if type(trusted) is not bool:
-        bad("seats", "trusted", f"must be true or false, got {trusted!r}")
-        trusted = False
-    limits_table = seats_table.get("limits", {})
-    if not isinstance(limits_table, dict):
-        bad("seats.limits", "", f"must be a table, got {limits_table!r}")
-        limits_table = {}
-    known_limits = ("memory_mb", "cpus", "pids", "cpu_seconds", "file_size_mb", "open_files", "tmpfs_mb")
-    for key in limits_table:
-        if key not in known_limits:
-            bad("seats.limits", key, f"unknown setting; known: {', '.join(known_limits)}")
-    defaults = SeatLimits()
-    limits = SeatLimits(
-        memory_mb=integer("seats.limits", limits_table, "memory_mb", defaults.memory_mb, 32, 65_536),
-        cpus=number("seats.limits", limits_table, "cpus", defaults.cpus, 0.1, 64),
-        pids=integer("seats.limits", limits_table, "pids", defaults.pids, 8, 4096),
-        cpu_seconds=integer("seats.limits", limits_table, "cpu_seconds", defaults.cpu_seconds, 1, 86_400),
-        file_size_mb=integer("seats.limits", limits_table, "file_size_mb", defaults.file_size_mb, 1, 10_240),
-        open_files=integer("seats.limits", limits_table, "open_files", defaults.open_files, 16, 65_536),
-        tmpfs_mb=integer("seats.limits", limits_table, "tmpfs_mb", defaults.tmpfs_mb, 1, 10_240),
-    )
-
-    ts_table = section_table("trueskill")
-    known_ts = ("mu", "sigma", "beta", "tau", "draw_probability")
-    for key in ts_table:
-        if key not in known_ts:
-            bad("trueskill", key, f"unknown setting; known: {', '.join(known_ts)}")
-    ts_defaults = TrueSkillSettings()
-    trueskill = TrueSkillSettings(
-        mu=number("trueskill", ts_table, "mu", ts_defaults.mu, -1e6, 1e6),
-        sigma=number("trueskill", ts_table, "sigma", ts_defaults.sigma, 1e-3, 1e6),
-        beta=number("trueskill", ts_table, "beta", ts_defaults.beta, 1e-3, 1e6),
-        tau=number("trueskill", ts_table, "tau", ts_defaults.tau, 0, 1e6),
-        draw_probability=number("trueskill", ts_table, "draw_probability", ts_defaults.draw_probability, 0, 0.99),
-    )
-    if problems:
-        raise ConfigError(file, problems)
+    rounds = check.integer("", table, "rounds", 1, 1, 1000)
+    matches = check.integer("", table, "matches", 100, 1, 1_000_000)
+    seed = check.integer("", table, "seed", 1, 0, MAX_SEED)
+    parallel = check.integer("", table, "parallel", 1, 1, 64)
+    rules, base = check.rules(table_size)
+    clock = check.time()
+    seat_kind, trusted, limits = check.seats()
+    trueskill = check.trueskill()
+    if check.problems:
+        raise ConfigError(file, check.problems)
     return TournamentConfig(
         name=name,
         entrants=tuple(e.strip() for e in entrants),

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -84,8 +84,12 @@ def open_read_only(db: str | Path) -> Store:
     return Store(path, create=False)
 
 
-def create_app(db: str | Path) -> FastAPI:
-    """The app for the store at ``db`` (opened once, when the app starts, without creating it; only read)."""
+def create_app(db: str | Path, routers: Sequence[APIRouter] = ()) -> FastAPI:
+    """The app for the store at ``db`` (opened once, when the app starts, without creating it; only read).
+
+    ``routers`` add routes (a league's pages and authors' API); they come before the catch-all of
+    unknown ``/api/`` paths.
+    """
     holder: dict[str, Store] = {}
 
     @asynccontextmanager
@@ -191,6 +195,9 @@ def create_app(db: str | Path) -> FastAPI:
     def api_replay(match_id: str) -> dict[str, Any]:
         """One match re-run through the engine: every event, as JSON."""
         return data.replay(store(), match_id)
+
+    for router in routers:
+        app.include_router(router)
 
     @app.get("/api/{rest:path}", include_in_schema=False)
     def api_unknown(rest: str) -> None:

@@ -1,0 +1,258 @@
+"""League files: what `polignac league serve --config league.toml` runs, checked as tournament files are.
+
+A league file looks like this (every setting has a default; paths are relative to the file)::
+
+    name = "main"                  # the league's name: its results and ratings in the store
+    store = "league.db"            # the SQLite store
+    data = "league-data"           # uploaded archives, unpacked versions, match records
+    table_size = 4                 # players per match, 3..6
+    parallel = 2                   # matches at once, 1..64
+    seed = 1                       # every match's deal derives from it and the match's index
+
+    [rules]                        # as in tournament files: the game every bot must declare
+    variant = "classic"
+    [time]                         # milliseconds: move_ms, bank_ms, startup_ms
+    [seats]                        # kind (process | docker), limits: as in tournament files
+    [trueskill]                    # mu, sigma, beta, tau, draw_probability
+
+    [http]
+    address = "127.0.0.1:8080"     # web pages, JSON API, the authors' API
+    [grpc]
+    address = "127.0.0.1:50051"    # remote bots: the lobby and their matches' Play streams
+    [tls]                          # required when an address is not loopback
+    cert = "server.pem"            # PEM certificate chain
+    key = "server-key.pem"         # its private key
+
+    [limits]                       # per author, and per upload
+    uploads_per_hour = 10
+    versions_kept = 5
+    active_bots = 3
+    archive_mb = 20
+    unpacked_mb = 100
+    files = 2000
+
+    [ladder]
+    new_version_matches = 10       # a new version's first matches come before others'
+    rate_factor = 2.0              # no active bot plays more than this times another's share
+
+    [remote]
+    reattach_grace_s = 10          # a remote seat may come back this long after its stream broke
+    reply_ms = 10000               # a remote bot answers its assignment within this
+
+    [drain]
+    deadline_s = 30                # on SIGTERM, running matches may finish for this long
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from polignac import Ruleset
+from polignac_arena.games import Game, game_of
+from polignac_arena.referee import TimeControl
+from polignac_arena.seats import SeatKind, SeatLimits
+from polignac_arena.tournament.config import _NAME, Checker, ConfigError, TrueSkillSettings, read_toml
+
+__all__ = ["LeagueConfig", "ListenAddress", "is_loopback", "load_league_config", "parse_league_config"]
+
+_TOP_KEYS: Final = ("name", "description", "store", "data", "table_size", "parallel", "seed")
+_SECTIONS: Final = ("rules", "time", "seats", "trueskill", "http", "grpc", "tls", "limits", "ladder", "remote", "drain")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only: 127.0.0.0/8, ::1, ``localhost``."""
+    host = host.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class ListenAddress:
+    """A ``host:port`` to listen on."""
+
+    host: str
+    port: int
+
+    @property
+    def loopback(self) -> bool:
+        return is_loopback(self.host)
+
+    def __str__(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class LeagueConfig:
+    """A validated league file."""
+
+    name: str
+    rules: Ruleset
+    base_dir: Path
+    store: Path
+    data: Path
+    game: Game = field(default_factory=lambda: Game("classic"))
+    description: str = ""
+    table_size: int = 4
+    parallel: int = 2
+    seed: int = 1
+    time: TimeControl = field(default_factory=TimeControl)
+    seat_kind: SeatKind = SeatKind.PROCESS
+    trusted: bool = False
+    limits: SeatLimits = field(default_factory=SeatLimits)
+    trueskill: TrueSkillSettings = field(default_factory=TrueSkillSettings)
+    http: ListenAddress = ListenAddress("127.0.0.1", 8080)
+    grpc: ListenAddress = ListenAddress("127.0.0.1", 50051)
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    uploads_per_hour: int = 10
+    versions_kept: int = 5
+    active_bots: int = 3
+    archive_mb: int = 20
+    unpacked_mb: int = 100
+    files: int = 2000
+    new_version_matches: int = 10
+    rate_factor: float = 2.0
+    reattach_grace_s: float = 10.0
+    reply_ms: int = 10_000
+    drain_s: float = 30.0
+    source: str = ""
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_cert is not None
+
+    def identity(self) -> dict[str, Any]:
+        """What the league's results depend on: stored with its tournament, and a change to it is refused."""
+        return {
+            "league": self.name,
+            "rules": self.rules.to_dict(),
+            "table_size": self.table_size,
+            "time": {"move_ms": self.time.move_ms, "bank_ms": self.time.bank_ms, "startup_ms": self.time.startup_ms},
+            "trueskill": vars(self.trueskill),
+        }
+
+
+def load_league_config(path: Path | str) -> LeagueConfig:
+    """Read and validate a league file; raises :class:`ConfigError` listing every problem."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(file, [f"cannot read the file: {exc.strerror}"]) from None
+    except UnicodeDecodeError:
+        raise ConfigError(file, ["not a UTF-8 text file"]) from None
+    return parse_league_config(text, file)
+
+
+def _address(check: Checker, section: str, default: ListenAddress) -> ListenAddress:
+    table = check.section_table(section)
+    check.unknown(section, table, ("address",))
+    text = table.get("address", str(default))
+    if not isinstance(text, str) or ":" not in text:
+        check.bad(section, "address", f"must be 'host:port', got {text!r}")
+        return default
+    host, _, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        check.bad(section, "address", f"must be 'host:port' with a port in 0..65535, got {text!r}")
+        return default
+    return ListenAddress(host, int(port))
+
+
+def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfig:
+    """Validate the text of a league file (relative paths are taken from ``path``'s folder)."""
+    file = Path(path)
+    table = read_toml(text, file)
+    check = Checker(table, text)
+    check.unknown("", table, _TOP_KEYS + _SECTIONS)
+    base = file.resolve().parent
+    name = table.get("name", "league")
+    if not isinstance(name, str) or not _NAME.match(name):
+        check.bad("", "name", f"must be 1 to 64 letters, digits, '.', '_' or '-', got {name!r}")
+        name = "league"
+    description = check.text("", table, "description", "") or ""
+    store = base / (check.text("", table, "store", "league.db") or "league.db")
+    data = base / (check.text("", table, "data", "league-data") or "league-data")
+    table_size = check.integer("", table, "table_size", 4, 3, 6)
+    parallel = check.integer("", table, "parallel", 2, 1, 64)
+    seed = check.integer("", table, "seed", 1, 0, 2**63 - 1)
+    rules, preset = check.rules(table_size)
+    clock = check.time()
+    seat_kind, trusted, limits = check.seats()
+    if seat_kind is SeatKind.INPROCESS:
+        check.bad("seats", "kind", "must be process or docker in a league: its bots are strangers' code")
+    trueskill = check.trueskill()
+    http = _address(check, "http", ListenAddress("127.0.0.1", 8080))
+    grpc = _address(check, "grpc", ListenAddress("127.0.0.1", 50051))
+
+    tls_table = check.section_table("tls")
+    check.unknown("tls", tls_table, ("cert", "key"))
+    cert_text, key_text = check.text("tls", tls_table, "cert", None), check.text("tls", tls_table, "key", None)
+    tls_cert = base / cert_text if cert_text else None
+    tls_key = base / key_text if key_text else None
+    if (tls_cert is None) != (tls_key is None):
+        check.bad("tls", "key" if tls_key is None else "cert", "give both cert and key, or neither")
+    for key, value in (("cert", tls_cert), ("key", tls_key)):
+        if value is not None and not value.is_file():
+            check.bad("tls", key, f"no such file: {str(value)!r}")
+    if tls_cert is None:
+        for section, where in (("http", http), ("grpc", grpc)):
+            if not where.loopback:
+                check.bad(
+                    section,
+                    "address",
+                    f"{str(where)!r} is not a loopback address: give [tls] cert and key (plaintext is served on loopback only)",
+                )
+
+    limits_table = check.section_table("limits")
+    known = ("uploads_per_hour", "versions_kept", "active_bots", "archive_mb", "unpacked_mb", "files")
+    check.unknown("limits", limits_table, known)
+    ladder = check.section_table("ladder")
+    check.unknown("ladder", ladder, ("new_version_matches", "rate_factor"))
+    remote = check.section_table("remote")
+    check.unknown("remote", remote, ("reattach_grace_s", "reply_ms"))
+    drain = check.section_table("drain")
+    check.unknown("drain", drain, ("deadline_s",))
+    config = LeagueConfig(
+        name=name,
+        rules=rules,
+        base_dir=base,
+        store=store,
+        data=data,
+        game=game_of(rules, preset),
+        description=description,
+        table_size=table_size,
+        parallel=parallel,
+        seed=seed,
+        time=clock,
+        seat_kind=seat_kind,
+        trusted=trusted,
+        limits=limits,
+        trueskill=trueskill,
+        http=http,
+        grpc=grpc,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
+        uploads_per_hour=check.integer("limits", limits_table, "uploads_per_hour", 10, 1, 10_000),
+        versions_kept=check.integer("limits", limits_table, "versions_kept", 5, 1, 1000),
+        active_bots=check.integer("limits", limits_table, "active_bots", 3, 1, 1000),
+        archive_mb=check.integer("limits", limits_table, "archive_mb", 20, 1, 1024),
+        unpacked_mb=check.integer("limits", limits_table, "unpacked_mb", 100, 1, 10_240),
+        files=check.integer("limits", limits_table, "files", 2000, 1, 100_000),
+        new_version_matches=check.integer("ladder", ladder, "new_version_matches", 10, 0, 10_000),
+        rate_factor=check.number("ladder", ladder, "rate_factor", 2.0, 1.0, 100.0),
+        reattach_grace_s=check.number("remote", remote, "reattach_grace_s", 10.0, 0, 600),
+        reply_ms=check.integer("remote", remote, "reply_ms", 10_000, 100, 600_000),
+        drain_s=check.number("drain", drain, "deadline_s", 30.0, 0, 3600),
+        source=text,
+    )
+    if check.problems:
+        raise ConfigError(file, check.problems)
+    return config

@@ -1,0 +1,557 @@
+"""The league's part of the arena store: authors, their tokens, their bots and versions.
+
+The tables (schema version 2, see :mod:`polignac_arena.store.schema`):
+
+``league_authors``
+    ``id``, ``name`` (unique), ``created_at``.
+``league_tokens``
+    ``id`` (a token's public id), ``author_id``, ``salt``, ``hash`` (scrypt of the secret: see
+    :mod:`polignac_arena.league.tokens`), ``created_at``, ``revoked_at``, ``last_used_at``.
+``league_bots``
+    ``id``, ``name`` (unique in the league), ``author_id`` (its owner: the first author to
+    submit or connect a bot of that name), ``disabled``, ``created_at``.
+``league_versions``
+    ``id``, ``bot_id``, ``version`` (``1``, ``2``... for uploads; the bot's own text for a
+    remote bot), ``kind`` (``upload`` or ``remote``), ``archive`` (the SHA-256 of the upload's
+    archive, NULL once pruned or for a remote bot), ``state``, ``reason`` (why it was refused
+    or retired), ``log`` (the validation log), ``created_at``, ``updated_at``, ``activated_at``.
+``league_settings``
+    ``key``, ``value``: the ladder's switches (``paused``).
+``league_reruns``
+    ``id``, ``match_id`` (a match to play again), ``requested_at``, ``fixture_idx`` (the
+    fixture that replays it, once scheduled).
+
+A version's ``state``: an upload is ``queued``, then ``validating`` (its build and smoke match),
+then ``active`` or ``refused``.  A remote version is ``active`` from its first connection.
+Each bot has at most one active version: activating one retires the one before, which keeps
+its history and ratings.  Results and ratings live in the league's tournament (one row of
+``tournaments``, fixtures appended one per match).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any, Final
+
+from polignac_arena.league.tokens import hash_secret, make_token, parse_token, verify_secret
+from polignac_arena.store import ConflictError, Store, StoreError
+from polignac_arena.store.encoding import _json, _now, _timestamp
+from polignac_arena.store.records import Rating
+
+__all__ = [
+    "Author",
+    "LeagueBot",
+    "LeagueLimits",
+    "LeagueStore",
+    "LimitReached",
+    "NotOwner",
+    "TokenInfo",
+    "Version",
+    "VersionKind",
+    "VersionState",
+]
+
+NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+"""Authors' and bots' names: 1 to 64 letters, digits, '.', '_' or '-', not starting with a sign."""
+_REMOTE_VERSION: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
+
+
+class VersionState(StrEnum):
+    """Where a version stands."""
+
+    QUEUED = "queued"
+    VALIDATING = "validating"
+    ACTIVE = "active"
+    REFUSED = "refused"
+    RETIRED = "retired"
+
+
+class VersionKind(StrEnum):
+    """How a version plays: uploaded and sandboxed here, or remote on its author's machine."""
+
+    UPLOAD = "upload"
+    REMOTE = "remote"
+
+
+class NotOwner(StoreError):
+    """The bot belongs to another author."""
+
+
+class LimitReached(StoreError):
+    """A per-author limit refuses the request; the message names it."""
+
+
+@dataclass(frozen=True)
+class LeagueLimits:
+    """What one author may do."""
+
+    uploads_per_hour: int = 10
+    versions_kept: int = 5
+    """Archives kept per bot: past it, the oldest inactive version's archive is deleted (its history stays)."""
+    active_bots: int = 3
+    """Bots an author may have in the ladder (or being validated) at once."""
+
+
+@dataclass(frozen=True)
+class Author:
+    id: int
+    name: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    id: str
+    author: str
+    created_at: str
+    revoked_at: str | None
+    last_used_at: str | None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+@dataclass(frozen=True)
+class LeagueBot:
+    id: int
+    name: str
+    author: str
+    disabled: bool
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Version:
+    id: int
+    bot: str
+    author: str
+    version: str
+    kind: VersionKind
+    archive: str | None
+    state: VersionState
+    reason: str
+    log: str
+    created_at: str
+    updated_at: str
+    activated_at: str | None
+    bot_disabled: bool = False
+
+    @property
+    def label(self) -> str:
+        """The bot's key in results and ratings."""
+        return f"{self.bot}@{self.version}"
+
+
+def _check_name(what: str, name: object) -> str:
+    if not isinstance(name, str) or not NAME.match(name):
+        raise ValueError(f"{what} must be 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or digit), got {name!r}")
+    return name
+
+
+_VERSION_COLUMNS = """v.id, b.name, a.name, v.version, v.kind, v.archive, v.state, v.reason, v.log, v.created_at,
+    v.updated_at, v.activated_at, b.disabled FROM league_versions v JOIN league_bots b ON b.id = v.bot_id
+    JOIN league_authors a ON a.id = b.author_id"""
+
+
+def _version(row: Any) -> Version:
+    return Version(
+        id=int(row[0]),
+        bot=row[1],
+        author=row[2],
+        version=row[3],
+        kind=VersionKind(row[4]),
+        archive=row[5],
+        state=VersionState(row[6]),
+        reason=row[7],
+        log=row[8],
+        created_at=row[9],
+        updated_at=row[10],
+        activated_at=row[11],
+        bot_disabled=bool(row[12]),
+    )
+
+
+class LeagueStore(Store):
+    """An arena store with the league's tables; every write is one transaction, as in :class:`Store`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._checked_tokens: dict[bytes, tuple[str, str]] = {}
+
+    # -- authors and tokens --------------------------------------------------------------------
+
+    def add_author(self, name: str) -> tuple[Author, str]:
+        """A new author and their first API token (its text: shown once, never stored)."""
+        _check_name("an author's name", name)
+        token, parts = make_token()
+        salt = secrets.token_bytes(16)
+        digest = hash_secret(parts.secret, salt)
+        with self._write() as conn:
+            if conn.execute("SELECT 1 FROM league_authors WHERE name = ?", (name,)).fetchone():
+                raise ConflictError(f"there is already an author named {name!r}")
+            now = _now()
+            author_id = int(conn.execute("INSERT INTO league_authors (name, created_at) VALUES (?, ?)", (name, now)).lastrowid or 0)
+            conn.execute(
+                "INSERT INTO league_tokens (id, author_id, salt, hash, created_at) VALUES (?, ?, ?, ?, ?)",
+                (parts.id, author_id, salt, digest, now),
+            )
+        return Author(author_id, name, now), token
+
+    def authors(self) -> list[Author]:
+        with self._read() as conn:
+            return [Author(int(r[0]), r[1], r[2]) for r in conn.execute("SELECT id, name, created_at FROM league_authors ORDER BY name")]
+
+    def _author_id(self, conn: Any, name: str) -> int:
+        row = conn.execute("SELECT id FROM league_authors WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            raise StoreError(f"there is no author named {name!r} (polignac league user list shows them)")
+        return int(row[0])
+
+    def new_token(self, author: str) -> str:
+        """Another API token for ``author`` (the others stay valid)."""
+        token, parts = make_token()
+        salt = secrets.token_bytes(16)
+        digest = hash_secret(parts.secret, salt)
+        with self._write() as conn:
+            author_id = self._author_id(conn, author)
+            conn.execute(
+                "INSERT INTO league_tokens (id, author_id, salt, hash, created_at) VALUES (?, ?, ?, ?, ?)",
+                (parts.id, author_id, salt, digest, _now()),
+            )
+        return token
+
+    def rotate_tokens(self, author: str) -> str:
+        """Revoke every token of ``author`` and make a new one, in one transaction."""
+        token, parts = make_token()
+        salt = secrets.token_bytes(16)
+        digest = hash_secret(parts.secret, salt)
+        with self._write() as conn:
+            author_id = self._author_id(conn, author)
+            now = _now()
+            conn.execute("UPDATE league_tokens SET revoked_at = ? WHERE author_id = ? AND revoked_at IS NULL", (now, author_id))
+            conn.execute(
+                "INSERT INTO league_tokens (id, author_id, salt, hash, created_at) VALUES (?, ?, ?, ?, ?)",
+                (parts.id, author_id, salt, digest, now),
+            )
+        return token
+
+    def revoke_token(self, token_id: str) -> TokenInfo:
+        """Revoke one token by its id (``plg_<id>_...``); revoking it again changes nothing."""
+        with self._write() as conn:
+            row = conn.execute("SELECT revoked_at FROM league_tokens WHERE id = ?", (token_id,)).fetchone()
+            if row is None:
+                raise StoreError(f"there is no token with id {token_id!r} (polignac league token list shows them)")
+            if row[0] is None:
+                conn.execute("UPDATE league_tokens SET revoked_at = ? WHERE id = ?", (_now(), token_id))
+        return next(t for t in self.tokens() if t.id == token_id)
+
+    def tokens(self, author: str | None = None) -> list[TokenInfo]:
+        """Every token (of ``author``), oldest first: ids and dates, never a secret."""
+        query = """SELECT t.id, a.name, t.created_at, t.revoked_at, t.last_used_at FROM league_tokens t
+                   JOIN league_authors a ON a.id = t.author_id"""
+        with self._read() as conn:
+            if author is not None:
+                self._author_id(conn, author)
+                rows = conn.execute(f"{query} WHERE a.name = ? ORDER BY t.created_at, t.id", (author,)).fetchall()
+            else:
+                rows = conn.execute(f"{query} ORDER BY t.created_at, t.id").fetchall()
+        return [TokenInfo(*row) for row in rows]
+
+    def author_of(self, token: str) -> str | None:
+        """The author a token belongs to; None when it is malformed, unknown or revoked.
+
+        The first check of a token in this process costs a scrypt hash; later ones only ask
+        whether it was revoked since.
+        """
+        parts = parse_token(token)
+        if parts is None:
+            return None
+        key = hashlib.sha256(token.strip().encode()).digest()
+        remembered = self._checked_tokens.get(key)
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT t.salt, t.hash, t.revoked_at, a.name FROM league_tokens t JOIN league_authors a ON a.id = t.author_id"
+                " WHERE t.id = ?",
+                (parts.id,),
+            ).fetchone()
+        if row is None or row[2] is not None:
+            self._checked_tokens.pop(key, None)
+            return None
+        if remembered is not None and remembered[0] == parts.id:
+            return str(row[3])
+        if not verify_secret(parts.secret, row[0], row[1]):
+            return None
+        if len(self._checked_tokens) > 10_000:
+            self._checked_tokens.clear()
+        self._checked_tokens[key] = (parts.id, str(row[3]))
+        with self._write() as conn:
+            conn.execute("UPDATE league_tokens SET last_used_at = ? WHERE id = ?", (_now(), parts.id))
+        return str(row[3])
+
+    # -- bots ---------------------------------------------------------------------------------
+
+    def bot(self, name: str) -> LeagueBot | None:
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT b.id, b.name, a.name, b.disabled, b.created_at FROM league_bots b JOIN league_authors a ON a.id = b.author_id"
+                " WHERE b.name = ?",
+                (name,),
+            ).fetchone()
+        return None if row is None else LeagueBot(int(row[0]), row[1], row[2], bool(row[3]), row[4])
+
+    def bots(self, author: str | None = None) -> list[LeagueBot]:
+        query = "SELECT b.id, b.name, a.name, b.disabled, b.created_at FROM league_bots b JOIN league_authors a ON a.id = b.author_id"
+        with self._read() as conn:
+            rows = (
+                conn.execute(f"{query} WHERE a.name = ? ORDER BY b.name", (author,)).fetchall()
+                if author is not None
+                else conn.execute(f"{query} ORDER BY b.name").fetchall()
+            )
+        return [LeagueBot(int(r[0]), r[1], r[2], bool(r[3]), r[4]) for r in rows]
+
+    def set_disabled(self, name: str, disabled: bool) -> None:
+        """Take a bot out of matchmaking (or put it back); its versions and history stay."""
+        with self._write() as conn:
+            if conn.execute("UPDATE league_bots SET disabled = ? WHERE name = ?", (int(disabled), name)).rowcount == 0:
+                raise StoreError(f"there is no bot named {name!r} in the league")
+
+    def _claim(self, conn: Any, author: str, name: str, limits: LeagueLimits) -> tuple[int, bool]:
+        """The bot's id, made for ``author`` if new; refused for another author's bot or past the active-bots limit."""
+        _check_name("a bot's name", name)
+        author_id = self._author_id(conn, author)
+        row = conn.execute(
+            "SELECT b.id, b.author_id, a.name, b.disabled FROM league_bots b JOIN league_authors a ON a.id = b.author_id WHERE b.name = ?",
+            (name,),
+        ).fetchone()
+        if row is not None and int(row[1]) != author_id:
+            raise NotOwner(f"the bot {name!r} belongs to another author: choose another name")
+        if row is not None and row[3]:
+            raise LimitReached(f"the bot {name!r} is disabled by the league's operator")
+        in_play = conn.execute(
+            """SELECT DISTINCT b.name FROM league_bots b JOIN league_versions v ON v.bot_id = b.id
+               WHERE b.author_id = ? AND b.disabled = 0 AND v.state IN ('queued', 'validating', 'active')""",
+            (author_id,),
+        ).fetchall()
+        names = {r[0] for r in in_play}
+        if name not in names and len(names) >= limits.active_bots:
+            raise LimitReached(
+                f"the limit of {limits.active_bots} active bot(s) per author is reached ({', '.join(sorted(names))}): "
+                "submit a new version of one of them, or ask the operator to disable one"
+            )
+        if row is not None:
+            return int(row[0]), False
+        now = _now()
+        return int(
+            conn.execute("INSERT INTO league_bots (name, author_id, created_at) VALUES (?, ?, ?)", (name, author_id, now)).lastrowid or 0
+        ), True
+
+    # -- versions -----------------------------------------------------------------------------
+
+    def add_upload(
+        self, author: str, bot: str, archive: str, limits: LeagueLimits, now: datetime | None = None
+    ) -> tuple[Version, list[str]]:
+        """Queue an uploaded version (its archive already stored); returns it and the archives to delete.
+
+        Refused (:class:`NotOwner`, :class:`LimitReached`) before anything is written.  Past
+        ``versions_kept`` the oldest inactive versions lose their archives (their rows stay).
+        """
+        moment = now or datetime.now(UTC)
+        with self._write() as conn:
+            author_id = self._author_id(conn, author)
+            since = _timestamp(moment - timedelta(hours=1))
+            recent = conn.execute(
+                """SELECT count(*) FROM league_versions v JOIN league_bots b ON b.id = v.bot_id
+                   WHERE b.author_id = ? AND v.kind = 'upload' AND v.created_at > ?""",
+                (author_id, since),
+            ).fetchone()[0]
+            if recent >= limits.uploads_per_hour:
+                raise LimitReached(f"the limit of {limits.uploads_per_hour} upload(s) per hour is reached: try again later")
+            bot_id, _ = self._claim(conn, author, bot, limits)
+            count = conn.execute("SELECT count(*) FROM league_versions WHERE bot_id = ? AND kind = 'upload'", (bot_id,)).fetchone()[0]
+            stamp = _timestamp(moment)
+            version_id = int(
+                conn.execute(
+                    "INSERT INTO league_versions (bot_id, version, kind, archive, state, created_at, updated_at)"
+                    " VALUES (?, ?, 'upload', ?, 'queued', ?, ?)",
+                    (bot_id, str(count + 1), archive, stamp, stamp),
+                ).lastrowid
+                or 0
+            )
+            kept = conn.execute(
+                """SELECT id, archive FROM league_versions WHERE bot_id = ? AND archive IS NOT NULL
+                   AND state IN ('refused', 'retired') ORDER BY id""",
+                (bot_id,),
+            ).fetchall()
+            holding = conn.execute("SELECT count(*) FROM league_versions WHERE bot_id = ? AND archive IS NOT NULL", (bot_id,)).fetchone()[0]
+            pruned: list[str] = []
+            for old_id, old_archive in kept:
+                if holding <= limits.versions_kept:
+                    break
+                conn.execute("UPDATE league_versions SET archive = NULL WHERE id = ?", (old_id,))
+                holding -= 1
+                if not conn.execute("SELECT 1 FROM league_versions WHERE archive = ?", (old_archive,)).fetchone():
+                    pruned.append(str(old_archive))
+            version = _version(conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
+        return version, pruned
+
+    def claim_remote(
+        self, author: str, bot: str, version: str, limits: LeagueLimits, prior: Callable[[Rating | None], Rating], tournament_id: int
+    ) -> Version:
+        """The active remote version ``bot@version`` of ``author``, made (and activated) on its first connection."""
+        if not isinstance(version, str) or not _REMOTE_VERSION.match(version):
+            raise ValueError(f"a remote bot's version must be 1 to 64 letters, digits, '.', '_', '+' or '-', got {version!r}")
+        with self._write() as conn:
+            bot_id, _ = self._claim(conn, author, bot, limits)
+            row = conn.execute("SELECT id, kind, state FROM league_versions WHERE bot_id = ? AND version = ?", (bot_id, version)).fetchone()
+            if row is not None and row[1] != VersionKind.REMOTE.value:
+                raise ConflictError(f"{bot}@{version} is an uploaded version: connect under another version text")
+            if row is None:
+                now = _now()
+                version_id = int(
+                    conn.execute(
+                        "INSERT INTO league_versions (bot_id, version, kind, state, created_at, updated_at)"
+                        " VALUES (?, ?, 'remote', 'queued', ?, ?)",
+                        (bot_id, version, now, now),
+                    ).lastrowid
+                    or 0
+                )
+            else:
+                version_id = int(row[0])
+            if row is None or row[2] != VersionState.ACTIVE.value:
+                self._activate(conn, version_id, tournament_id, prior)
+            return _version(conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
+
+    def version(self, version_id: int) -> Version | None:
+        with self._read() as conn:
+            row = conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone()
+        return None if row is None else _version(row)
+
+    def versions(self, bot: str | None = None, *, states: tuple[VersionState, ...] = ()) -> list[Version]:
+        """Versions (of ``bot``; in ``states``), oldest first."""
+        clauses, params = [], []
+        if bot is not None:
+            clauses.append("b.name = ?")
+            params.append(bot)
+        if states:
+            clauses.append(f"v.state IN ({', '.join('?' * len(states))})")
+            params.extend(s.value for s in states)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        with self._read() as conn:
+            return [_version(r) for r in conn.execute(f"SELECT {_VERSION_COLUMNS}{where} ORDER BY v.id", params).fetchall()]
+
+    def start_validation(self, version_id: int) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE league_versions SET state = 'validating', log = '', updated_at = ?"
+                " WHERE id = ? AND state IN ('queued', 'validating')",
+                (_now(), version_id),
+            )
+
+    def append_log(self, version_id: int, text: str, cap: int = 256_000) -> None:
+        """Add to a version's validation log (capped: past ``cap`` characters the rest is dropped with a note)."""
+        with self._write() as conn:
+            row = conn.execute("SELECT length(log) FROM league_versions WHERE id = ?", (version_id,)).fetchone()
+            if row is None or row[0] >= cap:
+                return
+            room = cap - row[0]
+            piece = text if len(text) <= room else text[:room] + "\n[the log is cut here: too long]\n"
+            conn.execute("UPDATE league_versions SET log = log || ?, updated_at = ? WHERE id = ?", (piece, _now(), version_id))
+
+    def finish_validation(
+        self, version_id: int, ok: bool, reason: str, tournament_id: int, prior: Callable[[Rating | None], Rating]
+    ) -> Version:
+        """End a version's validation: active (retiring the bot's previous version) or refused with ``reason``."""
+        with self._write() as conn:
+            row = conn.execute("SELECT state FROM league_versions WHERE id = ?", (version_id,)).fetchone()
+            if row is None:
+                raise StoreError(f"there is no version {version_id}")
+            if row[0] in (VersionState.QUEUED.value, VersionState.VALIDATING.value):
+                if ok:
+                    self._activate(conn, version_id, tournament_id, prior)
+                else:
+                    conn.execute(
+                        "UPDATE league_versions SET state = 'refused', reason = ?, updated_at = ? WHERE id = ?",
+                        (reason, _now(), version_id),
+                    )
+            return _version(conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
+
+    def _activate(self, conn: Any, version_id: int, tournament_id: int, prior: Callable[[Rating | None], Rating]) -> None:
+        """Make a version active: the bot's previous active version retires; the new one's rating starts from ``prior``."""
+        new = _version(conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
+        previous = conn.execute(
+            f"SELECT {_VERSION_COLUMNS} WHERE b.name = ? AND v.state = 'active' AND v.id != ? ORDER BY v.activated_at DESC",
+            (new.bot, version_id),
+        ).fetchall()
+        now = _now()
+        inherited: Rating | None = None
+        for row in previous:
+            old = _version(row)
+            conn.execute(
+                "UPDATE league_versions SET state = 'retired', reason = ?, updated_at = ? WHERE id = ?",
+                (f"replaced by {new.label}", now, old.id),
+            )
+            rating = conn.execute(
+                "SELECT mu, sigma FROM ratings WHERE tournament_id = ? AND bot = ?", (tournament_id, old.label)
+            ).fetchone()
+            if rating is not None and inherited is None:
+                inherited = (float(rating[0]), float(rating[1]))
+        conn.execute(
+            "UPDATE league_versions SET state = 'active', reason = '', updated_at = ?, activated_at = ? WHERE id = ?",
+            (now, now, version_id),
+        )
+        if conn.execute("SELECT 1 FROM ratings WHERE tournament_id = ? AND bot = ?", (tournament_id, new.label)).fetchone() is None:
+            mu, sigma = self._rating(new.label, prior(inherited))
+            conn.execute("INSERT INTO ratings VALUES (?, ?, ?, ?, -1, ?)", (tournament_id, new.label, mu, sigma, now))
+            conn.execute("INSERT OR REPLACE INTO rating_history VALUES (?, -1, ?, ?, ?)", (tournament_id, new.label, mu, sigma))
+
+    def pending_validations(self) -> list[Version]:
+        """Uploads waiting for (or interrupted in) their validation, oldest first."""
+        return self.versions(states=(VersionState.QUEUED, VersionState.VALIDATING))
+
+    def active_versions(self) -> list[Version]:
+        """The versions in the ladder: active, their bot not disabled."""
+        return [v for v in self.versions(states=(VersionState.ACTIVE,)) if not v.bot_disabled]
+
+    # -- the ladder's switches and requests ----------------------------------------------------
+
+    def setting(self, key: str, default: str = "") -> str:
+        with self._read() as conn:
+            row = conn.execute("SELECT value FROM league_settings WHERE key = ?", (key,)).fetchone()
+        return default if row is None else str(row[0])
+
+    def set_setting(self, key: str, value: str) -> None:
+        with self._write() as conn:
+            conn.execute("INSERT INTO league_settings VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
+
+    def request_rerun(self, match_id: str) -> int:
+        """Ask the ladder to play a match again (same seats and deal); its request id."""
+        if self.get_result(match_id) is None:
+            raise StoreError(f"there is no match {match_id!r} in the store")
+        with self._write() as conn:
+            return int(conn.execute("INSERT INTO league_reruns (match_id, requested_at) VALUES (?, ?)", (match_id, _now())).lastrowid or 0)
+
+    def pending_reruns(self) -> list[tuple[int, str]]:
+        with self._read() as conn:
+            return [(int(r[0]), r[1]) for r in conn.execute("SELECT id, match_id FROM league_reruns WHERE fixture_idx IS NULL ORDER BY id")]
+
+    def mark_rerun(self, request_id: int, fixture_idx: int) -> None:
+        with self._write() as conn:
+            conn.execute("UPDATE league_reruns SET fixture_idx = ? WHERE id = ?", (fixture_idx, request_id))
+
+    def schedule(self, tournament_id: int, seats: list[str], seed: int, rerun: int | None = None) -> int:
+        """Append one match to the league's schedule (and close the rerun request it answers), in one transaction; its index."""
+        with self._write() as conn:
+            self._require(conn, tournament_id)
+            idx = int(conn.execute("SELECT count(*) FROM fixtures WHERE tournament_id = ?", (tournament_id,)).fetchone()[0])
+            group = "null" if rerun is None else f'{{"rerun":{int(rerun)}}}'
+            conn.execute("INSERT INTO fixtures VALUES (?, ?, ?, ?, ?)", (tournament_id, idx, _json(seats), str(seed), group))
+            if rerun is not None:
+                conn.execute("UPDATE league_reruns SET fixture_idx = ? WHERE id = ?", (idx, rerun))
+            return idx

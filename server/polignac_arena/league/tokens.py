@@ -1,0 +1,139 @@
+"""Authors' API tokens: made once, kept as slow hashes, and a brake on guessing.
+
+A token reads ``plg_<id>_<secret>``: ``id`` (8 hex digits) finds its row, ``secret`` (32 random
+bytes, URL-safe base64) is checked against the row's scrypt hash with a salt of its own.  The
+store never holds a secret: a token lost is rotated, never recovered.  scrypt is slow on
+purpose (a stolen store does not give the tokens away), so a process remembers the tokens it
+has already checked, by their SHA-256, and only asks the store whether they were revoked since.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+__all__ = [
+    "BadTokenThrottle",
+    "Throttled",
+    "TokenParts",
+    "hash_secret",
+    "make_token",
+    "parse_token",
+    "verify_secret",
+]
+
+PREFIX: Final = "plg"
+_TOKEN = re.compile(r"^plg_([0-9a-f]{8})_([A-Za-z0-9_-]{43})$")
+# scrypt's cost: about 16 MB and tens of milliseconds per check.
+_SCRYPT_N: Final = 1 << 14
+_SCRYPT_R: Final = 8
+_SCRYPT_P: Final = 1
+
+
+@dataclass(frozen=True, slots=True)
+class TokenParts:
+    """A token's public id and its secret."""
+
+    id: str
+    secret: str
+
+
+def make_token() -> tuple[str, TokenParts]:
+    """A new token: its text (shown once) and its parts."""
+    parts = TokenParts(secrets.token_hex(4), secrets.token_urlsafe(32))
+    return f"{PREFIX}_{parts.id}_{parts.secret}", parts
+
+
+def parse_token(text: str) -> TokenParts | None:
+    """The parts of a well-formed token; None for anything else."""
+    found = _TOKEN.match(text.strip()) if isinstance(text, str) and len(text) < 200 else None
+    return None if found is None else TokenParts(found.group(1), found.group(2))
+
+
+def hash_secret(secret: str, salt: bytes) -> bytes:
+    """The slow hash of a token's secret."""
+    return hashlib.scrypt(secret.encode(), salt=salt, n=_SCRYPT_N, r=_SCRYPT_R, p=_SCRYPT_P, dklen=32)
+
+
+def verify_secret(secret: str, salt: bytes, expected: bytes) -> bool:
+    """Whether ``secret`` hashes to ``expected`` (compared in constant time)."""
+    return hmac.compare_digest(hash_secret(secret, salt), expected)
+
+
+class Throttled(Exception):
+    """Too many bad tokens from one address: come back after ``retry_after_s`` seconds."""
+
+    def __init__(self, retry_after_s: float) -> None:
+        super().__init__(f"too many bad tokens from this address: retry in {retry_after_s:.0f} s")
+        self.retry_after_s = retry_after_s
+
+
+@dataclass
+class _Record:
+    failures: int = 0
+    blocked_until: float = 0.0
+    last: float = field(default_factory=time.monotonic)
+
+
+class BadTokenThrottle:
+    """Slows down an address that keeps sending bad tokens.
+
+    The first ``free`` bad tokens cost nothing; each one after blocks the address for twice as
+    long as the one before (from ``first_block_s`` up to ``max_block_s``).  A good token clears
+    the address; an address quiet for ``forget_s`` is forgotten.  At most ``max_addresses`` are
+    remembered (the oldest are dropped), so a flood of addresses cannot grow memory.
+    """
+
+    def __init__(
+        self,
+        free: int = 5,
+        first_block_s: float = 1.0,
+        max_block_s: float = 60.0,
+        forget_s: float = 900.0,
+        max_addresses: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.free = free
+        self.first_block_s = first_block_s
+        self.max_block_s = max_block_s
+        self.forget_s = forget_s
+        self.max_addresses = max_addresses
+        self._clock = clock
+        self._records: dict[str, _Record] = {}
+        self._lock = threading.Lock()
+
+    def check(self, address: str) -> None:
+        """Raise :class:`Throttled` if ``address`` is blocked now."""
+        now = self._clock()
+        with self._lock:
+            record = self._records.get(address)
+            if record is not None and record.blocked_until > now:
+                raise Throttled(record.blocked_until - now)
+
+    def failed(self, address: str) -> None:
+        """Count a bad token from ``address``."""
+        now = self._clock()
+        with self._lock:
+            record = self._records.pop(address, None)
+            if record is None or now - record.last > self.forget_s:
+                record = _Record(last=now)
+            record.failures += 1
+            record.last = now
+            over = record.failures - self.free
+            if over > 0:
+                record.blocked_until = now + min(self.max_block_s, self.first_block_s * 2 ** min(over - 1, 30))
+            self._records[address] = record  # re-inserted: the dict's order is the order of last use
+            while len(self._records) > self.max_addresses:
+                del self._records[next(iter(self._records))]
+
+    def succeeded(self, address: str) -> None:
+        """A good token from ``address``: its count starts again."""
+        with self._lock:
+            self._records.pop(address, None)

@@ -1,0 +1,92 @@
+"""League files: defaults, every problem named with its key and line, TLS required off loopback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from polignac_arena.league.config import is_loopback, load_league_config, parse_league_config
+from polignac_arena.seats import SeatKind
+from polignac_arena.tournament.config import ConfigError
+
+
+def test_an_empty_league_file_has_sane_defaults(tmp_path: Path) -> None:
+    config = parse_league_config("", tmp_path / "league.toml")
+    assert config.name == "league" and config.table_size == 4 and config.rules.players == 4
+    assert config.store == tmp_path / "league.db" and config.data == tmp_path / "league-data"
+    assert str(config.http) == "127.0.0.1:8080" and str(config.grpc) == "127.0.0.1:50051" and not config.tls
+    assert config.seat_kind is SeatKind.PROCESS and config.reattach_grace_s == 10 and config.drain_s == 30
+
+
+def test_every_problem_is_reported_with_its_key_and_line(tmp_path: Path) -> None:
+    text = "\n".join(
+        [
+            'name = "a b"',  # 1
+            "table_size = 9",  # 2
+            "colour = 1",  # 3
+            "[http]",  # 4
+            'address = "nowhere"',  # 5
+            "[limits]",  # 6
+            "uploads_per_hour = 0",  # 7
+            "[seats]",  # 8
+            'kind = "inprocess"',  # 9
+            "[remote]",  # 10
+            "reattach_grace_s = -1",  # 11
+            "[tls]",  # 12
+            'cert = "missing.pem"',  # 13
+        ]
+    )
+    with pytest.raises(ConfigError) as info:
+        parse_league_config(text, tmp_path / "league.toml")
+    problems = "\n".join(info.value.problems)
+    for expected in (
+        "line 1: 'name'",
+        "line 2: 'table_size': must be an integer in 3..6, got 9",
+        "line 3: 'colour': unknown setting",
+        "line 5: 'http.address': must be 'host:port'",
+        "line 7: 'limits.uploads_per_hour'",
+        "line 9: 'seats.kind': must be process or docker in a league",
+        "line 11: 'remote.reattach_grace_s'",
+        "'tls.key': give both cert and key, or neither",
+        "line 13: 'tls.cert': no such file",
+    ):
+        assert expected in problems, (expected, problems)
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0:8080", "192.0.2.7:1", "[2001:db8::1]:443", "example.org:443"])
+def test_plaintext_is_refused_off_loopback(tmp_path: Path, address: str) -> None:
+    with pytest.raises(ConfigError, match="is not a loopback address: give \\[tls\\] cert and key"):
+        parse_league_config(f'[grpc]\naddress = "{address}"\n', tmp_path / "league.toml")
+
+
+def test_with_tls_any_address_is_served(tmp_path: Path) -> None:
+    (tmp_path / "c.pem").write_text("x")
+    (tmp_path / "k.pem").write_text("x")
+    config = parse_league_config('[http]\naddress = "0.0.0.0:0"\n[tls]\ncert = "c.pem"\nkey = "k.pem"\n', tmp_path / "league.toml")
+    assert config.tls and config.tls_cert == tmp_path / "c.pem" and config.http.port == 0
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.9.9.9", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("10.0.0.1", False),
+        ("local", False),
+    ],
+)
+def test_loopback_hosts(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback
+
+
+def test_a_file_that_is_not_toml_or_not_there_is_one_clear_problem(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read the file"):
+        load_league_config(tmp_path / "absent.toml")
+    (tmp_path / "bad.toml").write_text("[[[")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_league_config(tmp_path / "bad.toml")
