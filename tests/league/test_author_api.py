@@ -77,7 +77,7 @@ def test_an_address_sending_bad_tokens_is_throttled(client: TestClient, league: 
     answer = client.get("/api/league/me", headers=ADA)
     assert answer.status_code == 429
     assert answer.headers["Retry-After"] == "13"
-    assert answer.json() == {"error": "too many bad tokens from this address: retry after 12 s"}
+    assert answer.json() == {"error": "too many bad tokens from this address: retry in 12 s"}
 
 
 # -- uploads ---------------------------------------------------------------------------------------------------------

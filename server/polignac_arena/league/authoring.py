@@ -1,7 +1,7 @@
-"""What the author API needs of the league (:class:`AuthorBackend`) and the values it passes: a leaf module.
+"""What the author API needs of the league (:class:`AuthorBackend`) and the values it passes.
 
 The HTTP side (:mod:`polignac_arena.league.author_api`) and the league's store both use these
-types; neither imports the other.
+types; neither imports the other.  :class:`Throttled` is the token module's own (a leaf too).
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
+
+from polignac_arena.league.tokens import Throttled
 
 __all__ = [
     "AuthorBackend",
@@ -77,14 +79,6 @@ class BotSummary:
 
     name: str
     versions: Sequence[VersionSummary] = field(default_factory=tuple)
-
-
-class Throttled(Exception):
-    """Too many bad tokens from one address: it must wait ``retry_after_s`` seconds."""
-
-    def __init__(self, retry_after_s: float) -> None:
-        super().__init__(f"too many bad tokens from this address: retry after {retry_after_s:.0f} s")
-        self.retry_after_s = retry_after_s
 
 
 class SubmissionRefused(Exception):

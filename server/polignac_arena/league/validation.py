@@ -34,7 +34,7 @@ class Validation:
 
     ok: bool
     reason: str
-    """Why it was refused (the failed step and its first line), or what was accepted."""
+    """Why it was refused (the failed step and its first line), or ``accepted``."""
     log_text: str
     """Every line told to the author, plain text."""
     submission: Submission | None = None
@@ -80,9 +80,8 @@ async def validate(
         folder, seat_kind=seat_kind, trusted=trusted, time_control=time_control, rules=smoke_rules, limits=limits, progress=tell
     )
     if report.ok:
-        label = report.submission.label if report.submission is not None else folder.name
-        tell(f"accepted: {label} is ready for the ladder")
-        return Validation(True, f"accepted {label}", "\n".join(lines), report.submission)
+        tell("accepted: the bot is ready for the ladder")
+        return Validation(True, "accepted", "\n".join(lines), report.submission)
     return Validation(False, _reason(report), "\n".join(lines), report.submission)
 
 
