@@ -275,13 +275,16 @@ def submit(
 
     from polignac_arena.league.archive import ArchiveError, pack_folder
     from polignac_arena.league.authoring import SubmissionState
-    from polignac_arena.league.submit import LeagueClient, SubmitError, find_token
+    from polignac_arena.league.submit import LeagueClient, SubmitError, find_token, server_url
     from polignac_arena.plaintext import plain
     from polignac_arena.submission import SubmissionError, load_submission
 
     errors = Console(stderr=True, highlight=False)
     try:
-        token = find_token(token_file, os.environ, lambda text: errors.print(f"polignac: warning: {plain(text)}", markup=False))
+        server_url(server)  # a wrong address is told before the folder is packed
+        token = find_token(
+            token_file, os.environ, lambda text: errors.print(f"polignac: warning: {plain(text)}", markup=False, soft_wrap=True)
+        )
         bot = name or load_submission(folder).name
         data = pack_folder(folder)
     except (SubmitError, ArchiveError) as exc:
@@ -291,7 +294,7 @@ def submit(
     try:
         with LeagueClient(server, token, ca=ca) as client:
             columns = (TextColumn(f"uploading {len(data)} bytes"), BarColumn(), DownloadColumn(binary_units=True), TransferSpeedColumn())
-            with Progress(*columns, console=errors, transient=True) as progress:
+            with Progress(*columns, console=errors, transient=True, disable=not errors.is_terminal) as progress:
                 task = progress.add_task("upload", total=len(data))
                 status = client.upload(bot, data, lambda sent: progress.advance(task, sent))
             print(f"uploaded {plain(str(folder))} as a version of {plain(bot)}: submission {plain(status.id)}, {status.state}")
