@@ -98,7 +98,7 @@ def bot(tmp_path: Path, name: str = "ada-bot", padding: int = 0) -> Path:
 
 def submit(*args: str | Path, env: dict[str, str | None] | None = None) -> tuple[int, str, str]:
     runner = CliRunner()
-    done = runner.invoke(app, ["league", "submit", *map(str, args)], env={"POLIGNAC_TOKEN": None, **(env or {})})
+    done = runner.invoke(app, ["league", "submit", *map(str, args)], env={"POLIGNAC_LEAGUE_TOKEN": None, **(env or {})})
     return done.exit_code, done.stdout, done.stderr
 
 
@@ -122,7 +122,7 @@ def test_a_refused_submission_exits_1_with_its_reason(server: Server, tmp_path: 
 
 
 def test_a_bad_token_is_refused(server: Server, tmp_path: Path) -> None:
-    code, _, err = submit(bot(tmp_path), "--server", server.url, "--ca", server.ca, env={"POLIGNAC_TOKEN": "tok-eve"})
+    code, _, err = submit(bot(tmp_path), "--server", server.url, "--ca", server.ca, env={"POLIGNAC_LEAGUE_TOKEN": "tok-eve"})
     assert code == 1
     assert "polignac: error: the server refused the API token: not a valid API token" in err
 
@@ -191,17 +191,17 @@ def test_the_token_comes_from_the_file_then_the_environment_then_the_config(tmp_
     config.parent.mkdir(parents=True)
     config.write_text('token = "tok-config"\n')
     config.chmod(0o600)
-    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "POLIGNAC_TOKEN": "tok-env"}
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "POLIGNAC_LEAGUE_TOKEN": "tok-env"}
     assert find_token(token_file, env, print) == "tok-ada"
     assert find_token(None, env, print) == "tok-env"
     assert find_token(None, {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}, print) == "tok-config"
-    with pytest.raises(SubmitError, match="no API token: give --token-file FILE, set POLIGNAC_TOKEN"):
+    with pytest.raises(SubmitError, match="no API token: give --token-file FILE, set POLIGNAC_LEAGUE_TOKEN"):
         find_token(None, {"HOME": str(tmp_path / "nobody")}, print)
     config.write_text("colour = 1\n")
     with pytest.raises(SubmitError, match="has no 'token'"):
         find_token(None, {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}, print)
     with pytest.raises(SubmitError, match="is not an API token"):
-        find_token(None, {"POLIGNAC_TOKEN": "two words"}, print)
+        find_token(None, {"POLIGNAC_LEAGUE_TOKEN": "two words"}, print)
 
 
 @pytest.mark.parametrize(

@@ -470,6 +470,16 @@ class ArchiveStore:
         # The archive goes first: a folder left without one is swept at the next start.
         shutil.rmtree(self.version_path(sha), ignore_errors=True)
 
+    def kept(self) -> set[str]:
+        """The SHA-256 of every archive kept."""
+        return {
+            path.name.removesuffix(".tar.gz")
+            for shard in self.archives.iterdir()
+            if shard.is_dir() and not shard.is_symlink()
+            for path in shard.iterdir()
+            if path.name.endswith(".tar.gz") and _SHA256.match(path.name.removesuffix(".tar.gz"))
+        }
+
     def sweep(self) -> list[Path]:
         """Remove what a killed process left: temporary files and folders, and unpacked folders without their archive."""
         removed: list[Path] = []

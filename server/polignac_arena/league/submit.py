@@ -1,7 +1,7 @@
 """The client side of ``polignac league submit``: the author's token, the server's address, the upload, and its validation followed.
 
 The token is never a command-line argument (``ps`` shows those to every user): it comes from
-``--token-file``, the ``POLIGNAC_TOKEN`` environment variable, or ``token`` in
+``--token-file``, the ``POLIGNAC_LEAGUE_TOKEN`` environment variable, or ``token`` in
 ``~/.config/polignac/league.toml`` (``$XDG_CONFIG_HOME/polignac/league.toml`` when that is
 set), in that order.  The server is reached over HTTPS with its certificate verified (against
 the system's CAs, or one given CA); plain HTTP only to this machine.
@@ -28,7 +28,7 @@ from polignac_arena.plaintext import plain
 
 __all__ = ["TOKEN_ENV", "LeagueClient", "SubmitError", "config_path", "find_token", "server_url"]
 
-TOKEN_ENV: Final = "POLIGNAC_TOKEN"
+TOKEN_ENV: Final = "POLIGNAC_LEAGUE_TOKEN"
 API: Final = "/api/league"
 UPLOAD_CHUNK: Final = 64 << 10
 POLL_S: Final = (0.2, 2.0)
@@ -55,7 +55,7 @@ def config_path(environ: Mapping[str, str]) -> Path:
 
 
 def find_token(token_file: Path | None, environ: Mapping[str, str], warn: Callable[[str], None]) -> str:
-    """The API token from ``token_file``, else ``$POLIGNAC_TOKEN``, else the config file; raises :class:`SubmitError`.
+    """The API token from ``token_file``, else ``$POLIGNAC_LEAGUE_TOKEN``, else the config file; raises :class:`SubmitError`.
 
     A file that other users may read gets a warning through ``warn``.
     """
