@@ -62,7 +62,7 @@ def test_a_start_cancelled_while_waiting_for_the_report_kills_and_reaps_its_proc
 def test_a_match_cancelled_while_a_seat_starts_stops_the_seat_that_started_all_the_same() -> None:
     """SIGTERM cancels the match while a seat's start is finishing (its container already running):
     the start is cancelled and waited for, and a seat it made regardless is stopped."""
-    from polignac_arena import runner
+    from polignac_arena import match_seats
 
     class Seat:
         stopped = False
@@ -83,7 +83,7 @@ def test_a_match_cancelled_while_a_seat_starts_stops_the_seat_that_started_all_t
                 await asyncio.Event().wait()
             return Seat()
 
-        match = asyncio.ensure_future(runner._start_unless_stopped(Server(), start_that_finishes_regardless()))  # type: ignore[arg-type]
+        match = asyncio.ensure_future(match_seats._start_unless_stopped(Server(), start_that_finishes_regardless()))  # type: ignore[arg-type]
         await begun.wait()
         match.cancel()
         done, _ = await asyncio.wait({match}, timeout=30)

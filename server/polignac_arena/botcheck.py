@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+import shlex
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from polignac import preset
+from polignac import Ruleset, preset
+from polignac_arena.games import GameRefused, check_seating, game_of
 from polignac_arena.referee import TimeControl
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import BotSpecError, run_local_match
@@ -17,7 +19,7 @@ from polignac_arena.signals import until_signal
 from polignac_arena.statuses import MatchStatus
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, load_submission
 
-__all__ = ["CheckReport", "check_submission"]
+__all__ = ["CheckReport", "Progress", "check_submission", "check_submission_async"]
 
 T = TypeVar("T")
 
@@ -32,12 +34,18 @@ def _run(work: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(until_signal(work))
 
 
+Progress = Callable[[str], None]
+"""Where a check reports each step as it starts and ends, one line (or a few) at a time."""
+
+
 @dataclass
 class CheckReport:
     """What the check found, step by step; ``ok`` only when every step passed."""
 
     submission: Submission | None = None
     steps: list[tuple[str, bool, str]] = field(default_factory=list)
+    progress: Progress | None = field(default=None, repr=False, compare=False)
+    """Told of each step as it starts (:meth:`note`) and ends (:meth:`add`)."""
 
     @property
     def ok(self) -> bool:
@@ -45,7 +53,14 @@ class CheckReport:
 
     def add(self, step: str, passed: bool, detail: str) -> bool:
         self.steps.append((step, passed, detail))
+        if self.progress is not None:
+            self.progress(f"{'ok' if passed else 'FAILED'}  {step}: {detail}")
         return passed
+
+    def note(self, text: str) -> None:
+        """Tell of a step starting."""
+        if self.progress is not None:
+            self.progress(text)
 
 
 def check_submission(
@@ -60,11 +75,34 @@ def check_submission(
     """Validate ``path``/bot.toml, run its build step, then play a short match against random bots.
 
     SIGTERM stops it (:class:`~polignac_arena.signals.Stopped`) once what it started is stopped and removed.
+    See :func:`check_submission_async`.
+    """
+    return _run(check_submission_async(path, seat_kind=seat_kind, trusted=trusted, build=build, seed=seed, time_control=time_control))
+
+
+async def check_submission_async(
+    path: Path,
+    *,
+    seat_kind: SeatKind = SeatKind.PROCESS,
+    trusted: bool = False,
+    build: bool = True,
+    seed: int = 1,
+    time_control: TimeControl | None = None,
+    rules: Ruleset | None = None,
+    limits: SeatLimits | None = None,
+    progress: Progress | None = None,
+) -> CheckReport:
+    """:func:`check_submission` in a running event loop, told step by step to ``progress``.
 
     The build step runs in the sandbox of ``seat_kind`` (:meth:`SeatLauncher.build`); what it makes is
-    installed in the submission folder (docs/builds.md).
+    installed in the submission folder (docs/builds.md).  The smoke match is in ``rules`` when given
+    (a bot that does not declare its game fails, before its build), else in a game the bot declares.
+    Seats and builds get ``limits`` (default :class:`SeatLimits`).  Cancelled, it stops and removes
+    what it started.
     """
-    report = CheckReport()
+    report = CheckReport(progress=progress)
+    limits = limits or SeatLimits()
+    report.note("reading bot.toml")
     try:
         submission = load_submission(path)
     except SubmissionError as exc:
@@ -72,9 +110,17 @@ def check_submission(
         return report
     report.submission = submission
     report.add("bot.toml", True, f"{submission.label} ({submission.language}, {submission.transport}; plays {', '.join(submission.games)})")
+    if rules is not None:
+        try:
+            check_seating([submission], game_of(rules))
+        except GameRefused as exc:
+            report.add("game", False, str(exc))
+            return report
+        report.add("game", True, f"it plays {game_of(rules)}")
     if build and submission.build:
+        report.note(f"building: {shlex.join(submission.build)} (at most {BUILD_TIMEOUT_S} s)")
         launcher = launcher_for(seat_kind)
-        built = _run(launcher.build(submission, SeatLimits(), timeout_s=BUILD_TIMEOUT_S, trusted=trusted))
+        built = await launcher.build(submission, limits, timeout_s=BUILD_TIMEOUT_S, trusted=trusted)
         tail = built.output.strip().splitlines()[-BUILD_OUTPUT_LINES:]
         if not report.add("build", built.ok, "\n".join([built.reason, *tail])):
             return report
@@ -83,13 +129,15 @@ def check_submission(
         except SubmissionError as exc:
             report.add("build", False, "the folder after its build: " + "; ".join(exc.problems))
             return report
-    # The smoke match is a game the bot declares: classic when it plays it.
-    rules = preset("classic" if "classic" in submission.games else submission.games[0], limit=5)
+    # The smoke match is a game the bot declares (classic when it plays it) unless the caller names one.
+    if rules is None:
+        rules = preset("classic" if "classic" in submission.games else submission.games[0], limit=5)
     opponents = [builtin_submission("random") for _ in range(rules.players - 1)]
     clock = time_control or TimeControl(move_ms=2000, bank_ms=10_000, startup_ms=20_000)
+    report.note(f"smoke match: {game_of(rules)} to {rules.limit} points against {len(opponents)} random bots ({seat_kind} seats)")
     try:
-        result, stderrs = _run(
-            run_local_match([submission, *opponents], rules, seed, clock, seat_kind=seat_kind, trusted=trusted, limits=SeatLimits())
+        result, stderrs = await run_local_match(
+            [submission, *opponents], rules, seed, clock, seat_kind=seat_kind, trusted=trusted, limits=limits
         )
     except BotSpecError as exc:
         report.add("smoke match", False, str(exc))

@@ -10,25 +10,20 @@ it started, when the match ends.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
-import os
 import secrets
-import sys
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from polignac import Ruleset
 from polignac.bots import BUILTIN_BOTS
 from polignac_arena.folders import FolderError, scan_folder
 from polignac_arena.games import Game, GameRefused, check_seating, game_of
 from polignac_arena.match_folder import match_folder
-from polignac_arena.plaintext import plain
-from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
+from polignac_arena.match_seats import MatchSeats, finish_shielded
+from polignac_arena.referee import MatchResult, RefereeServer, TimeControl
 from polignac_arena.referee.server import raise_open_files_limit
-from polignac_arena.seats import SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess, launcher_for
+from polignac_arena.seats import SeatKind, SeatLauncher, SeatLimits, launcher_for
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, load_submission
 
 __all__ = ["BotSpecError", "bot_seed", "resolve_bot", "run_local_match"]
@@ -104,113 +99,28 @@ async def run_local_match(
     seeds = list(bot_seeds) if bot_seeds is not None else [bot_seed(seed, seat) for seat in range(len(bots))]
     raise_open_files_limit()
     with match_folder() as root:
-        # Sandboxed bots run as other users: they must reach their socket (its token guards it).
-        os.chmod(root, 0o711)
-        sockets = []
-        for number in range(len(bots)):
-            socket_dir = root / f"seat{number}-socket"
-            socket_dir.mkdir(mode=0o755)
-            os.chmod(socket_dir, 0o755)
-            sockets.append(socket_dir / "referee.sock")
+        seats = MatchSeats(root, len(bots))
+        sockets = [seats.socket(number) for number in range(len(bots))]
         server = RefereeServer(None)
         await server.start()
         remove_handlers = server.install_signal_handlers() if handle_signals else None
-        seats: list[SeatProcess | None] = [None] * len(bots)
-        helpers: list[asyncio.Future[object]] = []
 
-        async def exit_status(seat: int) -> int | None:
-            process = seats[seat]
-            return None if process is None else await process.wait()
+        async def clean_up() -> None:
+            await seats.stop()
+            await server.stop(grace=1)
 
         try:
             host = await server.create_seated_match(
-                rules, seed, time_control, sockets=sockets, record_path=record_path, exit_status=exit_status, match_id=match_id
+                rules, seed, time_control, sockets=sockets, record_path=record_path, exit_status=seats.exit_status, match_id=match_id
             )
             for number, submission in enumerate(bots):
-                workdir = root / f"seat{number}"
-                workdir.mkdir(mode=0o777)
-                os.chmod(workdir, 0o777)  # the sandbox user writes here
-                context = SeatContext(
-                    seat=number,
-                    token=host.tokens[number],
-                    submission=submission,
-                    limits=limits.granted(submission.resources),
-                    referee_socket=sockets[number],
-                    workdir=workdir,
-                    trusted=trusted,
-                    match_id=match_id,
-                    bot_seed=seeds[number],
-                )
-                try:
-                    process = await _start_unless_stopped(server, launcher.start(context))
-                except Exception as exc:  # a seat that cannot start is that seat's fault, not the match's
-                    print(plain(f"seat {number} ({submission.label}) could not start: {exc}"), file=sys.stderr)  # may quote a build
-                    host.post_exit(number, 127)
-                    continue
-                seats[number] = process
-                helpers.append(asyncio.ensure_future(_report_exit(host, number, process)))
-                if submission.transport == "stdio":
-                    from polignac_arena.seats.stdio_bridge import run_bridge
-
-                    address, token = f"unix:{sockets[number]}", host.tokens[number]
-                    bridge = run_bridge(process, address, token, bot_name=submission.name, bot_version=submission.version)
-                    helpers.append(asyncio.ensure_future(bridge))
+                await seats.start(server, host, launcher, number, submission, limits=limits, trusted=trusted, bot_seed=seeds[number])
             result = await server.run_match(host)
         finally:
-
-            async def clean_up() -> None:
-                await asyncio.gather(*(s.stop() for s in seats if s is not None), return_exceptions=True)
-                for helper in helpers:
-                    helper.cancel()
-                await asyncio.gather(*helpers, return_exceptions=True)
-                await server.stop(grace=1)
-
-            # Even when this match is being cancelled, its bots and server are cleaned up first.
-            cleaning = asyncio.ensure_future(clean_up())
             try:
-                await asyncio.shield(cleaning)
-            except asyncio.CancelledError:
-                await cleaning
-                raise
+                # Even when this match is being cancelled, its bots and server are cleaned up first.
+                await finish_shielded(clean_up())
             finally:
                 if remove_handlers is not None:
                     remove_handlers()
-        return result, [s.stderr_text() if s is not None else "" for s in seats]
-
-
-async def _start_unless_stopped(server: RefereeServer, start: Coroutine[Any, Any, SeatProcess]) -> SeatProcess:
-    """A seat's start, given up when the referee begins to shut down (a signal) or the match is cancelled.
-
-    A seat's start can take long (an image build has a wall clock of minutes): waiting it out
-    would hold the arena that long after SIGTERM.  Given up, the start is cancelled and waited
-    for; a seat that started all the same is stopped, so no bot is left running unseen.
-    """
-    starting = asyncio.ensure_future(start)
-    stopping = asyncio.ensure_future(server.stopping.wait())
-    try:
-        await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
-        await _abandon(starting)
-        raise
-    finally:
-        stopping.cancel()
-    if starting.done():
-        return starting.result()
-    await _abandon(starting)
-    raise SeatError("the referee is shutting down")
-
-
-async def _abandon(starting: asyncio.Future[SeatProcess]) -> None:
-    """Cancel a seat's start and wait for it; stop the seat if it started just the same."""
-    starting.cancel()
-    await asyncio.wait({starting})
-    if not starting.cancelled() and starting.exception() is None:
-        await starting.result().stop()
-
-
-async def _report_exit(host: MatchHost, seat: int, process: SeatProcess) -> None:
-    """Tell the host when a bot ends, so a crash is known as one."""
-    with contextlib.suppress(asyncio.CancelledError):
-        code = await process.wait()
-        if host.result is None:
-            host.post_exit(seat, code)
+        return result, seats.stderr()

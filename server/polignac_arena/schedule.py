@@ -47,7 +47,7 @@ import hashlib
 import itertools
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from polignac_arena.ratings import RatingEnv, match_quality
@@ -59,10 +59,13 @@ __all__ = [
     "Fixture",
     "design_round_size",
     "duplicate",
+    "fill_by_quality",
     "ladder_next",
     "match_seed",
     "round_robin",
     "round_size",
+    "seat_order",
+    "table_quality",
 ]
 
 MIN_TABLE_SIZE = 3
@@ -408,6 +411,38 @@ def duplicate(entrants: Sequence[str], table_size: int, rounds: int, seed: int) 
 # -- ladder ------------------------------------------------------------------------------
 
 
+def table_quality(env: RatingEnv, ratings: Mapping[str, tuple[float, float]], members: Sequence[str]) -> float:
+    """TrueSkill's match quality of a table of ``members`` (those missing from ``ratings`` have the prior), whatever their order."""
+    prior = (float(env.mu), float(env.sigma))
+    return match_quality(env, [ratings.get(m, prior) for m in sorted(members)])
+
+
+def fill_by_quality(
+    anchor: str, table_size: int, candidates: Callable[[Sequence[str]], Iterable[str]], quality: Callable[[Sequence[str]], float]
+) -> list[str]:
+    """A table grown greedily from ``anchor``: each next member is the one of ``candidates(table so far)`` that
+    gives the highest ``quality`` with those already chosen (ties: the name).  Candidates must never run out."""
+    table = [anchor]
+    while len(table) < table_size:
+        best: tuple[float, str] | None = None
+        for candidate in sorted(candidates(table)):
+            q = quality([*table, candidate])
+            if best is None or q > best[0]:
+                best = (q, candidate)
+        assert best is not None, "no candidate left for the table"
+        table.append(best[1])
+    return table
+
+
+def seat_order(members: Iterable[str], rng_seed: int) -> tuple[str, ...]:
+    """The members in seat order: sorted by name, shuffled by a generator seeded with ``rng_seed`` and the members."""
+    seats = sorted(members)
+    rng = random.Random(f"polignac-arena/ladder/{rng_seed}/{'/'.join(seats)}")
+    order = list(range(len(seats)))
+    _shuffle(rng, order)
+    return tuple(seats[i] for i in order)
+
+
 def ladder_next(
     entrants: Sequence[str],
     table_size: int,
@@ -425,29 +460,17 @@ def ladder_next(
     ``last_table`` and another table exists (more entrants than seats), the best table by
     quality that keeps the anchor and swaps one other member out is taken instead.  The seat
     order is the members sorted by name, shuffled by a generator seeded with ``rng_seed``
-    and the members.  Entrants missing from ``ratings`` have the prior ``(env.mu, env.sigma)``,
-    missing from ``games`` have 0.  The same arguments give the same table.
+    and the members (:func:`seat_order`).  Entrants missing from ``ratings`` have the prior
+    ``(env.mu, env.sigma)``, missing from ``games`` have 0.  The same arguments give the same table.
     """
     names = _validate(entrants, table_size)
     prior = (float(env.mu), float(env.sigma))
 
-    def rating(name: str) -> tuple[float, float]:
-        mu, sigma = ratings.get(name, prior)
-        return (float(mu), float(sigma))
-
     def quality(members: Sequence[str]) -> float:
-        return match_quality(env, [rating(m) for m in sorted(members)])
+        return table_quality(env, ratings, members)
 
-    anchor = min(names, key=lambda e: (games.get(e, 0), -rating(e)[1], e))
-    table = [anchor]
-    while len(table) < table_size:
-        best: tuple[float, str] | None = None
-        for candidate in sorted(set(names) - set(table)):
-            q = quality([*table, candidate])
-            if best is None or q > best[0]:
-                best = (q, candidate)
-        assert best is not None
-        table.append(best[1])
+    anchor = min(names, key=lambda e: (games.get(e, 0), -float(ratings.get(e, prior)[1]), e))
+    table = fill_by_quality(anchor, table_size, lambda chosen: set(names) - set(chosen), quality)
     if last_table is not None and frozenset(table) == last_table and len(names) > table_size:
         outsiders = sorted(set(names) - set(table))
         alternatives = []
@@ -456,8 +479,4 @@ def ladder_next(
                 members = sorted([*(m for m in table if m != leaving), joining])
                 alternatives.append((-quality(members), members))
         table = min(alternatives)[1]
-    seats = sorted(table)
-    rng = random.Random(f"polignac-arena/ladder/{rng_seed}/{'/'.join(seats)}")
-    order = list(range(len(seats)))
-    _shuffle(rng, order)
-    return tuple(seats[i] for i in order)
+    return seat_order(table, rng_seed)

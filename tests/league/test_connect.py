@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot.league import ChannelSecurity
 from polignac_arena.cli import app
-from polignac_arena.league.credentials import TokenMissing, author_token
 from polignac_arena.league.relay import connect_folder
 from tests.league.lobby_helpers import referee_with_lobby
 from tests.league.tcp_proxy import cuttable_proxy
@@ -58,7 +57,8 @@ def test_the_command_connects_a_bot_folder(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with referee_with_lobby() as (server, lobby):
             env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "sdk"), str(ROOT / "server")]), "XDG_CONFIG_HOME": str(tmp_path)}
-            env.pop("POLIGNAC_TOKEN", None)
+            for name in ("POLIGNAC_TOKEN", "POLIGNAC_LEAGUE_TOKEN"):
+                env.pop(name, None)
             command = [sys.executable, "-m", "polignac_arena.cli", "league", "connect", str(SAMPLES / "random"), "--server", server.address]
             process = await asyncio.create_subprocess_exec(
                 *command, "--token-file", str(token_file), env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
@@ -81,7 +81,7 @@ def test_the_command_connects_a_bot_folder(tmp_path: Path) -> None:
 
 
 def test_the_command_needs_a_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("POLIGNAC_TOKEN", raising=False)
+    monkeypatch.delenv("POLIGNAC_LEAGUE_TOKEN", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     result = CliRunner().invoke(app, ["league", "connect", str(SAMPLES / "random"), "--server", "127.0.0.1:1"])
     assert result.exit_code == 2
@@ -89,31 +89,6 @@ def test_the_command_needs_a_token(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
 
 def test_the_command_needs_a_bot_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("POLIGNAC_TOKEN", "t")
+    monkeypatch.setenv("POLIGNAC_LEAGUE_TOKEN", "t")
     result = CliRunner().invoke(app, ["league", "connect", str(tmp_path), "--server", "127.0.0.1:1"])
     assert result.exit_code == 2 and "bot.toml" in result.output
-
-
-def test_where_the_token_comes_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
-    monkeypatch.delenv("POLIGNAC_TOKEN", raising=False)
-    with pytest.raises(TokenMissing, match="no API token"):
-        author_token()
-    config = tmp_path / "polignac" / "league.toml"
-    config.parent.mkdir()
-    config.write_text('token = "from-config"\n')
-    assert author_token() == "from-config"
-    monkeypatch.setenv("POLIGNAC_TOKEN", "from-env")
-    assert author_token() == "from-env"
-    file = tmp_path / "token"
-    file.write_text("from-file\n")
-    assert author_token(file) == "from-file"
-    file.write_text("two words\n")
-    with pytest.raises(TokenMissing, match="not an API token"):
-        author_token(file)
-    with pytest.raises(TokenMissing, match="cannot read the token file"):
-        author_token(tmp_path / "missing")
-    config.write_text("token = 5\n")
-    monkeypatch.delenv("POLIGNAC_TOKEN")
-    with pytest.raises(TokenMissing, match="must be a string"):
-        author_token()

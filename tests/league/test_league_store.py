@@ -241,3 +241,17 @@ def test_the_throttle_remembers_a_bounded_number_of_addresses() -> None:
     assert len(throttle._records) == 100
     with pytest.raises(Throttled):
         throttle.check("addr999")
+
+
+def test_checking_an_upload_refuses_as_adding_would_and_writes_nothing(store: LeagueStore) -> None:
+    store.add_author("ada")
+    store.add_author("bob")
+    limits = LeagueLimits(active_bots=1)
+    store.check_upload("ada", "new", limits)
+    assert store.bot("new") is None
+    store.add_upload("ada", "one", "a" * 64, limits)
+    with pytest.raises(LimitReached):
+        store.check_upload("ada", "two", limits)
+    with pytest.raises(NotOwner):
+        store.check_upload("bob", "one", limits)
+    assert store.archive_in_use("a" * 64) and store.archives_in_use() == {"a" * 64}

@@ -1,4 +1,4 @@
-"""``polignac league``: run a league server, manage its authors and tokens, steer its ladder.
+"""``polignac league``: run a league server, manage its authors and tokens, steer its ladder; submit bots to one.
 
 The commands on the server's host read the league file (``--config``, default ``league.toml``)
 for the store's path; they work whether the server runs or not (the store takes one writer at a
@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,7 +19,7 @@ import typer
 
 from polignac_arena.cli._errors import fail
 
-__all__ = ["app"]
+__all__ = ["app", "submit"]
 
 app = typer.Typer(help="A league server: authors submit bots or connect them, and a ladder plays them for good.")
 user_app = typer.Typer(help="The league's authors (on the server's host).")
@@ -254,13 +255,15 @@ def connect(
     token_file: Annotated[
         Path | None,
         typer.Option(
-            "--token-file", metavar="FILE", help="A file holding your API token (else POLIGNAC_TOKEN, else ~/.config/polignac/league.toml)."
+            "--token-file",
+            metavar="FILE",
+            help="A file holding your API token (else $POLIGNAC_LEAGUE_TOKEN, else token in ~/.config/polignac/league.toml).",
         ),
     ] = None,
     ca: Annotated[
         Path | None,
         typer.Option(
-            "--ca", metavar="FILE", help="Certificate authorities (PEM) to trust for the league (else POLIGNAC_TLS_CA, else the system's)."
+            "--ca", metavar="FILE", help="Trust only this CA certificate (PEM) for the league (else $POLIGNAC_TLS_CA, else the system's)."
         ),
     ] = None,
     max_matches: Annotated[int, typer.Option("--max-matches", min=1, max=64, help="Matches to play at a time.")] = 1,
@@ -270,32 +273,97 @@ def connect(
     The bot runs here, unsandboxed, as ``polignac match --trusted`` runs it; build it first if it needs a build.
     """
     import asyncio
-    import os
 
     from polignac.bot import BotConnectionError
     from polignac.bot.league import ChannelSecurity
-    from polignac_arena.league.credentials import TOKEN_ENV, TokenMissing, author_token
     from polignac_arena.league.relay import connect_folder
+    from polignac_arena.league.submit import TOKEN_ENV, SubmitError, find_token
+    from polignac_arena.plaintext import plain
     from polignac_arena.signals import Stopped, until_signal
     from polignac_arena.submission import SubmissionError, load_submission
 
+    def say(text: str) -> None:
+        print(f"polignac: {plain(text)}", file=sys.stderr, flush=True)
+
     try:
-        token = author_token(token_file)
+        token = find_token(token_file, os.environ, lambda text: say(f"warning: {text}"))
         load_submission(bot_dir)
         security = ChannelSecurity.of(ca)
         security.plaintext(server)  # refuses an insecure remote address now rather than at the first connection
-    except (TokenMissing, SubmissionError) as exc:
+    except SubmitError as exc:
         fail(str(exc))
+    except SubmissionError as exc:
+        fail(f"{bot_dir} is not a bot folder: {'; '.join(exc.problems)}")
     except BotConnectionError as exc:
         fail(str(exc))
-    os.environ.pop(TOKEN_ENV, None)  # the bot started for each match must not inherit the author's token
-
-    def say(text: str) -> None:
-        print(f"polignac: {text}", file=sys.stderr, flush=True)
-
+    # The bot started for each match gets a seat token of its own, never the author's.
+    for name in (TOKEN_ENV, "POLIGNAC_TOKEN"):
+        os.environ.pop(name, None)
     try:
         asyncio.run(until_signal(connect_folder(bot_dir, server, token, security, max_matches=max_matches, on_status=say)))
     except BotConnectionError as exc:
         fail(str(exc), 1)
     except (KeyboardInterrupt, Stopped):
         say("offline")
+
+
+@app.command("submit")
+def submit(
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="The submission folder (holding bot.toml).")],
+    server: Annotated[
+        str, typer.Option("--server", metavar="URL", help="The league server, https://HOST[:PORT] (http:// only to this machine).")
+    ],
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--token-file",
+            metavar="FILE",
+            help="A file holding your API token (else $POLIGNAC_TOKEN, else token in ~/.config/polignac/league.toml).",
+        ),
+    ] = None,
+    ca: Annotated[
+        Path | None, typer.Option("--ca", metavar="FILE", help="Trust only this CA certificate (PEM) for the server: a private CA.")
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", metavar="NAME", help="The bot to upload a version of (default: the name in bot.toml).")
+    ] = None,
+) -> None:
+    """Pack DIR, upload it as a new version of the bot, and follow its validation until it is accepted (exit 0) or refused (exit 1)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+
+    from polignac_arena.league.archive import ArchiveError, pack_folder
+    from polignac_arena.league.authoring import SubmissionState
+    from polignac_arena.league.submit import LeagueClient, SubmitError, find_token, server_url
+    from polignac_arena.plaintext import plain
+    from polignac_arena.submission import SubmissionError, load_submission
+
+    errors = Console(stderr=True, highlight=False)
+    try:
+        server_url(server)  # a wrong address is told before the folder is packed
+        token = find_token(
+            token_file, os.environ, lambda text: errors.print(f"polignac: warning: {plain(text)}", markup=False, soft_wrap=True)
+        )
+        bot = name or load_submission(folder).name
+        data = pack_folder(folder)
+    except (SubmitError, ArchiveError) as exc:
+        fail(str(exc), 1)
+    except SubmissionError as exc:
+        fail(f"{folder} is not a submission to upload: {'; '.join(exc.problems)}", 1)
+    try:
+        with LeagueClient(server, token, ca=ca) as client:
+            columns = (TextColumn(f"uploading {len(data)} bytes"), BarColumn(), DownloadColumn(binary_units=True), TransferSpeedColumn())
+            with Progress(*columns, console=errors, transient=True, disable=not errors.is_terminal) as progress:
+                task = progress.add_task("upload", total=len(data))
+                status = client.upload(bot, data, lambda sent: progress.advance(task, sent))
+            print(f"uploaded {plain(str(folder))} as a version of {plain(bot)}: submission {plain(status.id)}, {status.state}")
+            try:
+                status = client.follow(status, lambda line: print(f"  {line}", flush=True))
+            except KeyboardInterrupt:
+                fail(f"stopped following; submission {plain(status.id)} is still being validated on the server", 130)
+    except SubmitError as exc:
+        fail(str(exc), 1)
+    if status.state is SubmissionState.REFUSED:
+        print(f"refused: {plain(status.reason)}")
+        raise typer.Exit(1)
+    print(f"accepted: {plain(status.label)} ({status.state})")

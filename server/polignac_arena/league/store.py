@@ -79,6 +79,10 @@ class VersionKind(StrEnum):
     REMOTE = "remote"
 
 
+class _DryRun(Exception):
+    """Rolls back a transaction that only checked."""
+
+
 class NotOwner(StoreError):
     """The bot belongs to another author."""
 
@@ -354,6 +358,37 @@ class LeagueStore(Store):
 
     # -- versions -----------------------------------------------------------------------------
 
+    def check_upload(self, author: str, bot: str, limits: LeagueLimits, now: datetime | None = None) -> None:
+        """Raise what :meth:`add_upload` would raise for an upload of ``bot`` by ``author`` now, writing nothing."""
+        try:
+            with self._write() as conn:
+                self._check_upload(conn, author, bot, limits, now or datetime.now(UTC))
+                raise _DryRun
+        except _DryRun:
+            pass
+
+    def _check_upload(self, conn: Any, author: str, bot: str, limits: LeagueLimits, moment: datetime) -> int:
+        author_id = self._author_id(conn, author)
+        since = _timestamp(moment - timedelta(hours=1))
+        recent = conn.execute(
+            """SELECT count(*) FROM league_versions v JOIN league_bots b ON b.id = v.bot_id
+               WHERE b.author_id = ? AND v.kind = 'upload' AND v.created_at > ?""",
+            (author_id, since),
+        ).fetchone()[0]
+        if recent >= limits.uploads_per_hour:
+            raise LimitReached(f"the limit of {limits.uploads_per_hour} upload(s) per hour is reached: try again later")
+        bot_id, _ = self._claim(conn, author, bot, limits)
+        return bot_id
+
+    def archives_in_use(self) -> set[str]:
+        """The archives some version still holds."""
+        with self._read() as conn:
+            return {r[0] for r in conn.execute("SELECT DISTINCT archive FROM league_versions WHERE archive IS NOT NULL")}
+
+    def archive_in_use(self, sha: str) -> bool:
+        with self._read() as conn:
+            return conn.execute("SELECT 1 FROM league_versions WHERE archive = ?", (sha,)).fetchone() is not None
+
     def add_upload(
         self, author: str, bot: str, archive: str, limits: LeagueLimits, now: datetime | None = None
     ) -> tuple[Version, list[str]]:
@@ -364,16 +399,7 @@ class LeagueStore(Store):
         """
         moment = now or datetime.now(UTC)
         with self._write() as conn:
-            author_id = self._author_id(conn, author)
-            since = _timestamp(moment - timedelta(hours=1))
-            recent = conn.execute(
-                """SELECT count(*) FROM league_versions v JOIN league_bots b ON b.id = v.bot_id
-                   WHERE b.author_id = ? AND v.kind = 'upload' AND v.created_at > ?""",
-                (author_id, since),
-            ).fetchone()[0]
-            if recent >= limits.uploads_per_hour:
-                raise LimitReached(f"the limit of {limits.uploads_per_hour} upload(s) per hour is reached: try again later")
-            bot_id, _ = self._claim(conn, author, bot, limits)
+            bot_id = self._check_upload(conn, author, bot, limits, moment)
             count = conn.execute("SELECT count(*) FROM league_versions WHERE bot_id = ? AND kind = 'upload'", (bot_id,)).fetchone()[0]
             stamp = _timestamp(moment)
             version_id = int(

@@ -4,14 +4,19 @@ Seats reach a referee in one of two ways.  A match made with :meth:`RefereeServe
 takes its seats on the referee's main address (TCP, or a shared unix socket), where every
 match's tokens are accepted.  A match made with :meth:`RefereeServer.create_seated_match`
 gives each seat a unix socket of its own (:mod:`polignac_arena.referee.listener`), the only
-way sandboxed seats reach the referee.  Health and reflection are served on the operator
-address alone, when one is given: never where seats connect.
+way sandboxed seats reach the referee; a seat given no socket there takes its seat on the
+main address instead (a remote bot, as in a league).  Health and reflection are served on
+the operator address alone, when one is given: never where seats connect.
+
+Plaintext is served on loopback only (``127.0.0.0/8``, ``::1``, ``localhost``, ``unix:``):
+any other address needs TLS credentials, as seat tokens and moves cross the network there.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import resource
 import signal
@@ -29,7 +34,16 @@ from polignac_arena.referee.listener import SeatListener
 from polignac_arena.referee.options import MAX_RECEIVE_BYTES, MAX_SEND_BYTES, server_options
 from polignac_arena.referee.service import SERVICE_NAME, RefereeService
 
-__all__ = ["MAX_RECEIVE_BYTES", "MAX_SEND_BYTES", "SERVICE_NAME", "RefereeServer", "raise_open_files_limit", "server_options"]
+__all__ = [
+    "MAX_RECEIVE_BYTES",
+    "MAX_SEND_BYTES",
+    "SERVICE_NAME",
+    "PlaintextRefused",
+    "RefereeServer",
+    "is_loopback",
+    "raise_open_files_limit",
+    "server_options",
+]
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +62,40 @@ def raise_open_files_limit() -> int:
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
-def _bind(server: grpc.aio.Server, address: str) -> str:
-    """Bind ``address`` on ``server``; the address to reach it (the real port for port 0)."""
+class PlaintextRefused(ValueError):
+    """A plaintext address that is not loopback: it needs TLS credentials."""
+
+
+def is_loopback(address: str) -> bool:
+    """Whether a listening address is reachable from this machine only: a unix socket, ``localhost``, ``127.0.0.0/8`` or ``::1``.
+
+    >>> [is_loopback(a) for a in ("unix:/tmp/s", "127.0.0.2:0", "[::1]:5", "localhost:80", "0.0.0.0:1", "[::]:1", "host:1")]
+    [True, True, True, True, False, False, False]
+    """
+    if address.startswith(("unix:", "unix-abstract:")):
+        return True
+    host = address.rsplit(":", 1)[0] if ":" in address else address
+    host = host.removeprefix("[").removesuffix("]")
+    if host == "localhost":
+        return True
     try:
-        port = server.add_insecure_port(address)
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name may resolve to anything
+
+
+def _check_plaintext(address: str | None, credentials: grpc.ServerCredentials | None, what: str) -> None:
+    if address is not None and credentials is None and not is_loopback(address):
+        raise PlaintextRefused(
+            f"{what} {address!r} is not a loopback address: serve it with TLS credentials"
+            " (plaintext only on 127.0.0.0/8, ::1, localhost or a unix: socket)"
+        )
+
+
+def _bind(server: grpc.aio.Server, address: str, credentials: grpc.ServerCredentials | None = None) -> str:
+    """Bind ``address`` on ``server`` (with TLS when ``credentials`` are given); the address to reach it (the real port for port 0)."""
+    try:
+        port = server.add_insecure_port(address) if credentials is None else server.add_secure_port(address, credentials)
     except RuntimeError as exc:
         raise OSError(f"cannot listen on {address!r}: {exc}") from None
     if address.startswith("unix:"):
@@ -63,19 +107,25 @@ class RefereeServer:
     """A referee hosting any number of matches.
 
     ``address`` (``127.0.0.1:0``, ``unix:/path``, or None for none) is the main address, where
-    matches of :meth:`create_match` take their seats; ``operator_address`` (None: not served)
-    serves the standard health service and reflection.
+    matches of :meth:`create_match` (and the socketless seats of :meth:`create_seated_match`)
+    take their seats; ``operator_address`` (None: not served) serves the standard health
+    service and reflection.  With ``credentials`` (``grpc.ssl_server_credentials``) both are
+    served with TLS; without, each must be a loopback address (:class:`PlaintextRefused`).
     """
 
     def __init__(
         self,
         address: str | None = "127.0.0.1:0",
         *,
+        credentials: grpc.ServerCredentials | None = None,
         operator_address: str | None = None,
         max_streams: int = 2048,
         write_timeout_s: float = 5.0,
     ) -> None:
+        _check_plaintext(address, credentials, "the referee address")
+        _check_plaintext(operator_address, credentials, "the operator address")
         self.requested_address = address
+        self._credentials = credentials
         self.requested_operator_address = operator_address
         self.address = ""
         self.operator_address = ""
@@ -91,7 +141,8 @@ class RefereeServer:
             self._operator = grpc.aio.server(options=server_options(16))
             self.health = health.aio.HealthServicer() if hasattr(health, "aio") else health.HealthServicer()
             health_pb2_grpc.add_HealthServicer_to_server(self.health, self._operator)
-            reflection.enable_server_reflection([SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME], self._operator)
+        self._service_names = [SERVICE_NAME]
+        self._started = False
         self._matches: dict[str, tuple[MatchHost, asyncio.Task[MatchResult] | None]] = {}
         self._listeners: dict[str, list[SeatListener]] = {}
         self._stopping = False
@@ -100,12 +151,30 @@ class RefereeServer:
         self._stop_task: asyncio.Future[None] | None = None
         self._stopped = asyncio.Event()
 
+    def add_service(self, add: Callable[[grpc.aio.Server], None], *, name: str | None = None) -> None:
+        """Serve another service on the main address beside the referee's (a league's lobby); before :meth:`start`.
+
+        ``add`` registers it on the gRPC server (as a generated ``add_XServicer_to_server``
+        does); ``name``, its full name, is listed by reflection on the operator address.
+        """
+        if self._server is None:
+            raise RuntimeError("this referee has no main address to serve another service on")
+        if self._started:
+            raise RuntimeError("services are added before the referee starts")
+        add(self._server)
+        if name is not None:
+            self._service_names.append(name)
+
     async def start(self) -> str:
         """Bind and start serving; returns the main address (the real port for port 0), empty when there is none."""
+        self._started = True
+        if self._operator is not None:
+            names = [*self._service_names, health.SERVICE_NAME, reflection.SERVICE_NAME]
+            reflection.enable_server_reflection(names, self._operator)
         if self._server is not None and self.requested_address is not None:
-            self.address = _bind(self._server, self.requested_address)
+            self.address = _bind(self._server, self.requested_address, self._credentials)
         if self._operator is not None and self.requested_operator_address is not None:
-            self.operator_address = _bind(self._operator, self.requested_operator_address)
+            self.operator_address = _bind(self._operator, self.requested_operator_address, self._credentials)
         for server in (self._server, self._operator):
             if server is not None:
                 await server.start()
@@ -164,20 +233,25 @@ class RefereeServer:
         seed: int,
         time_control: TimeControl | None = None,
         *,
-        sockets: Sequence[Path],
+        sockets: Sequence[Path | None],
         match_id: str | None = None,
         record_path: Path | None = None,
         exit_status: Callable[[int], Awaitable[int | None]] | None = None,
     ) -> MatchHost:
         """A new match whose seat ``i`` connects only through the unix socket ``sockets[i]``, listening on return.
 
-        Each socket's folder must exist; the socket is removed once its seat has said Hello.
-        Run the match with :meth:`run_match`.
+        A seat whose socket is None takes its seat on the main address instead (a remote
+        bot): its token is accepted there from now on.  Each socket's folder must exist; the
+        socket is removed once its seat has said Hello.  Run the match with :meth:`run_match`,
+        or drop it unplayed with :meth:`discard_match`.
         """
         if len(sockets) != rules.players:
             raise ValueError(f"the ruleset seats {rules.players} players but {len(sockets)} sockets were given")
+        remote = [seat for seat, path in enumerate(sockets) if path is None]
+        if remote and self._server is None:
+            raise ValueError(f"seats {remote} have no socket and this referee has no main address for them")
         host = self._new_host(rules, seed, time_control, match_id, record_path, exit_status)
-        listeners = [SeatListener(host, seat, Path(path), self._write_timeout_s) for seat, path in enumerate(sockets)]
+        listeners = [SeatListener(host, seat, Path(path), self._write_timeout_s) for seat, path in enumerate(sockets) if path is not None]
         # Registered before they start, so that a shutdown meanwhile stops them (each start is
         # awaited before its stop) and refuses those not started yet.
         self._listeners[host.match_id] = listeners
@@ -189,7 +263,23 @@ class RefereeServer:
             self._matches.pop(host.match_id, None)
             await self._stop_listeners(host.match_id, 0)
             raise
+        self.service.register(host, seats=remote)
         return host
+
+    async def discard_match(self, host: MatchHost) -> None:
+        """Drop a created match that will not be played, leaving no record: its tokens are refused, its
+        seat sockets removed, and a seat that joined (or is joining) hears that the match was aborted."""
+        if self._matches.get(host.match_id, (None, None))[1] is not None:
+            raise RuntimeError(f"match {host.match_id!r} is running: abort it instead")
+        self.service.unregister(host)
+        # A stream whose token passed before may still be saying Hello: the host, ended, refuses it.
+        host.record_path = None
+        host.abort("the match was called off before it began")
+        try:
+            await host.run()
+        finally:
+            self._matches.pop(host.match_id, None)
+            await self._stop_listeners(host.match_id, 0)
 
     async def _stop_listeners(self, match_id: str, grace: float | None) -> None:
         listeners = self._listeners.pop(match_id, [])

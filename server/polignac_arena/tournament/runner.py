@@ -31,7 +31,7 @@ from polignac_arena.store import ConflictError, Store
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, content_digest, load_submission
 from polignac_arena.tournament.config import TournamentConfig
 
-__all__ = ["EntrantError", "TournamentRun", "config_record", "rating_env", "resolve_entrants", "run_tournament"]
+__all__ = ["EntrantError", "TournamentRun", "config_record", "rating_env", "resolve_entrants", "run_tournament", "store_result"]
 
 
 class EntrantError(ValueError):
@@ -212,7 +212,7 @@ async def run_tournament(
             print(plain(f"match {fixture_index} could not run: {exc}"))  # the error may quote a bot's build
             return
         running -= 1
-        _store_result(store, tournament_id, fixture_index, result, rate, time.monotonic() - started)
+        store_result(store, tournament_id, fixture_index, result, rate, time.monotonic() - started)
         if result.status is MatchStatus.FINISHED:
             done += 1
             outcome.played += 1
@@ -294,7 +294,10 @@ async def _all(coroutines: Iterable[Coroutine[Any, Any, None]]) -> None:
             group.create_task(coroutine)
 
 
-def _store_result(store: Store, tournament_id: int, index: int, result: MatchResult, rate: Any, duration_s: float) -> None:
+def store_result(
+    store: Store, tournament_id: int, index: int, result: MatchResult, rate: Any, duration_s: float, *, final: bool | None = None
+) -> None:
+    """Store a played match as fixture ``index``'s result, with its record, hands and penalty points (``final``: as in record_result)."""
     hands = [line for line in result.record if line.get("type") == "hand_ended" and not line.get("tiebreak")]
     store.record_result(
         tournament_id,
@@ -309,4 +312,5 @@ def _store_result(store: Store, tournament_id: int, index: int, result: MatchRes
         penalties=[sum(line["scores"][seat] for line in hands) for seat in range(len(result.totals))],
         record=result.record,
         duration_s=duration_s,
+        final=final,
     )

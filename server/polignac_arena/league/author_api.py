@@ -1,0 +1,212 @@
+"""The authors' HTTP API (mounted under ``/api/league``): upload a version, follow its validation, list one's bots.
+
+Every route needs ``Authorization: Bearer <token>``.  Refusals are JSON ``{"error": message}``
+with their status and headers, made here rather than by the app's exception handlers:
+
+* 401 with ``WWW-Authenticate: Bearer``: no token, a malformed one, or one the league does not know;
+* 429 with ``Retry-After``: an address that sent too many bad tokens, or an author over a limit;
+* 403: another author's bot or submission; 404: no such submission;
+* 400: a bad bot name or archive; 413: an upload over the cap; 415: a body that is not ``application/gzip``.
+
+An upload is read as a stream and refused as soon as it passes the cap, so a client sending
+gigabytes costs the server at most the cap; an author who may not upload (another's bot, a
+limit reached) is refused before the body is read at all.
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the routes' annotations, and `Author` below is
+# local to author_router, where a string annotation could not be resolved.
+
+import math
+import re
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Annotated, Any, Final
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.routing import APIRoute
+from starlette.concurrency import run_in_threadpool
+
+from polignac_arena.league.archive import ArchiveCaps
+from polignac_arena.league.author_models import BotOut, ErrorOut, MeOut, SubmissionOut, VersionOut
+from polignac_arena.league.authoring import (
+    AuthorBackend,
+    BotSummary,
+    SubmissionRefused,
+    SubmissionStatus,
+    Throttled,
+)
+from polignac_arena.web.app import PlainJSONResponse
+
+__all__ = ["MAX_TOKEN_CHARS", "PREFIX", "author_router"]
+
+PREFIX: Final = "/api/league"
+MAX_TOKEN_CHARS: Final = 512
+"""Longer bearer tokens are refused unhashed (hashing is slow on purpose)."""
+_BOT_NAME: Final = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_SUBMISSION_ID: Final = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_GZIP_TYPES: Final = frozenset({"application/gzip", "application/x-gzip"})
+
+
+class _Refusal(Exception):
+    """A refusal answered as ``{"error": message}`` with its status and headers."""
+
+    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = dict(headers or {})
+
+
+class _RefusingRoute(APIRoute):
+    """Answers a :class:`_Refusal` (from a route or its dependencies) itself: the app's handlers may drop headers."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handle = super().get_route_handler()
+
+        async def refusing(request: Request) -> Response:
+            try:
+                return await handle(request)
+            except _Refusal as refusal:
+                return PlainJSONResponse({"error": refusal.message}, status_code=refusal.status, headers=refusal.headers)
+
+        return refusing
+
+
+def _unauthorized(message: str, error: str | None = None) -> _Refusal:
+    challenge = "Bearer" if error is None else f'Bearer error="{error}"'
+    return _Refusal(401, message, {"WWW-Authenticate": challenge})
+
+
+def _retry_after(seconds: float) -> dict[str, str]:
+    return {"Retry-After": str(max(1, math.ceil(seconds)))}
+
+
+def _refused(exc: SubmissionRefused) -> _Refusal:
+    headers = _retry_after(exc.retry_after_s) if exc.retry_after_s is not None else None
+    return _Refusal(exc.http_status, exc.message, headers)
+
+
+def _submission_out(status: SubmissionStatus, since: int) -> SubmissionOut:
+    lines = list(status.log)
+    return SubmissionOut(
+        id=status.id,
+        bot=status.bot,
+        label=status.label,
+        state=status.state,
+        final=status.state.final,
+        reason=status.reason,
+        log=lines[since:],
+        log_from=min(since, len(lines)),
+        log_next=len(lines),
+        created_at=status.created_at,
+    )
+
+
+def _bot_out(bot: BotSummary) -> BotOut:
+    versions = [
+        VersionOut(submission=v.submission_id, label=v.label, state=v.state, reason=v.reason, created_at=v.created_at) for v in bot.versions
+    ]
+    return BotOut(name=bot.name, versions=versions)
+
+
+def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None) -> APIRouter:
+    """The authors' routes, for ``app.include_router(author_router(league))`` (they carry their ``/api/league`` prefix).
+
+    Uploads over ``max_upload_bytes`` (default :attr:`ArchiveCaps.compressed_bytes`) are refused
+    with 413 as soon as they pass it.
+    """
+    cap = max_upload_bytes if max_upload_bytes is not None else ArchiveCaps().compressed_bytes
+    router = APIRouter(
+        prefix=PREFIX,
+        tags=["league authors"],
+        route_class=_RefusingRoute,
+        default_response_class=PlainJSONResponse,
+        responses={401: {"model": ErrorOut}, 429: {"model": ErrorOut}},
+    )
+
+    async def author(request: Request) -> str:
+        """The author the bearer token names; refused (401, 429) otherwise."""
+        header = request.headers.get("authorization")
+        if header is None:
+            raise _unauthorized("this needs an API token: send 'Authorization: Bearer <token>'")
+        scheme, _, token = header.partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            raise _unauthorized("the Authorization header must be 'Bearer <token>'", "invalid_request")
+        if len(token) > MAX_TOKEN_CHARS or not token.isascii() or not token.isprintable():
+            raise _unauthorized("not a valid API token", "invalid_token")
+        peer = request.client.host if request.client is not None else "unknown"
+        try:
+            name = await run_in_threadpool(league.authenticate, token, peer)
+        except Throttled as exc:
+            raise _Refusal(429, str(exc), _retry_after(exc.retry_after_s)) from None
+        if name is None:
+            raise _unauthorized("not a valid API token (unknown, revoked or mistyped)", "invalid_token")
+        return name
+
+    Author = Annotated[str, Depends(author)]
+
+    @router.post(
+        "/bots/{name}/versions",
+        status_code=202,
+        response_model=SubmissionOut,
+        responses={400: {"model": ErrorOut}, 403: {"model": ErrorOut}, 413: {"model": ErrorOut}, 415: {"model": ErrorOut}},
+    )
+    async def upload(name: str, request: Request, response: Response, who: Author) -> SubmissionOut:
+        """Upload a version of bot NAME: the body is the gzip'd tar that ``polignac league submit`` makes."""
+        if not _BOT_NAME.match(name):
+            raise _Refusal(400, f"{name!r} is not a bot name: 1 to 64 letters, digits, '.', '_' or '-'")
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind not in _GZIP_TYPES:
+            raise _Refusal(415, f"an upload is a gzip'd tar sent as 'Content-Type: application/gzip', not {kind or 'nothing'!r}")
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > cap:
+            raise _Refusal(413, f"the upload has {int(declared)} bytes, more than the {cap} allowed")
+        try:
+            await run_in_threadpool(league.admit, who, name)
+        except SubmissionRefused as exc:
+            raise _refused(exc) from None
+        data = await _read_capped(request, cap)
+        try:
+            status = await run_in_threadpool(league.submit, who, name, data)
+        except SubmissionRefused as exc:
+            raise _refused(exc) from None
+        response.headers["Location"] = f"{PREFIX}/submissions/{status.id}"
+        return _submission_out(status, 0)
+
+    @router.get(
+        "/submissions/{submission_id}",
+        response_model=SubmissionOut,
+        responses={403: {"model": ErrorOut}, 404: {"model": ErrorOut}},
+    )
+    async def submission(
+        submission_id: str,
+        who: Author,
+        since: Annotated[int, Query(ge=0, le=1_000_000_000, description="Send the log from this line on.")] = 0,
+    ) -> SubmissionOut:
+        """An upload's state and its validation log (from line ``since``: poll with the last ``log_next`` to follow it)."""
+        status = await run_in_threadpool(league.submission, submission_id) if _SUBMISSION_ID.match(submission_id) else None
+        if status is None:
+            raise _Refusal(404, f"no submission {submission_id!r}")
+        if status.author != who:
+            raise _Refusal(403, f"submission {submission_id!r} is another author's")
+        return _submission_out(status, since)
+
+    @router.get("/me", response_model=MeOut)
+    async def me(who: Author) -> MeOut:
+        """The token's author, their bots and versions, and the largest upload taken."""
+        bots = await run_in_threadpool(league.bots, who)
+        return MeOut(author=who, bots=[_bot_out(bot) for bot in bots], max_upload_bytes=cap)
+
+    return router
+
+
+async def _read_capped(request: Request, cap: int) -> bytes:
+    """The request's body, refused (413) as soon as it passes ``cap`` bytes, before it is all received."""
+    chunks: list[bytes] = []
+    total = 0
+    async for chunk in request.stream():
+        total += len(chunk)
+        if total > cap:
+            raise _Refusal(413, f"the upload is more than the {cap} bytes allowed")
+        chunks.append(chunk)
+    return b"".join(chunks)

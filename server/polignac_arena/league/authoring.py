@@ -1,0 +1,123 @@
+"""What the author API needs of the league (:class:`AuthorBackend`) and the values it passes.
+
+The HTTP side (:mod:`polignac_arena.league.author_api`) and the league's store both use these
+types; neither imports the other.  :class:`Throttled` is the token module's own (a leaf too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
+
+from polignac_arena.league.tokens import Throttled
+
+__all__ = [
+    "AuthorBackend",
+    "BotSummary",
+    "SubmissionRefused",
+    "SubmissionState",
+    "SubmissionStatus",
+    "Throttled",
+    "VersionSummary",
+]
+
+
+class SubmissionState(StrEnum):
+    """Where an uploaded version stands."""
+
+    QUEUED = "queued"
+    """Stored, waiting for its validation."""
+    VALIDATING = "validating"
+    """Being built and smoke-tested."""
+    ACTIVE = "active"
+    """Accepted: it plays in the ladder."""
+    REFUSED = "refused"
+    """Its validation failed (the reason and log say why)."""
+    RETIRED = "retired"
+    """Accepted once, replaced since by a newer version (it keeps its history)."""
+
+    @property
+    def final(self) -> bool:
+        """Whether validation is over (accepted or refused): following its log may stop."""
+        return self not in (SubmissionState.QUEUED, SubmissionState.VALIDATING)
+
+
+@dataclass(frozen=True, slots=True)
+class SubmissionStatus:
+    """One uploaded version, as its author may see it."""
+
+    id: str
+    author: str
+    """Whose upload it is: only they may see it."""
+    bot: str
+    state: SubmissionState
+    label: str = ""
+    """``name@version`` once its ``bot.toml`` was read, else empty."""
+    reason: str = ""
+    """Why it was refused, or what was accepted."""
+    log: Sequence[str] = ()
+    """The validation log so far, one line each (plain text)."""
+    created_at: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class VersionSummary:
+    """One version of a bot, in its author's list."""
+
+    submission_id: str
+    label: str
+    state: SubmissionState
+    reason: str = ""
+    created_at: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BotSummary:
+    """One of an author's bots with its versions, newest last."""
+
+    name: str
+    versions: Sequence[VersionSummary] = field(default_factory=tuple)
+
+
+class SubmissionRefused(Exception):
+    """An upload the league will not take; ``http_status`` says which kind of refusal.
+
+    403: the bot belongs to another author; 429: a limit of the author's is reached
+    (``retry_after_s`` when waiting helps); 400: a bad archive; 413: an archive over its caps.
+    """
+
+    def __init__(self, message: str, http_status: int, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.http_status = http_status
+        self.retry_after_s = retry_after_s
+
+
+class AuthorBackend(Protocol):
+    """What the author API asks of the league.  Its methods block (a store, a slow hash): the API calls them in threads."""
+
+    def authenticate(self, token: str, peer: str) -> str | None:
+        """The author whose API token this is, or None (unknown, revoked); raises :class:`Throttled` for a ``peer`` to slow down."""
+        ...
+
+    def admit(self, author: str, bot_name: str) -> None:
+        """Raise :class:`SubmissionRefused` when ``author`` may not upload a version of ``bot_name`` now, whatever it holds.
+
+        Called before the upload is read: another author's bot, or a limit reached, is refused
+        without receiving the archive.
+        """
+        ...
+
+    def submit(self, author: str, bot_name: str, data: bytes) -> SubmissionStatus:
+        """Take the archive ``data`` as a new version of ``bot_name`` and queue its validation; raises :class:`SubmissionRefused`."""
+        ...
+
+    def submission(self, submission_id: str) -> SubmissionStatus | None:
+        """The upload ``submission_id`` (whoever it belongs to: the API checks), or None when there is none."""
+        ...
+
+    def bots(self, author: str) -> Sequence[BotSummary]:
+        """The author's bots, with their versions."""
+        ...

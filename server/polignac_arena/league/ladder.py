@@ -1,0 +1,424 @@
+"""The league's ladder: which entrants sit at the next table, and the loop that keeps tables playing.
+
+:func:`pick_table` is pure and deterministic: the same entrants, ratings, counts and seed give
+the same table.  Its rules, in order:
+
+* **Legal tables only.**  An entrant is free while it plays fewer matches than it may at once
+  (a remote bot one, it plays from one connection; an uploaded version ``max_concurrent``,
+  each match starting its own sandbox); two versions of one bot are one bot and never share
+  a table.  With fewer free bots than seats there is no table (None).
+* **The anchor** is a free version with fewer than ``new_version_matches`` games, if any
+  (its first matches come before others'); else the free entrant most behind its fair share
+  of the recent matches: ``recent / weight``, where a version's weight is
+  ``1 + new_version_boost * u`` and ``u``, its uncertainty, is ``(sigma / prior sigma)^2`` (1
+  for a version that has not played, near 0 for a well measured one).  So a new version, its
+  sigma reset, gets more early matches.
+* **The rate factor.**  The other seats go to entrants whose recent matches, this one
+  included, stay within ``rate_factor`` times those of the entrant most behind (busy or not;
+  one at least, so that a newcomer with none does not hold everyone back); when too few do,
+  to those least ahead.  So no pick widens the spread of recent matches past the factor
+  (old matches leaving the window can, by a match or two, until the next picks).
+* **Match quality.**  Among those, the table grows by TrueSkill match quality
+  (:func:`polignac_arena.schedule.fill_by_quality`, as the tournament ladder does), and is
+  seated in an order drawn from ``rng_seed`` (:func:`polignac_arena.schedule.seat_order`).
+
+:class:`Ladder` is the loop: while the league is not paused it keeps ``parallel`` matches
+running, each one a fixture appended to the league's tournament, played by
+:func:`~polignac_arena.league.play.play_league_match` and given exactly one final result
+(a match that was not played, or not to its end, gets a void one, so the ratings, applied
+in fixture order, never wait on it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from pathlib import Path
+
+from polignac_arena.league.config import LeagueConfig
+from polignac_arena.league.entrants import Entrant, LeagueFixture
+from polignac_arena.league.play import RemoteDeclined, play_league_match
+from polignac_arena.league.store import LeagueStore, Version, VersionKind
+from polignac_arena.ratings import Rating, RatingEnv, rate_match
+from polignac_arena.referee import MatchResult, RefereeServer
+from polignac_arena.referee.record import RecordFileError, read_record
+from polignac_arena.schedule import MAX_TABLE_SIZE, MIN_TABLE_SIZE, fill_by_quality, match_seed, seat_order, table_quality
+from polignac_arena.seats import SeatLauncher, launcher_for
+from polignac_arena.statuses import MatchStatus
+from polignac_arena.store import StoreError
+from polignac_arena.submission import Submission
+from polignac_arena.tournament.runner import store_result
+
+__all__ = ["AssignRemote", "Ladder", "LadderError", "pick_table"]
+
+log = logging.getLogger(__name__)
+
+AssignRemote = Callable[[str, int, str, str], Awaitable[bool]]
+"""``assign(label, seat, match_id, seat_token)``: offer the online remote bot ``label`` its seat; True when it takes it."""
+
+
+class LadderError(ValueError):
+    """Arguments no ladder can pick a table from."""
+
+
+def pick_table(
+    entrants: Sequence[Entrant],
+    table_size: int,
+    ratings: Mapping[str, tuple[float, float]],
+    games_played: Mapping[str, int],
+    recent: Mapping[str, float],
+    busy: Mapping[str, int],
+    rng_seed: int,
+    env: RatingEnv,
+    *,
+    new_version_boost: float = 0.5,
+    new_version_matches: int = 0,
+    rate_factor: float = 2.0,
+    max_concurrent: int = 2,
+) -> tuple[str, ...] | None:
+    """The labels of the next table, in seat order, or None when no legal table exists (see the module notes).
+
+    ``entrants`` are the active ones now (uploaded versions, remote bots online); ``ratings``,
+    ``games_played`` and ``recent`` (matches in a recent window) are by label, missing ones
+    having the prior, 0 and 0; ``busy`` counts the matches each label is playing now.
+    """
+    _validate(entrants, table_size, new_version_boost, rate_factor, max_concurrent)
+    if isinstance(new_version_matches, bool) or not isinstance(new_version_matches, int) or new_version_matches < 0:
+        raise LadderError(f"new_version_matches must be an integer >= 0, got {new_version_matches!r}")
+    prior = (float(env.mu), float(env.sigma))
+
+    def sigma(label: str) -> float:
+        return float(ratings.get(label, prior)[1])
+
+    def weight(label: str) -> float:
+        return 1.0 + new_version_boost * min(1.0, (sigma(label) / env.sigma) ** 2)
+
+    def rate(label: str) -> float:
+        return float(recent.get(label, 0.0))
+
+    free = [e for e in entrants if busy.get(e.label, 0) < (1 if e.remote else max_concurrent)]
+    if len({e.bot for e in free}) < table_size:
+        return None
+    bot_of = {e.label: e.bot for e in free}
+
+    def behind(e: Entrant) -> tuple[bool, float, int, float, str]:
+        games = games_played.get(e.label, 0)
+        return (games >= new_version_matches, rate(e.label) / weight(e.label), games, -sigma(e.label), e.label)
+
+    anchor = min(free, key=behind)
+    ceiling = rate_factor * max(1.0, min(rate(e.label) for e in entrants))
+
+    def candidates(table: Sequence[str]) -> Iterable[str]:
+        taken = {bot_of[label] for label in table}
+        legal = [label for label in bot_of if bot_of[label] not in taken]
+        within = [label for label in legal if rate(label) + 1.0 <= ceiling]
+        if within:
+            return within
+        least = min(rate(label) for label in legal)
+        return [label for label in legal if rate(label) == least]
+
+    table = fill_by_quality(anchor.label, table_size, candidates, lambda members: table_quality(env, ratings, members))
+    return seat_order(table, rng_seed)
+
+
+def _validate(entrants: Sequence[Entrant], table_size: int, boost: float, factor: float, max_concurrent: int) -> None:
+    twice = sorted(label for label, count in collections.Counter(e.label for e in entrants).items() if count > 1)
+    if twice:
+        raise LadderError(f"entrants must be unique, listed more than once: {', '.join(map(repr, twice))}")
+    if isinstance(table_size, bool) or not isinstance(table_size, int) or not MIN_TABLE_SIZE <= table_size <= MAX_TABLE_SIZE:
+        raise LadderError(f"table size must be an integer from {MIN_TABLE_SIZE} to {MAX_TABLE_SIZE}, got {table_size!r}")
+    if not math.isfinite(factor) or factor < 1:
+        raise LadderError(f"rate_factor must be a number >= 1, got {factor!r}")
+    if not math.isfinite(boost) or not 0 <= boost <= factor - 1:
+        raise LadderError(f"new_version_boost must be from 0 to rate_factor - 1 ({factor - 1:g}), got {boost!r}")
+    if isinstance(max_concurrent, bool) or not isinstance(max_concurrent, int) or max_concurrent < 1:
+        raise LadderError(f"max_concurrent must be an integer >= 1, got {max_concurrent!r}")
+
+
+class Ladder:
+    """The league's ladder loop over one store and one running referee (see the module notes).
+
+    ``tournament_id`` is the league's tournament in ``store``.  The entrants are the store's
+    active versions (a disabled bot's are not): uploaded ones whose folder ``submission_of``
+    gives (None: not ready, left out; a rerun asks it for retired versions too), remote ones
+    while ``online()`` lists their label.
+    ``assign`` hands a remote bot its seat (the lobby), and ``release(label, match_id)`` is
+    called when a match a remote bot was offered is over.  A remote bot that declines is
+    left out for ``decline_cooldown_s``.  Records go to ``record_dir`` when given.
+    ``on_recorded(index, status)`` is called after each result is stored.
+    """
+
+    def __init__(
+        self,
+        store: LeagueStore,
+        tournament_id: int,
+        config: LeagueConfig,
+        server: RefereeServer,
+        *,
+        submission_of: Callable[[Version], Submission | None],
+        online: Callable[[], Collection[str]] = frozenset,
+        assign: AssignRemote | None = None,
+        release: Callable[[str, str], None] | None = None,
+        launcher: SeatLauncher | None = None,
+        record_dir: Path | None = None,
+        window: int = 200,
+        max_concurrent: int = 2,
+        decline_cooldown_s: float = 30.0,
+        poll_s: float = 2.0,
+        on_recorded: Callable[[int, MatchStatus], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.tournament_id = tournament_id
+        self.config = config
+        self.server = server
+        self.env = RatingEnv(**vars(config.trueskill))
+        self._submission_of = submission_of
+        self._online = online
+        self._assign = assign
+        self._release = release
+        self._launcher = launcher or launcher_for(config.seat_kind)
+        self._record_dir = record_dir
+        self._window = window
+        self._max_concurrent = max_concurrent
+        self._cooldown_s = decline_cooldown_s
+        self._poll_s = poll_s
+        self._on_recorded = on_recorded
+        self._history: list[tuple[str, ...]] = [f.seats for f in store.fixtures(tournament_id)]
+        self._games: collections.Counter[str] = collections.Counter(label for seats in self._history for label in seats)
+        self._busy: collections.Counter[str] = collections.Counter()
+        self._declined: dict[str, float] = {}  # label -> time.monotonic() until which it is left out
+        self._unplayable: set[int] = set()  # rerun requests that cannot be played (logged once)
+        self._running: dict[str, tuple[LeagueFixture, asyncio.Task[None]]] = {}
+        self._wake = asyncio.Event()
+        self._draining = False
+
+    # -- what the league's pages and its server see ---------------------------------------------
+
+    @property
+    def running(self) -> list[tuple[str, tuple[str, ...]]]:
+        """The matches being played: their id and the labels in seat order."""
+        return [(match_id, tuple(e.label for e in fixture.seats)) for match_id, (fixture, _) in self._running.items()]
+
+    def notify(self) -> None:
+        """Look for tables now (a bot came online, a version became active) rather than at the next poll."""
+        self._wake.set()
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Play until :meth:`drain` (or until cancelled: then the running matches are cancelled and recorded as aborted)."""
+        self.void_interrupted()
+        try:
+            while not self._draining:
+                self._wake.clear()
+                self.start_due()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self._poll_s)
+        except asyncio.CancelledError:
+            tasks = [task for _, task in self._running.values()]
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.wait(tasks)
+            raise
+
+    async def drain(self, deadline_s: float) -> None:
+        """Take no new match; let the running ones finish within ``deadline_s``, then cancel them (recorded as aborted)."""
+        self._draining = True
+        self._wake.set()
+        tasks = [task for _, task in self._running.values()]
+        if not tasks:
+            return
+        _, late = await asyncio.wait(tasks, timeout=deadline_s)
+        for task in late:
+            task.cancel()
+        if late:
+            await asyncio.wait(late)
+
+    def void_interrupted(self) -> list[int]:
+        """Give every fixture without a final result (a server killed mid-match) a void one; their indices."""
+        voided = []
+        for fixture in self.store.pending_fixtures(self.tournament_id):
+            self._record_void(fixture.index, self._match_id(fixture.index), len(fixture.seats), MatchStatus.ABORTED)
+            voided.append(fixture.index)
+        return voided
+
+    def start_due(self) -> int:
+        """Start what may start now (reruns first, then picked tables) up to ``parallel``; how many started."""
+        started = 0
+        while not self._draining and len(self._running) < self.config.parallel and self.store.setting("paused", "0") != "1":
+            if not (self._start_rerun() or self._start_pick()):
+                break
+            started += 1
+        return started
+
+    # -- choosing ------------------------------------------------------------------------------
+
+    def _versions(self) -> dict[str, Version]:
+        return {v.label: v for v in self.store.versions()}
+
+    def _entrant(self, version: Version, online: Collection[str]) -> Entrant | None:
+        """The version as an entrant, if it can play now (uploaded and ready, or remote and online)."""
+        if version.kind is VersionKind.REMOTE:
+            return Entrant(version.label, version.bot) if version.label in online else None
+        submission = self._submission_of(version)
+        return None if submission is None else Entrant(version.label, version.bot, submission)
+
+    def _free(self, entrant: Entrant, now: float) -> bool:
+        limit = 1 if entrant.remote else self._max_concurrent
+        return self._busy[entrant.label] < limit and self._declined.get(entrant.label, 0.0) <= now
+
+    def _start_rerun(self) -> bool:
+        """Start the oldest rerun request whose versions can all play now."""
+        now = time.monotonic()
+        for request_id, match_id in self.store.pending_reruns():
+            if request_id in self._unplayable:
+                continue
+            original = self.store.get_result(match_id)
+            versions = self._versions()
+            if original is None or any(label not in versions for label in original.seats):
+                log.warning("ladder: rerun %s of match %s cannot be played: its match or versions are gone", request_id, match_id)
+                self._unplayable.add(request_id)
+                continue
+            online = self._online()
+            seats = [self._entrant(versions[label], online) for label in original.seats]
+            if all(e is not None and self._free(e, now) for e in seats):
+                self._start([e for e in seats if e is not None], original.seed, rerun=request_id)
+                return True
+        return False
+
+    def _start_pick(self) -> bool:
+        now = time.monotonic()
+        online = self._online()
+        active = [self._entrant(v, online) for v in self.store.active_versions()]
+        entrants = [e for e in active if e is not None]
+        busy = {e.label: self._busy[e.label] if self._free(e, now) else self._max_concurrent for e in entrants}
+        recent = collections.Counter(label for seats in self._history[-self._window :] for label in seats)
+        table = pick_table(
+            entrants,
+            self.config.table_size,
+            self.store.ratings(self.tournament_id),
+            self._games,
+            recent,
+            busy,
+            len(self._history),
+            self.env,
+            new_version_matches=self.config.new_version_matches,
+            rate_factor=self.config.rate_factor,
+            max_concurrent=self._max_concurrent,
+        )
+        if table is None:
+            return False
+        by_label = {e.label: e for e in entrants}
+        self._start([by_label[label] for label in table], match_seed(self.config.seed, len(self._history)))
+        return True
+
+    def _start(self, seats: list[Entrant], seed: int, rerun: int | None = None) -> None:
+        """Append the fixture to the league's schedule and play it in a task of its own."""
+        labels = [e.label for e in seats]
+        index = self.store.schedule(self.tournament_id, labels, seed, rerun=rerun)
+        fixture = LeagueFixture(index, seed, tuple(seats))
+        self._history.append(tuple(labels))
+        self._games.update(labels)
+        self._busy.update(labels)
+        match_id = self._match_id(index)
+        self._running[match_id] = (fixture, asyncio.ensure_future(self._play(fixture, match_id)))
+
+    def _match_id(self, index: int) -> str:
+        return f"{self.config.name}-{index:06d}"
+
+    # -- playing and recording -----------------------------------------------------------------
+
+    async def _play(self, fixture: LeagueFixture, match_id: str) -> None:
+        record_path = None if self._record_dir is None else self._record_dir / f"{match_id}.jsonl"
+        started = time.monotonic()
+        players = len(fixture.seats)
+        try:
+            result = await play_league_match(
+                self.server,
+                fixture,
+                rules=self.config.rules,
+                time_control=self.config.time,
+                launcher=self._launcher,
+                limits=self.config.limits,
+                trusted=self.config.trusted,
+                match_id=match_id,
+                record_path=record_path,
+                remote=lambda seat, mid, token: self._hand_out(fixture, seat, mid, token),
+                game=self.config.game,
+                # COORDINATOR: reattach_grace_s=self.config.reattach_grace_s once MatchHost.allow_reattach
+                # (branch league-protocol) is on main and play_league_match applies it.
+            )
+        except RemoteDeclined as exc:
+            until = time.monotonic() + self._cooldown_s
+            for label in exc.labels.values():
+                self._declined[label] = until
+            log.info("ladder: %s", exc)
+            self._record_void(fixture.index, match_id, players, MatchStatus.ABORTED)
+        except asyncio.CancelledError:
+            self._record_void(fixture.index, match_id, players, MatchStatus.ABORTED, record_path)
+            raise
+        except Exception:  # a match the league cannot play must not stop the ladder: void, and go on
+            log.exception("ladder: match %s could not be played", match_id)
+            self._record_void(fixture.index, match_id, players, MatchStatus.ERROR)
+        else:
+            self._record(fixture.index, result, time.monotonic() - started)
+        finally:
+            self._busy.subtract(e.label for e in fixture.seats)
+            self._running.pop(match_id, None)
+            if self._release is not None:
+                for entrant in fixture.seats:
+                    if entrant.remote:
+                        self._release(entrant.label, match_id)
+            self._wake.set()
+
+    async def _hand_out(self, fixture: LeagueFixture, seat: int, match_id: str, token: str) -> bool:
+        if self._assign is None:
+            return False
+        return await self._assign(fixture.seats[seat].label, seat, match_id, token)
+
+    def _rate(self, current: Mapping[str, tuple[float, float]], seats: Sequence[str], places: Sequence[int]) -> dict[str, Rating]:
+        before = [current.get(label) or self.env.initial for label in seats]
+        return dict(zip(seats, rate_match(self.env, before, places), strict=True))
+
+    def _record(self, index: int, result: MatchResult, duration_s: float) -> None:
+        """Store a played match: rated when finished, void (and final) otherwise."""
+        try:
+            store_result(self.store, self.tournament_id, index, result, self._rate, duration_s, final=True)
+        except (StoreError, ValueError):
+            log.exception("ladder: the result of match %s could not be stored", result.match_id)
+            return
+        if self._on_recorded is not None:
+            self._on_recorded(index, result.status)
+
+    def _record_void(self, index: int, match_id: str, players: int, status: MatchStatus, record_path: Path | None = None) -> None:
+        """Give a fixture that was not played to its end its final, unrated result (with its record when one was written)."""
+        record = None
+        if record_path is not None:
+            with contextlib.suppress(RecordFileError):
+                record = read_record(record_path) if record_path.exists() else None
+        try:
+            self.store.record_result(
+                self.tournament_id,
+                index,
+                match_id=match_id,
+                status=status,
+                places=None,
+                totals=[0] * players,
+                faults=[{}] * players,
+                hands=0,
+                rate=self._rate,
+                record=record,
+                record_path=record_path if record is not None else None,
+                final=True,
+            )
+        except (StoreError, ValueError):
+            log.exception("ladder: the void result of match %s could not be stored", match_id)
+            return
+        if self._on_recorded is not None:
+            self._on_recorded(index, status)

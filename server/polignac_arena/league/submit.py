@@ -1,0 +1,258 @@
+"""The client side of ``polignac league submit``: the author's token, the server's address, the upload, and its validation followed.
+
+The token is never a command-line argument (``ps`` shows those to every user): it comes from
+``--token-file``, the ``POLIGNAC_LEAGUE_TOKEN`` environment variable, or ``token`` in
+``~/.config/polignac/league.toml`` (``$XDG_CONFIG_HOME/polignac/league.toml`` when that is
+set), in that order.  The server is reached over HTTPS with its certificate verified (against
+the system's CAs, or one given CA); plain HTTP only to this machine.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import ssl
+import stat
+import time
+import tomllib
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import quote
+
+import httpx
+from pydantic import ValidationError
+
+from polignac_arena.league.author_models import SubmissionOut
+from polignac_arena.plaintext import plain
+
+__all__ = ["TOKEN_ENV", "LeagueClient", "SubmitError", "config_path", "find_token", "server_url"]
+
+TOKEN_ENV: Final = "POLIGNAC_LEAGUE_TOKEN"
+API: Final = "/api/league"
+UPLOAD_CHUNK: Final = 64 << 10
+POLL_S: Final = (0.2, 2.0)
+"""Polling the validation: again soon after news, backing off to the longer wait while there is none."""
+_TOKEN_CHARS: Final = 512
+
+
+class SubmitError(Exception):
+    """The submission could not be made; the message tells the author why (and what to do)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        """The server's HTTP status, when it answered."""
+
+
+# -- the token ------------------------------------------------------------------------------------------------------
+
+
+def config_path(environ: Mapping[str, str]) -> Path:
+    """The author's league config file: ``$XDG_CONFIG_HOME/polignac/league.toml``, else ``~/.config/polignac/league.toml``."""
+    base = environ.get("XDG_CONFIG_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".config")
+    return Path(base) / "polignac" / "league.toml"
+
+
+def find_token(token_file: Path | None, environ: Mapping[str, str], warn: Callable[[str], None]) -> str:
+    """The API token from ``token_file``, else ``$POLIGNAC_LEAGUE_TOKEN``, else the config file; raises :class:`SubmitError`.
+
+    A file that other users may read gets a warning through ``warn``.
+    """
+    if token_file is not None:
+        return _checked(_read_private(token_file, warn), str(token_file))
+    if environ.get(TOKEN_ENV):
+        return _checked(environ[TOKEN_ENV], f"${TOKEN_ENV}")
+    config = config_path(environ)
+    if not config.exists():
+        raise SubmitError(f'no API token: give --token-file FILE, set {TOKEN_ENV}, or put token = "..." in {config}')
+    text = _read_private(config, warn)
+    try:
+        token = tomllib.loads(text).get("token")
+    except tomllib.TOMLDecodeError as exc:
+        raise SubmitError(f"{config} is not valid TOML: {exc}") from None
+    if not isinstance(token, str) or not token:
+        raise SubmitError(f"{config} has no 'token' (a string): put token = \"...\" in it")
+    return _checked(token, f"'token' in {config}")
+
+
+def _read_private(path: Path, warn: Callable[[str], None]) -> str:
+    try:
+        mode = path.stat().st_mode
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SubmitError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise SubmitError(f"{path} is not UTF-8 text") from None
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        warn(f"{path} may be read by other users (mode {stat.S_IMODE(mode):o}): anyone who reads it can upload as you; chmod 600 {path}")
+    return text
+
+
+def _checked(token: str, where: str) -> str:
+    token = token.strip()
+    if not token or len(token) > _TOKEN_CHARS or not token.isascii() or not token.isprintable() or " " in token:
+        raise SubmitError(
+            f"the token in {where} is not an API token (one word of printable characters, as `polignac league user add` printed)"
+        )
+    return token
+
+
+# -- the server -----------------------------------------------------------------------------------------------------
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def server_url(text: str) -> httpx.URL:
+    """The server's base URL: ``https://...``, or ``http://`` to a loopback address; raises :class:`SubmitError`."""
+    try:
+        url = httpx.URL(text)
+    except httpx.InvalidURL as exc:
+        raise SubmitError(f"--server {text!r} is not a URL: {exc}") from None
+    if url.scheme not in ("https", "http") or not url.host:
+        raise SubmitError(f"--server must be an https:// URL such as https://league.example.org, got {text!r}")
+    if url.scheme == "http" and not _loopback(url.host):
+        raise SubmitError(f"plain http:// is only for this machine (127.0.0.1, ::1, localhost): use https://{url.host}")
+    return url
+
+
+def _tls_problem(exc: BaseException) -> str | None:
+    """The TLS failure behind a connection error, if that is what it is."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return seen.verify_message or str(seen)
+        if isinstance(seen, ssl.SSLError):
+            return seen.reason or str(seen)
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+class LeagueClient:
+    """One author's connection to a league server's author API."""
+
+    def __init__(self, server: str, token: str, *, ca: Path | None = None, timeout_s: float = 60.0) -> None:
+        self.base = server_url(server)
+        verify: ssl.SSLContext
+        try:
+            verify = ssl.create_default_context(cafile=str(ca) if ca is not None else None)
+        except (OSError, ssl.SSLError) as exc:
+            raise SubmitError(f"cannot use --ca {str(ca)!r} as a CA certificate: {getattr(exc, 'strerror', None) or exc}") from None
+        self.ca = ca
+        self.timeout_s = timeout_s
+        self.http = httpx.Client(
+            base_url=self.base,
+            headers={"Authorization": f"Bearer {token}", "User-Agent": "polignac-league-submit"},
+            verify=verify,
+            timeout=timeout_s,
+        )
+
+    def __enter__(self) -> LeagueClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.http.close()
+
+    def upload(self, bot: str, data: bytes, on_sent: Callable[[int], None] | None = None) -> SubmissionOut:
+        """Upload ``data`` (a packed submission) as a version of ``bot``; ``on_sent`` is told of each chunk's bytes as it goes."""
+
+        def chunks() -> Iterator[bytes]:
+            for start in range(0, len(data), UPLOAD_CHUNK):
+                chunk = data[start : start + UPLOAD_CHUNK]
+                yield chunk
+                if on_sent is not None:
+                    on_sent(len(chunk))
+
+        headers = {"Content-Type": "application/gzip", "Content-Length": str(len(data))}
+        answer = self._request("POST", f"{API}/bots/{quote(bot, safe='')}/versions", content=chunks(), headers=headers)
+        return _parsed(answer)
+
+    def submission(self, submission_id: str, since: int = 0) -> SubmissionOut:
+        """The upload's state and its log from line ``since``."""
+        return _parsed(self._request("GET", f"{API}/submissions/{quote(submission_id, safe='')}", params={"since": since}))
+
+    def follow(
+        self,
+        status: SubmissionOut,
+        on_line: Callable[[str], None],
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> SubmissionOut:
+        """Pass each new line of the validation log to ``on_line`` (plain text) until validation is over; the last status."""
+        fast, slow = POLL_S
+        delay = fast
+        while True:
+            for line in status.log:
+                on_line(plain(line))
+            if status.final:
+                return status
+            delay = fast if status.log else min(delay * 2, slow)
+            sleep(delay)
+            status = self.submission(status.id, status.log_next)
+
+    def _request(self, method: str, path: str, **options: Any) -> httpx.Response:
+        where = str(self.base)
+        try:
+            answer = self.http.request(method, path, **options)
+        except httpx.ConnectError as exc:
+            problem = _tls_problem(exc)
+            if problem is not None:
+                hint = "" if self.ca is not None else " (a league with a private CA: give its certificate with --ca FILE)"
+                raise SubmitError(f"TLS: cannot verify the server at {where}: {problem}{hint}") from None
+            raise SubmitError(f"cannot reach the league server at {where}: {exc}") from None
+        except httpx.TimeoutException:
+            raise SubmitError(f"the league server at {where} did not answer within {self.timeout_s:.0f} s") from None
+        except httpx.TransportError as exc:
+            problem = _tls_problem(exc)
+            if problem is not None:
+                raise SubmitError(f"TLS: the connection to {where} failed: {problem}") from None
+            why = "it may have refused an upload over its size limit" if method == "POST" else "try again"
+            raise SubmitError(f"the connection to {where} broke: {exc or type(exc).__name__} ({why})") from None
+        if answer.status_code >= 400:
+            raise _refusal(answer)
+        return answer
+
+
+def _error_text(answer: httpx.Response) -> str:
+    try:
+        body = answer.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and isinstance(body.get("error"), str):
+        return plain(body["error"])
+    return plain(answer.text[:200]) or answer.reason_phrase
+
+
+def _refusal(answer: httpx.Response) -> SubmitError:
+    status, message = answer.status_code, _error_text(answer)
+    if status == 401:
+        text = f"the server refused the API token: {message} (check --token-file, ${TOKEN_ENV} or the config file)"
+    elif status == 403:
+        text = f"refused: {message}"
+    elif status == 413:
+        text = f"the upload is too big for this server: {message}"
+    elif status == 429:
+        retry = answer.headers.get("Retry-After", "")
+        text = f"{message}: retry after {retry} s" if retry.isdigit() else message
+    else:
+        text = f"the server answered {status}: {message}"
+    return SubmitError(text, status)
+
+
+def _parsed(answer: httpx.Response) -> SubmissionOut:
+    try:
+        return SubmissionOut.model_validate_json(answer.content)
+    except ValidationError as exc:
+        raise SubmitError(
+            f"the server's answer is not a league submission: {exc.error_count()} problem(s), first: {exc.errors()[0]['msg']}"
+        ) from None
