@@ -216,19 +216,21 @@ function joinLeague(server, apiToken) {
 }
 
 function main() {
-  // League mode: --league HOST:PORT (or POLIGNAC_LEAGUE) with the author's API token in POLIGNAC_TOKEN.
+  // League mode: --league HOST:PORT (or POLIGNAC_LEAGUE) with the author's API token in
+  // POLIGNAC_LEAGUE_TOKEN (or POLIGNAC_TOKEN).
   const flag = process.argv.indexOf('--league');
   const league = flag >= 0 ? process.argv[flag + 1] : process.env.POLIGNAC_LEAGUE;
-  const token = process.env.POLIGNAC_TOKEN;
   if (league) {
-    if (!token) {
-      console.error(`${NAME}: set POLIGNAC_TOKEN to your league API token`);
+    const apiToken = process.env.POLIGNAC_LEAGUE_TOKEN || process.env.POLIGNAC_TOKEN;
+    if (!apiToken) {
+      console.error(`${NAME}: set POLIGNAC_LEAGUE_TOKEN to your league API token`);
       process.exit(1);
     }
-    joinLeague(league, token);
+    joinLeague(league, apiToken);
     return;
   }
   const address = process.env.POLIGNAC_ADDRESS;
+  const token = process.env.POLIGNAC_TOKEN;
   if (!address || !token) {
     console.error(`${NAME}: POLIGNAC_ADDRESS and POLIGNAC_TOKEN must be set (the arena sets them when it starts the bot)`);
     process.exit(1);

@@ -16,7 +16,7 @@ from tests.referee.helpers import run
 def test_the_javascript_sample_plays_an_assigned_match(js_bot: Submission) -> None:
     async def scenario() -> None:
         async with referee_with_lobby() as (server, lobby), cuttable_proxy(server.address) as proxy:
-            env = {**os.environ, "POLIGNAC_LEAGUE": server.address, "POLIGNAC_TOKEN": "alice-token"}
+            env = {**os.environ, "POLIGNAC_LEAGUE": server.address, "POLIGNAC_LEAGUE_TOKEN": "alice-token"}
             env.pop("POLIGNAC_ADDRESS", None)
             process = await asyncio.create_subprocess_exec(
                 "node", "bot.js", cwd=js_bot.path, env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE

@@ -116,7 +116,8 @@ def test_addresses_and_security() -> None:
 
 def test_the_token_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("POLIGNAC_TOKEN", raising=False)
-    with pytest.raises(BotConnectionError, match="POLIGNAC_TOKEN"):
+    monkeypatch.delenv("POLIGNAC_LEAGUE_TOKEN", raising=False)
+    with pytest.raises(BotConnectionError, match="POLIGNAC_LEAGUE_TOKEN"):
         run(run_async(builtin_bot("random"), server="127.0.0.1:1"))
 
 

@@ -19,6 +19,11 @@ __all__ = ["CHANNEL_OPTIONS", "BotConnectionError", "MatchOutcome", "run", "run_
 
 ADDRESS_ENV = "POLIGNAC_ADDRESS"
 TOKEN_ENV = "POLIGNAC_TOKEN"
+LEAGUE_TOKEN_ENV = "POLIGNAC_LEAGUE_TOKEN"
+"""The author's API token for a league (``POLIGNAC_TOKEN`` is read too when it is not set)."""
+
+_converse = converse
+"""One Play stream's conversation (:func:`polignac.bot.stream.converse`), by the name callers of this module know."""
 
 
 @overload
@@ -54,14 +59,12 @@ async def run_async(
 
     See :func:`run`.
     """
-    token = token or os.environ.get(TOKEN_ENV)
     if server is not None:
         if address is not None:
             raise ValueError("give either address (a referee's, one match) or server (a league's lobby), not both")
-        if not token:
-            raise BotConnectionError(f"no API token: pass token=... or set {TOKEN_ENV} (your league API token)")
-        await play_in_league(bot, server, token, ChannelSecurity.of(root_certificates, insecure), max_matches=max_matches)
+        await play_in_league(bot, server, _api_token(token), ChannelSecurity.of(root_certificates, insecure), max_matches=max_matches)
         return None
+    token = token or os.environ.get(TOKEN_ENV)
     address = address or os.environ.get(ADDRESS_ENV)
     if not address or not token:
         missing = " and ".join(name for name, value in ((ADDRESS_ENV, address), (TOKEN_ENV, token)) if not value)
@@ -117,7 +120,8 @@ def run(
     token; the referee sets both when it starts the bot) and play one match.
 
     With ``server="host:port"``: join that league's lobby with your API ``token`` (else
-    ``POLIGNAC_TOKEN``; keep it off the command line), play each match it assigns, up to
+    ``POLIGNAC_LEAGUE_TOKEN``, else ``POLIGNAC_TOKEN``; keep it off the command line), play
+    each match it assigns, up to
     ``max_matches`` at a time on this one ``bot`` object, and go on until interrupted
     (Ctrl-C).  A league off this machine is reached over TLS: the system's certificate
     authorities, or ``root_certificates`` (PEM bytes, or a file; else the file named by
@@ -141,13 +145,23 @@ def run(
         return None
 
 
+def _api_token(token: str | None) -> str:
+    """The author's API token: ``token``, else ``POLIGNAC_LEAGUE_TOKEN``, else ``POLIGNAC_TOKEN``."""
+    token = token or os.environ.get(LEAGUE_TOKEN_ENV) or os.environ.get(TOKEN_ENV)
+    if not token:
+        raise BotConnectionError(f"no API token: pass token=... or set {LEAGUE_TOKEN_ENV} (your league API token)")
+    return token
+
+
 async def _league(
     bot: Bot, server: str, token: str | None, root_certificates: bytes | str | os.PathLike[str] | None, insecure: bool, max_matches: int
 ) -> None:
-    token = token or os.environ.get(TOKEN_ENV)
-    if not token:
-        raise BotConnectionError(f"no API token: pass token=... or set {TOKEN_ENV} (your league API token)")
     security = ChannelSecurity.of(root_certificates, insecure)
     await play_in_league(
-        bot, server, token, security, max_matches=max_matches, on_status=lambda text: print(f"{bot.name}: {text}", file=sys.stderr)
+        bot,
+        server,
+        _api_token(token),
+        security,
+        max_matches=max_matches,
+        on_status=lambda text: print(f"{bot.name}: {text}", file=sys.stderr),
     )
