@@ -58,6 +58,18 @@ def _show_token(token: str, author: str) -> None:
     print(token)
 
 
+@app.command("serve")
+def serve(config: ConfigOption = DEFAULT_CONFIG) -> None:
+    """Run the league: web pages and JSON API, the authors' API, the gRPC endpoint for remote bots, the ladder.
+
+    SIGTERM (or Ctrl-C) drains: no new matches; running ones finish within [drain] deadline_s or are recorded aborted.
+    """
+    from polignac_arena.league.serve import serve_league
+
+    code = serve_league(_config(config))
+    raise typer.Exit(code)
+
+
 @user_app.command("add")
 def user_add(
     name: Annotated[str, typer.Argument(help="The author's name: 1-64 letters, digits, '.', '_', '-'.")],

@@ -351,8 +351,7 @@ class Ladder:
                 record_path=record_path,
                 remote=lambda seat, mid, token: self._hand_out(fixture, seat, mid, token),
                 game=self.config.game,
-                # COORDINATOR: reattach_grace_s=self.config.reattach_grace_s once MatchHost.allow_reattach
-                # (branch league-protocol) is on main and play_league_match applies it.
+                reattach_grace_s=self.config.reattach_grace_s,
             )
         except RemoteDeclined as exc:
             until = time.monotonic() + self._cooldown_s

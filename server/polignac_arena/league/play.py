@@ -85,16 +85,16 @@ async def play_league_match(
         reason = launcher.unavailable() or launcher.refusal(trusted)
         if reason is not None:
             raise LeagueMatchError(f"{launcher.kind} seats cannot run league matches here: {reason}")
-    if reattach_grace_s:
-        # COORDINATOR: MatchHost gains reattach on branch league-protocol; pass the grace to the
-        # match host here (RefereeServer.create_seated_match) once that branch is on main.
-        raise NotImplementedError("reattach grace is wired once MatchHost supports reattach (branch league-protocol)")
     with match_folder() as root:
         seats = MatchSeats(root, rules.players)
         sockets = [seats.socket(seat) if seat in uploaded else None for seat in range(rules.players)]
         host = await server.create_seated_match(
             rules, fixture.seed, time_control, sockets=sockets, match_id=match_id, record_path=record_path, exit_status=seats.exit_status
         )
+        if reattach_grace_s:
+            for seat in range(rules.players):
+                if seat not in uploaded:  # a remote seat may lose its connection and come back
+                    host.allow_reattach(seat, reattach_grace_s)
         running: asyncio.Future[MatchResult] | None = None
         try:
             await _hand_out(fixture, host, remote)
