@@ -94,3 +94,53 @@ def test_floods_benchmark_quick_run() -> None:
     for flood in ("stdio-flood", "grpc-flood"):
         assert sum(result["cases"][f"process/{flood}"]["seat0_faults"][0].values()) > 0, f"{flood} was never faulted"
     assert result["cases"]["process/unjoined-flood"]["seat0_place"][0] is not None
+
+
+LEAGUE_SCRIPT = ROOT / "benchmarks" / "league.py"
+LEAGUE_KEYS = {
+    "config",
+    "submits",
+    "submit_median_s",
+    "server_start_s",
+    "matches_per_minute",
+    "window_s",
+    "window_matches",
+    "window_void",
+    "cpu_per_match_s",
+    "cpus_busy",
+    "new_version",
+    "drain_s",
+    "exit_code",
+    "matches_total",
+    "void_total",
+    "matches_played",
+}
+
+
+@pytest.mark.slow
+def test_league_benchmark_smoke_run() -> None:
+    """benchmarks/league.py --json with a tiny window: bots accepted, the ladder plays, a new version is rated, SIGTERM drains."""
+    done = subprocess.run(
+        [sys.executable, str(LEAGUE_SCRIPT), "--json", "--seconds", "3", "--bots", "4", "--limit", "5"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result.keys() >= LEAGUE_KEYS, f"missing keys: {sorted(LEAGUE_KEYS - result.keys())}"
+    config = result["config"]
+    assert (config["bots"], config["table_size"], config["parallel"], config["limit"], config["seat_kind"]) == (4, 4, 2, 5, "process")
+    labels = [s["label"] for s in result["submits"]] + [result["new_version"]["label"]]
+    assert len(set(labels)) == 5 and all(label.endswith("@1") for label in labels), labels
+    assert all(s["accepted_s"] > 0 for s in result["submits"])
+    assert result["new_version"]["first_rated_s"] >= result["new_version"]["accepted_s"] > 0
+    assert result["new_version"]["match_index"] >= 0
+    # the warm-up waits for two matches and the new version is rated after one more
+    assert result["matches_total"] >= 3 and result["matches_played"] >= 2
+    assert result["matches_per_minute"] == pytest.approx(result["window_matches"] * 60 / result["window_s"], abs=0.01)
+    assert result["void_total"] == 0
+    assert result["exit_code"] == 0 and result["drain_s"] > 0
+    assert result["cpus_busy"] is not None and result["cpus_busy"] >= 0
