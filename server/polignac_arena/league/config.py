@@ -3,6 +3,7 @@
 A league file looks like this (every setting has a default; paths are relative to the file)::
 
     name = "main"                  # the league's name: its results and ratings in the store
+    description = ""               # shown on its page
     store = "league.db"            # the SQLite store
     data = "league-data"           # uploaded archives, unpacked versions, match records
     table_size = 4                 # players per match, 3..6
