@@ -148,7 +148,7 @@ class League:
         except NotOwner as exc:
             raise SubmissionRefused(str(exc), 403) from None
         except LimitReached as exc:
-            raise SubmissionRefused(str(exc), 429) from None
+            raise SubmissionRefused(str(exc), 429, exc.retry_after_s) from None
         except (StoreError, ValueError) as exc:
             raise SubmissionRefused(str(exc), 400) from None
 
@@ -169,7 +169,9 @@ class League:
                 self.archives.remove(sha)
             if isinstance(exc, NotOwner):
                 raise SubmissionRefused(str(exc), 403) from None
-            raise SubmissionRefused(str(exc), 429 if isinstance(exc, LimitReached) else 400) from None
+            if isinstance(exc, LimitReached):
+                raise SubmissionRefused(str(exc), 429, exc.retry_after_s) from None
+            raise SubmissionRefused(str(exc), 400) from None
         for archive in pruned:
             self.archives.remove(archive)
         self._wake_validation()
