@@ -225,6 +225,7 @@ def test_a_league_killed_mid_upload_and_mid_match_restarts_with_nothing_lost_or_
         server.wait_for("a live match while the cut version is validated again", lambda: live_and_validating(server))
         kills.append(kill(server, config, stored_results(config)))
     no_sandbox_left(config.data)
+    leftovers = plant_leftovers(config, tmp_path / "leftovers")
 
     with LeagueProcess.start(path) as server:
         played = server.status()["matches_played"]
@@ -235,6 +236,22 @@ def test_a_league_killed_mid_upload_and_mid_match_restarts_with_nothing_lost_or_
     check_results(config, kills)
     check_ratings(config)
     check_uploads(config, uploader.sent, kills)
+    assert [p for p in leftovers if p.exists()] == []
+
+
+def plant_leftovers(config: LeagueConfig, folder: Path) -> list[Path]:
+    """What a kill may leave of an upload before its version is stored, at each step: the next start removes it all."""
+    archives = ArchiveStore(config.data)
+    kept = archives.add(pack_folder(bot_folder(folder, "orphan", extra="kept, then killed before its version was stored")))
+    unpacked = archives.version_path(hashlib.sha256(b"unpacked, then killed before it was kept").hexdigest())
+    unpacked.mkdir()
+    (unpacked / "bot.toml").write_text("half")
+    half_archive = archives.archive_path(kept).with_name(f"{TEMP_PREFIX}half-written")
+    half_archive.write_bytes(b"\x1f\x8b")
+    half_unpacked = archives.versions / f"{TEMP_PREFIX}{kept}-half"
+    half_unpacked.mkdir()
+    (half_unpacked / "bot.py").write_text("half")
+    return [archives.archive_path(kept), archives.version_path(kept), unpacked, half_archive, half_unpacked]
 
 
 def check_results(config: LeagueConfig, kills: list[Kill]) -> None:
