@@ -76,7 +76,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     cert.cert_chain_pems[0].write_to_path(str(folder / "cert.pem"))
     path = write_league(
         folder,
-        "parallel = 2",
+        "parallel = 1",
+        rules="limit = 5",  # short matches: the remote bot's test waits for one
         tls='cert = "cert.pem"\nkey = "key.pem"',
         limits="uploads_per_hour = 3\nactive_bots = 3\narchive_mb = 1\nunpacked_mb = 1\nfiles = 100",
         remote="reply_ms = 100",
