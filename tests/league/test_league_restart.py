@@ -39,8 +39,16 @@ from tests.league.league_process import (
 )
 
 AUTHOR = "ada"
-SLOW_BUILD = ("python", "-c", "import time; time.sleep(2)")
-"""A build step long enough for a kill to cut it (it runs in the version's validation only, never in a match)."""
+
+
+def slow_build(marker: Path) -> tuple[str, ...]:
+    """A build step long enough for a kill to cut it (it runs in the version's validation only, never in a match).
+
+    Its command line holds ``marker``, so a test sees it running.
+    """
+    return ("python", "-c", f"import time; time.sleep(2)  # {marker}")
+
+
 SLEEPY_BOT = """\
 import random
 import time
@@ -175,9 +183,9 @@ def kill(server: LeagueProcess, config: LeagueConfig, before: list[StoredResult]
     return Kill(before, matches, validations)
 
 
-def live_and_validating(server: LeagueProcess) -> bool:
-    status = server.status()
-    return bool(status["live"]) and bool(versions_by_state(status).get("validating"))
+def live_and_building(server: LeagueProcess, marker: Path) -> bool:
+    """A match is live and the slow build (of the version being validated) runs."""
+    return bool(server.status()["live"]) and bool(processes_mentioning(f"time.sleep(2)  # {marker}"))
 
 
 def settled(server: LeagueProcess, played: int) -> bool:
@@ -209,9 +217,9 @@ def test_a_league_killed_mid_upload_and_mid_match_restarts_with_nothing_lost_or_
         stalled = [uploader.stall(server.web, "b2"), uploader.stall(server.web, "b5")]
         for sent in stalled:
             assert sent.wait(DEADLINE_S)
-        first = uploader.post(server.web, "b1", build=SLOW_BUILD)
+        first = uploader.post(server.web, "b1", build=slow_build(tmp_path))
         assert first.status == 202, first
-        server.wait_for("a live match while b1@2 is built", lambda: live_and_validating(server))
+        server.wait_for("a live match while b1@2 is built", lambda: live_and_building(server, tmp_path))
         before = stored_results(config)
         # Refused in their validation without a smoke match (their bot.toml names another bot): a shorter test.
         racing = [uploader.start(server.web, "b3", declared="b3x"), uploader.start(server.web, "b4", declared="b4x")]
@@ -220,9 +228,9 @@ def test_a_league_killed_mid_upload_and_mid_match_restarts_with_nothing_lost_or_
     uploader.join()
     no_sandbox_left(config.data)
 
-    # Second kill: just after the restart, while the cut validation is done again and the first matches play.
+    # Second kill: just after the restart, while the cut version is built again and the first matches play.
     with LeagueProcess.start(path) as server:
-        server.wait_for("a live match while the cut version is validated again", lambda: live_and_validating(server))
+        server.wait_for("a live match while the cut version is built again", lambda: live_and_building(server, tmp_path))
         kills.append(kill(server, config, stored_results(config)))
     no_sandbox_left(config.data)
     leftovers = plant_leftovers(config, tmp_path / "leftovers")
