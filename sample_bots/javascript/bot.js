@@ -217,11 +217,11 @@ function joinLeague(server, apiToken) {
 
 function main() {
   // League mode: --league HOST:PORT (or POLIGNAC_LEAGUE) with the author's API token in
-  // POLIGNAC_LEAGUE_TOKEN (or POLIGNAC_TOKEN).
+  // POLIGNAC_LEAGUE_TOKEN (never POLIGNAC_TOKEN: that is a seat's token, for its referee only).
   const flag = process.argv.indexOf('--league');
   const league = flag >= 0 ? process.argv[flag + 1] : process.env.POLIGNAC_LEAGUE;
   if (league) {
-    const apiToken = process.env.POLIGNAC_LEAGUE_TOKEN || process.env.POLIGNAC_TOKEN;
+    const apiToken = process.env.POLIGNAC_LEAGUE_TOKEN;
     if (!apiToken) {
       console.error(`${NAME}: set POLIGNAC_LEAGUE_TOKEN to your league API token`);
       process.exit(1);

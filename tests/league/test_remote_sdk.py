@@ -114,8 +114,8 @@ def test_addresses_and_security() -> None:
         ChannelSecurity.of(Path("/nonexistent/ca.pem"))
 
 
-def test_the_token_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("POLIGNAC_TOKEN", raising=False)
+def test_the_token_comes_from_the_environment_never_from_a_seat_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POLIGNAC_TOKEN", "a-seat-token-for-its-referee-only")
     monkeypatch.delenv("POLIGNAC_LEAGUE_TOKEN", raising=False)
     with pytest.raises(BotConnectionError, match="POLIGNAC_LEAGUE_TOKEN"):
         run(run_async(builtin_bot("random"), server="127.0.0.1:1"))

@@ -20,7 +20,7 @@ __all__ = ["CHANNEL_OPTIONS", "BotConnectionError", "MatchOutcome", "run", "run_
 ADDRESS_ENV = "POLIGNAC_ADDRESS"
 TOKEN_ENV = "POLIGNAC_TOKEN"
 LEAGUE_TOKEN_ENV = "POLIGNAC_LEAGUE_TOKEN"
-"""The author's API token for a league (``POLIGNAC_TOKEN`` is read too when it is not set)."""
+"""The author's API token for a league (never ``POLIGNAC_TOKEN``: a seat token, sent to its referee only)."""
 
 _converse = converse
 """One Play stream's conversation (:func:`polignac.bot.stream.converse`), by the name callers of this module know."""
@@ -120,7 +120,7 @@ def run(
     token; the referee sets both when it starts the bot) and play one match.
 
     With ``server="host:port"``: join that league's lobby with your API ``token`` (else
-    ``POLIGNAC_LEAGUE_TOKEN``, else ``POLIGNAC_TOKEN``; keep it off the command line), play
+    ``POLIGNAC_LEAGUE_TOKEN``; keep it off the command line), play
     each match it assigns, up to
     ``max_matches`` at a time on this one ``bot`` object, and go on until interrupted
     (Ctrl-C).  A league off this machine is reached over TLS: the system's certificate
@@ -146,8 +146,8 @@ def run(
 
 
 def _api_token(token: str | None) -> str:
-    """The author's API token: ``token``, else ``POLIGNAC_LEAGUE_TOKEN``, else ``POLIGNAC_TOKEN``."""
-    token = token or os.environ.get(LEAGUE_TOKEN_ENV) or os.environ.get(TOKEN_ENV)
+    """The author's API token: ``token``, else ``POLIGNAC_LEAGUE_TOKEN``."""
+    token = token or os.environ.get(LEAGUE_TOKEN_ENV)
     if not token:
         raise BotConnectionError(f"no API token: pass token=... or set {LEAGUE_TOKEN_ENV} (your league API token)")
     return token

@@ -3,6 +3,7 @@
 A league file looks like this (every setting has a default; paths are relative to the file)::
 
     name = "main"                  # the league's name: its results and ratings in the store
+    description = ""               # shown on its page
     store = "league.db"            # the SQLite store
     data = "league-data"           # uploaded archives, unpacked versions, match records
     table_size = 4                 # players per match, 3..6
@@ -45,13 +46,13 @@ A league file looks like this (every setting has a default; paths are relative t
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from polignac import Ruleset
 from polignac_arena.games import Game, game_of
+from polignac_arena.loopback import is_loopback_host as is_loopback
 from polignac_arena.referee import TimeControl
 from polignac_arena.seats import SeatKind, SeatLimits
 from polignac_arena.tournament.config import _NAME, Checker, ConfigError, TrueSkillSettings, read_toml
@@ -60,17 +61,6 @@ __all__ = ["LeagueConfig", "ListenAddress", "is_loopback", "load_league_config",
 
 _TOP_KEYS: Final = ("name", "description", "store", "data", "table_size", "parallel", "seed")
 _SECTIONS: Final = ("rules", "time", "seats", "trueskill", "http", "grpc", "tls", "limits", "ladder", "remote", "drain")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine only: 127.0.0.0/8, ::1, ``localhost``."""
-    host = host.strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True)

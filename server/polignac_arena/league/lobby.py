@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
@@ -38,6 +39,7 @@ __all__ = [
     "LobbyService",
     "OnlineBot",
     "OnlineBots",
+    "peer_address",
 ]
 
 log = logging.getLogger(__name__)
@@ -63,7 +65,8 @@ class LobbyDirectory(Protocol):
     def author_of(self, token: str, peer: str) -> str | None:
         """The author whose API token this is; None for a missing, unknown or revoked token.
 
-        The directory throttles bad tokens by ``peer`` (gRPC's ``context.peer()``) itself, and may block to do so.
+        The directory throttles bad tokens by ``peer`` (gRPC's ``context.peer()``: count them by
+        :func:`peer_address`) itself, and may block to do so.
         """
         ...
 
@@ -231,6 +234,23 @@ class OnlineBots:
             del self._sessions[session.label]
         session.end(session.status)
         self._notify()
+
+
+def peer_address(peer: str) -> str:
+    """The address of a gRPC peer without its port, as HTTP names a client: ``ipv4:127.0.0.1:52000`` -> ``127.0.0.1``.
+
+    Each connection has a port of its own: what counts a client's bad tokens by its peer would
+    start afresh on every new connection.  A peer of another kind (``unix:...``) is kept whole.
+
+    >>> peer_address("ipv4:127.0.0.1:52000"), peer_address("ipv6:%5B::1%5D:52000"), peer_address("unix:/run/x.sock")
+    ('127.0.0.1', '::1', 'unix:/run/x.sock')
+    """
+    kind, _, rest = peer.partition(":")
+    if kind in ("ipv4", "ipv6"):
+        host = urllib.parse.unquote(rest).rpartition(":")[0].strip("[]")
+        if host:
+            return host
+    return peer
 
 
 def _decode(data: bytes) -> pb.LobbyRequest | None:

@@ -37,7 +37,7 @@ from polignac_arena.league.author_api import author_router
 from polignac_arena.league.authoring import BotSummary, SubmissionRefused, SubmissionState, SubmissionStatus, Throttled, VersionSummary
 from polignac_arena.league.config import LeagueConfig
 from polignac_arena.league.ladder import Ladder
-from polignac_arena.league.lobby import LOBBY_SERVICE_NAME, AssignmentSpec, ClaimRefused, LobbyService, OnlineBots
+from polignac_arena.league.lobby import LOBBY_SERVICE_NAME, AssignmentSpec, ClaimRefused, LobbyService, OnlineBots, peer_address
 from polignac_arena.league.pages import league_router
 from polignac_arena.league.store import LeagueLimits, LeagueStore, LimitReached, NotOwner, Version, VersionKind, VersionState
 from polignac_arena.league.tokens import BadTokenThrottle
@@ -148,7 +148,7 @@ class League:
         except NotOwner as exc:
             raise SubmissionRefused(str(exc), 403) from None
         except LimitReached as exc:
-            raise SubmissionRefused(str(exc), 429) from None
+            raise SubmissionRefused(str(exc), 429, exc.retry_after_s) from None
         except (StoreError, ValueError) as exc:
             raise SubmissionRefused(str(exc), 400) from None
 
@@ -169,7 +169,9 @@ class League:
                 self.archives.remove(sha)
             if isinstance(exc, NotOwner):
                 raise SubmissionRefused(str(exc), 403) from None
-            raise SubmissionRefused(str(exc), 429 if isinstance(exc, LimitReached) else 400) from None
+            if isinstance(exc, LimitReached):
+                raise SubmissionRefused(str(exc), 429, exc.retry_after_s) from None
+            raise SubmissionRefused(str(exc), 400) from None
         for archive in pruned:
             self.archives.remove(archive)
         self._wake_validation()
@@ -204,7 +206,7 @@ class League:
 
     def author_of(self, token: str, peer: str) -> str | None:
         try:
-            return self.authenticate(token, peer)
+            return self.authenticate(token, peer_address(peer))
         except Throttled:
             return None
 

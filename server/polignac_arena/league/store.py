@@ -88,7 +88,14 @@ class NotOwner(StoreError):
 
 
 class LimitReached(StoreError):
-    """A per-author limit refuses the request; the message names it."""
+    """A per-author limit refuses the request; the message names it.
+
+    ``retry_after_s``: how long until waiting lifts it (None when waiting does not help).
+    """
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 @dataclass(frozen=True)
@@ -370,13 +377,21 @@ class LeagueStore(Store):
     def _check_upload(self, conn: Any, author: str, bot: str, limits: LeagueLimits, moment: datetime) -> int:
         author_id = self._author_id(conn, author)
         since = _timestamp(moment - timedelta(hours=1))
-        recent = conn.execute(
-            """SELECT count(*) FROM league_versions v JOIN league_bots b ON b.id = v.bot_id
-               WHERE b.author_id = ? AND v.kind = 'upload' AND v.created_at > ?""",
-            (author_id, since),
-        ).fetchone()[0]
-        if recent >= limits.uploads_per_hour:
-            raise LimitReached(f"the limit of {limits.uploads_per_hour} upload(s) per hour is reached: try again later")
+        recent = [
+            row[0]
+            for row in conn.execute(
+                """SELECT v.created_at FROM league_versions v JOIN league_bots b ON b.id = v.bot_id
+                   WHERE b.author_id = ? AND v.kind = 'upload' AND v.created_at > ? ORDER BY v.created_at""",
+                (author_id, since),
+            )
+        ]
+        if len(recent) >= limits.uploads_per_hour:
+            # One more upload is taken once this one leaves the hour's window.
+            leaving = datetime.fromisoformat(recent[len(recent) - limits.uploads_per_hour])
+            raise LimitReached(
+                f"the limit of {limits.uploads_per_hour} upload(s) per hour is reached: try again later",
+                retry_after_s=max(1.0, (leaving + timedelta(hours=1) - moment).total_seconds()),
+            )
         bot_id, _ = self._claim(conn, author, bot, limits)
         return bot_id
 

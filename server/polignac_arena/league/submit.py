@@ -9,7 +9,6 @@ the system's CAs, or one given CA); plain HTTP only to this machine.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import ssl
 import stat
@@ -24,6 +23,7 @@ import httpx
 from pydantic import ValidationError
 
 from polignac_arena.league.author_models import SubmissionOut
+from polignac_arena.loopback import is_loopback_host
 from polignac_arena.plaintext import plain
 
 __all__ = ["TOKEN_ENV", "LeagueClient", "SubmitError", "config_path", "find_token", "server_url"]
@@ -101,15 +101,6 @@ def _checked(token: str, where: str) -> str:
 # -- the server -----------------------------------------------------------------------------------------------------
 
 
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def server_url(text: str) -> httpx.URL:
     """The server's base URL: ``https://...``, or ``http://`` to a loopback address; raises :class:`SubmitError`."""
     try:
@@ -118,7 +109,7 @@ def server_url(text: str) -> httpx.URL:
         raise SubmitError(f"--server {text!r} is not a URL: {exc}") from None
     if url.scheme not in ("https", "http") or not url.host:
         raise SubmitError(f"--server must be an https:// URL such as https://league.example.org, got {text!r}")
-    if url.scheme == "http" and not _loopback(url.host):
+    if url.scheme == "http" and not is_loopback_host(url.host):
         raise SubmitError(f"plain http:// is only for this machine (127.0.0.1, ::1, localhost): use https://{url.host}")
     return url
 

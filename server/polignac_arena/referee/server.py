@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import resource
 import signal
@@ -29,6 +28,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from polignac import Ruleset
+from polignac_arena.loopback import is_loopback_address as is_loopback
 from polignac_arena.referee.host import MatchHost, MatchResult, TimeControl
 from polignac_arena.referee.listener import SeatListener
 from polignac_arena.referee.options import MAX_RECEIVE_BYTES, MAX_SEND_BYTES, server_options
@@ -64,24 +64,6 @@ def raise_open_files_limit() -> int:
 
 class PlaintextRefused(ValueError):
     """A plaintext address that is not loopback: it needs TLS credentials."""
-
-
-def is_loopback(address: str) -> bool:
-    """Whether a listening address is reachable from this machine only: a unix socket, ``localhost``, ``127.0.0.0/8`` or ``::1``.
-
-    >>> [is_loopback(a) for a in ("unix:/tmp/s", "127.0.0.2:0", "[::1]:5", "localhost:80", "0.0.0.0:1", "[::]:1", "host:1")]
-    [True, True, True, True, False, False, False]
-    """
-    if address.startswith(("unix:", "unix-abstract:")):
-        return True
-    host = address.rsplit(":", 1)[0] if ":" in address else address
-    host = host.removeprefix("[").removesuffix("]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # a host name may resolve to anything
 
 
 def _check_plaintext(address: str | None, credentials: grpc.ServerCredentials | None, what: str) -> None:

@@ -27,12 +27,19 @@
       return;
     }
     const nodes = [text("p", "author: " + body.author)];
-    for (const v of body.versions || []) {
-      const section = document.createElement("section");
-      section.className = "version";
-      section.append(text("h3", v.label + ": " + v.state + (v.reason ? " (" + v.reason + ")" : "")));
-      section.append(text("pre", v.log || "(no log yet)", "log"));
-      nodes.push(section);
+    for (const bot of body.bots || []) {
+      for (const v of bot.versions || []) {
+        const section = document.createElement("section");
+        section.className = "version";
+        section.append(text("h3", v.label + ": " + v.state + (v.reason ? " (" + v.reason + ")" : "")));
+        const detail = await fetch("/api/league/submissions/" + encodeURIComponent(v.submission), {
+          headers: { Authorization: "Bearer " + token },
+        }).catch(() => null);
+        const submission = detail && detail.ok ? await detail.json().catch(() => null) : null;
+        const lines = submission && submission.log ? submission.log : [];
+        section.append(text("pre", lines.length ? lines.join("\n") : "(no validation log: a remote bot, or not started)", "log"));
+        nodes.push(section);
+      }
     }
     if (nodes.length === 1) nodes.push(text("p", "no submission yet"));
     out.replaceChildren(...nodes);
