@@ -121,7 +121,21 @@ LEAGUE_KEYS = {
 def test_league_benchmark_smoke_run() -> None:
     """benchmarks/league.py --json with a tiny window: bots accepted, the ladder plays, a new version is rated, SIGTERM drains."""
     done = subprocess.run(
-        [sys.executable, str(LEAGUE_SCRIPT), "--json", "--seconds", "3", "--bots", "4", "--limit", "5"],
+        [
+            sys.executable,
+            str(LEAGUE_SCRIPT),
+            "--json",
+            "--seconds",
+            "1",
+            "--bots",
+            "3",
+            "--table-size",
+            "3",
+            "--parallel",
+            "1",
+            "--limit",
+            "3",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -132,15 +146,15 @@ def test_league_benchmark_smoke_run() -> None:
     result = json.loads(done.stdout)
     assert result.keys() >= LEAGUE_KEYS, f"missing keys: {sorted(LEAGUE_KEYS - result.keys())}"
     config = result["config"]
-    assert (config["bots"], config["table_size"], config["parallel"], config["limit"], config["seat_kind"]) == (4, 4, 2, 5, "process")
+    assert (config["bots"], config["table_size"], config["parallel"], config["limit"], config["seat_kind"]) == (3, 3, 1, 3, "process")
     labels = [s["label"] for s in result["submits"]] + [result["new_version"]["label"]]
-    assert len(set(labels)) == 5 and all(label.endswith("@1") for label in labels), labels
+    assert len(set(labels)) == 4 and all(label.endswith("@1") for label in labels), labels
     assert all(s["accepted_s"] > 0 for s in result["submits"])
     assert result["new_version"]["first_rated_s"] >= result["new_version"]["accepted_s"] > 0
     assert result["new_version"]["match_index"] >= 0
-    # the warm-up waits for two matches and the new version is rated after one more
-    assert result["matches_total"] >= 3 and result["matches_played"] >= 2
-    assert result["matches_per_minute"] == pytest.approx(result["window_matches"] * 60 / result["window_s"], abs=0.01)
+    # the warm-up waits for one match and the new version is rated after one more
+    assert result["matches_total"] >= 2 and result["matches_played"] >= 1
+    assert result["matches_per_minute"] == pytest.approx(result["window_matches"] * 60 / result["window_s"], rel=0.01, abs=0.01)
     assert result["void_total"] == 0
     assert result["exit_code"] == 0 and result["drain_s"] > 0
     assert result["cpus_busy"] is not None and result["cpus_busy"] >= 0

@@ -54,8 +54,20 @@ def test_a_tampered_record_diverges_with_exit_1(recorded: Path, tmp_path: Path) 
 
 def test_match_in_process_with_three_players(tmp_path: Path) -> None:
     result = polignac(
-        "match", "--bot", "random", "--bot", "heuristic", "--bot", "cautious", "--seat-kind", "inprocess", "-q", "--rules", "ace-high",
-        "--limit", "5",
+        "match",
+        "--bot",
+        "random",
+        "--bot",
+        "heuristic",
+        "--bot",
+        "cautious",
+        "--seat-kind",
+        "inprocess",
+        "-q",
+        "--rules",
+        "ace-high",
+        "--limit",
+        "5",
     )
     assert result.exit_code == 0, result.output
     assert "Final standings (ace-high" in result.output

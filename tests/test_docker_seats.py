@@ -407,9 +407,7 @@ def test_stop_kills_a_running_container_and_removes_it(tmp_path: Path) -> None:
 
 
 @docker_test
-def test_wait_reports_the_kill_even_when_the_removal_is_seen_before_stop_returns(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_wait_reports_the_kill_even_when_the_removal_is_seen_before_stop_returns(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The watcher may find the container gone while stop()'s thread is still returning its status."""
     needs_docker()
     needs_gcc()

@@ -34,7 +34,11 @@ def test_stopping_seats_with_no_descriptor_left_removes_every_container(tmp_path
     try:
         done = subprocess.run(
             [sys.executable, str(BOTS / "emfile_arena.py"), str(tmp_path), match_id, "4"],
-            capture_output=True, text=True, timeout=180, env=env, check=False,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=env,
+            check=False,
         )
         assert done.returncode == 0, done.stderr[-3000:]
         report = json.loads(done.stdout.strip().splitlines()[-1])

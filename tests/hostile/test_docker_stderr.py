@@ -57,9 +57,7 @@ def play(first: Submission) -> tuple[MatchResult, list[str], float, float]:
     """A 4-player match in docker seats, ``first`` in seat 0: the result, stderrs, the arena's and the daemon's CPU seconds."""
     bots = [first, builtin_submission("heuristic"), builtin_submission("cautious"), builtin_submission("heuristic")]
     before, daemon_before = resource.getrusage(resource.RUSAGE_SELF), daemon_cpu_s()
-    result, stderrs = run(
-        run_local_match(bots, preset("classic"), 5, CLOCK, launcher=DockerLauncher(), limits=LIMITS), timeout=240
-    )
+    result, stderrs = run(run_local_match(bots, preset("classic"), 5, CLOCK, launcher=DockerLauncher(), limits=LIMITS), timeout=240)
     after, daemon_after = resource.getrusage(resource.RUSAGE_SELF), daemon_cpu_s()
     arena = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return result, stderrs, arena, daemon_after - daemon_before

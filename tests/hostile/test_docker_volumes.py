@@ -42,8 +42,13 @@ def context_for(tmp_path: Path, folder: Path, match_id: str, limits: SeatLimits)
     sockets.chmod(0o755)
     (tmp_path / "seat").mkdir()
     return SeatContext(
-        seat=0, token="t", submission=load_submission(folder), limits=limits, referee_socket=sockets / "referee.sock",
-        workdir=tmp_path / "seat", match_id=match_id,
+        seat=0,
+        token="t",
+        submission=load_submission(folder),
+        limits=limits,
+        referee_socket=sockets / "referee.sock",
+        workdir=tmp_path / "seat",
+        match_id=match_id,
     )
 
 

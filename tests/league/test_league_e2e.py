@@ -130,7 +130,7 @@ def league(tmp_path: Path) -> Iterator[dict[str, Any]]:
             [remote]
             reattach_grace_s = 10
             [drain]
-            deadline_s = 10
+            deadline_s = 1
             """
         )
     )
@@ -163,9 +163,12 @@ def test_two_uploads_and_a_remote_bot_play_a_rated_ladder_over_tls(league: dict[
     ada_bot = folder / "ada-bot"
     shutil.copytree(ROOT / "sample_bots" / "random", ada_bot)
     (ada_bot / "bot.toml").write_text((ada_bot / "bot.toml").read_text().replace('name = "random"', 'name = "ada-bot"'))
+    ada_second = folder / "ada-second"  # a fourth bot: a table without the remote one plays beside it
+    shutil.copytree(ROOT / "sample_bots" / "cautious", ada_second)
+    (ada_second / "bot.toml").write_text((ada_second / "bot.toml").read_text().replace('name = "cautious"', 'name = "ada-second"'))
     bob_bot = folder / "javascript"
     shutil.copytree(js_bot.path, bob_bot, symlinks=True)
-    for author, bot in (("ada", ada_bot), ("bob", bob_bot)):
+    for author, bot in (("ada", ada_bot), ("ada", ada_second), ("bob", bob_bot)):
         done = cli(
             "league",
             "submit",

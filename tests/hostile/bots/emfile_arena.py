@@ -22,8 +22,13 @@ resource.setrlimit(resource.RLIMIT_NOFILE, (256, resource.getrlimit(resource.RLI
 def context(seat: int) -> SeatContext:
     (work / f"seat{seat}").mkdir()
     return SeatContext(
-        seat=seat, token="t", submission=load_submission(work / "sleeper"), limits=SeatLimits(),
-        referee_socket=work / "referee" / "referee.sock", workdir=work / f"seat{seat}", match_id=match_id,
+        seat=seat,
+        token="t",
+        submission=load_submission(work / "sleeper"),
+        limits=SeatLimits(),
+        referee_socket=work / "referee" / "referee.sock",
+        workdir=work / f"seat{seat}",
+        match_id=match_id,
     )
 
 

@@ -118,7 +118,7 @@ def fifo():
 
 def manifest():
     with open("bot.toml", "a") as toml:
-        toml.write('\n# changed by the build\n')
+        toml.write("\n# changed by the build\n")
     Path("made.txt").write_text("made by the build\n")
     say("changed bot.toml")
     sys.exit(0)
