@@ -130,7 +130,7 @@ class ProcessLauncher(SeatLauncher):
         )  # fmt: skip
         cwd = sub.path if not sub.builtin else context.workdir
         process = await spawn(plan, stdin, stdout, f"{sub.label}: {' '.join(sub.host_command())}", cwd=cwd)
-        log.warning("seat %s: %s runs UNSANDBOXED (the tournament trusts its bots)", context.seat, sub.label)
+        log.warning("seat %s: %s runs UNSANDBOXED (its bots are trusted)", context.seat, sub.label)
         return LocalProcess(process, context.limits.stderr_bytes)
 
     async def build(
