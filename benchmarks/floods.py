@@ -1,7 +1,7 @@
 """Flood benchmark: do four polite seats keep their pace beside one seat that floods everything?
 
 Run ``python benchmarks/floods.py`` for a table, ``--json`` for one JSON object, ``--quick``
-for a smoke run (one match per case, process seats only).
+for a smoke run (one match per case to 5 points, process seats only).
 
 Each case is a 5-player classic match, seed fixed, in sandboxed seats of one kind
 (``process``: bubblewrap; ``docker``): seat 0 is the case's bot, seats 1-4 are the built-in
@@ -69,6 +69,9 @@ POLITE = ("heuristic", "cautious", "random", "heuristic")
 SEED = 11
 CLOCK = TimeControl(move_ms=1000, bank_ms=2000, startup_ms=5_000)
 SEATS = 5
+QUICK_LIMIT = 5
+"""A smoke run's matches end at this many points (a full run's at the classic 20)."""
+
 CASES: dict[str, tuple[str, str] | None] = {
     "quiet": None,
     "busy": ("busy_neighbour.py", "grpc"),
@@ -100,14 +103,16 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def one_match(kind: str, case: str, tmp: Path, limits: SeatLimits) -> dict[str, Any]:
+async def one_match(kind: str, case: str, tmp: Path, limits: SeatLimits, limit: int) -> dict[str, Any]:
     launcher = launcher_for(kind)
     spec = CASES[case]
     first = builtin_submission("cautious") if spec is None else flooder(tmp, *spec)
     bots = [first, *(builtin_submission(name) for name in POLITE)]
     cpu_before = resource.getrusage(resource.RUSAGE_SELF)
     began = time.perf_counter()
-    result, stderrs = await run_local_match(bots, preset("classic", players=SEATS), SEED, CLOCK, launcher=launcher, limits=limits)
+    result, stderrs = await run_local_match(
+        bots, preset("classic", players=SEATS, limit=limit), SEED, CLOCK, launcher=launcher, limits=limits
+    )
     wall = time.perf_counter() - began
     cpu_after = resource.getrusage(resource.RUSAGE_SELF)
     polite = [line["ms"] for line in result.record if line["type"] == "action" and line.get("seat", 0) != 0 and "ms" in line]
@@ -123,7 +128,7 @@ async def one_match(kind: str, case: str, tmp: Path, limits: SeatLimits) -> dict
     }
 
 
-async def measure(kinds: list[str], repeats: int, cpus: float) -> dict[str, Any]:
+async def measure(kinds: list[str], repeats: int, cpus: float, limit: int = 20) -> dict[str, Any]:
     out: dict[str, Any] = {"cases": {}, "unavailable": {}, "repeats": repeats, "seat_cpus": cpus}
     limits = seat_limits(cpus)
     with tempfile.TemporaryDirectory(prefix="polignac-bench-floods-") as tmp:
@@ -137,7 +142,7 @@ async def measure(kinds: list[str], repeats: int, cpus: float) -> dict[str, Any]
                 out["unavailable"][kind] = reason
                 continue
             for case in CASES:
-                runs = [await one_match(kind, case, Path(tempfile.mkdtemp(dir=tmp)), limits) for _ in range(repeats)]
+                runs = [await one_match(kind, case, Path(tempfile.mkdtemp(dir=tmp)), limits, limit) for _ in range(repeats)]
                 polite = [ms for run in runs for ms in run["polite_ms"]]
                 out["cases"][f"{kind}/{case}"] = {
                     "finished": all(run["status"] == "finished" for run in runs),
@@ -179,7 +184,7 @@ def table(result: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: process seats, one match per case")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: process seats, one match per case, to 5 points")
     parser.add_argument("--kinds", default="process,docker", help="comma-separated seat kinds (default process,docker)")
     parser.add_argument("--repeats", type=int, default=3, help="matches per case (default 3)")
     parser.add_argument("--cpus", type=float, default=None, help=f"each seat's CPU cap (default {SeatLimits().cpus}, the arena's default)")
@@ -192,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     cpus = SeatLimits().cpus if args.cpus is None else args.cpus
     if not 0.1 <= cpus <= 64:
         parser.error(f"--cpus must be in 0.1..64, got {cpus}")
-    result = asyncio.run(measure(kinds, 1 if args.quick else max(1, args.repeats), cpus))
+    result = asyncio.run(measure(kinds, 1 if args.quick else max(1, args.repeats), cpus, QUICK_LIMIT if args.quick else 20))
     print(json.dumps(result, sort_keys=True) if args.json else table(result))
     return 0
 

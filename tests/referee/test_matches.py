@@ -15,10 +15,13 @@ from tests.referee.helpers import polite_match, referee, run
 
 @pytest.mark.parametrize("transport", ["tcp", "unix"])
 def test_every_variant_and_table_size_plays_to_the_end_and_replays(transport: str, tmp_path) -> None:
+    """Every variant at every table size over a unix socket; over TCP, where only the transport differs, every variant once."""
+
     async def scenario() -> None:
         async with referee(transport) as server:
             for number, name in enumerate(PRESETS):
-                for players in PRESETS[name].table_sizes():
+                sizes = PRESETS[name].table_sizes()
+                for players in sizes if transport == "unix" else sizes[:1]:
                     seed = 1000 * number + players
                     path = tmp_path / f"{name}-{players}.jsonl"
                     result, outcomes = await polite_match(server, preset(name, players=players), seed, record_path=path)
