@@ -79,10 +79,11 @@ async def _run_with_signals(
 ) -> TournamentRun:
     """Run the tournament; SIGTERM/SIGINT stop it between results (what is stored stays, --resume finishes)."""
     work = run_tournament(config, store, parallel=parallel, resume=resume, progress=hook)
+    message = "stopped: the results so far are stored; run again with --resume to finish"
     try:
-        return await until_signal(work, (signal.SIGTERM, signal.SIGINT))
+        return await until_signal(work, (signal.SIGTERM, signal.SIGINT), exit_code=130, exit_message=message)
     except Stopped:
-        fail("stopped: the results so far are stored; run again with --resume to finish", 130)
+        fail(message, 130)
 
 
 @app.command("list")
