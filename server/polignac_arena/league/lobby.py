@@ -253,12 +253,16 @@ def peer_address(peer: str) -> str:
     return peer
 
 
-def _decode(data: bytes) -> pb.LobbyRequest | None:
+class _Undecodable:
+    """A message that is not a LobbyRequest (never None: gRPC reads a None message as no message)."""
+
+
+def _decode(data: bytes) -> pb.LobbyRequest | _Undecodable:
     request = pb.LobbyRequest()
     try:
         request.ParseFromString(data)
     except DecodeError:
-        return None
+        return _Undecodable()
     return request
 
 
