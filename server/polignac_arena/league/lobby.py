@@ -306,6 +306,15 @@ class LobbyService:
         server.add_registered_method_handlers(LOBBY_SERVICE_NAME, handlers)
 
     async def Lobby(self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        # The Join is read before the token is judged: a call the server ends while the client
+        # still writes its first message ends, on the client, with gRPC's own INTERNAL error in
+        # place of the status it was sent (UNAUTHENTICATED), and the client would retry.
+        first: Any = None
+        try:
+            async with asyncio.timeout(self._join_timeout_s):
+                first = await context.read()
+        except TimeoutError:
+            first = None
         token = _token(context)
         author = await asyncio.to_thread(self.directory.author_of, token, context.peer()) if token else None
         if author is None:
@@ -313,10 +322,7 @@ class LobbyService:
                 grpc.StatusCode.UNAUTHENTICATED, "missing, unknown or revoked API token (send 'authorization: Bearer <token>')"
             )
             return
-        try:
-            async with asyncio.timeout(self._join_timeout_s):
-                first = await context.read()
-        except TimeoutError:
+        if first is None:
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"no Join within {self._join_timeout_s:g} s")
             return
         join = first.join if isinstance(first, pb.LobbyRequest) and first.WhichOneof("message") == "join" else None
