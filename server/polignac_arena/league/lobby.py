@@ -309,12 +309,13 @@ class LobbyService:
         # The Join is read before the token is judged: a call the server ends while the client
         # still writes its first message ends, on the client, with gRPC's own INTERNAL error in
         # place of the status it was sent (UNAUTHENTICATED), and the client would retry.
+        timed_out = False
         first: Any = None
         try:
             async with asyncio.timeout(self._join_timeout_s):
                 first = await context.read()
         except TimeoutError:
-            first = None
+            timed_out = True
         token = _token(context)
         author = await asyncio.to_thread(self.directory.author_of, token, context.peer()) if token else None
         if author is None:
@@ -322,7 +323,7 @@ class LobbyService:
                 grpc.StatusCode.UNAUTHENTICATED, "missing, unknown or revoked API token (send 'authorization: Bearer <token>')"
             )
             return
-        if first is None:
+        if timed_out:
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"no Join within {self._join_timeout_s:g} s")
             return
         join = first.join if isinstance(first, pb.LobbyRequest) and first.WhichOneof("message") == "join" else None
