@@ -269,7 +269,7 @@ def _cancel_after_first_result(path: Path, db: Path) -> None:
         with Store(db) as store:
             task: asyncio.Future[TournamentRun] | None = None
 
-            def hook(event: str, done: int, total: int, running: int, faults: int) -> None:
+            def hook(event: str, done: int, total: int, running: int, faults: int, nodes: Any) -> None:
                 if event == "match" and done >= 1 and task is not None:
                     task.cancel()
 

@@ -26,7 +26,7 @@ from typing import IO, Any, TypeVar
 
 import httpx
 
-from polignac_arena.league.archive import pack_folder
+from polignac_arena.archive import pack_folder
 from polignac_arena.league.config import load_league_config
 from polignac_arena.league.serve import League
 from polignac_arena.league.store import LeagueStore, Version

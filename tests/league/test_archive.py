@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from polignac_arena.league.archive import (
+from polignac_arena.archive import (
     ArchiveCaps,
     ArchiveError,
     ArchiveStore,
@@ -329,7 +329,7 @@ def test_add_keeps_nothing_of_a_refused_archive(tmp_path: Path) -> None:
 KILLED_IN = """
 import os, signal, sys
 from pathlib import Path
-from polignac_arena.league import archive
+from polignac_arena import archive
 store = archive.ArchiveStore(Path(sys.argv[1]))
 data = Path(sys.argv[2]).read_bytes()
 if sys.argv[3] == "unpack":

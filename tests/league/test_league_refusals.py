@@ -29,8 +29,8 @@ from typer.testing import CliRunner
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot.stream import write
+from polignac_arena.archive import TEMP_PREFIX, ArchiveStore, pack_folder
 from polignac_arena.cli import app
-from polignac_arena.league.archive import TEMP_PREFIX, ArchiveStore, pack_folder
 from polignac_arena.league.config import LeagueConfig, load_league_config
 from polignac_arena.league.serve import League
 from polignac_arena.league.store import LeagueLimits, LeagueStore, LimitReached

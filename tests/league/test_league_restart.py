@@ -21,7 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from polignac_arena.league.archive import TEMP_PREFIX, ArchiveStore, pack_folder
+from polignac_arena.archive import TEMP_PREFIX, ArchiveStore, pack_folder
 from polignac_arena.league.config import LeagueConfig, load_league_config
 from polignac_arena.league.store import LeagueStore, VersionState
 from polignac_arena.ratings import RatingEnv, rate_match

@@ -16,8 +16,8 @@ import uvicorn
 from fastapi import FastAPI
 from typer.testing import CliRunner
 
+from polignac_arena.archive import pack_folder
 from polignac_arena.cli import app
-from polignac_arena.league.archive import pack_folder
 from polignac_arena.league.author_api import author_router
 from polignac_arena.league.authoring import SubmissionState
 from polignac_arena.league.submit import SubmitError, find_token, server_url

@@ -344,7 +344,7 @@ def submit(
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
-    from polignac_arena.league.archive import ArchiveError, pack_folder
+    from polignac_arena.archive import ArchiveError, pack_folder
     from polignac_arena.league.authoring import SubmissionState
     from polignac_arena.league.submit import LeagueClient, SubmitError, find_token, server_url
     from polignac_arena.plaintext import plain

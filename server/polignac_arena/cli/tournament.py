@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import signal
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -16,6 +18,7 @@ from polignac_arena.cli._errors import fail
 from polignac_arena.cli._options import integer
 from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
 from polignac_arena.cli.leaderboard import leaderboard_table
+from polignac_arena.executors import EXECUTOR_KINDS, ExecutorError
 from polignac_arena.signals import Stopped, until_signal
 from polignac_arena.store import ConflictError, Store
 from polignac_arena.tournament.config import ConfigError, TournamentConfig, load_config
@@ -33,19 +36,32 @@ def run(
     resume: Annotated[bool, typer.Option("--resume", help="Finish a tournament that was stopped or killed.")] = False,
     db: DbOption = DEFAULT_DB,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            "--executor",
+            metavar="KIND",
+            help=f"Where matches run: {' or '.join(EXECUTOR_KINDS)} (default: the file's [executor], else local).",
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray-address", metavar="HOST:PORT", help="The Ray cluster's head (with --executor ray; default: RAY_ADDRESS)."),
+    ] = None,
 ) -> None:
     """Play every match of a tournament, store each result with its rating update, print the leaderboard."""
     try:
         config = load_config(file)
     except ConfigError as exc:
         fail(f"{exc.path}: " + "; ".join(exc.problems))
+    config = _with_executor(config, executor, ray_address)
     console = Console()
     with open_store(db) as store:
         with Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("running {task.fields[running]}, faults {task.fields[faults]}"),
+            TextColumn("running {task.fields[running]}, faults {task.fields[faults]}{task.fields[nodes]}"),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             console=console,
@@ -54,15 +70,16 @@ def run(
         ) as bar:
             task: TaskID | None = None
 
-            def hook(event: str, done: int, total: int, running: int, faults: int) -> None:
+            def hook(event: str, done: int, total: int, running: int, faults: int, nodes: Mapping[str, int]) -> None:
                 nonlocal task
+                shown = _nodes_text(nodes) if config.executor.kind != "local" else ""
                 if task is None:
-                    task = bar.add_task(config.name, total=total, completed=done, running=running, faults=faults)
-                bar.update(task, completed=done, total=total, running=running, faults=faults)
+                    task = bar.add_task(config.name, total=total, completed=done, running=running, faults=faults, nodes=shown)
+                bar.update(task, completed=done, total=total, running=running, faults=faults, nodes=shown)
 
             try:
                 outcome = asyncio.run(_run_with_signals(config, store, parallel, resume, hook))
-            except (EntrantError, ConflictError) as exc:
+            except (EntrantError, ConflictError, ExecutorError) as exc:
                 fail(str(exc).replace("\n", "; "))
         if outcome.already_finished:
             console.print(f"Tournament {config.name!r} is already finished in {db}: its leaderboard follows (use --db for a new store).")
@@ -72,6 +89,25 @@ def run(
     console.print(leaderboard_table(rows, f"Leaderboard: {config.name}"))
     if outcome.failed:
         raise typer.Exit(1)
+
+
+def _with_executor(config: TournamentConfig, kind: str | None, address: str | None) -> TournamentConfig:
+    """The file's ``[executor]`` with the command line's choices over it."""
+    if kind is not None and kind not in EXECUTOR_KINDS:
+        fail(f"--executor must be one of {', '.join(EXECUTOR_KINDS)}, got {kind!r}")
+    settings = config.executor
+    if kind is not None:
+        settings = dataclasses.replace(settings, kind=kind)
+    if address is not None:
+        if settings.kind != "ray":
+            fail('--ray-address goes with --executor ray (or kind = "ray" in the file\'s [executor])')
+        settings = dataclasses.replace(settings, address=address)
+    return dataclasses.replace(config, executor=settings)
+
+
+def _nodes_text(nodes: Mapping[str, int]) -> str:
+    """``; node-a 12, node-b 9``: the matches each node played in this run."""
+    return "; " + ", ".join(f"{node} {count}" for node, count in sorted(nodes.items())) if nodes else ""
 
 
 async def _run_with_signals(
@@ -109,7 +145,15 @@ def status(name: Annotated[str, typer.Argument(metavar="NAME")], db: DbOption = 
             fail(f"no tournament {name!r} in {db}")
         progress = store.progress(tournament.id)
         rows = store.leaderboard(tournament.id)
+        nodes = store.node_throughput(tournament.id)
     console = Console()
     faults = ", ".join(f"{k} {v}" for k, v in sorted(progress.faults.items())) or "none"
     console.print(f"{tournament.name}: {tournament.status}, {progress.done} of {progress.total} matches, faults: {faults}")
+    if nodes:
+        table = Table(title="Matches by node")
+        for column in ("node", "matches", "matches/min", "busy s"):
+            table.add_column(column, justify="left" if column == "node" else "right")
+        for node in nodes:
+            table.add_row(node.node or "(not recorded)", str(node.matches), f"{node.per_minute:.1f}", f"{node.busy_s:.0f}")
+        console.print(table)
     console.print(leaderboard_table(rows, f"Leaderboard: {tournament.name}"))

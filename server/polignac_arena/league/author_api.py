@@ -25,7 +25,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
-from polignac_arena.league.archive import ArchiveCaps
+from polignac_arena.archive import ArchiveCaps
 from polignac_arena.league.author_models import BotOut, ErrorOut, MeOut, SubmissionOut, VersionOut
 from polignac_arena.league.authoring import (
     AuthorBackend,

@@ -32,7 +32,7 @@ from typing import Any
 
 import grpc
 
-from polignac_arena.league.archive import ArchiveCaps, ArchiveError, ArchiveStore, ArchiveTooBig
+from polignac_arena.archive import ArchiveCaps, ArchiveError, ArchiveStore, ArchiveTooBig
 from polignac_arena.league.author_api import author_router
 from polignac_arena.league.authoring import BotSummary, SubmissionRefused, SubmissionState, SubmissionStatus, Throttled, VersionSummary
 from polignac_arena.league.config import LeagueConfig

@@ -10,7 +10,7 @@ This module is persistence only: it knows no rules and no rating maths.  Ratings
 by a function the caller passes to :meth:`Store.record_result`; the store only guarantees that
 the function is applied to the results strictly in schedule order, exactly once each.
 
-Schema (version 2; ``PRAGMA user_version`` holds the version, ``PRAGMA application_id`` marks
+Schema (version 3; ``PRAGMA user_version`` holds the version, ``PRAGMA application_id`` marks
 the file as ours):
 
 ``bots``
@@ -32,7 +32,8 @@ the file as ours):
     of a :class:`~polignac.statuses.MatchStatus`: finished, aborted, error), ``final`` (1 when
     it is the fixture's result, 0 for an attempt kept for diagnosis only), ``places``, ``totals``, ``faults`` (per seat, counts by kind),
     ``penalties`` (penalty points per seat), all JSON lists by seat; ``hands`` (hands played),
-    ``duration_s``, ``finished_at``, ``record_path``.  At most one final result per fixture and
+    ``duration_s``, ``finished_at``, ``record_path``, ``node`` (the machine or cluster node that
+    played it, version 3).  At most one final result per fixture and
     one final result per match id (partial unique indexes).
 ``records``
     ``result_id`` (the ``results`` row), ``encoding`` (``zlib``), ``data``: the match record,
@@ -47,7 +48,7 @@ the file as ours):
 
 Version 2 adds the league's tables (``league_authors``, ``league_tokens``, ``league_bots``,
 ``league_versions``, ``league_settings``, ``league_reruns``), described in
-:mod:`polignac_arena.league.store`.
+:mod:`polignac_arena.league.store`.  Version 3 adds ``results.node``.
 
 Results and ratings:
 
@@ -72,6 +73,7 @@ from polignac_arena.store.records import (
     HeadToHead,
     LeaderboardRow,
     NewerSchemaError,
+    NodeThroughput,
     Progress,
     RateFunction,
     Rating,
@@ -94,6 +96,7 @@ __all__ = [
     "HeadToHead",
     "LeaderboardRow",
     "NewerSchemaError",
+    "NodeThroughput",
     "Progress",
     "RateFunction",
     "Rating",

@@ -120,6 +120,26 @@ class StoredResult:
     finished_at: str
     record_path: str | None
     record: list[dict[str, Any]] | None = field(default=None, repr=False)
+    node: str | None = None
+    """The machine or cluster node that played it (None: not known)."""
+
+
+@dataclass(frozen=True)
+class NodeThroughput:
+    """What one node played of a tournament: its final results and the time they span."""
+
+    node: str
+    """The node's name ("" for results that name none)."""
+    matches: int
+    busy_s: float
+    """The matches' durations added up."""
+    span_s: float
+    """From the start of its first match to the end of its last."""
+
+    @property
+    def per_minute(self) -> float:
+        """Matches per minute over its span (0 when nothing was timed)."""
+        return 60.0 * self.matches / self.span_s if self.span_s > 0 else 0.0
 
 
 @dataclass(frozen=True)

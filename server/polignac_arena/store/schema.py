@@ -158,7 +158,13 @@ def _v2(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
+def _v3(conn: sqlite3.Connection) -> None:
+    """The node that played each result (None for results stored before, or by hand)."""
+    conn.execute("ALTER TABLE results ADD COLUMN node TEXT")
+    conn.execute("CREATE INDEX results_node ON results (tournament_id, node) WHERE final = 1")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
 """``MIGRATIONS[i]`` takes a store from schema version ``i`` to ``i + 1``, inside the open
 transaction (use ``conn.execute``: ``executescript`` would commit half-way).  Append, never edit."""
 

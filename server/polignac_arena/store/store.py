@@ -36,6 +36,7 @@ from polignac_arena.store.records import (
     HeadToHead,
     LeaderboardRow,
     NewerSchemaError,
+    NodeThroughput,
     Progress,
     RateFunction,
     Rating,
@@ -403,14 +404,16 @@ class Store:
         duration_s: float | None = None,
         finished_at: datetime | None = None,
         final: bool | None = None,
+        node: str | None = None,
     ) -> Recorded:
         """Store the result of fixture ``idx`` and apply every rating now due, in one transaction.
 
         ``places``, ``totals``, ``faults`` (counts by kind) and ``penalties`` (penalty points;
         default: ``totals``) are by seat, as in the fixture.  ``record`` is the match record
         (its lines, or their JSON-lines text), stored compressed; ``record_path`` where a copy
-        lives, if anywhere.  ``final`` defaults to ``status is MatchStatus.FINISHED``: see the
-        module docstring for aborted and errored matches.  ``status`` may be given as its text.
+        lives, if anywhere; ``node`` the machine (or cluster node) that played it.  ``final``
+        defaults to ``status is MatchStatus.FINISHED``: see the module docstring for aborted and
+        errored matches.  ``status`` may be given as its text.
 
         A final result is stored exactly once per fixture: storing the same match id again
         changes nothing and returns ``stored=False``; another match id raises
@@ -460,7 +463,7 @@ class Store:
                 raise ConflictError(f"match id {match_id!r} is already the result of another fixture")
             result_id = conn.execute(
                 """INSERT INTO results (tournament_id, idx, match_id, status, final, places, totals, faults, penalties,
-                   hands, duration_s, finished_at, record_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   hands, duration_s, finished_at, record_path, node) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (
                     tournament_id,
                     idx,
@@ -472,6 +475,7 @@ class Store:
                     duration_s,
                     stamp,
                     None if record_path is None else str(record_path),
+                    node,
                 ),
             ).lastrowid
             if blob is not None:
@@ -538,7 +542,7 @@ class Store:
     # -- reading results -----------------------------------------------------------------------
 
     _RESULT = """SELECT r.tournament_id, t.name, r.idx, f.seats, f.seed, r.match_id, r.status, r.final, r.places, r.totals,
-                 r.faults, r.hands, r.penalties, r.duration_s, r.finished_at, r.record_path, r.id
+                 r.faults, r.hands, r.penalties, r.duration_s, r.finished_at, r.record_path, r.id, r.node
                  FROM results r JOIN tournaments t ON t.id = r.tournament_id
                  JOIN fixtures f ON f.tournament_id = r.tournament_id AND f.idx = r.idx"""
 
@@ -547,7 +551,8 @@ class Store:
         status = self._status(MatchStatus, row[6], "match status", f"match {row[5]!r}")
         return StoredResult(
             row[0], row[1], row[2], tuple(json.loads(row[3])), int(row[4]), row[5], status, bool(row[7]), places,
-            tuple(json.loads(row[9])), tuple(json.loads(row[10])), row[11], tuple(json.loads(row[12])), row[13], row[14], row[15], record,
+            tuple(json.loads(row[9])), tuple(json.loads(row[10])), row[11], tuple(json.loads(row[12])), row[13], row[14], row[15],
+            record, row[17],
         )  # fmt: skip
 
     def get_result(self, match_id: str) -> StoredResult | None:
@@ -566,6 +571,23 @@ class Store:
             where = "" if attempts else " AND r.final = 1"
             rows = conn.execute(f"{self._RESULT} WHERE r.tournament_id = ?{where} ORDER BY r.idx, r.id", (tournament_id,)).fetchall()
         return [self._result(row) for row in rows]
+
+    def node_throughput(self, tournament_id: int) -> list[NodeThroughput]:
+        """Per node that played its final results: how many, and the time they span (by node name)."""
+        with self._read() as conn:
+            self._require(conn, tournament_id)
+            rows = conn.execute(
+                """SELECT COALESCE(node, ''), COUNT(*), COALESCE(SUM(duration_s), 0), MAX(COALESCE(duration_s, 0)),
+                   MIN(finished_at), MAX(finished_at) FROM results WHERE tournament_id = ? AND final = 1
+                   GROUP BY COALESCE(node, '') ORDER BY 1""",
+                (tournament_id,),
+            ).fetchall()
+        out = []
+        for node, matches, busy, longest, first, last in rows:
+            # The span runs from the first match's start (its end less a match's length) to the last one's end.
+            span = (datetime.fromisoformat(last) - datetime.fromisoformat(first)).total_seconds() + busy / matches
+            out.append(NodeThroughput(node, matches, float(busy), span if longest > 0 else 0.0))
+        return out
 
     # -- ratings and statistics ----------------------------------------------------------------
 

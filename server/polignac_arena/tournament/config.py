@@ -32,6 +32,11 @@ A tournament file looks like ``tournaments/quickstart.toml``::
     pids = 64
     cpu_seconds = 600
 
+    [executor]                     # where matches run (docs/cluster.md); the command line may override
+    kind = "local"                 # local | ray
+    address = "10.0.0.5:6379"      # ray: the cluster head's HOST:PORT (default: RAY_ADDRESS)
+    cpus_per_match = 1.0           # ray: CPUs a match reserves on its node
+
     [trueskill]
     mu = 25.0
     sigma = 8.333333
@@ -51,6 +56,7 @@ from typing import Any, Final
 
 from polignac import PRESETS, PolignacError, Ruleset
 from polignac.deal import MAX_SEED
+from polignac_arena.executors.base import EXECUTOR_KINDS, ExecutorSettings
 from polignac_arena.games import Game, game_of
 from polignac_arena.referee import TimeControl
 from polignac_arena.seats import SeatKind, SeatLimits
@@ -60,7 +66,7 @@ __all__ = ["FORMATS", "ConfigError", "TournamentConfig", "TrueSkillSettings", "l
 FORMATS: Final = ("round-robin", "duplicate", "ladder")
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _TOP_KEYS: Final = ("name", "description", "entrants", "format", "table_size", "rounds", "matches", "seed", "parallel")
-_SECTIONS: Final = ("rules", "time", "seats", "trueskill")
+_SECTIONS: Final = ("rules", "time", "seats", "executor", "trueskill")
 
 
 class ConfigError(ValueError):
@@ -105,6 +111,8 @@ class TournamentConfig:
     trusted: bool = False
     limits: SeatLimits = field(default_factory=SeatLimits)
     trueskill: TrueSkillSettings = field(default_factory=TrueSkillSettings)
+    executor: ExecutorSettings = field(default_factory=ExecutorSettings)
+    """Where the matches run; like ``parallel``, not part of what defines the tournament."""
     source: str = ""
     """The file's text, stored with the tournament."""
 
@@ -275,6 +283,21 @@ class Checker:
         )
         return seat_kind, trusted, limits
 
+    def executor(self) -> ExecutorSettings:
+        """The ``[executor]`` table."""
+        table = self.section_table("executor")
+        self.unknown("executor", table, ("kind", "address", "cpus_per_match"))
+        kind = table.get("kind", "local")
+        if kind not in EXECUTOR_KINDS:
+            self.bad("executor", "kind", f"must be one of {', '.join(EXECUTOR_KINDS)}, got {kind!r}")
+            kind = "local"
+        address = self.text("executor", table, "address", None)
+        if address is not None and not re.fullmatch(r"\[?[A-Za-z0-9.:-]+\]?:[0-9]{1,5}", address.strip()):
+            self.bad("executor", "address", f"must be the Ray head's HOST:PORT, got {address!r}")
+            address = None
+        cpus = self.number("executor", table, "cpus_per_match", 1.0, 0.01, 256)
+        return ExecutorSettings(kind, address.strip() if address else None, cpus)
+
     def trueskill(self) -> TrueSkillSettings:
         """The ``[trueskill]`` table."""
         ts_table = self.section_table("trueskill")
@@ -336,6 +359,7 @@ def parse_config(text: str, path: Path | str = "<tournament>") -> TournamentConf
     rules, base = check.rules(table_size)
     clock = check.time()
     seat_kind, trusted, limits = check.seats()
+    executor = check.executor()
     trueskill = check.trueskill()
     if check.problems:
         raise ConfigError(file, check.problems)
@@ -357,5 +381,6 @@ def parse_config(text: str, path: Path | str = "<tournament>") -> TournamentConf
         trusted=trusted,
         limits=limits,
         trueskill=trueskill,
+        executor=executor,
         source=text,
     )

@@ -1,8 +1,10 @@
-"""Run a tournament: resolve its entrants, schedule it, play the matches on a local pool, store every
+"""Run a tournament: resolve its entrants, schedule it, hand the matches to an executor, store every
 result exactly once with its rating update, and pick up where a killed run stopped.
 
-Matches run concurrently in one event loop (``parallel`` at a time); each match has its own
-referee and its bots are processes or containers, so the pool is a pool of processes.
+Matches are handed out ``parallel`` at a time to an executor (:mod:`polignac_arena.executors`):
+``local`` plays each with its own referee and its bots as processes or containers on this
+machine; ``ray`` plays them on the nodes of a Ray cluster.  Results come back here and are
+stored here, so the executor changes where matches run, never what is stored.
 Ratings are applied by the store strictly in schedule order, whatever order matches end in,
 so ``--parallel 1`` and ``--parallel 2`` give the same leaderboard.  The ladder format is the
 exception: its next tables depend on the ratings when they are drawn, so its schedule depends
@@ -19,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from polignac.bots import BUILTIN_BOTS
+from polignac_arena.executors import Executor, MatchJob, executor_for
 from polignac_arena.games import GameRefused, check_seating
 from polignac_arena.plaintext import plain
 from polignac_arena.ratings import Rating, RatingEnv, new_version, rate_match
 from polignac_arena.referee import MatchResult
-from polignac_arena.runner import run_local_match
 from polignac_arena.schedule import Fixture, duplicate, ladder_next, match_seed, round_robin
 from polignac_arena.seats import SeatKind, launcher_for
 from polignac_arena.statuses import MatchStatus, TournamentStatus
@@ -128,8 +130,9 @@ class TournamentRun:
     faults: dict[str, int] = field(default_factory=dict)
 
 
-ProgressHook = Callable[[str, int, int, int, int], None]
-"""``hook(event, done, total, running, faults)`` with event "start", "match" or "end"."""
+ProgressHook = Callable[[str, int, int, int, int, Mapping[str, int]], None]
+"""``hook(event, done, total, running, faults, nodes)`` with event "start", "match" or "end";
+``nodes``: the matches each node has played in this run."""
 
 
 async def run_tournament(
@@ -140,12 +143,20 @@ async def run_tournament(
     resume: bool = False,
     progress: ProgressHook | None = None,
     record_dir: Path | None = None,
+    executor: Executor | None = None,
 ) -> TournamentRun:
-    """Run ``config`` to its end (or finish it with ``resume``); results and ratings go to ``store``."""
-    launcher = launcher_for(config.seat_kind)
-    reason = launcher.unavailable() or launcher.refusal(config.trusted)
-    if reason is not None:
-        raise EntrantError(f"{config.seat_kind.value} seats cannot run this tournament here: {reason}")
+    """Run ``config`` to its end (or finish it with ``resume``); results and ratings go to ``store``.
+
+    ``executor``: where the matches are played (default: the file's ``[executor]``, started
+    and closed here; one passed in is started by its owner).
+    """
+    owned = executor is None
+    executor = executor or executor_for(config.executor)
+    if executor.kind == "local":  # a cluster's nodes judge for themselves
+        launcher = launcher_for(config.seat_kind)
+        reason = launcher.unavailable() or launcher.refusal(config.trusted)
+        if reason is not None:
+            raise EntrantError(f"{config.seat_kind.value} seats cannot run this tournament here: {reason}")
     entrants = resolve_entrants(config, store)
     try:
         check_seating(entrants.values(), config.game)
@@ -159,22 +170,45 @@ async def run_tournament(
             f"tournament {config.name!r} already exists in this store and is not finished: add --resume to finish it"
             " (or rename the tournament)"
         )
-    if config.format == "round-robin":
-        fixtures: list[Fixture] = round_robin(keys, config.table_size, config.rounds, config.seed)
-    elif config.format == "duplicate":
-        fixtures = duplicate(keys, config.table_size, config.rounds, config.seed)
-    else:
-        fixtures = []
-    tournament_id = store.create_tournament(
-        config.name, config_record(config), fixtures, source=config.source, initial_ratings=_priors(keys, store, env)
-    )
+    # Started before anything is stored, so a cluster that cannot be reached leaves no tournament behind.
+    started = owned and (existing is None or existing.status is not TournamentStatus.FINISHED)
+    if started:
+        await executor.start()
+    try:
+        if config.format == "round-robin":
+            fixtures: list[Fixture] = round_robin(keys, config.table_size, config.rounds, config.seed)
+        elif config.format == "duplicate":
+            fixtures = duplicate(keys, config.table_size, config.rounds, config.seed)
+        else:
+            fixtures = []
+        tournament_id = store.create_tournament(
+            config.name, config_record(config), fixtures, source=config.source, initial_ratings=_priors(keys, store, env)
+        )
+        stored = store.get_tournament(tournament_id)
+        if stored is not None and stored.status is TournamentStatus.FINISHED:
+            return TournamentRun(tournament_id, already_finished=True)
+        width = parallel or config.parallel
+        return await _play_all(config, store, tournament_id, keys, entrants, env, executor, width, progress, record_dir)
+    finally:
+        if started:
+            await executor.close()
+
+
+async def _play_all(
+    config: TournamentConfig,
+    store: Store,
+    tournament_id: int,
+    keys: list[str],
+    entrants: Mapping[str, Submission],
+    env: RatingEnv,
+    executor: Executor,
+    width: int,
+    progress: ProgressHook | None,
+    record_dir: Path | None,
+) -> TournamentRun:
+    """Play the tournament's pending matches on ``executor``, ``width`` at a time, storing each result."""
     outcome = TournamentRun(tournament_id)
-    stored = store.get_tournament(tournament_id)
-    if stored is not None and stored.status is TournamentStatus.FINISHED:
-        outcome.already_finished = True
-        return outcome
     store.set_status(tournament_id, TournamentStatus.RUNNING)
-    width = parallel or config.parallel
     priors = {key: rating for key, rating in store.ratings(tournament_id).items()}
 
     def rate(current: Mapping[str, tuple[float, float]], seats: Sequence[str], places: Sequence[int]) -> dict[str, Rating]:
@@ -186,33 +220,36 @@ async def run_tournament(
     done = so_far.done
     running = 0
     faults = sum(so_far.faults.values())
+    nodes: dict[str, int] = {}
     if progress:
-        progress("start", done, total, 0, faults)
+        progress("start", done, total, 0, faults, nodes)
 
     async def play(fixture_index: int, seats: Sequence[str], seed: int) -> None:
         nonlocal done, running, faults
         running += 1
         started = time.monotonic()
+        job = MatchJob(
+            tuple(entrants[key] for key in seats),
+            config.rules,
+            seed,
+            config.time,
+            config.game,
+            SeatKind(config.seat_kind),
+            config.trusted,
+            config.limits,
+            f"{config.name}-{fixture_index:05d}-{seed % 10**6:06d}",
+        )
         try:
-            result, _ = await run_local_match(
-                [entrants[key] for key in seats],
-                config.rules,
-                seed,
-                config.time,
-                game=config.game,
-                seat_kind=SeatKind(config.seat_kind),
-                trusted=config.trusted,
-                limits=config.limits,
-                record_path=None if record_dir is None else record_dir / f"{config.name}-{fixture_index:05d}.jsonl",
-                match_id=f"{config.name}-{fixture_index:05d}-{seed % 10**6:06d}",
-            )
+            played = await executor.play(job, None if record_dir is None else record_dir / f"{config.name}-{fixture_index:05d}.jsonl")
         except Exception as exc:  # a match that cannot run is recorded as an error and retried on --resume
             outcome.failed += 1
             running -= 1
             print(plain(f"match {fixture_index} could not run: {exc}"))  # the error may quote a bot's build
             return
+        result = played.result
+        nodes[played.node] = nodes.get(played.node, 0) + 1
         running -= 1
-        store_result(store, tournament_id, fixture_index, result, rate, time.monotonic() - started)
+        store_result(store, tournament_id, fixture_index, result, rate, time.monotonic() - started, node=played.node)
         if result.status is MatchStatus.FINISHED:
             done += 1
             outcome.played += 1
@@ -223,7 +260,7 @@ async def run_tournament(
         else:
             outcome.failed += 1
         if progress:
-            progress("match", done, total, running, faults)
+            progress("match", done, total, running, faults, nodes)
 
     slots = asyncio.Semaphore(width)
 
@@ -244,7 +281,7 @@ async def run_tournament(
     else:
         store.set_status(tournament_id, TournamentStatus.STOPPED)
     if progress:
-        progress("end", done, total, 0, faults)
+        progress("end", done, total, 0, faults, nodes)
     return outcome
 
 
@@ -295,9 +332,20 @@ async def _all(coroutines: Iterable[Coroutine[Any, Any, None]]) -> None:
 
 
 def store_result(
-    store: Store, tournament_id: int, index: int, result: MatchResult, rate: Any, duration_s: float, *, final: bool | None = None
+    store: Store,
+    tournament_id: int,
+    index: int,
+    result: MatchResult,
+    rate: Any,
+    duration_s: float,
+    *,
+    final: bool | None = None,
+    node: str | None = None,
 ) -> None:
-    """Store a played match as fixture ``index``'s result, with its record, hands and penalty points (``final``: as in record_result)."""
+    """Store a played match as fixture ``index``'s result, with its record, hands and penalty points.
+
+    ``final`` and ``node`` are as in :meth:`~polignac_arena.store.Store.record_result`.
+    """
     hands = [line for line in result.record if line.get("type") == "hand_ended" and not line.get("tiebreak")]
     store.record_result(
         tournament_id,
@@ -313,4 +361,5 @@ def store_result(
         record=result.record,
         duration_s=duration_s,
         final=final,
+        node=node,
     )

@@ -1,0 +1,31 @@
+"""Where matches are played: on this machine (``local``, the default) or on a Ray cluster (``ray``).
+
+The tournament runner and the league's ladder hand an executor :class:`MatchJob` values and get
+:class:`PlayedMatch` values back; the store stays with them (docs/cluster.md).
+"""
+
+from __future__ import annotations
+
+from polignac_arena.executors.base import EXECUTOR_KINDS, Executor, ExecutorError, ExecutorSettings, MatchJob, PlayedMatch, local_node_name
+from polignac_arena.executors.local import LocalExecutor
+
+__all__ = [
+    "EXECUTOR_KINDS",
+    "Executor",
+    "ExecutorError",
+    "ExecutorSettings",
+    "LocalExecutor",
+    "MatchJob",
+    "PlayedMatch",
+    "executor_for",
+    "local_node_name",
+]
+
+
+def executor_for(settings: ExecutorSettings) -> Executor:
+    """A new executor as ``settings`` say (not started); the Ray one is imported only when asked for."""
+    if settings.kind == "ray":
+        from polignac_arena.executors.ray_cluster import RayExecutor  # Ray is an optional extra
+
+        return RayExecutor(settings.address, cpus_per_match=settings.cpus_per_match)
+    return LocalExecutor()

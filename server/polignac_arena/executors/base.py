@@ -1,0 +1,90 @@
+"""What every executor shares: the match it is handed, the result it hands back, and its settings.
+
+An executor plays matches somewhere and returns their results; it never touches the store.
+The tournament runner and the league's ladder hand it :class:`MatchJob` values and write what
+comes back (:class:`PlayedMatch`) to the store themselves, in schedule order, so where a match
+was played changes nothing of its record or of the ratings.
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Protocol
+
+from polignac import Ruleset
+from polignac_arena.games import Game
+from polignac_arena.referee import MatchResult, TimeControl
+from polignac_arena.seats import SeatKind, SeatLimits
+from polignac_arena.submission import Submission
+
+__all__ = ["EXECUTOR_KINDS", "Executor", "ExecutorError", "ExecutorSettings", "MatchJob", "PlayedMatch", "local_node_name"]
+
+EXECUTOR_KINDS: Final = ("local", "ray")
+
+
+class ExecutorError(RuntimeError):
+    """An executor that cannot start or cannot play a match (not a bot's fault): the match is retried on --resume."""
+
+
+@dataclass(frozen=True)
+class ExecutorSettings:
+    """Where matches run: ``local`` (this machine's pool of processes) or ``ray`` (a Ray cluster at ``address``)."""
+
+    kind: str = "local"
+    address: str | None = None
+    """The Ray cluster's address (``host:port`` of its head); None: ``RAY_ADDRESS`` or a cluster started on this machine."""
+    cpus_per_match: float = 1.0
+    """The CPUs a match reserves on a Ray node: how many matches a node plays at once is its CPUs divided by this."""
+
+    def __post_init__(self) -> None:
+        if self.kind not in EXECUTOR_KINDS:
+            raise ValueError(f"executor must be one of {', '.join(EXECUTOR_KINDS)}, got {self.kind!r}")
+
+
+@dataclass(frozen=True)
+class MatchJob:
+    """One match, described by values alone: an executor may play it on another machine."""
+
+    bots: tuple[Submission, ...]
+    rules: Ruleset
+    seed: int
+    time_control: TimeControl
+    game: Game
+    seat_kind: SeatKind
+    trusted: bool
+    limits: SeatLimits
+    match_id: str
+
+
+@dataclass(frozen=True)
+class PlayedMatch:
+    """A match's result and the node that played it."""
+
+    result: MatchResult
+    node: str
+
+
+class Executor(Protocol):
+    """Plays matches; :meth:`start` before the first, :meth:`close` after the last."""
+
+    kind: str
+
+    async def start(self) -> None:
+        """Connect to where matches run; raises :class:`ExecutorError` with what to do when it cannot."""
+
+    async def play(self, job: MatchJob, record_path: Path | None = None) -> PlayedMatch:
+        """Play ``job`` to its end and return its result (its record written to ``record_path`` when given).
+
+        Raises :class:`ExecutorError` (or the seat layer's errors) when the match cannot be
+        played; cancelled, the match is stopped wherever it runs.
+        """
+
+    async def close(self) -> None:
+        """Let go of what :meth:`start` took."""
+
+
+def local_node_name() -> str:
+    """This machine's name, as results played here name their node."""
+    return socket.gethostname() or "local"

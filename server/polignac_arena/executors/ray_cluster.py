@@ -1,0 +1,193 @@
+"""The Ray executor: each match is a Ray task, played on whichever node of the cluster has a free slot.
+
+The runner stays where the store is; a task carries the match as values (:class:`MatchJob`)
+and each bot as a built-in name or the SHA-256 of its archive, whose bytes are put once in
+Ray's object store (:class:`~polignac_arena.executors.node.ShippedBot`): a node never reads the
+organiser's folders, and fetches an archive only the first time it needs it.  The task returns
+the match's result and the node's name; the runner writes the record and the store.
+
+Faults: a node that dies mid-match (or its worker process) is Ray's to handle: the task is
+retried on another node, up to ``max_retries`` times, and only the attempt that returns counts,
+so a fixture still gets exactly one result.  An error raised by the match itself (a node that
+cannot run the seat kind, a bot that does not build) is not retried: the match fails with the
+node's message and ``--resume`` plays it again.  Cancelled (SIGTERM, a league drain), the task
+is cancelled on its node, which stops the match and its seats.
+
+Ray rewrites a loopback address to this machine's outward address before connecting; for a
+cluster on loopback (a cluster on one machine, as in the tests) that would send traffic off
+loopback, so a loopback address is connected to as given (:func:`_keep_loopback`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import importlib
+import ipaddress
+import logging
+import os
+import socket
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Final
+
+from polignac_arena.archive import ArchiveError, pack_folder
+from polignac_arena.executors.base import ExecutorError, MatchJob, PlayedMatch
+from polignac_arena.executors.node import NODE_NAME_ENV, SHIPPING_CAPS, ShippedBot, play_on_node
+from polignac_arena.referee.record import write_record
+from polignac_arena.submission import Submission
+
+__all__ = ["INSTALL_HINT", "RayExecutor", "import_ray", "ray_node_name"]
+
+INSTALL_HINT: Final = "the ray executor needs Ray: pip install 'polignac-arena[ray]' (in a checkout: pip install -e '.[ray]')"
+CONNECT_TIMEOUT_S: Final = 10.0
+DEFAULT_MAX_RETRIES: Final = 3
+
+
+def import_ray() -> Any:
+    """The ``ray`` module; :class:`ExecutorError` saying how to install it when it is missing."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage report sent anywhere
+    try:
+        return importlib.import_module("ray")
+    except ImportError:
+        raise ExecutorError(INSTALL_HINT) from None
+
+
+def ray_node_name() -> str:
+    """The name of the node this code runs on: :data:`NODE_NAME_ENV`, else its host name and Ray node id."""
+    if configured := os.environ.get(NODE_NAME_ENV):
+        return configured
+    ray = import_ray()
+    return f"{socket.gethostname()}/{ray.get_runtime_context().get_node_id()[:8]}"
+
+
+def _task(job: MatchJob, shipped: list[ShippedBot]) -> PlayedMatch:
+    """The Ray task: play ``job`` on this node (fetching archives from the object store)."""
+    ray = import_ray()
+    return play_on_node(job, shipped, ray.get, ray_node_name())
+
+
+def _split_address(address: str) -> tuple[str, int]:
+    host, sep, port = address.strip().rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ExecutorError(f"a Ray address is HOST:PORT (the head's GCS port, 6379 by default), got {address!r}")
+    return host, int(port)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _keep_loopback(ray: Any) -> None:
+    """Make Ray connect to a loopback address as given instead of this machine's outward address (see the module docstring)."""
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    constants: Any = importlib.import_module("ray._private.ray_constants")  # read when Ray resolves an address
+    constants.ENABLE_RAY_CLUSTER = False
+
+
+class RayExecutor:
+    """Plays matches as Ray tasks on the cluster at ``address`` (``HOST:PORT`` of its head; default ``RAY_ADDRESS``)."""
+
+    kind = "ray"
+
+    def __init__(self, address: str | None = None, *, cpus_per_match: float = 1.0, max_retries: int = DEFAULT_MAX_RETRIES) -> None:
+        self.address = address or os.environ.get("RAY_ADDRESS") or None
+        self.cpus_per_match = cpus_per_match
+        self.max_retries = max_retries
+        self._ray: Any = None
+        self._remote: Any = None
+        self._shipped: dict[Path, ShippedBot] = {}
+        self._connected_here = False
+
+    async def start(self) -> None:
+        # In a thread: the event loop stays free, and Ray, off the main thread, leaves SIGTERM to the arena.
+        await asyncio.to_thread(self._connect)
+
+    def _connect(self) -> None:
+        ray = import_ray()
+        if self.address is None:
+            raise ExecutorError(
+                "no Ray cluster address: give --ray-address HOST:PORT ([executor] address in the file) or set RAY_ADDRESS;"
+                " start a cluster with `ray start --head` (docs/cluster.md)"
+            )
+        host, port = _split_address(self.address)
+        try:  # Ray itself would retry for a minute before saying anything
+            socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
+        except OSError as exc:
+            raise ExecutorError(
+                f"no Ray cluster answers at {self.address}: {exc.strerror or exc} (start its head with `ray start --head`)"
+            ) from None
+        loopback = _is_loopback(host)
+        if loopback:
+            _keep_loopback(ray)
+        if not ray.is_initialized():
+            try:
+                ray.init(
+                    address=f"{'127.0.0.1' if host == 'localhost' else host}:{port}",
+                    namespace="polignac",
+                    logging_level=logging.ERROR,  # Ray's notes would break into the progress display
+                    log_to_driver=False,
+                    _node_ip_address="127.0.0.1" if loopback else None,
+                )
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ExecutorError(f"cannot join the Ray cluster at {self.address}: {exc}") from None
+            self._connected_here = True
+        self._ray = ray
+        self._remote = ray.remote(num_cpus=self.cpus_per_match, max_retries=self.max_retries, retry_exceptions=False)(_task)
+
+    async def play(self, job: MatchJob, record_path: Path | None = None) -> PlayedMatch:
+        if self._remote is None:
+            raise ExecutorError("the ray executor was not started")
+        ray = self._ray
+        shipped = [await self._ship(bot) for bot in job.bots]
+        ref = self._remote.options(name=f"match {job.match_id}").remote(replace(job, bots=()), shipped)
+        try:
+            played: PlayedMatch = await ref
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=True)
+            raise
+        except ray.exceptions.RayTaskError as exc:  # raised by the match on its node: its own message
+            cause = exc.cause if isinstance(exc.cause, BaseException) else exc
+            raise ExecutorError(str(cause).strip() or repr(cause)) from None
+        except ray.exceptions.RayError as exc:  # the cluster lost the task past its retries
+            raise ExecutorError(f"the Ray cluster could not play match {job.match_id}: {type(exc).__name__}: {exc}") from None
+        if record_path is not None:
+            write_record(record_path, played.result.record)
+            played = replace(played, result=replace(played.result, record_path=record_path))
+        return played
+
+    async def _ship(self, bot: Submission) -> ShippedBot:
+        """``bot`` as a node receives it; a folder is packed and put in the object store once per run."""
+        if bot.builtin:
+            return ShippedBot(builtin=bot.name)
+        known = self._shipped.get(bot.path)
+        if known is None:
+            try:
+                data = await asyncio.to_thread(pack_folder, bot.path, SHIPPING_CAPS)
+            except ArchiveError as exc:
+                raise ExecutorError(f"{bot.label} cannot be sent to the cluster: {exc}") from None
+            sha = hashlib.sha256(data).hexdigest()
+            known = ShippedBot(sha=sha, archive=self._ray.put(data))
+            self._shipped[bot.path] = known
+        return known
+
+    def nodes(self) -> list[dict[str, Any]]:
+        """The cluster's living nodes, as Ray lists them."""
+        if self._ray is None:
+            return []
+        return [node for node in self._ray.nodes() if node.get("Alive")]
+
+    async def close(self) -> None:
+        self._shipped.clear()
+        if self._connected_here and self._ray is not None:
+            await asyncio.to_thread(self._ray.shutdown)
+            self._connected_here = False
+        self._remote = None

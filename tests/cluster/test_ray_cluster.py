@@ -1,0 +1,254 @@
+"""Tournaments on a real Ray cluster on this machine: a head and two worker nodes, each node a raylet of its own.
+
+Ray's own cluster test utility starts the nodes on loopback; each worker node has a cache
+folder and a name of its own, as separate machines would.  The runner is the `polignac`
+command in a subprocess, as an organiser would run it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from polignac_arena.store import Store, StoredResult
+from tests.test_tournament_run import ENV, assert_same_leaderboard, assert_same_results, tournament_file
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]'; .ci/run installs it)")
+cluster_utils = pytest.importorskip("ray.cluster_utils")
+
+pytestmark = pytest.mark.slow
+
+# A dead node is noticed within about 2 s, not Ray's default of half a minute.
+_FAST_HEALTH_CHECKS = {
+    "health_check_initial_delay_ms": 0,
+    "health_check_period_ms": 500,
+    "health_check_timeout_ms": 500,
+    "health_check_failure_threshold": 3,
+}
+
+
+class _Cluster:
+    def __init__(self, cluster: Any, root: Path) -> None:
+        self.cluster = cluster
+        self.root = root
+        self.address: str = cluster.address
+        self.nodes: dict[str, Any] = {}
+
+    def add(self, name: str) -> Any:
+        """A worker node of one CPU, named ``name``, with a cache folder of its own."""
+        node = self.cluster.add_node(
+            num_cpus=1,
+            node_ip_address="127.0.0.1",
+            node_name=name,
+            env_vars={"POLIGNAC_NODE_NAME": name, "POLIGNAC_NODE_CACHE": str(self.cache(name))},
+        )
+        self.cluster.wait_for_nodes()
+        self.nodes[name] = node
+        return node
+
+    def cache(self, name: str) -> Path:
+        return self.root / f"cache-{name}"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Cluster]:
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    root = tmp_path_factory.mktemp("ray")
+    head = cluster_utils.Cluster(
+        initialize_head=True,
+        head_node_args={
+            "num_cpus": 0,  # the head schedules; only the worker nodes play
+            "node_ip_address": "127.0.0.1",
+            "include_dashboard": False,
+            "_system_config": _FAST_HEALTH_CHECKS,
+        },
+    )
+    made = _Cluster(head, root)
+    try:
+        made.add("node-a")
+        made.add("node-b")
+        yield made
+    finally:
+        head.shutdown()
+
+
+def _run(path: Path, db: Path, *more: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "polignac_arena.cli", "tournament", "run", str(path), "--db", str(db), "-q", *more]
+    return subprocess.run(command, capture_output=True, text=True, env={**os.environ, **ENV}, timeout=timeout, check=False)
+
+
+def _results(db: Path, name: str) -> tuple[list[StoredResult], list[Any], list[Any]]:
+    with Store(db, create=False) as store:
+        tournament = store.get_tournament(name)
+        assert tournament is not None and tournament.status == "finished"
+        results = store.list_results(tournament.id)
+        return results, store.leaderboard(tournament.id), store.rating_history(tournament.id)
+
+
+# What differs between any two runs of a match, two local runs included: when it started, the
+# referee's unguessable request ids, and how long each bot took.
+_MEASURED = re.compile(r'"started_at":"[^"]*",?|"request_id":[0-9]+,?|,"ms":[0-9.e+-]+')
+
+
+def _records(db: Path) -> dict[int, str]:
+    """Each final result's stored record, byte for byte but for :data:`_MEASURED`."""
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT r.idx, c.data FROM results r JOIN records c ON c.result_id = r.id WHERE r.final = 1").fetchall()
+    return {idx: _MEASURED.sub("", zlib.decompress(data).decode("utf-8")) for idx, data in rows}
+
+
+def _same_tournament(local_db: Path, ray_db: Path, name: str) -> list[StoredResult]:
+    local, ray_run = _results(local_db, name), _results(ray_db, name)
+    assert_same_results(ray_run[0], local[0])
+    assert_same_leaderboard(ray_run[1], local[1])
+    assert ray_run[2] == local[2]  # the rating history, fixture by fixture
+    ray_records, local_records = _records(ray_db), _records(local_db)
+    assert len(ray_records) == len(local_records) == len(local[0])
+    for idx, text in ray_records.items():
+        assert text == local_records[idx], f"fixture {idx}: the records differ"
+    return ray_run[0]
+
+
+def test_a_tournament_on_two_worker_nodes_equals_the_local_run_and_names_its_nodes(cluster: _Cluster, tmp_path: Path) -> None:
+    path = tournament_file(tmp_path, "spread", rounds=8, parallel=2, limit=15)
+    local = _run(path, tmp_path / "local.db")
+    assert local.returncode == 0, local.stderr
+    on_ray = _run(path, tmp_path / "ray.db", "--executor", "ray", "--ray-address", cluster.address)
+    assert on_ray.returncode == 0, on_ray.stderr
+    assert "Leaderboard: spread" in on_ray.stdout
+
+    results = _same_tournament(tmp_path / "local.db", tmp_path / "ray.db", "spread")
+    assert {r.node for r in results} <= {"node-a", "node-b"}
+    assert {r.node for r in results} == {"node-a", "node-b"}, "two free nodes and two matches at a time: both played"
+
+    status = subprocess.run(
+        [sys.executable, "-m", "polignac_arena.cli", "tournament", "status", "spread", "--db", str(tmp_path / "ray.db")],
+        capture_output=True, text=True, env={**os.environ, **ENV}, check=True,
+    )  # fmt: skip
+    assert "Matches by node" in status.stdout
+    for name in ("node-a", "node-b"):
+        line = next(line for line in status.stdout.splitlines() if name in line)
+        count = sum(1 for r in results if r.node == name)
+        assert f" {count} " in line, line
+
+
+def _bot_with_a_build(folder: Path) -> Path:
+    """A Python bot whose build step adds a line to builds.txt: the line count is the number of builds."""
+    sample = Path(__file__).resolve().parents[2] / "sample_bots" / "cautious"
+    bot = folder / "builder"
+    shutil.copytree(sample, bot, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = (bot / "bot.toml").read_text(encoding="utf-8")
+    toml = toml.replace('name = "cautious"', 'name = "builder"')
+    toml += "\nbuild = [\"python\", \"-c\", \"open('builds.txt', 'a').write('built\\\\n')\"]\n"
+    (bot / "bot.toml").write_text(toml, encoding="utf-8")
+    return bot
+
+
+def test_a_submission_travels_by_hash_and_each_node_builds_it_once(cluster: _Cluster, tmp_path: Path) -> None:
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed (apt-get install bubblewrap; .ci/run installs it)")
+    bot = _bot_with_a_build(tmp_path)
+    path = tmp_path / "built.toml"
+    path.write_text(
+        f'name = "built"\nentrants = ["{bot}", "random", "heuristic"]\ntable_size = 3\nrounds = 6\nseed = 4\nparallel = 2\n'
+        '[rules]\nlimit = 5\n[seats]\nkind = "process"\n',
+        encoding="utf-8",
+    )
+    on_ray = _run(path, tmp_path / "ray.db", "--executor", "ray", "--ray-address", cluster.address)
+    assert on_ray.returncode == 0, on_ray.stderr + on_ray.stdout
+    with Store(tmp_path / "ray.db", create=False) as store:
+        results = store.list_results(1)
+    assert len(results) == 6 and all(r.status == "finished" for r in results)
+    assert not (bot / "builds.txt").exists(), "the organiser's folder is sent, not built in place"
+    played_on = {r.node for r in results}
+    for name in played_on:
+        cache = cluster.cache(name)
+        versions = list((cache / "versions").iterdir())
+        assert len(versions) == 1, versions  # unpacked once, under the archive's SHA-256
+        sha = versions[0].name
+        assert (cache / "archives" / sha[:2] / f"{sha}.tar.gz").is_file()
+        assert (versions[0] / "builds.txt").read_text() == "built\n", "built once, however many matches the node played"
+        assert [p.name for p in (cache / "built").iterdir()] == [f"{sha}-process.ok"]
+        assert bot.name not in str(versions[0])  # nothing of the organiser's path
+
+
+def test_a_worker_node_killed_mid_run_costs_nothing_and_each_result_is_stored_once(cluster: _Cluster, tmp_path: Path) -> None:
+    path = tournament_file(tmp_path, "survive", rounds=15, parallel=3, limit=30)
+    local = _run(path, tmp_path / "local.db")
+    assert local.returncode == 0, local.stderr
+    doomed = cluster.add("node-c")
+    db = tmp_path / "ray.db"
+    command = [sys.executable, "-m", "polignac_arena.cli", "tournament", "run", str(path), "--db", str(db), "-q"]
+    runner = subprocess.Popen(
+        [*command, "--executor", "ray", "--ray-address", cluster.address],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **ENV},
+    )  # fmt: skip
+    journal = cluster.cache("node-c") / "matches.log"
+    try:
+        deadline = time.monotonic() + 120
+        while not _cut_off(journal, within_s=0.15):  # a match of node-c's that started a moment ago
+            assert runner.poll() is None, runner.communicate()[1][-2000:]
+            assert time.monotonic() < deadline, "node-c played nothing"
+            time.sleep(0.02)
+        cluster.cluster.remove_node(doomed, allow_graceful=False)  # its raylet and workers killed, mid-match
+        out, err = runner.communicate(timeout=180)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.communicate()
+    assert runner.returncode == 0, err + out
+    assert "could not run" not in out
+    results = _same_tournament(tmp_path / "local.db", db, "survive")
+    with Store(db, create=False) as store:
+        assert store.check() == []
+        attempts = store.list_results(1, attempts=True)
+    assert len(attempts) == len(results) == 15, "no match stored twice, none lost"
+    cut_off = _cut_off(journal, within_s=None)
+    assert cut_off, "node-c died with a match in hand"
+    by_id = {r.match_id: r for r in results}
+    for match_id in cut_off:
+        assert by_id[match_id].node in ("node-a", "node-b"), "the match cut off was played again on a living node"
+    assert {r.node for r in results} <= {"node-a", "node-b", "node-c"}
+
+
+def _cut_off(journal: Path, within_s: float | None) -> set[str]:
+    """The matches a node's journal shows started and not ended (only those started in the last ``within_s``)."""
+    if not journal.exists():
+        return set()
+    started: dict[str, float] = {}
+    for line in journal.read_text(encoding="utf-8").splitlines():
+        parts = line.split()
+        if len(parts) != 3:
+            continue  # a line being written
+        stamp, event, match_id = parts
+        if event == "start":
+            started[match_id] = float(stamp)
+        else:
+            started.pop(match_id, None)
+    now = time.time()
+    return {match_id for match_id, stamp in started.items() if within_s is None or now - stamp < within_s}
+
+
+def test_a_cluster_that_does_not_answer_is_a_clear_error_and_leaves_no_tournament(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    path = tournament_file(tmp_path, "nowhere")
+    done = _run(path, tmp_path / "x.db", "--executor", "ray", "--ray-address", f"127.0.0.1:{port}", timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.startswith("polignac: error: no Ray cluster answers at 127.0.0.1:") and len(done.stderr.splitlines()) == 1
+    with Store(tmp_path / "x.db") as store:
+        assert store.get_tournament("nowhere") is None
