@@ -83,8 +83,19 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Cluster]:
         head.shutdown()
 
 
-def _run(path: Path, db: Path, *more: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "polignac_arena.cli", "tournament", "run", str(path), "--db", str(db), "-q", *more]
+def _run(path: Path, db: Path, *more: str, timeout: float = 180, quiet: bool = True) -> subprocess.CompletedProcess[str]:
+    command = [
+        sys.executable,
+        "-m",
+        "polignac_arena.cli",
+        "tournament",
+        "run",
+        str(path),
+        "--db",
+        str(db),
+        *(["-q"] if quiet else []),
+        *more,
+    ]
     return subprocess.run(command, capture_output=True, text=True, env={**os.environ, **ENV}, timeout=timeout, check=False)
 
 
@@ -124,11 +135,28 @@ def test_a_tournament_on_two_worker_nodes_equals_the_local_run_and_names_its_nod
     path = tournament_file(tmp_path, "spread", rounds=8, parallel=2, limit=15)
     local = _run(path, tmp_path / "local.db")
     assert local.returncode == 0, local.stderr
-    on_ray = _run(path, tmp_path / "ray.db", "--executor", "ray", "--ray-address", cluster.address)
-    assert on_ray.returncode == 0, on_ray.stderr
-    assert "Leaderboard: spread" in on_ray.stdout
+    # The runner is killed after its first result, and --resume finishes on the cluster.
+    on_ray = ("--executor", "ray", "--ray-address", cluster.address)
+    db = tmp_path / "ray.db"
+    command = [sys.executable, "-m", "polignac_arena.cli", "tournament", "run", str(path), "--db", str(db), "-q", *on_ray]
+    runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **ENV})
+    try:
+        deadline = time.monotonic() + 120
+        while not _has_result(db):
+            assert runner.poll() is None, runner.communicate()[1][-2000:]
+            assert time.monotonic() < deadline, "no result"
+            time.sleep(0.02)
+        runner.kill()
+    finally:
+        runner.communicate()
+    resumed = _run(path, db, "--resume", *on_ray, quiet=False)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "Leaderboard: spread" in resumed.stdout
+    assert "node-a" in resumed.stdout or "node-b" in resumed.stdout, resumed.stdout  # the progress display counts per node
 
-    results = _same_tournament(tmp_path / "local.db", tmp_path / "ray.db", "spread")
+    results = _same_tournament(tmp_path / "local.db", db, "spread")
+    with Store(db, create=False) as store:
+        assert len(store.list_results(1, attempts=True)) == len(results) == 8, "each result stored once across the kill"
     assert {r.node for r in results} <= {"node-a", "node-b"}
     assert {r.node for r in results} == {"node-a", "node-b"}, "two free nodes and two matches at a time: both played"
 
@@ -222,6 +250,16 @@ def test_a_worker_node_killed_mid_run_costs_nothing_and_each_result_is_stored_on
     assert {r.node for r in results} <= {"node-a", "node-b", "node-c"}
 
 
+def _has_result(db: Path) -> bool:
+    if not db.exists():
+        return False
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
+            return conn.execute("SELECT 1 FROM results WHERE final = 1 LIMIT 1").fetchone() is not None
+    except sqlite3.Error:
+        return False
+
+
 def _cut_off(journal: Path, within_s: float | None) -> set[str]:
     """The matches a node's journal shows started and not ended (only those started in the last ``within_s``)."""
     if not journal.exists():
@@ -252,3 +290,23 @@ def test_a_cluster_that_does_not_answer_is_a_clear_error_and_leaves_no_tournamen
     assert done.stderr.startswith("polignac: error: no Ray cluster answers at 127.0.0.1:") and len(done.stderr.splitlines()) == 1
     with Store(tmp_path / "x.db") as store:
         assert store.get_tournament("nowhere") is None
+
+
+def test_a_league_plays_its_uploaded_versions_on_the_cluster(cluster: _Cluster, tmp_path: Path) -> None:
+    from tests.league.league_process import LeagueProcess, add_author, bot_folder, seed_active, write_league
+
+    config = write_league(tmp_path / "league", executor=f'kind = "ray"\naddress = "{cluster.address}"')
+    add_author(config, "ada")
+    seed_active(config, "ada", [bot_folder(tmp_path / "bots", name) for name in ("ant", "bee", "cat")])
+    db = config.parent / "league.db"
+    with LeagueProcess.start(config) as league:
+
+        def played() -> list[StoredResult] | None:
+            with Store(db, create=False) as store:
+                results = [r for r in store.list_results(1) if r.status == "finished"]
+            return results if len(results) >= 3 else None
+
+        results = league.wait_for("three matches played on the cluster", played, deadline_s=120)
+        assert league.terminate() == 0, league.stderr()
+    assert {r.node for r in results} <= {"node-a", "node-b"}, [r.node for r in results]
+    assert all(sorted(label.split("@")[0] for label in r.seats) == ["ant", "bee", "cat"] for r in results)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -9,8 +10,10 @@ import typer
 
 from polignac import PRESETS, Ruleset, preset
 from polignac.deal import MAX_SEED
+from polignac_arena.cli._errors import fail
+from polignac_arena.executors.base import EXECUTOR_KINDS, ExecutorSettings
 
-__all__ = ["Limit", "Players", "RulesName", "integer", "ruleset"]
+__all__ = ["ExecutorKind", "Limit", "Players", "RayAddress", "RulesName", "executor_settings", "integer", "ruleset"]
 
 
 def integer(low: int, high: int | None = None, bounds: str | None = None) -> Callable[[str], int]:
@@ -79,3 +82,28 @@ def ruleset(name: str, players: int | None = None, limit: int | None = None) -> 
     if limit is not None:
         changes["limit"] = limit
     return preset(name, **changes)
+
+
+ExecutorKind = Annotated[
+    str | None,
+    typer.Option(
+        "--executor", metavar="KIND", help=f"Where matches run: {' or '.join(EXECUTOR_KINDS)} (default: the file's [executor], else local)."
+    ),
+]
+RayAddress = Annotated[
+    str | None,
+    typer.Option("--ray-address", metavar="HOST:PORT", help="The Ray cluster's head (with --executor ray; default: RAY_ADDRESS)."),
+]
+
+
+def executor_settings(settings: ExecutorSettings, kind: str | None, address: str | None) -> ExecutorSettings:
+    """A file's ``[executor]`` with the command line's ``--executor`` and ``--ray-address`` over it."""
+    if kind is not None and kind not in EXECUTOR_KINDS:
+        fail(f"--executor must be one of {', '.join(EXECUTOR_KINDS)}, got {kind!r}")
+    if kind is not None:
+        settings = dataclasses.replace(settings, kind=kind)
+    if address is not None:
+        if settings.kind != "ray":
+            fail('--ray-address goes with --executor ray (or kind = "ray" in the file\'s [executor])')
+        settings = dataclasses.replace(settings, address=address)
+    return settings

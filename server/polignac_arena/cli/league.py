@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from polignac_arena.cli._errors import fail
+from polignac_arena.cli._options import ExecutorKind, RayAddress, executor_settings
 
 __all__ = ["app", "submit"]
 
@@ -59,14 +60,19 @@ def _show_token(token: str, author: str) -> None:
 
 
 @app.command("serve")
-def serve(config: ConfigOption = DEFAULT_CONFIG) -> None:
+def serve(config: ConfigOption = DEFAULT_CONFIG, executor: ExecutorKind = None, ray_address: RayAddress = None) -> None:
     """Run the league: web pages and JSON API, the authors' API, the gRPC endpoint for remote bots, the ladder.
 
     SIGTERM (or Ctrl-C) drains: no new matches; running ones finish within [drain] deadline_s or are recorded aborted.
+    With --executor ray, matches of uploaded versions are played on a Ray cluster (docs/cluster.md).
     """
+    import dataclasses
+
     from polignac_arena.league.serve import serve_league
 
-    code = serve_league(_config(config))
+    settings = _config(config)
+    settings = dataclasses.replace(settings, executor=executor_settings(settings.executor, executor, ray_address))
+    code = serve_league(settings)
     raise typer.Exit(code)
 
 

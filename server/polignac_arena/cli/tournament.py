@@ -15,10 +15,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from polignac_arena.cli._errors import fail
-from polignac_arena.cli._options import integer
+from polignac_arena.cli._options import ExecutorKind, RayAddress, executor_settings, integer
 from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
 from polignac_arena.cli.leaderboard import leaderboard_table
-from polignac_arena.executors import EXECUTOR_KINDS, ExecutorError
+from polignac_arena.executors import ExecutorError
 from polignac_arena.signals import Stopped, until_signal
 from polignac_arena.store import ConflictError, Store
 from polignac_arena.tournament.config import ConfigError, TournamentConfig, load_config
@@ -36,25 +36,15 @@ def run(
     resume: Annotated[bool, typer.Option("--resume", help="Finish a tournament that was stopped or killed.")] = False,
     db: DbOption = DEFAULT_DB,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-    executor: Annotated[
-        str | None,
-        typer.Option(
-            "--executor",
-            metavar="KIND",
-            help=f"Where matches run: {' or '.join(EXECUTOR_KINDS)} (default: the file's [executor], else local).",
-        ),
-    ] = None,
-    ray_address: Annotated[
-        str | None,
-        typer.Option("--ray-address", metavar="HOST:PORT", help="The Ray cluster's head (with --executor ray; default: RAY_ADDRESS)."),
-    ] = None,
+    executor: ExecutorKind = None,
+    ray_address: RayAddress = None,
 ) -> None:
     """Play every match of a tournament, store each result with its rating update, print the leaderboard."""
     try:
         config = load_config(file)
     except ConfigError as exc:
         fail(f"{exc.path}: " + "; ".join(exc.problems))
-    config = _with_executor(config, executor, ray_address)
+    config = dataclasses.replace(config, executor=executor_settings(config.executor, executor, ray_address))
     console = Console()
     with open_store(db) as store:
         with Progress(
@@ -89,20 +79,6 @@ def run(
     console.print(leaderboard_table(rows, f"Leaderboard: {config.name}"))
     if outcome.failed:
         raise typer.Exit(1)
-
-
-def _with_executor(config: TournamentConfig, kind: str | None, address: str | None) -> TournamentConfig:
-    """The file's ``[executor]`` with the command line's choices over it."""
-    if kind is not None and kind not in EXECUTOR_KINDS:
-        fail(f"--executor must be one of {', '.join(EXECUTOR_KINDS)}, got {kind!r}")
-    settings = config.executor
-    if kind is not None:
-        settings = dataclasses.replace(settings, kind=kind)
-    if address is not None:
-        if settings.kind != "ray":
-            fail('--ray-address goes with --executor ray (or kind = "ray" in the file\'s [executor])')
-        settings = dataclasses.replace(settings, address=address)
-    return dataclasses.replace(config, executor=settings)
 
 
 def _nodes_text(nodes: Mapping[str, int]) -> str:

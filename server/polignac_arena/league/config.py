@@ -42,6 +42,11 @@ A league file looks like this (every setting has a default; paths are relative t
 
     [drain]
     deadline_s = 30                # on SIGTERM, running matches may finish for this long
+
+    [executor]                     # where matches of uploaded versions run (docs/cluster.md)
+    kind = "local"                 # local | ray: matches with a remote bot are always played here
+    address = "10.0.0.5:6379"      # ray: the cluster head's HOST:PORT (default: RAY_ADDRESS)
+    cpus_per_match = 1.0
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from polignac import Ruleset
+from polignac_arena.executors.base import ExecutorSettings
 from polignac_arena.games import Game, game_of
 from polignac_arena.loopback import is_loopback_host as is_loopback
 from polignac_arena.referee import TimeControl
@@ -60,7 +66,7 @@ from polignac_arena.tournament.config import _NAME, Checker, ConfigError, TrueSk
 __all__ = ["LeagueConfig", "ListenAddress", "is_loopback", "load_league_config", "parse_league_config"]
 
 _TOP_KEYS: Final = ("name", "description", "store", "data", "table_size", "parallel", "seed")
-_SECTIONS: Final = ("rules", "time", "seats", "trueskill", "http", "grpc", "tls", "limits", "ladder", "remote", "drain")
+_SECTIONS: Final = ("rules", "time", "seats", "trueskill", "http", "grpc", "tls", "limits", "ladder", "remote", "drain", "executor")
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,8 @@ class LeagueConfig:
     reattach_grace_s: float = 10.0
     reply_ms: int = 10_000
     drain_s: float = 30.0
+    executor: ExecutorSettings = field(default_factory=ExecutorSettings)
+    """Where matches of uploaded versions run; not part of what the results depend on."""
     source: str = ""
 
     @property
@@ -179,6 +187,7 @@ def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfi
     if seat_kind is SeatKind.INPROCESS:
         check.bad("seats", "kind", "must be process or docker in a league: its bots are strangers' code")
     trueskill = check.trueskill()
+    executor = check.executor()
     http = _address(check, "http", ListenAddress("127.0.0.1", 8080))
     grpc = _address(check, "grpc", ListenAddress("127.0.0.1", 50051))
 
@@ -241,6 +250,7 @@ def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfi
         reattach_grace_s=check.number("remote", remote, "reattach_grace_s", 10.0, 0, 600),
         reply_ms=check.integer("remote", remote, "reply_ms", 10_000, 100, 600_000),
         drain_s=check.number("drain", drain, "deadline_s", 30.0, 0, 3600),
+        executor=executor,
         source=text,
     )
     if check.problems:

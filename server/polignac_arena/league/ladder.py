@@ -40,6 +40,7 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
+from polignac_arena.executors import Executor, MatchJob, local_node_name
 from polignac_arena.league.config import LeagueConfig
 from polignac_arena.league.entrants import Entrant, LeagueFixture
 from polignac_arena.league.play import RemoteDeclined, play_league_match
@@ -171,6 +172,7 @@ class Ladder:
         decline_cooldown_s: float = 30.0,
         poll_s: float = 2.0,
         on_recorded: Callable[[int, MatchStatus], None] | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.store = store
         self.tournament_id = tournament_id
@@ -188,6 +190,8 @@ class Ladder:
         self._cooldown_s = decline_cooldown_s
         self._poll_s = poll_s
         self._on_recorded = on_recorded
+        self._executor = executor
+        self._node = local_node_name()
         self._history: list[tuple[str, ...]] = [f.seats for f in store.fixtures(tournament_id)]
         self._games: collections.Counter[str] = collections.Counter(label for seats in self._history for label in seats)
         self._busy: collections.Counter[str] = collections.Counter()
@@ -338,21 +342,26 @@ class Ladder:
         record_path = None if self._record_dir is None else self._record_dir / f"{match_id}.jsonl"
         started = time.monotonic()
         players = len(fixture.seats)
+        node = self._node
         try:
-            result = await play_league_match(
-                self.server,
-                fixture,
-                rules=self.config.rules,
-                time_control=self.config.time,
-                launcher=self._launcher,
-                limits=self.config.limits,
-                trusted=self.config.trusted,
-                match_id=match_id,
-                record_path=record_path,
-                remote=lambda seat, mid, token: self._hand_out(fixture, seat, mid, token),
-                game=self.config.game,
-                reattach_grace_s=self.config.reattach_grace_s,
-            )
+            if self._executor is not None and not any(entrant.remote for entrant in fixture.seats):
+                played = await self._executor.play(self._job(fixture, match_id), record_path)
+                result, node = played.result, played.node
+            else:
+                result = await play_league_match(
+                    self.server,
+                    fixture,
+                    rules=self.config.rules,
+                    time_control=self.config.time,
+                    launcher=self._launcher,
+                    limits=self.config.limits,
+                    trusted=self.config.trusted,
+                    match_id=match_id,
+                    record_path=record_path,
+                    remote=lambda seat, mid, token: self._hand_out(fixture, seat, mid, token),
+                    game=self.config.game,
+                    reattach_grace_s=self.config.reattach_grace_s,
+                )
         except RemoteDeclined as exc:
             until = time.monotonic() + self._cooldown_s
             for label in exc.labels.values():
@@ -366,7 +375,7 @@ class Ladder:
             log.exception("ladder: match %s could not be played", match_id)
             self._record_void(fixture.index, match_id, players, MatchStatus.ERROR)
         else:
-            self._record(fixture.index, result, time.monotonic() - started)
+            self._record(fixture.index, result, time.monotonic() - started, node)
         finally:
             self._busy.subtract(e.label for e in fixture.seats)
             self._running.pop(match_id, None)
@@ -375,6 +384,14 @@ class Ladder:
                     if entrant.remote:
                         self._release(entrant.label, match_id)
             self._wake.set()
+
+    def _job(self, fixture: LeagueFixture, match_id: str) -> MatchJob:
+        """A fixture of uploaded versions only, as the executor plays it (their bots' seeds as on the league's referee)."""
+        bots = tuple(entrant.submission for entrant in fixture.seats if entrant.submission is not None)
+        config = self.config
+        return MatchJob(
+            bots, config.rules, fixture.seed, config.time, config.game, config.seat_kind, config.trusted, config.limits, match_id
+        )
 
     async def _hand_out(self, fixture: LeagueFixture, seat: int, match_id: str, token: str) -> bool:
         if self._assign is None:
@@ -385,10 +402,10 @@ class Ladder:
         before = [current.get(label) or self.env.initial for label in seats]
         return dict(zip(seats, rate_match(self.env, before, places), strict=True))
 
-    def _record(self, index: int, result: MatchResult, duration_s: float) -> None:
+    def _record(self, index: int, result: MatchResult, duration_s: float, node: str) -> None:
         """Store a played match: rated when finished, void (and final) otherwise."""
         try:
-            store_result(self.store, self.tournament_id, index, result, self._rate, duration_s, final=True)
+            store_result(self.store, self.tournament_id, index, result, self._rate, duration_s, final=True, node=node)
         except (StoreError, ValueError):
             log.exception("ladder: the result of match %s could not be stored", result.match_id)
             return

@@ -33,6 +33,7 @@ from typing import Any
 import grpc
 
 from polignac_arena.archive import ArchiveCaps, ArchiveError, ArchiveStore, ArchiveTooBig
+from polignac_arena.executors import ExecutorError, executor_for
 from polignac_arena.league.author_api import author_router
 from polignac_arena.league.authoring import BotSummary, SubmissionRefused, SubmissionState, SubmissionStatus, Throttled, VersionSummary
 from polignac_arena.league.config import LeagueConfig
@@ -334,6 +335,10 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
     league = League(config)
     league._loop = asyncio.get_running_loop()
     await asyncio.to_thread(league.mend)
+    # Matches with a remote bot stay on this server, whose address the bot is connected to.
+    executor = executor_for(config.executor) if config.executor.kind != "local" else None
+    if executor is not None:
+        await executor.start()
     referee = RefereeServer(str(config.grpc), credentials=_grpc_credentials(config))
     lobby = LobbyService(league, league.online, reattach_grace_ms=int(config.reattach_grace_s * 1000))
     referee.add_service(lobby.add_to, name=LOBBY_SERVICE_NAME)
@@ -347,6 +352,7 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
         assign=league.assign,
         release=league.online.finished,
         record_dir=config.data / "records",
+        executor=executor,
     )
     league.on_active = ladder.notify
     grpc_address = await referee.start()
@@ -380,6 +386,8 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
         web.stop()
         await asyncio.gather(web_task, return_exceptions=True)
         await referee.stop(grace=1)
+        if executor is not None:
+            await executor.close()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
         league.store.close()
@@ -395,7 +403,7 @@ def serve_league(config: LeagueConfig) -> int:
 
     try:
         asyncio.run(run_league(config, ready=ready))
-    except ConflictError as exc:
+    except (ConflictError, ExecutorError) as exc:
         print(f"polignac: error: {exc}", file=sys.stderr)
         return 2
     except (StoreError, OSError) as exc:
