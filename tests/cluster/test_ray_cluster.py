@@ -160,6 +160,15 @@ def test_a_tournament_on_two_worker_nodes_equals_the_local_run_and_names_its_nod
     assert {r.node for r in results} <= {"node-a", "node-b"}
     assert {r.node for r in results} == {"node-a", "node-b"}, "two free nodes and two matches at a time: both played"
 
+    from fastapi.testclient import TestClient
+
+    from polignac_arena.web import create_app
+
+    with TestClient(create_app(db)) as client:
+        listed = client.get("/api/matches", params={"tournament": "spread", "per_page": 50}).json()["matches"]
+        assert {m["match_id"]: m["node"] for m in listed} == {r.match_id: r.node for r in results}
+        assert "node-a" in client.get("/matches", params={"tournament": "spread"}).text
+
     status = subprocess.run(
         [sys.executable, "-m", "polignac_arena.cli", "tournament", "status", "spread", "--db", str(tmp_path / "ray.db")],
         capture_output=True, text=True, env={**os.environ, **ENV}, check=True,

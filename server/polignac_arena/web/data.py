@@ -194,6 +194,7 @@ def _result_dict(result: StoredResult) -> dict[str, Any]:
         "hands": result.hands,
         "duration_s": result.duration_s,
         "finished_at": result.finished_at,
+        "node": result.node,
     }
 
 
