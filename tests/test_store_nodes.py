@@ -1,0 +1,49 @@
+"""Which node played each result (schema version 3), and the throughput per node that `tournament status` shows."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from polignac_arena.store import NodeThroughput, Store
+from polignac_arena.store import schema as store_schema
+from tests.test_store import record, schedule
+
+
+def test_results_keep_their_node_and_the_throughput_is_per_node(tmp_path: Path) -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    with Store(tmp_path / "a.db") as store:
+        tid = store.create_tournament("t", {"k": 1}, schedule(5))
+        # node-a: matches of 10 s ending at 10, 20 and 30 s: three matches in 30 s; node-b: one of 5 s.
+        for idx, (node, end, duration) in enumerate([("node-a", 10, 10), ("node-a", 20, 10), ("node-b", 5, 5), ("node-a", 30, 10)]):
+            record(store, tid, idx, node=node, duration_s=duration, finished_at=start + timedelta(seconds=end))
+        record(store, tid, 4)  # a result that names no node
+        assert [r.node for r in store.list_results(tid)] == ["node-a", "node-a", "node-b", "node-a", None]
+        assert store.get_result(store.list_results(tid)[2].match_id).node == "node-b"  # type: ignore[union-attr]
+        throughput = {row.node: row for row in store.node_throughput(tid)}
+    assert set(throughput) == {"", "node-a", "node-b"}
+    a, b = throughput["node-a"], throughput["node-b"]
+    assert (a.matches, a.busy_s, a.span_s) == (3, 30.0, 30.0) and a.per_minute == pytest.approx(6.0)
+    assert (b.matches, b.span_s) == (1, 5.0) and b.per_minute == pytest.approx(12.0)
+    assert throughput[""].per_minute == 0.0  # untimed: no pace to show
+    assert NodeThroughput("x", 0, 0.0, 0.0).per_minute == 0.0
+
+
+def test_a_version_2_store_gains_the_node_column_and_keeps_its_results(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with Store(path) as old:
+        tid = old.create_tournament("t", {"k": 1}, schedule(2))
+        record(old, tid, 0)
+    with sqlite3.connect(path) as conn:  # back to what version 2 wrote: no node column
+        conn.execute("DROP INDEX results_node")
+        conn.execute("ALTER TABLE results DROP COLUMN node")
+        conn.execute("PRAGMA user_version = 2")
+    assert len(store_schema.MIGRATIONS) == 3
+    with Store(path) as new:
+        (kept,) = new.list_results(tid)
+        assert kept.node is None and [row.matches for row in new.node_throughput(tid)] == [1]
+        record(new, tid, 1, node="node-a")
+        assert [r.node for r in new.list_results(tid)] == [None, "node-a"]
