@@ -103,7 +103,7 @@ class RayExecutor:
         self.max_retries = max_retries
         self._ray: Any = None
         self._remote: Any = None
-        self._shipped: dict[Path, ShippedBot] = {}
+        self._shipped: dict[Path, asyncio.Future[ShippedBot]] = {}
         self._connected_here = False
 
     async def start(self) -> None:
@@ -168,16 +168,21 @@ class RayExecutor:
         """``bot`` as a node receives it; a folder is packed and put in the object store once per run."""
         if bot.builtin:
             return ShippedBot(builtin=bot.name)
-        known = self._shipped.get(bot.path)
-        if known is None:
-            try:
-                data = await asyncio.to_thread(pack_folder, bot.path, SHIPPING_CAPS)
-            except ArchiveError as exc:
-                raise ExecutorError(f"{bot.label} cannot be sent to the cluster: {exc}") from None
-            sha = hashlib.sha256(data).hexdigest()
-            known = ShippedBot(sha=sha, archive=self._ray.put(data))
-            self._shipped[bot.path] = known
-        return known
+        shipping = self._shipped.get(bot.path)
+        if shipping is None:  # the first match to need it packs it; the others wait for the same task
+            shipping = self._shipped[bot.path] = asyncio.ensure_future(self._pack(bot))
+        try:
+            return await asyncio.shield(shipping)
+        except ExecutorError:
+            self._shipped.pop(bot.path, None)  # a folder fixed meanwhile may be sent next time
+            raise
+
+    async def _pack(self, bot: Submission) -> ShippedBot:
+        try:
+            data = await asyncio.to_thread(pack_folder, bot.path, SHIPPING_CAPS)
+        except ArchiveError as exc:
+            raise ExecutorError(f"{bot.label} cannot be sent to the cluster: {exc}") from None
+        return ShippedBot(sha=hashlib.sha256(data).hexdigest(), archive=self._ray.put(data))
 
     def nodes(self) -> list[dict[str, Any]]:
         """The cluster's living nodes, as Ray lists them."""
@@ -186,6 +191,8 @@ class RayExecutor:
         return [node for node in self._ray.nodes() if node.get("Alive")]
 
     async def close(self) -> None:
+        for shipping in self._shipped.values():
+            shipping.cancel()
         self._shipped.clear()
         if self._connected_here and self._ray is not None:
             await asyncio.to_thread(self._ray.shutdown)
