@@ -220,8 +220,30 @@ def test_a_submission_travels_by_hash_and_each_node_builds_it_once(cluster: _Clu
         assert bot.name not in str(versions[0])  # nothing of the organiser's path
 
 
+@pytest.mark.docker
+def test_docker_seats_run_on_the_nodes_from_their_cache(cluster: _Cluster, tmp_path: Path) -> None:
+    from tests.docker_images import daemon_problem
+
+    if (problem := daemon_problem()) is not None:
+        pytest.skip(f"docker seats cannot be tested here: {problem}")
+    sample = Path(__file__).resolve().parents[2] / "sample_bots" / "heuristic"
+    path = tmp_path / "boxed.toml"
+    path.write_text(
+        f'name = "boxed"\nentrants = ["{sample}", "random", "cautious"]\ntable_size = 3\nrounds = 2\nseed = 9\nparallel = 2\n'
+        '[rules]\nlimit = 5\n[seats]\nkind = "docker"\n',
+        encoding="utf-8",
+    )
+    on_ray = _run(path, tmp_path / "ray.db", "--executor", "ray", "--ray-address", cluster.address)
+    assert on_ray.returncode == 0, on_ray.stderr + on_ray.stdout
+    with Store(tmp_path / "ray.db", create=False) as store:
+        results = store.list_results(1)
+    assert len(results) == 2 and all(r.status == "finished" and r.faults == ({}, {}, {}) for r in results), results
+    for name in {r.node for r in results}:
+        assert name in ("node-a", "node-b") and list((cluster.cache(name) / "versions").iterdir())
+
+
 def test_a_worker_node_killed_mid_run_costs_nothing_and_each_result_is_stored_once(cluster: _Cluster, tmp_path: Path) -> None:
-    path = tournament_file(tmp_path, "survive", rounds=15, parallel=3, limit=30)
+    path = tournament_file(tmp_path, "survive", rounds=10, parallel=3, limit=30)
     local = _run(path, tmp_path / "local.db")
     assert local.returncode == 0, local.stderr
     doomed = cluster.add("node-c")
@@ -250,7 +272,7 @@ def test_a_worker_node_killed_mid_run_costs_nothing_and_each_result_is_stored_on
     with Store(db, create=False) as store:
         assert store.check() == []
         attempts = store.list_results(1, attempts=True)
-    assert len(attempts) == len(results) == 15, "no match stored twice, none lost"
+    assert len(attempts) == len(results) == 10, "no match stored twice, none lost"
     cut_off = _cut_off(journal, within_s=None)
     assert cut_off, "node-c died with a match in hand"
     by_id = {r.match_id: r for r in results}
