@@ -169,6 +169,12 @@ def test_a_tournament_on_two_worker_nodes_equals_the_local_run_and_names_its_nod
         assert {m["match_id"]: m["node"] for m in listed} == {r.match_id: r.node for r in results}
         assert "node-a" in client.get("/matches", params={"tournament": "spread"}).text
 
+    shown = subprocess.run(
+        [sys.executable, "-m", "polignac_arena.cli", "match", "show", results[0].match_id, "--db", str(db)],
+        capture_output=True, text=True, env={**os.environ, **ENV}, check=True,
+    )  # fmt: skip
+    assert f"spread, match 0: finished, played on {results[0].node}" in shown.stdout
+
     status = subprocess.run(
         [sys.executable, "-m", "polignac_arena.cli", "tournament", "status", "spread", "--db", str(tmp_path / "ray.db")],
         capture_output=True, text=True, env={**os.environ, **ENV}, check=True,

@@ -126,7 +126,8 @@ def show(
         fail(f"no match {match_id!r} in {db}")
     replay = replay_lines(stored.record)
     console = Console(highlight=False)
-    console.print(Text(plain(f"{stored.tournament}, match {stored.idx}: {stored.status}")))
+    where = f", played on {stored.node}" if stored.node else ""
+    console.print(Text(plain(f"{stored.tournament}, match {stored.idx}: {stored.status}{where}")))
     for line in replay.render():  # the record's header holds the bots' names: shown as plain text
         console.print(Text(plain(line)), soft_wrap=True)
     if replay.divergence:
