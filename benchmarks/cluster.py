@@ -130,7 +130,7 @@ def journal(caches: list[Path]) -> dict[str, float]:
             stamp, event, match_id = parts
             if event == "start":
                 started[match_id] = float(stamp)
-            elif match_id in started:
+            elif event == "end" and match_id in started:
                 took[match_id] = float(stamp) - started.pop(match_id)
     return took
 

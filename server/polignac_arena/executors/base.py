@@ -34,7 +34,7 @@ class ExecutorSettings:
 
     kind: str = "local"
     address: str | None = None
-    """The Ray cluster's address (``host:port`` of its head); None: ``RAY_ADDRESS`` or a cluster started on this machine."""
+    """The Ray cluster's address (``host:port`` of its head); None: the ``RAY_ADDRESS`` environment variable."""
     cpus_per_match: float = 1.0
     """The CPUs a match reserves on a Ray node: how many matches a node plays at once is its CPUs divided by this."""
 

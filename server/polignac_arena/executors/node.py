@@ -10,8 +10,8 @@ matches reuse the folder, or fail at once with the same reason.  Concurrent matc
 take a file lock per archive, so one builds while the others wait.
 
 Each node keeps a journal of the matches it started and ended (``matches.log`` in its cache,
-one line each: time, ``start`` or ``end``, match id): a match cut off by the node's death is
-the ``start`` without its ``end``, played again elsewhere.
+one line each: time, ``start``, ``end`` or ``failed``, match id): a match cut off by the
+node's death is the ``start`` with neither, played again elsewhere.
 
 Nothing here imports Ray: :mod:`polignac_arena.executors.ray_cluster` wraps :func:`play_on_node`
 in a Ray task and passes a ``fetch`` that reads Ray's object store.
@@ -81,18 +81,22 @@ async def _play(job: MatchJob, shipped: list[ShippedBot], fetch: Callable[[Any],
         raise NodeRefused(f"node {node} cannot play match {job.match_id} in {job.seat_kind.value} seats: {reason}")
     bots = [await prepare_bot(bot, fetch, job.seat_kind, job.limits, job.trusted, node) for bot in shipped]
     _journal("start", job.match_id)
-    result, _ = await run_local_match(
-        bots,
-        job.rules,
-        job.seed,
-        job.time_control,
-        game=job.game,
-        seat_kind=job.seat_kind,
-        trusted=job.trusted,
-        limits=job.limits,
-        match_id=job.match_id,
-    )
-    _journal("end", job.match_id)
+    ended = "failed"
+    try:
+        result, _ = await run_local_match(
+            bots,
+            job.rules,
+            job.seed,
+            job.time_control,
+            game=job.game,
+            seat_kind=job.seat_kind,
+            trusted=job.trusted,
+            limits=job.limits,
+            match_id=job.match_id,
+        )
+        ended = "end"
+    finally:
+        _journal(ended, job.match_id)
     return PlayedMatch(result, node)
 
 

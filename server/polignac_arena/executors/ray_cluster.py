@@ -87,9 +87,10 @@ def _is_loopback(host: str) -> bool:
 
 def _keep_loopback(ray: Any) -> None:
     """Make Ray connect to a loopback address as given instead of this machine's outward address (see the module docstring)."""
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    constants: Any = importlib.import_module("ray._private.ray_constants")  # read when Ray resolves an address
-    constants.ENABLE_RAY_CLUSTER = False
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # read when Ray is first imported
+    with contextlib.suppress(ImportError):  # and, once imported, this constant: read when Ray resolves an address
+        constants: Any = importlib.import_module("ray._private.ray_constants")
+        constants.ENABLE_RAY_CLUSTER = False
 
 
 class RayExecutor:
@@ -137,7 +138,10 @@ class RayExecutor:
                     _node_ip_address="127.0.0.1" if loopback else None,
                 )
             except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise ExecutorError(f"cannot join the Ray cluster at {self.address}: {exc}") from None
+                raise ExecutorError(
+                    f"cannot join the Ray cluster at {self.address}: {exc} (the runner must run on a machine of the cluster,"
+                    " such as its head: docs/cluster.md)"
+                ) from None
             self._connected_here = True
         self._ray = ray
         self._remote = ray.remote(num_cpus=self.cpus_per_match, max_retries=self.max_retries, retry_exceptions=False)(_task)
