@@ -441,7 +441,7 @@ def pair(server: tuple[Callable[..., Any], tuple[Any, ...]], client: Callable[..
 
 def run(quick: bool, transport: str, matches: int | None, progress: Callable[[str], None]) -> dict[str, Any]:
     pairs = 1 if quick else PROCESS_PAIRS
-    rounds = 3 if quick else 5  # per pair, plus one warm-up round; a match is about 470 decisions
+    rounds = 1 if quick else 5  # per pair, plus one warm-up round; a match is about 470 decisions
     block = 470
     concurrent = matches or (10 if quick else 100)
     per_transport: dict[str, dict[str, Any]] = {}
@@ -560,7 +560,7 @@ def print_tables(r: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Referee decision round trip vs the bare gRPC floor, and many concurrent matches.")
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    parser.add_argument("--quick", action="store_true", help="fewer samples and 10 concurrent matches (a smoke test)")
+    parser.add_argument("--quick", action="store_true", help="one round of samples per transport and 10 concurrent matches (a smoke test)")
     parser.add_argument("--transport", choices=["unix", "tcp"], default="unix", help="transport of the headline figures and of (c)")
     parser.add_argument("--matches", type=int, default=None, help="concurrent matches in (c) (default 100, 10 with --quick)")
     args = parser.parse_args(argv)

@@ -104,11 +104,16 @@ def _progress(db: Path) -> tuple[int, int, str] | None:
         return None
 
 
+LONG_ROUNDS = 30
+"""Matches of the stopped tournament: enough that SIGTERM after the first result leaves many unplayed."""
+
+
 @pytest.mark.slow
 def test_sigterm_stops_a_long_tournament_which_resume_finishes(tmp_path: Path) -> None:
     path = tmp_path / "long.toml"
     path.write_text(
-        'name = "long"\nentrants = ["random", "cautious", "heuristic"]\ntable_size = 3\nrounds = 80\nseed = 3\n'
+        'name = "long"\nentrants = ["random", "cautious", "heuristic"]\ntable_size = 3\n'
+        f"rounds = {LONG_ROUNDS}\nseed = 3\n"
         '[rules]\nlimit = 10\n[seats]\nkind = "inprocess"\ntrusted = true\n'
     )
     db = tmp_path / "t.db"
@@ -118,8 +123,8 @@ def test_sigterm_stops_a_long_tournament_which_resume_finishes(tmp_path: Path) -
     assert code == 130, err
     assert "stopped: the results so far are stored; run again with --resume to finish" in err and "Traceback" not in err, err
     stopped = _progress(db)
-    assert stopped is not None and stopped[2] == "stopped" and 1 <= stopped[0] < stopped[1] == 80
+    assert stopped is not None and stopped[2] == "stopped" and 1 <= stopped[0] < stopped[1] == LONG_ROUNDS
     resumed = polignac("tournament", "run", str(path), "--db", str(db), "-q", "--resume", cwd=tmp_path)
     _out, err = resumed.communicate(timeout=600)
     assert resumed.returncode == 0, err
-    assert _progress(db) == (80, 80, "finished")
+    assert _progress(db) == (LONG_ROUNDS, LONG_ROUNDS, "finished")

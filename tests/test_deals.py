@@ -63,7 +63,7 @@ def seeded_hands(match_rules: Ruleset, seed: int, dealt: HandDealt) -> tuple[fro
     return tuple(frozenset(cards_in(masks[s])) for s in seats)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), tables(start_totals=True, referee=True), st.integers(0, 2**32))
 def test_any_accepted_deals_let_a_match_with_random_play_finish(data: Any, table: Table, play_seed: int) -> None:
     deals = data.draw(deals_for(table.rules))

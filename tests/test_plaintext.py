@@ -77,14 +77,14 @@ def test_nothing_of_a_control_survives_any_text(text: str) -> None:
     assert plain(shown) == shown
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(_SAFE, sequences()), max_size=8), _SAFE)
 def test_sequences_go_whole_and_the_text_around_them_stays(parts: list[tuple[str, str]], tail: str) -> None:
     text = "".join(safe + sequence for safe, sequence in parts) + tail
     assert plain(text) == "".join(safe for safe, _ in parts) + tail
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_SAFE)
 def test_text_without_controls_is_unchanged(text: str) -> None:
     assert plain(text) == text

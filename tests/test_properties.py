@@ -53,8 +53,8 @@ from polignac.rules import Direction, HandScore, RemovedSevens, Tiebreak, Trumps
 from polignac.scoring import score_hand
 
 MAX_SEED = 2**64 - 1
-MATCHES = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+MATCHES = settings(max_examples=35, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # -- drawing a match ---------------------------------------------------------------------
 
@@ -969,7 +969,7 @@ def check_views(match: Match) -> None:
             assert seen == (hand if s == seat else ())
 
 
-@settings(MATCHES, max_examples=50)
+@settings(MATCHES, max_examples=17)
 @given(table=tables(referee=True), rnd=st.randoms(use_true_random=False))
 def test_views_never_show_another_seats_cards(table: Table, rnd: random.Random) -> None:
     match = play(table.new_match(), rnd, calls=table.calls, at_decision=check_views)

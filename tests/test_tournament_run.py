@@ -306,8 +306,12 @@ def test_a_cancelled_run_is_marked_stopped(tmp_path: Path) -> None:
 
 # -- the acceptance test: kill -9 the runner, then --resume ---------------------------------------
 
-KILL_ROUNDS = 16
-"""Matches in the killed tournament (3 bots, 3 at a table): about 10 s at --parallel 2."""
+KILL_ROUNDS = 8
+"""Matches in the killed tournament (3 bots, 3 at a table): at --parallel 2 a kill past half way still
+leaves a match running and one not started, and each match costs its seats' sandboxes."""
+
+KILL_LIMIT = 5
+"""The killed tournament's point limit: short matches, since what is tested is the kill, not the play."""
 
 
 def _stat(pid: int) -> tuple[int, int, str, str]:
@@ -398,7 +402,7 @@ def _finish(process: subprocess.Popen[str], timeout: float = 120) -> tuple[int, 
 @pytest.fixture(scope="module")
 def kill_tournament(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("kill")
-    return tournament_file(folder, "killme", rounds=KILL_ROUNDS, seed=5, parallel=2, kind="process")
+    return tournament_file(folder, "killme", rounds=KILL_ROUNDS, seed=5, parallel=2, limit=KILL_LIMIT, kind="process")
 
 
 @pytest.fixture(scope="module")

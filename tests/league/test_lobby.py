@@ -51,7 +51,7 @@ def test_a_missing_bad_or_revoked_token_is_unauthenticated(token: str | None) ->
 def test_the_directory_sees_the_peer_of_a_bad_token() -> None:
     async def scenario() -> None:
         directory = FakeDirectory()
-        async with lobby_server(directory) as (_, address):
+        async with lobby_server(directory, join_timeout_s=0.2) as (_, address):  # no Join comes: the token is judged at the timeout
             client = LobbyClient(address, "guess")
             await client.open()
             assert (await _refusal(client)).code() == grpc.StatusCode.UNAUTHENTICATED
