@@ -82,7 +82,7 @@ def build_command(
     return [python, "-I", "-S", wrapper, source, dest, "--", *step]
 
 
-BUILD_OUTPUT_DRAIN_BYTES_PER_S: Final = 4 << 20
+BUILD_OUTPUT_DRAIN_BYTES_PER_S: Final = 16 << 20
 """A build's output past its cap is read (and dropped) faster than a seat's stderr: it is no seat of a match."""
 
 
