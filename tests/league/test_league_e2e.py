@@ -2,7 +2,7 @@
 
 Two authors submit bots with ``polignac league submit`` (a Python gRPC bot and the JavaScript
 sample), a third connects a remote bot from a process of its own through the SDK, the ladder
-plays a dozen matches and more, and the JSON leaderboard rates all three.  The remote bot's
+plays 30 matches and more, and the JSON leaderboard rates all three.  The remote bot's
 connection is cut in the middle of a match: it reattaches within the grace and does not forfeit.
 """
 
@@ -35,8 +35,8 @@ trustme = pytest.importorskip("trustme")
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "polignac_arena.cli"]
-MATCHES = 12
-"""Rated matches the ladder plays before the test reads the leaderboard."""
+MATCHES = 30
+"""Rated matches the ladder plays before the test reads the leaderboard (the issue's acceptance asks for 30)."""
 
 REMOTE_BOT = textwrap.dedent(
     """
