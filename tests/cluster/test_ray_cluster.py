@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -313,6 +314,35 @@ def _cut_off(journal: Path, within_s: float | None) -> set[str]:
             started.pop(match_id, None)
     now = time.time()
     return {match_id for match_id, stamp in started.items() if within_s is None or now - stamp < within_s}
+
+
+def test_sigterm_stops_a_cluster_run_between_results_and_resume_finishes_it(cluster: _Cluster, tmp_path: Path) -> None:
+    path = tournament_file(tmp_path, "stopped", rounds=6, parallel=2, limit=30)
+    db = tmp_path / "ray.db"
+    on_ray = ("--executor", "ray", "--ray-address", cluster.address)
+    command = [sys.executable, "-m", "polignac_arena.cli", "tournament", "run", str(path), "--db", str(db), "-q", *on_ray]
+    runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **ENV})
+    try:
+        deadline = time.monotonic() + 120
+        while not _has_result(db):
+            assert runner.poll() is None, runner.communicate()[1][-2000:]
+            assert time.monotonic() < deadline, "no result"
+            time.sleep(0.02)
+        runner.send_signal(signal.SIGTERM)
+        _, err = runner.communicate(timeout=60)  # the matches in flight are cancelled on their nodes
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.communicate()
+    assert runner.returncode == 130, err
+    assert "stopped: the results so far are stored; run again with --resume to finish" in err and "Traceback" not in err, err
+    with Store(db, create=False) as store:
+        assert store.check() == [] and store.get_tournament("stopped").status == "stopped"  # type: ignore[union-attr]
+        assert 1 <= store.progress(1).done < 6
+    resumed = _run(path, db, "--resume", *on_ray)
+    assert resumed.returncode == 0, resumed.stderr
+    with Store(db, create=False) as store:
+        assert len(store.list_results(1)) == len(store.list_results(1, attempts=True)) == 6
 
 
 def test_a_cluster_that_does_not_answer_is_a_clear_error_and_leaves_no_tournament(tmp_path: Path) -> None:
