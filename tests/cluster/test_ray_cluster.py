@@ -199,20 +199,21 @@ def _bot_with_a_build(folder: Path) -> Path:
     return bot
 
 
+def _untrusted_on_ray(cluster: _Cluster, folder: Path, entrants: tuple[str, ...], kind: str, rounds: int) -> list[StoredResult]:
+    """A tournament of untrusted bots in ``kind`` seats (tables of 3, to 5 points) played on the cluster; its results."""
+    path = tournament_file(folder, "untrusted", entrants=entrants, rounds=rounds, parallel=2, limit=5, kind=kind)
+    path.write_text(path.read_text(encoding="utf-8").replace("trusted = true", "trusted = false"), encoding="utf-8")
+    on_ray = _run(path, folder / "ray.db", "--executor", "ray", "--ray-address", cluster.address)
+    assert on_ray.returncode == 0, on_ray.stderr + on_ray.stdout
+    with Store(folder / "ray.db", create=False) as store:
+        return store.list_results(1)
+
+
 def test_a_submission_travels_by_hash_and_each_node_builds_it_once(cluster: _Cluster, tmp_path: Path) -> None:
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed (apt-get install bubblewrap; .ci/run installs it)")
     bot = _bot_with_a_build(tmp_path)
-    path = tmp_path / "built.toml"
-    path.write_text(
-        f'name = "built"\nentrants = ["{bot}", "random", "heuristic"]\ntable_size = 3\nrounds = 6\nseed = 4\nparallel = 2\n'
-        '[rules]\nlimit = 5\n[seats]\nkind = "process"\n',
-        encoding="utf-8",
-    )
-    on_ray = _run(path, tmp_path / "ray.db", "--executor", "ray", "--ray-address", cluster.address)
-    assert on_ray.returncode == 0, on_ray.stderr + on_ray.stdout
-    with Store(tmp_path / "ray.db", create=False) as store:
-        results = store.list_results(1)
+    results = _untrusted_on_ray(cluster, tmp_path, (str(bot), "random", "heuristic"), "process", rounds=6)
     assert len(results) == 6 and all(r.status == "finished" for r in results)
     assert not (bot / "builds.txt").exists(), "the organiser's folder is sent, not built in place"
     played_on = {r.node for r in results}
@@ -234,16 +235,7 @@ def test_docker_seats_run_on_the_nodes_from_their_cache(cluster: _Cluster, tmp_p
     if (problem := daemon_problem()) is not None:
         pytest.skip(f"docker seats cannot be tested here: {problem}")
     sample = Path(__file__).resolve().parents[2] / "sample_bots" / "heuristic"
-    path = tmp_path / "boxed.toml"
-    path.write_text(
-        f'name = "boxed"\nentrants = ["{sample}", "random", "cautious"]\ntable_size = 3\nrounds = 2\nseed = 9\nparallel = 2\n'
-        '[rules]\nlimit = 5\n[seats]\nkind = "docker"\n',
-        encoding="utf-8",
-    )
-    on_ray = _run(path, tmp_path / "ray.db", "--executor", "ray", "--ray-address", cluster.address)
-    assert on_ray.returncode == 0, on_ray.stderr + on_ray.stdout
-    with Store(tmp_path / "ray.db", create=False) as store:
-        results = store.list_results(1)
+    results = _untrusted_on_ray(cluster, tmp_path, (str(sample), "random", "cautious"), "docker", rounds=2)
     assert len(results) == 2 and all(r.status == "finished" and r.faults == ({}, {}, {}) for r in results), results
     for name in {r.node for r in results}:
         assert name in ("node-a", "node-b") and list((cluster.cache(name) / "versions").iterdir())

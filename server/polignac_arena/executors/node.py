@@ -26,14 +26,14 @@ import hashlib
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
 from polignac_arena.archive import ArchiveCaps, ArchiveError, ArchiveStore
 from polignac_arena.botcheck import BUILD_OUTPUT_LINES, BUILD_TIMEOUT_S
 from polignac_arena.executors.base import ExecutorError, MatchJob, PlayedMatch
-from polignac_arena.runner import run_local_match
+from polignac_arena.executors.local import play_here
 from polignac_arena.seats import SeatKind, SeatLimits, launcher_for
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, load_submission
 
@@ -83,17 +83,7 @@ async def _play(job: MatchJob, shipped: list[ShippedBot], fetch: Callable[[Any],
     _journal("start", job.match_id)
     ended = "failed"
     try:
-        result, _ = await run_local_match(
-            bots,
-            job.rules,
-            job.seed,
-            job.time_control,
-            game=job.game,
-            seat_kind=job.seat_kind,
-            trusted=job.trusted,
-            limits=job.limits,
-            match_id=job.match_id,
-        )
+        result = await play_here(replace(job, bots=tuple(bots)))
         ended = "end"
     finally:
         _journal(ended, job.match_id)

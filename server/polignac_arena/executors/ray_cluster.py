@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import hashlib
 import importlib
-import ipaddress
 import logging
 import os
 import socket
@@ -35,6 +34,7 @@ from typing import Any, Final
 from polignac_arena.archive import ArchiveError, pack_folder
 from polignac_arena.executors.base import ExecutorError, MatchJob, PlayedMatch
 from polignac_arena.executors.node import NODE_NAME_ENV, SHIPPING_CAPS, ShippedBot, play_on_node
+from polignac_arena.loopback import is_loopback_host
 from polignac_arena.referee.record import write_record
 from polignac_arena.submission import Submission
 
@@ -74,15 +74,6 @@ def _split_address(address: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise ExecutorError(f"a Ray address is HOST:PORT (the head's GCS port, 6379 by default), got {address!r}")
     return host, int(port)
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _keep_loopback(ray: Any) -> None:
@@ -125,7 +116,7 @@ class RayExecutor:
             raise ExecutorError(
                 f"no Ray cluster answers at {self.address}: {exc.strerror or exc} (start its head with `ray start --head`)"
             ) from None
-        loopback = _is_loopback(host)
+        loopback = is_loopback_host(host)
         if loopback:
             _keep_loopback(ray)
         if not ray.is_initialized():
