@@ -179,12 +179,6 @@ class RayExecutor:
             raise ExecutorError(f"{bot.label} cannot be sent to the cluster: {exc}") from None
         return ShippedBot(sha=hashlib.sha256(data).hexdigest(), archive=self._ray.put(data))
 
-    def nodes(self) -> list[dict[str, Any]]:
-        """The cluster's living nodes, as Ray lists them."""
-        if self._ray is None:
-            return []
-        return [node for node in self._ray.nodes() if node.get("Alive")]
-
     async def close(self) -> None:
         for shipping in self._shipped.values():
             shipping.cancel()
