@@ -215,3 +215,12 @@ def test_a_node_plays_a_match_of_built_in_bots_and_keeps_a_journal(node_cache: P
     assert played.node == "node-y" and played.result.status == "finished" and played.result.match_id == "node-test-1"
     events = [line.split()[1:] for line in (node_cache / "matches.log").read_text().splitlines()]
     assert events == [["start", "node-test-1"], ["end", "node-test-1"]]
+
+
+@pytest.mark.parametrize("address", ["nonsense", "host:", ":6379", "10.0.0.5:99999"])
+def test_a_malformed_ray_address_is_one_clear_line(tmp_path: Path, address: str) -> None:
+    pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]'; .ci/run installs it)")
+    path = tournament_file(tmp_path)
+    done = _cli("tournament", "run", str(path), "--db", str(tmp_path / "a.db"), "--executor", "ray", "--ray-address", address)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == f"polignac: error: a Ray address is HOST:PORT (the head's GCS port, 6379 by default), got {address!r}"
