@@ -132,14 +132,9 @@ def _same_tournament(local_db: Path, ray_db: Path, name: str) -> list[StoredResu
     return ray_run[0]
 
 
-def test_a_tournament_on_two_worker_nodes_equals_the_local_run_and_names_its_nodes(cluster: _Cluster, tmp_path: Path) -> None:
-    path = tournament_file(tmp_path, "spread", rounds=8, parallel=2, limit=15)
-    local = _run(path, tmp_path / "local.db")
-    assert local.returncode == 0, local.stderr
-    # The runner is killed after its first result, and --resume finishes on the cluster.
-    on_ray = ("--executor", "ray", "--ray-address", cluster.address)
-    db = tmp_path / "ray.db"
-    command = [sys.executable, "-m", "polignac_arena.cli", "tournament", "run", str(path), "--db", str(db), "-q", *on_ray]
+def _signal_after_first_result(path: Path, db: Path, options: tuple[str, ...], signum: int) -> tuple[int, str]:
+    """Run the tournament with ``options``, send ``signum`` once its first result is stored; its exit code and stderr."""
+    command = [sys.executable, "-m", "polignac_arena.cli", "tournament", "run", str(path), "--db", str(db), "-q", *options]
     runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **ENV})
     try:
         deadline = time.monotonic() + 120
@@ -147,9 +142,23 @@ def test_a_tournament_on_two_worker_nodes_equals_the_local_run_and_names_its_nod
             assert runner.poll() is None, runner.communicate()[1][-2000:]
             assert time.monotonic() < deadline, "no result"
             time.sleep(0.02)
-        runner.kill()
+        runner.send_signal(signum)
+        _, err = runner.communicate(timeout=60)
     finally:
-        runner.communicate()
+        if runner.poll() is None:
+            runner.kill()
+            runner.communicate()
+    return runner.returncode, err
+
+
+def test_a_tournament_on_two_worker_nodes_equals_the_local_run_and_names_its_nodes(cluster: _Cluster, tmp_path: Path) -> None:
+    path = tournament_file(tmp_path, "spread", rounds=8, parallel=2, limit=15)
+    local = _run(path, tmp_path / "local.db")
+    assert local.returncode == 0, local.stderr
+    # The runner is killed after its first result, and --resume finishes on the cluster.
+    on_ray = ("--executor", "ray", "--ray-address", cluster.address)
+    db = tmp_path / "ray.db"
+    _signal_after_first_result(path, db, on_ray, signal.SIGKILL)
     resumed = _run(path, db, "--resume", *on_ray, quiet=False)
     assert resumed.returncode == 0, resumed.stderr
     assert "Leaderboard: spread" in resumed.stdout
@@ -312,21 +321,8 @@ def test_sigterm_stops_a_cluster_run_between_results_and_resume_finishes_it(clus
     path = tournament_file(tmp_path, "stopped", rounds=6, parallel=2, limit=30)
     db = tmp_path / "ray.db"
     on_ray = ("--executor", "ray", "--ray-address", cluster.address)
-    command = [sys.executable, "-m", "polignac_arena.cli", "tournament", "run", str(path), "--db", str(db), "-q", *on_ray]
-    runner = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **ENV})
-    try:
-        deadline = time.monotonic() + 120
-        while not _has_result(db):
-            assert runner.poll() is None, runner.communicate()[1][-2000:]
-            assert time.monotonic() < deadline, "no result"
-            time.sleep(0.02)
-        runner.send_signal(signal.SIGTERM)
-        _, err = runner.communicate(timeout=60)  # the matches in flight are cancelled on their nodes
-    finally:
-        if runner.poll() is None:
-            runner.kill()
-            runner.communicate()
-    assert runner.returncode == 130, err
+    code, err = _signal_after_first_result(path, db, on_ray, signal.SIGTERM)  # the matches in flight are cancelled on their nodes
+    assert code == 130, err
     assert "stopped: the results so far are stored; run again with --resume to finish" in err and "Traceback" not in err, err
     with Store(db, create=False) as store:
         assert store.check() == [] and store.get_tournament("stopped").status == "stopped"  # type: ignore[union-attr]
