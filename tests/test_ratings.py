@@ -315,3 +315,15 @@ def test_replay_rejects_bad_input(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         replay_ratings(ENV, entrants, results, initial)
+
+
+def test_stronger_probability_leaves_out_match_noise_and_is_symmetric() -> None:
+    from polignac_arena.ratings import stronger_probability
+
+    a, b = (27.0, 1.0), (25.0, 1.0)
+    assert stronger_probability(a, b) + stronger_probability(b, a) == pytest.approx(1.0)
+    # A 2-point gap with sigma 1 each: Phi(2 / sqrt 2) = 0.921, far surer than one match's odds.
+    assert stronger_probability(a, b) == pytest.approx(0.9214, abs=1e-4)
+    assert stronger_probability(a, b) > win_probability(RatingEnv(), a, b)
+    with pytest.raises(ValueError, match="stronger_probability"):
+        stronger_probability((25.0, 0.0), b)

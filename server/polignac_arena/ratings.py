@@ -30,6 +30,7 @@ __all__ = [
     "new_version",
     "rate_match",
     "replay_ratings",
+    "stronger_probability",
     "win_probability",
 ]
 
@@ -191,6 +192,20 @@ def win_probability(env: RatingEnv, a: tuple[float, float], b: tuple[float, floa
     mu_b, sigma_b = _checked(b, "win_probability")
     c = math.sqrt(2 * env.beta**2 + sigma_a**2 + sigma_b**2)
     return 0.5 * math.erfc(-(mu_a - mu_b) / (c * math.sqrt(2)))
+
+
+def stronger_probability(a: tuple[float, float], b: tuple[float, float]) -> float:
+    """The probability that ``a``'s skill is really above ``b``'s: Phi((mu_a - mu_b) / sqrt(sigma_a^2 + sigma_b^2)).
+
+    Unlike :func:`win_probability` it leaves out one match's performance noise (beta): it says
+    how sure the ratings are of the order, not who wins the next match.
+
+    >>> stronger_probability((25, 1), (25, 1))
+    0.5
+    """
+    mu_a, sigma_a = _checked(a, "stronger_probability")
+    mu_b, sigma_b = _checked(b, "stronger_probability")
+    return 0.5 * math.erfc(-(mu_a - mu_b) / (math.sqrt(sigma_a**2 + sigma_b**2) * math.sqrt(2)))
 
 
 def new_version(env: RatingEnv, previous: tuple[float, float]) -> Rating:
