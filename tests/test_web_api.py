@@ -272,7 +272,7 @@ def test_openapi_describes_every_api_route(client: TestClient) -> None:
     spec = ok(client, "/openapi.json")
     assert set(spec["paths"]) == {
         "/api/tournaments", "/api/tournaments/{name}", "/api/leaderboard", "/api/tournaments/{name}/leaderboard", "/api/crosstable",
-        "/api/bots", "/api/bots/{name}", "/api/matches", "/api/matches/{match_id}", "/api/matches/{match_id}/replay",
+        "/api/bots", "/api/bots/{name}", "/api/matches", "/api/matches/{match_id}", "/api/matches/{match_id}/replay", "/api/stamp",
     }  # fmt: skip
     sort = spec["paths"]["/api/leaderboard"]["get"]["parameters"]
     assert any(p["name"] == "sort" for p in sort)

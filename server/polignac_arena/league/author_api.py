@@ -150,6 +150,14 @@ def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None)
         status_code=202,
         response_model=SubmissionOut,
         responses={400: {"model": ErrorOut}, 403: {"model": ErrorOut}, 413: {"model": ErrorOut}, 415: {"model": ErrorOut}},
+        # The body is read as a stream (so it can be cut off at the cap): described here rather than as a parameter.
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}},
+                "description": "the gzip'd tar of the submission folder",
+            }
+        },
     )
     async def upload(name: str, request: Request, response: Response, who: Author) -> SubmissionOut:
         """Upload a version of bot NAME: the body is the gzip'd tar that ``polignac league submit`` makes."""
@@ -176,7 +184,7 @@ def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None)
     @router.get(
         "/submissions/{submission_id}",
         response_model=SubmissionOut,
-        responses={403: {"model": ErrorOut}, 404: {"model": ErrorOut}},
+        responses={400: {"model": ErrorOut}, 403: {"model": ErrorOut}, 404: {"model": ErrorOut}},
     )
     async def submission(
         submission_id: str,

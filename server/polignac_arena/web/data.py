@@ -18,6 +18,7 @@ from polignac_arena.ratings import RatingEnv, win_probability
 from polignac_arena.render import direction_text, is_polignac
 from polignac_arena.replay import replay_lines
 from polignac_arena.store import LeaderboardRow, Store, StoredResult, Tournament
+from polignac_arena.web import confidence
 
 __all__ = [
     "BadRequest",
@@ -121,7 +122,7 @@ def row_dict(row: LeaderboardRow) -> dict[str, Any]:
 def leaderboard(store: Store, tournament: str | None = None, sort: SortKey = SortKey.RANK) -> list[dict[str, Any]]:
     """The leaderboard (one tournament, or all-time), sorted by ``sort``; ``rank`` always is the rating rank."""
     found = _tournament(store, tournament)
-    rows = [row_dict(row) for row in store.leaderboard(None if found is None else found.id)]
+    rows = confidence.annotate([row_dict(row) for row in store.leaderboard(None if found is None else found.id)], found)
     if sort is SortKey.RANK:
         return rows
     field = {SortKey.FAULTS: "fault_total"}.get(sort, str(sort))

@@ -14,7 +14,8 @@ from markupsafe import Markup
 from polignac_arena.plaintext import plain
 from polignac_arena.store import Store
 from polignac_arena.web import data
-from polignac_arena.web.svg import rating_chart
+from polignac_arena.web.live import LiveMark
+from polignac_arena.web.svg import rating_chart, sparkline
 
 __all__ = ["Links", "environment", "page_bot", "page_crosstable", "page_error", "page_leaderboard", "page_matches", "page_replay", "slug"]
 
@@ -87,6 +88,28 @@ def _tojson(value: Any) -> Markup:
     return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
+def _trend(recent_mu: Any) -> Markup:
+    """A leaderboard cell's rating trend: a sparkline of the latest mu values and the change over them."""
+    values = [float(v) for v in recent_mu or ()]
+    if len(values) < 2:
+        return Markup("")
+    change = values[-1] - values[0]
+    arrow = "▲" if change > 0 else "▼" if change < 0 else "="
+    kind = "up" if change > 0 else "down" if change < 0 else "flat"
+    return Markup(sparkline(values)) + Markup(f' <span class="delta {kind}">{arrow}{abs(change):.1f}</span>')
+
+
+def _percent(p: float | None) -> str:
+    """A probability as a whole percentage, never rounded to a certainty it is not (99.97 % shows as >99 %)."""
+    if p is None:
+        return "-"
+    if p > 0.99:
+        return ">99%"
+    if p < 0.01:
+        return "<1%"
+    return f"{p * 100:.0f}%"
+
+
 def _shown(value: Any) -> Any:
     """Every value a template prints: text goes through :func:`plain` (autoescaping covers HTML, not control characters)."""
     if isinstance(value, Markup):
@@ -105,6 +128,8 @@ def environment() -> jinja2.Environment:
     env.filters["num"] = _number
     env.filters["colour"] = _colour
     env.filters["tojson_script"] = _tojson
+    env.filters["trend"] = _trend
+    env.filters["percent"] = _percent
     env.filters["faults"] = lambda counts: ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"
     return env
 
@@ -112,23 +137,29 @@ def environment() -> jinja2.Environment:
 _ENV = environment()
 
 
-def _render(name: str, links: Links, store: Store | None, **context: Any) -> str:
+def _render(name: str, links: Links, store: Store | None, live: LiveMark | None = None, **context: Any) -> str:
     tournaments = [t.name for t in store.list_tournaments()] if store is not None else []
-    return _ENV.get_template(name).render(links=links, nav_tournaments=tournaments, **context)
+    return _ENV.get_template(name).render(links=links, nav_tournaments=tournaments, live=live, **context)
 
 
-def page_leaderboard(store: Store, links: Links, tournament: str | None = None, sort: data.SortKey = data.SortKey.RANK) -> str:
-    """The leaderboard page (all-time or one tournament)."""
+def page_leaderboard(
+    store: Store, links: Links, tournament: str | None = None, sort: data.SortKey = data.SortKey.RANK, live: LiveMark | None = None
+) -> str:
+    """The leaderboard page (all-time or one tournament); ``live``: the page polls for new results and redraws its table."""
     rows = data.leaderboard(store, tournament, sort)
     detail = data.tournament_detail(store, tournament) if tournament is not None else None
+    # Each run of tied rows (its head and the rows tied to it) gets a band; neighbouring runs alternate shades.
+    runs = sorted({row["tie_group"] for row in rows if row["tied"]})
+    bands = {group: "odd" if i % 2 else "even" for i, group in enumerate(runs)}
     return _render(
-        "leaderboard.html", links, store, rows=rows, tournament=tournament, detail=detail, sort=str(sort),
+        "leaderboard.html", links, store, live, rows=rows, tournament=tournament, detail=detail, sort=str(sort),
         sort_keys=[str(k) for k in data.SortKey], title=f"Leaderboard: {tournament or 'all-time'}",
-        tournaments=data.tournaments(store) if tournament is None else [],
+        tournaments=data.tournaments(store) if tournament is None else [], bands=bands,
+        average_place_meaningful=all(row["average_place_meaningful"] for row in rows),
     )  # fmt: skip
 
 
-def page_bot(store: Store, links: Links, name: str) -> str:
+def page_bot(store: Store, links: Links, name: str, live: LiveMark | None = None) -> str:
     """A bot's page: versions, rating chart, places, recent matches, fault log."""
     bot = data.bot_detail(store, name)
     series: dict[tuple[str, str], list[tuple[float, float]]] = {}
@@ -138,7 +169,7 @@ def page_bot(store: Store, links: Links, name: str) -> str:
         (tournament, Markup(rating_chart([(key, pts)])))  # built from numbers and escaped labels
         for (tournament, key), pts in series.items()
     ]
-    return _render("bot.html", links, store, bot=bot, charts=charts, title=f"Bot {name}")
+    return _render("bot.html", links, store, live, bot=bot, charts=charts, title=f"Bot {name}")
 
 
 def page_crosstable(store: Store, links: Links, tournament: str | None = None) -> str:
@@ -149,12 +180,12 @@ def page_crosstable(store: Store, links: Links, tournament: str | None = None) -
 
 def page_matches(
     store: Store, links: Links, tournament: str | None = None, bot: str | None = None, faults: bool | None = None, page: int = 1,
-    per_page: int = 50,
+    per_page: int = 50, live: LiveMark | None = None,
 ) -> str:  # fmt: skip
     """The match list with its filters."""
     listing = data.matches(store, tournament, bot, faults, page, per_page)
     return _render(
-        "matches.html", links, store, listing=listing, tournament=tournament, bot=bot, faults=faults,
+        "matches.html", links, store, live, listing=listing, tournament=tournament, bot=bot, faults=faults,
         bots=sorted({b.name for b in store.list_bots()}), title="Matches",
     )  # fmt: skip
 
