@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 try:
-    from playwright.sync_api import Browser, Page, sync_playwright
+    from playwright.sync_api import Page, sync_playwright
 except ImportError:  # pragma: no cover - depends on the machine
     pytest.skip("the playwright package is not installed (pip install -e '.[test]')", allow_module_level=True)
 
@@ -88,27 +88,26 @@ def events_of(site: Path, match_id: str) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
+def tab() -> Iterator[tuple[Page, list[str]]]:
+    """One page for the module (each test opens its replay afresh) and the script errors it reports."""
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:
-            yield chromium
+            shown = chromium.new_page(viewport=VIEWPORT)
+            errors: list[str] = []
+            shown.on("pageerror", lambda exc: errors.append(str(exc)))
+            shown.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+            yield shown, errors
         finally:
             chromium.close()
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    """A fresh page; the test fails on any script error."""
-    context = browser.new_context(viewport=VIEWPORT)
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda exc: errors.append(str(exc)))
-    tab.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
-    try:
-        yield tab
-    finally:
-        context.close()
+def page(tab: tuple[Page, list[str]]) -> Iterator[Page]:
+    """The module's page; the test fails on any script error while it ran."""
+    shown, errors = tab
+    errors.clear()
+    yield shown
     assert not errors, errors
 
 
@@ -188,7 +187,9 @@ def test_the_contract_is_shown(page: Page, site: Path) -> None:
     events = events_of(site, "classic-4")
     declared = next(e for e in events if e["event"] == "declared" and e["contract"] != "pass")
     open_replay(page, site, "classic-4")
-    go(page, events.index(declared) + 1)
+    go(page, events.index(declared))
+    assert seat_text(page, declared["seat"], ".badge.turn") == "to bid"
+    page.click("#next")
     assert page.locator("#contract").inner_text() == f"Contract: {declared['contract']} by random{declared['seat']}@1"
     assert declared["contract"] in seat_text(page, declared["seat"], ".badge.declarer")
 

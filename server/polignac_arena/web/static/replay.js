@@ -80,7 +80,7 @@
       hands: [], trick: [], auction: [], tricks: [], results: [], log: [], caption: "Start of the match",
       hand: 0, turned: null, seats: names.map(function (_, k) { return k; }), dealer: null, leader: null,
       winner: null, contract: null, totals: names.map(function () { return 0; }), scores: null,
-      taken: freshTaken(), out: {}, turn: null, over: false,
+      taken: freshTaken(), out: {}, turn: null, bidding: false, over: false,
     };
     for (var i = 0; i < n; i++) {
       var e = events[i];
@@ -144,7 +144,7 @@
     }
     // Whose turn: the seat of the next decision, if the next event is one.
     var next = events[n];
-    if (next && (next.event === "card_played" || next.event === "declared")) { s.turn = next.seat; }
+    if (next && (next.event === "card_played" || next.event === "declared")) { s.turn = next.seat; s.bidding = next.event === "declared"; }
     return s;
   }
 
@@ -161,7 +161,7 @@
     if (s.dealer === seat) { head.appendChild(badge("dealer", "dealer")); }
     if (s.leader === seat && s.trick.length) { head.appendChild(badge("leads", "leads")); }
     if (s.contract && s.contract.seat === seat) { head.appendChild(badge(s.contract.contract, "declarer")); }
-    if (s.turn === seat) { head.appendChild(badge("to play", "turn")); }
+    if (s.turn === seat) { head.appendChild(badge(s.bidding ? "to bid" : "to play", "turn")); }
     if (s.out[seat]) { head.appendChild(badge("forfeited", "out")); }
     div.appendChild(head);
     var hand = document.createElement("div"); hand.className = "hand";
