@@ -182,3 +182,20 @@ def test_pages_redraw_when_a_result_is_stored(live_db: Path, server_url: str, br
     finally:
         context.close()
     assert not errors, errors
+
+
+def test_the_league_page_is_live_and_a_started_match_changes_the_stamp(tmp_path: Path) -> None:
+    from polignac_arena.league.config import parse_league_config
+    from polignac_arena.league.serve import League, league_app
+
+    league = League(parse_league_config('name = "live"\ntable_size = 3\n', tmp_path / "league.toml"))
+    try:
+        with TestClient(league_app(league)) as client:
+            before = client.get("/api/stamp").json()
+            assert f'data-live-stamp="{before["key"]}"' in client.get("/league").text
+            league.store.schedule(league.tournament_id, ["a@1", "b@1", "c@1"], 2)  # the ladder starts a match
+            after = client.get("/api/stamp").json()
+            assert after["last_fixture"] > before["last_fixture"] and after["key"] != before["key"]
+            assert 'id="league-live" data-live' in client.get("/league").text
+    finally:
+        league.store.close()

@@ -129,7 +129,7 @@ def open_read_only(db: str | Path) -> Store:
     return Store(path, create=False)
 
 
-def create_app(db: str | Path, routers: Sequence[APIRouter] = (), *, live_poll_s: float = 5.0) -> FastAPI:
+def create_app(db: str | Path, routers: Sequence[APIRouter] = (), *, live_poll_s: float = live.DEFAULT_POLL_S) -> FastAPI:
     """The app for the store at ``db`` (opened once, when the app starts, without creating it; only read).
 
     ``routers`` add routes (a league's pages and authors' API); they come before the catch-all of

@@ -262,4 +262,5 @@ class Stamp(_Out):
 
     key: str = Field(description="changes whenever anything below changes: compare it with the one a page was drawn with")
     last_result: int = Field(description="the id of the latest stored result (0: none yet); it grows with every result")
+    last_fixture: int = Field(description="grows with every fixture scheduled (a ladder schedules as it starts matches)")
     tournaments: list[TournamentStamp]
