@@ -151,6 +151,6 @@ def test_average_place_is_hidden_on_the_ladder_and_all_time(client: TestClient) 
 
 def test_the_crosstable_says_its_p_is_for_one_match(client: TestClient) -> None:
     html = client.get("/crosstable?tournament=rr").text
-    assert "in one match" in html
+    assert "in a single match" in html
     schema = client.get("/openapi.json").json()["components"]["schemas"]["CrosstableCell"]
     assert "in one match" in schema["properties"]["p"]["description"].lower()

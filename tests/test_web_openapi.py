@@ -145,7 +145,7 @@ class Checker:
         return answer
 
 
-def sample_values(db: Path) -> dict[str, list[str]]:
+def sample_values(db: Path, client: TestClient) -> dict[str, list[str]]:
     """Values for each parameter the schema has, from the store: by name for a query, by ``collection/{name}`` in a path."""
     with Store(db, create=False) as store:
         small = store.get_tournament("small")
@@ -157,6 +157,10 @@ def sample_values(db: Path) -> dict[str, list[str]]:
         "faults": ["true", "false"],
         "page": ["1", "2"],
         "per_page": ["3"],
+        "limit": ["2"],
+        "offset": ["1", "100"],
+        "top": ["2"],
+        "before": [str(client.get("/api/matches?per_page=3").json()["next"])],
         "matches/{match_id}": [match_id, "faulty-1"],
         "tournaments/{name}": ["small", "faulty"],
         "bots/{name}": ["random"],
@@ -169,7 +173,10 @@ def path_key(pattern: str, name: str) -> str:
     return f"{parts[parts.index('{' + name + '}') - 1]}/{{{name}}}"
 
 
-BAD_QUERY = {"sort": "elo", "page": "0", "per_page": "501", "faults": "maybe", "tournament": "", "bot": "", "since": "-1"}
+BAD_QUERY = {
+    "sort": "elo", "page": "0", "per_page": "501", "faults": "maybe", "tournament": "", "bot": "", "since": "-1", "limit": "0",
+    "offset": "-1", "top": "0", "before": "x",
+}  # fmt: skip
 
 
 def enum_values(spec: dict[str, Any], schema: dict[str, Any]) -> list[str]:
@@ -182,7 +189,7 @@ def enum_values(spec: dict[str, Any], schema: dict[str, Any]) -> list[str]:
 def test_every_route_of_the_schema_answers_as_it_says(client: TestClient, db: Path) -> None:
     spec = checked_in("web.json")
     checker = Checker(client, spec, check_spec=False)
-    samples = sample_values(db)
+    samples = sample_values(db, client)
     for pattern, item in spec["paths"].items():
         for method, operation in item.items():
             params = operation.get("parameters", [])

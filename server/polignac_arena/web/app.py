@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
@@ -11,7 +12,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -46,6 +47,10 @@ Page = Annotated[int, Query(ge=1, le=1_000_000, description="The page, from 1.")
 PerPage = Annotated[int, Query(ge=1, le=500, description="Matches per page.")]
 BotFilter = Annotated[str | None, Query(description="Only matches of this bot (a name or name@version).", min_length=1)]
 FaultFilter = Annotated[bool | None, Query(description="true: only matches with faults; false: only without.")]
+Limit = Annotated[int, Query(ge=1, le=1000, description="Rows to return.")]
+Offset = Annotated[int, Query(ge=0, le=1_000_000, description="Rows to skip (in the chosen sort order).")]
+Top = Annotated[int, Query(ge=1, le=data.CROSSTABLE_MAX_TOP, description="The bots shown: the top of the leaderboard.")]
+Before = Annotated[int | None, Query(ge=1, le=2**63 - 1, description="The cursor of the next (older) page: a previous page's `next`.")]
 
 
 def _plain_strings(value: Any) -> Any:
@@ -215,19 +220,23 @@ def create_app(db: str | Path, routers: Sequence[APIRouter] = (), *, live_poll_s
         return data.tournament_detail(store(), name)
 
     @app.get("/api/leaderboard", tags=["ratings"], response_model=list[LeaderboardRow], responses=_BOTH)
-    def api_leaderboard(tournament: Tournament = None, sort: Sort = data.SortKey.RANK) -> list[dict[str, Any]]:
-        """The leaderboard, all-time or of one tournament, with how sure it is of each bot's place."""
-        return data.leaderboard(store(), tournament, sort)
+    def api_leaderboard(
+        tournament: Tournament = None, sort: Sort = data.SortKey.RANK, limit: Limit = data.LEADERBOARD_PER_PAGE, offset: Offset = 0
+    ) -> list[dict[str, Any]]:
+        """The leaderboard, all-time or of one tournament, with how sure it is of each place: ``limit`` rows from ``offset``."""
+        return data.leaderboard(store(), tournament, sort, limit=limit, offset=offset)
 
     @app.get("/api/tournaments/{name}/leaderboard", tags=["ratings"], response_model=list[LeaderboardRow], responses=_BOTH)
-    def api_tournament_leaderboard(name: str, sort: Sort = data.SortKey.RANK) -> list[dict[str, Any]]:
-        """The leaderboard of one tournament."""
-        return data.leaderboard(store(), name, sort)
+    def api_tournament_leaderboard(
+        name: str, sort: Sort = data.SortKey.RANK, limit: Limit = data.LEADERBOARD_PER_PAGE, offset: Offset = 0
+    ) -> list[dict[str, Any]]:
+        """The leaderboard of one tournament: ``limit`` rows from ``offset`` in the sort order."""
+        return data.leaderboard(store(), name, sort, limit=limit, offset=offset)
 
     @app.get("/api/crosstable", tags=["ratings"], response_model=Crosstable, responses=_BOTH)
-    def api_crosstable(tournament: Tournament = None) -> dict[str, Any]:
-        """For each pair of rated bots, the probability the row bot finishes above the column bot in one match, and their record."""
-        return data.crosstable(store(), tournament)
+    def api_crosstable(tournament: Tournament = None, top: Top = data.CROSSTABLE_TOP) -> dict[str, Any]:
+        """For each pair of the top rated bots, the probability the row bot finishes above the column bot in one match, and their record."""
+        return data.crosstable(store(), tournament, top)
 
     @app.get("/api/bots", tags=["bots"], response_model=list[BotSummary])
     def api_bots() -> list[dict[str, Any]]:
@@ -241,10 +250,11 @@ def create_app(db: str | Path, routers: Sequence[APIRouter] = (), *, live_poll_s
 
     @app.get("/api/matches", tags=["matches"], response_model=MatchPage, responses=_BOTH)
     def api_matches(
-        tournament: Tournament = None, bot: BotFilter = None, faults: FaultFilter = None, page: Page = 1, per_page: PerPage = 50
-    ) -> dict[str, Any]:
-        """Final results, newest first, filtered and paged."""
-        return data.matches(store(), tournament, bot, faults, page, per_page)
+        tournament: Tournament = None, bot: BotFilter = None, faults: FaultFilter = None, page: Page = 1, per_page: PerPage = 50,
+        before: Before = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Final results, newest first, filtered; one page, and ``next``: the ``before`` of the next (older) page."""
+        return data.matches(store(), tournament, bot, faults, page, per_page, before)
 
     @app.get("/api/matches/{match_id}", tags=["matches"], response_model=MatchResult, responses=_UNKNOWN)
     def api_match(match_id: str) -> dict[str, Any]:
@@ -271,16 +281,26 @@ def create_app(db: str | Path, routers: Sequence[APIRouter] = (), *, live_poll_s
     # -- the pages --------------------------------------------------------------------------------
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def home(sort: Sort = data.SortKey.RANK) -> str:
-        return pages.page_leaderboard(store(), _LINKS, None, sort, live=live_mark())
+    def home(sort: Sort = data.SortKey.RANK, page: Page = 1) -> str:
+        return pages.page_leaderboard(store(), _LINKS, None, sort, page, live=live_mark())
 
     @app.get("/tournaments/{name}", response_class=HTMLResponse, include_in_schema=False)
-    def tournament_page(name: str, sort: Sort = data.SortKey.RANK) -> str:
-        return pages.page_leaderboard(store(), _LINKS, name, sort, live=live_mark())
+    def tournament_page(name: str, sort: Sort = data.SortKey.RANK, page: Page = 1) -> str:
+        return pages.page_leaderboard(store(), _LINKS, name, sort, page, live=live_mark())
 
     @app.get("/crosstable", response_class=HTMLResponse, include_in_schema=False)
-    def crosstable_page(tournament: Annotated[str | None, Query()] = None) -> str:
-        return pages.page_crosstable(store(), _LINKS, tournament or None)
+    def crosstable_page(tournament: Annotated[str | None, Query()] = None, top: Top = data.CROSSTABLE_TOP) -> str:
+        return pages.page_crosstable(store(), _LINKS, tournament or None, top)
+
+    @app.get("/crosstable.csv", include_in_schema=False)
+    def crosstable_csv(tournament: Annotated[str | None, Query()] = None) -> Response:
+        lines = data.crosstable_csv(store(), tournament or None)
+        first = next(lines)  # an unknown tournament is a 404 before the download starts
+        name = "crosstable.csv" if not tournament else f"crosstable-{pages.slug(tournament)}.csv"
+        return StreamingResponse(
+            itertools.chain([first], lines), media_type="text/csv; charset=utf-8",
+            headers={"content-disposition": f'attachment; filename="{name}"'},
+        )  # fmt: skip
 
     @app.get("/bots/{name}", response_class=HTMLResponse, include_in_schema=False)
     def bot_page(name: str) -> str:
@@ -292,9 +312,13 @@ def create_app(db: str | Path, routers: Sequence[APIRouter] = (), *, live_poll_s
         bot: Annotated[str | None, Query()] = None,
         faults: Annotated[str | None, Query(pattern="^(|true|false)$")] = None,
         page: Page = 1,
-    ) -> str:
+        before: Before = None,
+    ) -> Response:
         fault_filter = None if not faults else faults == "true"
-        return pages.page_matches(store(), _LINKS, tournament or None, bot or None, fault_filter, page, live=live_mark())
+        if page > 1:  # the older page numbers: redirected to the keyset page they name
+            cursor = data.page_cursor(store(), tournament or None, bot or None, fault_filter, page)
+            return RedirectResponse(_LINKS.matches(tournament or None, bot or None, fault_filter, cursor), status_code=303)
+        return HTMLResponse(pages.page_matches(store(), _LINKS, tournament or None, bot or None, fault_filter, before, live=live_mark()))
 
     @app.get("/matches/{match_id}", response_class=HTMLResponse, include_in_schema=False)
     def replay_page(match_id: str) -> str:

@@ -120,11 +120,13 @@ class CrosstableCell(_Out):
 
 
 class Crosstable(_Out):
-    """The rated bots in leaderboard order, and a cell per ordered pair."""
+    """The top rated bots in leaderboard order, and a cell per ordered pair (the whole table: /crosstable.csv)."""
 
     tournament: str | None
     bots: list[str]
     cells: list[list[CrosstableCell]] = Field(description="cells[i][j]: bots[i] against bots[j]")
+    top: int = Field(description="the most bots asked for")
+    rated: int = Field(description="every rated bot, shown or not")
 
 
 class BotVersionSummary(_Out):
@@ -212,10 +214,11 @@ class BotDetail(_Out):
 class MatchPage(_Out):
     """One page of final results, newest first."""
 
-    total: int
-    page: int
+    total: int | None = Field(description="matches in the list; None with a bot or fault filter (counting would cost a full scan)")
+    page: int | None = Field(description="the page number asked for; None for a page asked by its cursor (before)")
     per_page: int
-    pages: int
+    pages: int | None = Field(description="pages in the list, when total is known")
+    next: int | None = Field(description="the cursor of the next (older) page: pass it as before; None on the last page")
     matches: list[MatchResult]
 
 

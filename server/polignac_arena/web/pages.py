@@ -42,23 +42,32 @@ class Links:
     def tournament(self, name: str) -> str:
         return self._root + (f"tournaments/{slug(name)}.html" if self.static_site else f"tournaments/{quote(name, safe='')}")
 
-    def crosstable(self, tournament: str | None = None) -> str:
+    def leaderboard(self, tournament: str | None, sort: str, page: int) -> str:
+        """A leaderboard page (the static site has one page holding every row)."""
+        if self.static_site:
+            return self.home() if tournament is None else self.tournament(tournament)
+        query = urlencode({k: v for k, v in (("sort", sort if sort != "rank" else None), ("page", page if page > 1 else None)) if v})
+        return (self.home() if tournament is None else self.tournament(tournament)) + ("?" + query if query else "")
+
+    def crosstable(self, tournament: str | None = None, top: int | None = None) -> str:
         if self.static_site:
             return self._root + f"crosstable/{'all' if tournament is None else 't-' + slug(tournament)}.html"
-        return self._root + "crosstable" + ("" if tournament is None else "?" + urlencode({"tournament": tournament}))
+        query = urlencode({k: v for k, v in (("tournament", tournament), ("top", top)) if v is not None})
+        return self._root + "crosstable" + ("?" + query if query else "")
+
+    def crosstable_csv(self, tournament: str | None = None) -> str:
+        """The whole crosstable as CSV."""
+        if self.static_site:
+            return self._root + f"crosstable/{'all' if tournament is None else 't-' + slug(tournament)}.csv"
+        return self._root + "crosstable.csv" + ("" if tournament is None else "?" + urlencode({"tournament": tournament}))
 
     def bot(self, name: str) -> str:
         return self._root + (f"bots/{slug(name)}.html" if self.static_site else f"bots/{quote(name, safe='')}")
 
-    def matches(self, tournament: str | None = None, bot: str | None = None, faults: bool | None = None, page: int = 1) -> str:
+    def matches(self, tournament: str | None = None, bot: str | None = None, faults: bool | None = None, before: int | None = None) -> str:
         if self.static_site:
             return self._root + f"matches/{'index' if tournament is None else 't-' + slug(tournament)}.html"
-        query = {
-            "tournament": tournament,
-            "bot": bot,
-            "faults": None if faults is None else str(faults).lower(),
-            "page": page if page > 1 else None,
-        }
+        query = {"tournament": tournament, "bot": bot, "faults": None if faults is None else str(faults).lower(), "before": before}
         text = urlencode({k: v for k, v in query.items() if v is not None})
         return self._root + "matches" + ("?" + text if text else "")
 
@@ -143,16 +152,18 @@ def _render(name: str, links: Links, store: Store | None, live: LiveMark | None 
 
 
 def page_leaderboard(
-    store: Store, links: Links, tournament: str | None = None, sort: data.SortKey = data.SortKey.RANK, live: LiveMark | None = None
-) -> str:
-    """The leaderboard page (all-time or one tournament); ``live``: the page polls for new results and redraws its table."""
-    rows = data.leaderboard(store, tournament, sort)
+    store: Store, links: Links, tournament: str | None = None, sort: data.SortKey = data.SortKey.RANK, page: int = 1,
+    per_page: int = data.LEADERBOARD_PER_PAGE, live: LiveMark | None = None,
+) -> str:  # fmt: skip
+    """The leaderboard page (all-time or one tournament), ``per_page`` rows from ``page``; ``live``: it redraws itself."""
+    board = data.leaderboard_page(store, tournament, sort, page, per_page)
+    rows = board["rows"]
     detail = data.tournament_detail(store, tournament) if tournament is not None else None
     # Each run of tied rows (its head and the rows tied to it) gets a band; neighbouring runs alternate shades.
     runs = sorted({row["tie_group"] for row in rows if row["tied"]})
     bands = {group: "odd" if i % 2 else "even" for i, group in enumerate(runs)}
     return _render(
-        "leaderboard.html", links, store, live, rows=rows, tournament=tournament, detail=detail, sort=str(sort),
+        "leaderboard.html", links, store, live, rows=rows, board=board, tournament=tournament, detail=detail, sort=str(sort),
         sort_keys=[str(k) for k in data.SortKey], title=f"Leaderboard: {tournament or 'all-time'}",
         tournaments=data.tournaments(store) if tournament is None else [], bands=bands,
         average_place_meaningful=all(row["average_place_meaningful"] for row in rows),
@@ -172,20 +183,20 @@ def page_bot(store: Store, links: Links, name: str, live: LiveMark | None = None
     return _render("bot.html", links, store, live, bot=bot, charts=charts, title=f"Bot {name}")
 
 
-def page_crosstable(store: Store, links: Links, tournament: str | None = None) -> str:
-    """The crosstable, cells coloured by the probability that the row bot ranks above the column bot."""
-    table = data.crosstable(store, tournament)
+def page_crosstable(store: Store, links: Links, tournament: str | None = None, top: int = data.CROSSTABLE_TOP) -> str:
+    """The crosstable of the ``top`` bots, cells coloured by the probability that the row bot finishes above the column bot."""
+    table = data.crosstable(store, tournament, top)
     return _render("crosstable.html", links, store, table=table, tournament=tournament, title=f"Crosstable: {tournament or 'all-time'}")
 
 
 def page_matches(
-    store: Store, links: Links, tournament: str | None = None, bot: str | None = None, faults: bool | None = None, page: int = 1,
-    per_page: int = 50, live: LiveMark | None = None,
+    store: Store, links: Links, tournament: str | None = None, bot: str | None = None, faults: bool | None = None,
+    before: int | None = None, per_page: int = data.MATCHES_PER_PAGE, live: LiveMark | None = None,
 ) -> str:  # fmt: skip
-    """The match list with its filters."""
-    listing = data.matches(store, tournament, bot, faults, page, per_page)
+    """The match list with its filters: ``per_page`` matches, older than the cursor ``before``."""
+    listing = data.matches(store, tournament, bot, faults, per_page=per_page, before=before)
     return _render(
-        "matches.html", links, store, live, listing=listing, tournament=tournament, bot=bot, faults=faults,
+        "matches.html", links, store, live, listing=listing, tournament=tournament, bot=bot, faults=faults, before=before,
         bots=sorted({b.name for b in store.list_bots()}), title="Matches",
     )  # fmt: skip
 
