@@ -143,6 +143,7 @@ def test_pages_redraw_when_a_result_is_stored(live_db: Path, server_url: str, br
     try:
         # the all-time leaderboard: a new tournament's row appears, and the bots' match counts grow
         tab.goto(server_url + "/")
+        expect(tab.locator("#leaderboard td.trend svg.sparkline")).to_have_count(3)  # each bot's rating trend
         matches = tab.locator('#leaderboard tr[data-bot="random@builtin"] td').nth(8)
         before = int(matches.inner_text())
         name = add_result(live_db)
