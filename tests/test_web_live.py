@@ -202,3 +202,17 @@ def test_the_league_page_is_live_and_a_started_match_changes_the_stamp(tmp_path:
             assert 'id="league-live" data-live' in client.get("/league").text
     finally:
         league.store.close()
+
+
+def test_a_stamp_reader_keeps_one_connection_and_reports_a_missing_store(tmp_path: Path) -> None:
+    from polignac_arena.store import StoreError
+    from polignac_arena.web.live import StampReader
+
+    db = build_store(tmp_path / "arena.db")
+    reader = StampReader(db)
+    first = reader.read()
+    add_result(db)
+    assert reader.read().last_result > first.last_result  # a kept connection still sees later writes
+    reader.close()
+    with pytest.raises(StoreError, match="cannot read the store"):
+        StampReader(tmp_path / "missing.db").read()

@@ -144,6 +144,7 @@ def create_app(db: str | Path, routers: Sequence[APIRouter] = (), *, live_poll_s
     if not (live_poll_s == 0 or 0.05 <= live_poll_s <= 3600):
         raise ValueError(f"live_poll_s must be 0 or between 0.05 and 3600 seconds, got {live_poll_s!r}")
     holder: dict[str, Store] = {}
+    stamps = live.StampReader(db)  # its connection opens at the first read
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -152,6 +153,7 @@ def create_app(db: str | Path, routers: Sequence[APIRouter] = (), *, live_poll_s
             yield
         finally:
             holder.pop("store").close()
+            stamps.close()
 
     app = FastAPI(
         title="Polignac Arena",
@@ -178,7 +180,7 @@ def create_app(db: str | Path, routers: Sequence[APIRouter] = (), *, live_poll_s
 
     def live_mark() -> live.LiveMark | None:
         """Taken before the page reads the store: a result stored while it is drawn makes the next poll redraw it."""
-        return live.LiveMark(live.stamp(db).key, round(live_poll_s * 1000)) if live_poll_s else None
+        return live.LiveMark(stamps.read().key, round(live_poll_s * 1000)) if live_poll_s else None
 
     def is_api(request: Request) -> bool:
         return request.url.path.startswith("/api/") or request.url.path == "/api"
@@ -269,7 +271,7 @@ def create_app(db: str | Path, routers: Sequence[APIRouter] = (), *, live_poll_s
     @app.get("/api/stamp", tags=["live"], response_model=Stamp)
     def api_stamp() -> Stamp:
         """A cheap mark of the store's state (the latest result, each tournament's progress): poll it to know when to reload."""
-        return live.stamp(db)
+        return stamps.read()
 
     for router in routers:
         app.include_router(router)

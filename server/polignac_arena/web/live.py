@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -19,7 +20,7 @@ from polignac_arena.statuses import TournamentStatus
 from polignac_arena.store import StoreError
 from polignac_arena.web.models import Stamp, TournamentStamp
 
-__all__ = ["DEFAULT_POLL_S", "LiveMark", "stamp"]
+__all__ = ["DEFAULT_POLL_S", "LiveMark", "StampReader", "stamp"]
 
 DEFAULT_POLL_S: Final = 5.0
 """How often a live page asks for the stamp, in seconds, unless the app is told otherwise."""
@@ -33,25 +34,55 @@ class LiveMark:
     poll_ms: int
 
 
-def stamp(db: str | Path) -> Stamp:
-    """The latest result's id and each tournament's status, rated fixtures and last change; :class:`StoreError` if unreadable."""
-    path = Path(db)
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, isolation_level=None)
+class StampReader:
+    """Reads the stamp of the store at ``db`` through one read-only connection kept open (a page asks on every request).
+
+    Safe to share between threads: one read at a time.
+    """
+
+    def __init__(self, db: str | Path) -> None:
+        self.path = Path(db)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+
+    def read(self) -> Stamp:
+        """The latest result's and fixture's ids and each tournament's progress; :class:`StoreError` if unreadable."""
         try:
-            conn.execute("BEGIN")  # one read transaction: the two reads see the same store
-            last = conn.execute("SELECT coalesce(max(id), 0) FROM results").fetchone()[0]
-            fixture = conn.execute("SELECT coalesce(max(rowid), 0) FROM fixtures").fetchone()[0]
-            rows = conn.execute("SELECT name, status, rating_cursor, updated_at FROM tournaments ORDER BY id").fetchall()
-            conn.execute("COMMIT")
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot read the store {str(path)!r}: {exc}") from None
-    tournaments = [
-        TournamentStamp(name=name, status=TournamentStatus.parse(status), rated=int(rated), updated_at=updated)
-        for name, status, rated, updated in rows
-    ]
-    content = json.dumps([int(last), int(fixture), [t.model_dump(mode="json") for t in tournaments]], separators=(",", ":"))
-    key = hashlib.sha256(content.encode()).hexdigest()[:16]
-    return Stamp(key=key, last_result=int(last), last_fixture=int(fixture), tournaments=tournaments)
+            with self._lock:
+                if self._conn is None:
+                    uri = f"{self.path.resolve().as_uri()}?mode=ro"
+                    self._conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+                conn = self._conn
+                conn.execute("BEGIN")  # one read transaction: the three reads see the same store
+                try:
+                    last = conn.execute("SELECT coalesce(max(id), 0) FROM results").fetchone()[0]
+                    fixture = conn.execute("SELECT coalesce(max(rowid), 0) FROM fixtures").fetchone()[0]
+                    rows = conn.execute("SELECT name, status, rating_cursor, updated_at FROM tournaments ORDER BY id").fetchall()
+                finally:
+                    conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self.close()
+            raise StoreError(f"cannot read the store {str(self.path)!r}: {exc}") from None
+        tournaments = [
+            TournamentStamp(name=name, status=TournamentStatus.parse(status), rated=int(rated), updated_at=updated)
+            for name, status, rated, updated in rows
+        ]
+        content = json.dumps([int(last), int(fixture), [t.model_dump(mode="json") for t in tournaments]], separators=(",", ":"))
+        key = hashlib.sha256(content.encode()).hexdigest()[:16]
+        return Stamp(key=key, last_result=int(last), last_fixture=int(fixture), tournaments=tournaments)
+
+    def close(self) -> None:
+        """Close the connection (the next read opens another)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+def stamp(db: str | Path) -> Stamp:
+    """The stamp of the store at ``db``, read once (a server keeps a :class:`StampReader`)."""
+    reader = StampReader(db)
+    try:
+        return reader.read()
+    finally:
+        reader.close()
