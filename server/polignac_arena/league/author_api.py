@@ -21,8 +21,9 @@ import re
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Annotated, Any, Final
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response, Security
 from fastapi.routing import APIRoute
+from fastapi.security import HTTPBearer
 from starlette.concurrency import run_in_threadpool
 
 from polignac_arena.archive import ArchiveCaps
@@ -44,6 +45,7 @@ MAX_TOKEN_CHARS: Final = 512
 _BOT_NAME: Final = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _SUBMISSION_ID: Final = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _GZIP_TYPES: Final = frozenset({"application/gzip", "application/x-gzip"})
+_BEARER: Final = HTTPBearer(auto_error=False, scheme_name="token", description="an author's API token (polignac league token)")
 
 
 class _Refusal(Exception):
@@ -118,6 +120,8 @@ def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None)
     router = APIRouter(
         prefix=PREFIX,
         tags=["league authors"],
+        # Declares the bearer token in the OpenAPI schema (so a generated client sends it); `author` below checks it.
+        dependencies=[Security(_BEARER)],
         route_class=_RefusingRoute,
         default_response_class=PlainJSONResponse,
         responses={401: {"model": ErrorOut}, 429: {"model": ErrorOut}},
