@@ -55,7 +55,7 @@ def rating_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]]]], wi
     return "".join(parts)
 
 
-def sparkline(values: Sequence[float], width: int = 72, height: int = 18) -> str:
+def sparkline(values: Sequence[float], width: int = 60, height: int = 16) -> str:
     """A tiny inline SVG line of ``values`` (oldest first) for a table cell, coloured by its direction; empty for fewer than two."""
     if len(values) < 2:
         return ""
