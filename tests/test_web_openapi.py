@@ -272,3 +272,13 @@ def test_the_league_routes_answer_as_the_schema_says(league: tuple[League, dict[
             assert checker.call(method, pattern, args, query, **kwargs).status_code == status, (method, pattern, query, status)
     league_routes = {(m, p) for p, item in spec["paths"].items() if p.startswith("/api/league/") for m in item}
     assert set(checker.statuses) == league_routes
+
+
+def test_polignac_web_prints_the_schema(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from polignac_arena.cli import app as cli_app
+
+    done = CliRunner().invoke(cli_app, ["web", "--openapi", "--db", str(tmp_path / "none.db")])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output) == checked_in("web.json") and not (tmp_path / "none.db").exists()
