@@ -46,12 +46,12 @@ def test_a_clean_store_checks_clean(v4: Path) -> None:
 def test_a_tampered_aggregate_is_named_by_table_bot_and_field(v4: Path) -> None:
     with contextlib.closing(sqlite3.connect(v4)) as conn, conn:
         conn.execute("UPDATE bot_stats SET wins = wins + 1 WHERE tournament_id = 1 AND bot = 'b1@1'")
-        conn.execute("UPDATE bot_totals SET faults = '{\"timeout\":99}' WHERE bot = 'b2@1'")
+        conn.execute("UPDATE bot_stats SET faults = '{\"timeout\":99}' WHERE tournament_id = 2 AND bot = 'b2@1'")
     code, out, err = polignac("store", "check", "--db", str(v4))
     assert (code, err) == (1, "")
     lines = out.splitlines()
     assert "bot_stats: tournament 'alpha', bot 'b1@1': wins is 8, recomputed 7" in lines
-    assert any(line.startswith("bot_totals: bot 'b2@1': faults is '{\"timeout\":99}', recomputed '{") for line in lines)
+    assert any(line.startswith("bot_stats: tournament 'beta', bot 'b2@1': faults is '{\"timeout\":99}', recomputed '{") for line in lines)
     assert len(lines) == 2, lines
 
 
