@@ -63,7 +63,7 @@ counts; the migration builds them from the results already stored, and :meth:`St
     list with keyset paging, newest first (:meth:`Store.results_page`).
 ``ratings.recent``, ``ratings.points``
     the bot's last 20 mu values of the tournament, oldest first, as JSON (its trend), and how
-    many history rows it has.  Index ``ratings_latest`` finds a bot's latest rating.
+    many history rows it has.  Index ``ratings_bot`` finds a bot's ratings.
 ``tournament_stats``
     per tournament: final results ``done``, ``void`` ones, ``attempts``, ``faults`` by kind
     (JSON) over the final results: :meth:`Store.progress`.

@@ -86,16 +86,36 @@ class BotTally:
 
     def row(self) -> tuple[Any, ...]:
         """The values of :data:`BOT_COLUMNS`."""
-        faults = dict(sorted(self.faults.items()))
+        faults = _json(dict(sorted(self.faults.items()))) if self.faults else "{}"
         return (
-            self.matches, self.wins, self.place_sum, _json(self.places), self.penalty_sum, self.hands, _json(faults),
-            sum(faults.values()), self.first_played, self.last_played,
+            self.matches, self.wins, self.place_sum, numbers_text(self.places), self.penalty_sum, self.hands, faults,
+            sum(self.faults.values()), self.first_played, self.last_played,
         )  # fmt: skip
 
     @classmethod
     def of(cls, row: Sequence[Any]) -> BotTally:
         """A tally from the values of :data:`BOT_COLUMNS`."""
-        return cls(row[0], row[1], row[2], json.loads(row[3]), row[4], row[5], json.loads(row[6]), row[8], row[9])
+        faults = {} if row[6] == "{}" else json.loads(row[6])
+        return cls(row[0], row[1], row[2], [int(x) for x in _items(row[3])], row[4], row[5], faults, row[8], row[9])
+
+
+# Every result rewrites a few of these small JSON lists: written and read here without the json
+# module, in exactly its canonical form (no spaces; a float as its repr).
+
+
+def numbers_text(values: Sequence[float]) -> str:
+    """``values`` (ints or finite floats) as canonical JSON."""
+    return "[" + ",".join(map(repr, values)) + "]"
+
+
+def _items(text: str) -> list[str]:
+    """The items of a JSON list of numbers written by :func:`numbers_text`."""
+    return text[1:-1].split(",") if text != "[]" else []
+
+
+def floats_of(text: str) -> list[float]:
+    """A JSON list of numbers written by :func:`numbers_text`, as floats."""
+    return [float(x) for x in _items(text)]
 
 
 def seat_tallies(
@@ -202,14 +222,17 @@ def add_result(
         for seat_faults in faults:
             for kind, count in seat_faults.items():
                 counts[kind] = counts.get(kind, 0) + count
-    row = conn.execute("SELECT done, void, attempts, faults FROM tournament_stats WHERE tournament_id = ?", (tournament_id,)).fetchone()
-    done, void, attempts, stored = (0, 0, 0, {}) if row is None else (row[0], row[1], row[2], json.loads(row[3]))
-    for kind, count in counts.items():
-        stored[kind] = stored.get(kind, 0) + count
     conn.execute(
-        "INSERT OR REPLACE INTO tournament_stats VALUES (?, ?, ?, ?, ?)",
-        (tournament_id, done + final, void + (final and not finished), attempts + (not final), _json(dict(sorted(stored.items())))),
+        "INSERT INTO tournament_stats (tournament_id, done, void, attempts) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+        "done = done + excluded.done, void = void + excluded.void, attempts = attempts + excluded.attempts",
+        (tournament_id, int(final), int(final and not finished), int(not final)),
     )
+    if counts:
+        (text,) = conn.execute("SELECT faults FROM tournament_stats WHERE tournament_id = ?", (tournament_id,)).fetchone()
+        stored: dict[str, int] = json.loads(text)
+        for kind, count in counts.items():
+            stored[kind] = stored.get(kind, 0) + count
+        conn.execute("UPDATE tournament_stats SET faults = ? WHERE tournament_id = ?", (_json(dict(sorted(stored.items()))), tournament_id))
     if not final:
         return
     conn.executemany(
@@ -219,32 +242,30 @@ def add_result(
     if not finished or places is None:
         return
     tallies = seat_tallies(seats, places, faults, hands, penalties, when)
-    _add_bots(conn, "bot_stats", ("tournament_id",), (tournament_id,), tallies)
-    _add_bots(conn, "bot_totals", (), (), tallies)
+    _add_bots(conn, tournament_id, tallies)
     conn.executemany(
         f"INSERT INTO pair_stats VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET {_PAIR_ADD}",
         [(a, b, tournament_id, *t) for (a, b), t in pair_tallies(seats, places).items()],
     )
 
 
-def _add_bots(conn: sqlite3.Connection, table: str, keys: tuple[str, ...], key: tuple[Any, ...], tallies: Mapping[str, BotTally]) -> None:
-    where = "".join(f"{k} = ? AND " for k in keys)
+def _add_bots(conn: sqlite3.Connection, tournament_id: int, tallies: Mapping[str, BotTally]) -> None:
     bots = sorted(tallies)
     stored = {
         row[0]: BotTally.of(row[1:])
         for row in conn.execute(
-            f"SELECT bot, {', '.join(BOT_COLUMNS)} FROM {table} WHERE {where}bot IN ({', '.join('?' * len(bots))})", (*key, *bots)
+            f"SELECT bot, {', '.join(BOT_COLUMNS)} FROM bot_stats WHERE tournament_id = ? AND bot IN ({', '.join('?' * len(bots))})",
+            (tournament_id, *bots),
         )
     }
     rows = []
     for bot in bots:
         tally = stored.get(bot, BotTally())
         tally.merge(tallies[bot])
-        rows.append((*key, bot, *tally.row()))
-    columns = ", ".join((*keys, "bot", *BOT_COLUMNS))
-    marks = ", ".join("?" * (len(keys) + 1))
+        rows.append((tournament_id, bot, *tally.row()))
     conn.executemany(
-        f"INSERT INTO {table} ({columns}) VALUES ({marks}, {_BOT_MARKS}) ON CONFLICT DO UPDATE SET {_BOT_SET}",
+        f"INSERT INTO bot_stats (tournament_id, bot, {', '.join(BOT_COLUMNS)}) VALUES (?, ?, {_BOT_MARKS}) "
+        f"ON CONFLICT DO UPDATE SET {_BOT_SET}",
         rows,
     )
 
@@ -257,14 +278,14 @@ def add_ratings(
     when: str,
     before: Mapping[str, tuple[str, int]],
 ) -> None:
-    """Store bots' new ratings after fixture ``idx`` (-1: their priors), with their history, trends, trails and all-time copies.
+    """Store bots' new ratings after fixture ``idx`` (-1: their priors), with their history, trends and trails.
 
     ``before`` gives each bot's ``(recent, points)`` from its current ``ratings`` row (absent: no row yet).
     """
     rows, history, trail, thinning = [], [], [], []
     for bot, (mu, sigma) in sorted(ratings.items()):
-        recent, points = (json.loads(before[bot][0]), before[bot][1]) if bot in before else ([], 0)
-        rows.append((tournament_id, bot, mu, sigma, idx, when, _json([*recent, mu][-RECENT_MU:]), points + 1))
+        recent, points = (floats_of(before[bot][0]), before[bot][1]) if bot in before else ([], 0)
+        rows.append((tournament_id, bot, mu, sigma, idx, when, numbers_text([*recent, mu][-RECENT_MU:]), points + 1))
         history.append((tournament_id, idx, bot, mu, sigma))
         trail.append((tournament_id, bot, points, idx, mu, sigma))
         old, new, leaving = trail_stride(points), trail_stride(points + 1), points - TRAIL_EXACT
@@ -285,13 +306,6 @@ def add_ratings(
     conn.executemany("DELETE FROM rating_trail WHERE tournament_id = ? AND bot = ? AND n = ?", thinning)
     if idx < 0:  # a prior: the bot is on the tournament's leaderboard even if no fixture seats it
         conn.executemany("INSERT OR IGNORE INTO bot_stats (tournament_id, bot) VALUES (?, ?)", [(tournament_id, bot) for bot in ratings])
-    # The all-time rating is the latest of the bot's ratings (Store.latest_ratings' order: the index ratings_latest).
-    conn.executemany(
-        """INSERT INTO bot_totals (bot, mu, sigma, recent) SELECT bot, mu, sigma, recent FROM ratings WHERE bot = ?
-           ORDER BY idx >= 0 DESC, updated_at DESC, tournament_id DESC LIMIT 1
-           ON CONFLICT (bot) DO UPDATE SET mu = excluded.mu, sigma = excluded.sigma, recent = excluded.recent""",
-        [(bot,) for bot in sorted(ratings)],
-    )
 
 
 # -- recomputing, rebuilding, checking -------------------------------------------------------------
@@ -303,7 +317,6 @@ class Aggregates:
 
     tournament_stats: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     bot_stats: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
-    bot_totals: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     pair_stats: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     result_seats: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     faulted: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
@@ -314,7 +327,6 @@ class Aggregates:
 TABLES: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
     "tournament_stats": (("tournament_id",), TOURNAMENT_COLUMNS),
     "bot_stats": (("tournament_id", "bot"), BOT_COLUMNS),
-    "bot_totals": (("bot",), (*BOT_COLUMNS, "mu", "sigma", "recent")),
     "pair_stats": (("a", "b", "tournament_id"), PAIR_COLUMNS),
     "result_seats": (("bot", "result_id", "seat"), SEAT_COLUMNS),
     "faulted": (("id",), ("faulted",)),
@@ -328,7 +340,6 @@ def recompute(conn: sqlite3.Connection) -> Aggregates:
     """Every aggregate, derived from the results, fixtures, ratings and rating history alone."""
     out = Aggregates()
     bots: dict[tuple[int, str], BotTally] = {}
-    totals: dict[str, BotTally] = {}
     pairs: dict[tuple[Any, ...], list[int]] = {}
     progress: dict[int, list[Any]] = {}
     for (tid,) in conn.execute("SELECT id FROM tournaments"):
@@ -338,7 +349,6 @@ def recompute(conn: sqlite3.Connection) -> Aggregates:
             bots.setdefault((tid, bot), BotTally())
     for tid, bot in conn.execute("SELECT tournament_id, bot FROM ratings"):
         bots.setdefault((tid, bot), BotTally())
-        totals.setdefault(bot, BotTally())
     query = """SELECT r.id, r.tournament_id, r.status, r.final, r.places, r.faults, r.hands, r.penalties, r.finished_at, f.seats
                FROM results r JOIN fixtures f ON f.tournament_id = r.tournament_id AND f.idx = r.idx ORDER BY r.id"""
     for rid, tid, status, final, places_text, faults_text, hands, penalties_text, when, seats_text in conn.execute(query):
@@ -362,7 +372,6 @@ def recompute(conn: sqlite3.Connection) -> Aggregates:
             continue
         for bot, tally in seat_tallies(seats, places, faults, hands, json.loads(penalties_text), when).items():
             bots.setdefault((tid, bot), BotTally()).merge(tally)
-            totals.setdefault(bot, BotTally()).merge(tally)
         for (a, b), pair in pair_tallies(seats, places).items():
             old = pairs.setdefault((a, b, tid), [0, 0, 0, 0])
             for i, value in enumerate(pair):
@@ -371,30 +380,22 @@ def recompute(conn: sqlite3.Connection) -> Aggregates:
         out.tournament_stats[(tid,)] = (done, void, attempts, _json(dict(sorted(counts.items()))))
     out.bot_stats = {key: tally.row() for key, tally in bots.items()}
     out.pair_stats = {key: tuple(v) for key, v in pairs.items()}
-    latest = {
-        bot: (mu, sigma, recent)
-        for bot, mu, sigma, recent in _recomputed_ratings(conn, out)  # also fills out.ratings and out.rating_trail
-    }
-    out.bot_totals = {(bot,): (*tally.row(), *latest.get(bot, (None, None, "[]"))) for bot, tally in totals.items()}
+    _recompute_ratings(conn, out)
     return out
 
 
-def _recomputed_ratings(conn: sqlite3.Connection, out: Aggregates) -> Iterator[tuple[str, float, float, str]]:
-    """Fill the trends and trails from the rating history; yield each bot's latest rating (Store.latest_ratings' order)."""
+def _recompute_ratings(conn: sqlite3.Connection, out: Aggregates) -> None:
+    """Fill the trends and trails from the rating history."""
     history: dict[tuple[int, str], list[tuple[int, float, float]]] = {}
     for tid, bot, idx, mu, sigma in conn.execute("SELECT tournament_id, bot, idx, mu, sigma FROM rating_history ORDER BY idx"):
         history.setdefault((tid, bot), []).append((idx, mu, sigma))
     recent: dict[tuple[int, str], str] = {}
     for key, points in history.items():
-        recent[key] = _json([mu for _idx, mu, _sigma in points[-RECENT_MU:]])
+        recent[key] = numbers_text([mu for _idx, mu, _sigma in points[-RECENT_MU:]])
         for ordinal in trail_keeps(len(points)):
             out.rating_trail[(*key, ordinal)] = points[ordinal]
     for tid, bot in conn.execute("SELECT tournament_id, bot FROM ratings"):
         out.ratings[(tid, bot)] = (recent.get((tid, bot), "[]"), len(history.get((tid, bot), ())))
-    rows = conn.execute("SELECT bot, mu, sigma, tournament_id FROM ratings ORDER BY idx >= 0, updated_at, tournament_id").fetchall()
-    last = {bot: (mu, sigma, recent.get((tid, bot), "[]")) for bot, mu, sigma, tid in rows}
-    for bot, (mu, sigma, trend) in last.items():
-        yield bot, mu, sigma, trend
 
 
 def stored(conn: sqlite3.Connection) -> Aggregates:
@@ -414,7 +415,7 @@ def rebuild(conn: sqlite3.Connection) -> None:
     conn.executemany(
         "UPDATE ratings SET recent = ?, points = ? WHERE tournament_id = ? AND bot = ?", [(*v, *k) for k, v in fresh.ratings.items()]
     )
-    for table in ("tournament_stats", "bot_stats", "bot_totals", "pair_stats", "result_seats", "rating_trail"):
+    for table in ("tournament_stats", "bot_stats", "pair_stats", "result_seats", "rating_trail"):
         keys, columns = TABLES[table]
         rows = getattr(fresh, table).items()
         marks = ", ".join("?" * (len(keys) + len(columns)))

@@ -171,8 +171,8 @@ _V4: Final = (
     "ALTER TABLE results ADD COLUMN faulted INTEGER NOT NULL DEFAULT 0 CHECK (faulted IN (0, 1))",
     "ALTER TABLE ratings ADD COLUMN recent TEXT NOT NULL DEFAULT '[]'",
     "ALTER TABLE ratings ADD COLUMN points INTEGER NOT NULL DEFAULT 0",
-    # Store.latest_ratings' order, so a bot's latest rating is one index seek.
-    "CREATE INDEX ratings_latest ON ratings (bot, idx >= 0, updated_at, tournament_id)",
+    # A bot's ratings, one per tournament: its latest (Store.latest_ratings) is picked among them.
+    "CREATE INDEX ratings_bot ON ratings (bot)",
     """CREATE TABLE tournament_stats (
         tournament_id INTEGER PRIMARY KEY REFERENCES tournaments (id) ON DELETE CASCADE,
         done INTEGER NOT NULL DEFAULT 0,
@@ -196,22 +196,6 @@ _V4: Final = (
         PRIMARY KEY (tournament_id, bot)
     ) WITHOUT ROWID""",
     "CREATE INDEX bot_stats_bot ON bot_stats (bot)",
-    """CREATE TABLE bot_totals (
-        bot TEXT PRIMARY KEY,
-        matches INTEGER NOT NULL DEFAULT 0,
-        wins INTEGER NOT NULL DEFAULT 0,
-        place_sum INTEGER NOT NULL DEFAULT 0,
-        places TEXT NOT NULL DEFAULT '[]',
-        penalty_sum INTEGER NOT NULL DEFAULT 0,
-        hands INTEGER NOT NULL DEFAULT 0,
-        faults TEXT NOT NULL DEFAULT '{}',
-        fault_total INTEGER NOT NULL DEFAULT 0,
-        first_played TEXT,
-        last_played TEXT,
-        mu REAL,
-        sigma REAL,
-        recent TEXT NOT NULL DEFAULT '[]'
-    ) WITHOUT ROWID""",
     # One row per unordered pair (a < b) and tournament: half the writes of ordered pairs, and
     # the all-time record of a pair is its rows summed (a pair meets in few tournaments).
     """CREATE TABLE pair_stats (
