@@ -90,7 +90,38 @@ def test_the_trend_is_a_sparkline_and_a_change() -> None:
     assert 'class="sparkline flat"' in flat and len(re.findall(r"\d+\.\d,\d+\.\d", flat)) == 3
 
 
-# -- in the browser ----------------------------------------------------------------------------------
+def test_the_league_page_is_live_and_a_started_match_changes_the_stamp(tmp_path: Path) -> None:
+    from polignac_arena.league.config import parse_league_config
+    from polignac_arena.league.serve import League, league_app
+
+    league = League(parse_league_config('name = "live"\ntable_size = 3\n', tmp_path / "league.toml"))
+    try:
+        with TestClient(league_app(league)) as client:
+            before = client.get("/api/stamp").json()
+            assert f'data-live-stamp="{before["key"]}"' in client.get("/league").text
+            league.store.schedule(league.tournament_id, ["a@1", "b@1", "c@1"], 2)  # the ladder starts a match
+            after = client.get("/api/stamp").json()
+            assert after["last_fixture"] > before["last_fixture"] and after["key"] != before["key"]
+            assert 'id="league-live" data-live' in client.get("/league").text
+    finally:
+        league.store.close()
+
+
+def test_a_stamp_reader_keeps_one_connection_and_reports_a_missing_store(tmp_path: Path) -> None:
+    from polignac_arena.store import StoreError
+    from polignac_arena.web.live import StampReader
+
+    db = build_store(tmp_path / "arena.db")
+    reader = StampReader(db)
+    first = reader.read()
+    add_result(db)
+    assert reader.read().last_result > first.last_result  # a kept connection still sees later writes
+    reader.close()
+    with pytest.raises(StoreError, match="cannot read the store"):
+        StampReader(tmp_path / "missing.db").read()
+
+
+# -- in the browser (last in the module: Playwright's loop stays in this thread until it ends) -------
 
 
 @pytest.fixture(scope="module")
@@ -185,34 +216,3 @@ def test_pages_redraw_when_a_result_is_stored(live_db: Path, server_url: str, br
     finally:
         context.close()
     assert not errors, errors
-
-
-def test_the_league_page_is_live_and_a_started_match_changes_the_stamp(tmp_path: Path) -> None:
-    from polignac_arena.league.config import parse_league_config
-    from polignac_arena.league.serve import League, league_app
-
-    league = League(parse_league_config('name = "live"\ntable_size = 3\n', tmp_path / "league.toml"))
-    try:
-        with TestClient(league_app(league)) as client:
-            before = client.get("/api/stamp").json()
-            assert f'data-live-stamp="{before["key"]}"' in client.get("/league").text
-            league.store.schedule(league.tournament_id, ["a@1", "b@1", "c@1"], 2)  # the ladder starts a match
-            after = client.get("/api/stamp").json()
-            assert after["last_fixture"] > before["last_fixture"] and after["key"] != before["key"]
-            assert 'id="league-live" data-live' in client.get("/league").text
-    finally:
-        league.store.close()
-
-
-def test_a_stamp_reader_keeps_one_connection_and_reports_a_missing_store(tmp_path: Path) -> None:
-    from polignac_arena.store import StoreError
-    from polignac_arena.web.live import StampReader
-
-    db = build_store(tmp_path / "arena.db")
-    reader = StampReader(db)
-    first = reader.read()
-    add_result(db)
-    assert reader.read().last_result > first.last_result  # a kept connection still sees later writes
-    reader.close()
-    with pytest.raises(StoreError, match="cannot read the store"):
-        StampReader(tmp_path / "missing.db").read()
