@@ -26,11 +26,10 @@ from tests.test_web_api import _rate
 def test_each_row_gets_the_probability_that_the_row_above_is_stronger() -> None:
     ratings = [(30.0, 1.0), (27.0, 1.0), (26.9, 1.0), (26.8, 0.5), (10.0, 1.0)]
     got = separations(ratings)
-    assert got[0].p_above_stronger is None and not got[0].tied and got[0].tie_group == 1
+    assert got[0].p_above_stronger is None and not got[0].tied
     for above, row, separation in zip(ratings[:-1], ratings[1:], got[1:], strict=True):
         assert separation.p_above_stronger == pytest.approx(stronger_probability(above, row))
-    assert [s.tied for s in got] == [False, False, True, True, False]
-    assert [s.tie_group for s in got] == [1, 2, 2, 2, 5]  # a run: rows 3 and 4 tied to 2 (and 4 to 3 only, by chain)
+    assert [s.tied for s in got] == [False, False, True, True, False]  # a run: rows 3 and 4 tied to 2 (4 to 3 only, by chain)
 
 
 def test_the_threshold_is_95_percent_and_sigma_matters() -> None:
@@ -43,9 +42,9 @@ def test_the_threshold_is_95_percent_and_sigma_matters() -> None:
     assert unsure.p_above_stronger is not None and unsure.p_above_stronger < 0.6 and unsure.tied
 
 
-def test_unrated_rows_and_ranks_from_an_offset() -> None:
-    got = separations([(25.0, 1.0), None, None], first_rank=11)
-    assert [(s.p_above_stronger, s.tied, s.tie_group) for s in got] == [(None, False, 11), (None, False, 12), (None, False, 13)]
+def test_unrated_rows_are_not_compared() -> None:
+    got = separations([(25.0, 1.0), None, None])
+    assert [(s.p_above_stronger, s.tied) for s in got] == [(None, False)] * 3
     assert separations([]) == []
     with pytest.raises(ValueError, match="confidence must be in"):
         separations([(1.0, 1.0)], confidence=1.0)
@@ -79,7 +78,7 @@ def test_annotate_adds_the_fields_to_rows_in_rank_order() -> None:
     ]
     out = annotate(rows, _tournament({"format": "round-robin"}))
     assert out is rows
-    assert [r["tied"] for r in rows] == [False, True, False] and [r["tie_group"] for r in rows] == [1, 1, 3]
+    assert [r["tied"] for r in rows] == [False, True, False]
     assert rows[1]["p_above_stronger"] == pytest.approx(stronger_probability((30.0, 1.0), (29.5, 1.0)))
     assert all(r["average_place_meaningful"] for r in rows)
 
@@ -120,9 +119,25 @@ def test_the_api_marks_the_tied_run(client: TestClient) -> None:
     rows = client.get("/api/tournaments/rr/leaderboard").json()
     assert rows[0]["bot"] == "a@1" and not rows[0]["tied"]
     assert rows[1]["p_above_stronger"] > CONFIDENCE and not rows[1]["tied"]  # a is surely above the rest
-    assert [r["tied"] for r in rows[2:]] == [True, True] and {r["tie_group"] for r in rows[1:]} == {2}
+    assert [r["tied"] for r in rows[2:]] == [True, True]
     by_name = client.get("/api/tournaments/rr/leaderboard?sort=name").json()
     assert {r["bot"]: r["tied"] for r in by_name} == {r["bot"]: r["tied"] for r in rows}  # computed in rank order, whatever the sort
+
+
+def test_a_page_of_the_board_has_the_whole_boards_confidence(client: TestClient) -> None:
+    whole = client.get("/api/tournaments/rr/leaderboard").json()
+    for offset in range(4):
+        page = client.get(f"/api/tournaments/rr/leaderboard?limit=2&offset={offset}").json()
+        assert [r["bot"] for r in page] == [r["bot"] for r in whole[offset : offset + 2]]
+        assert page == whole[offset : offset + 2], offset  # the first row compares with the row above the page
+
+
+def test_tie_bands_alternate_and_continue_across_a_page() -> None:
+    from polignac_arena.web.pages import _tie_bands
+
+    tied = [False, True, False, False, True, True, False, True]
+    assert _tie_bands([{"tied": t} for t in tied]) == ["even", "even", None, "odd", "odd", "odd", "even", "even"]
+    assert _tie_bands([{"tied": True}, {"tied": False}]) == ["even", None]  # a page starting inside a run
 
 
 def _rows(html: str) -> list[str]:

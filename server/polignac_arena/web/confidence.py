@@ -30,12 +30,10 @@ class Separation:
     """The probability that the bot one rank above is really stronger; None for the first rated row and unrated rows."""
     tied: bool
     """Not separated from the row above at :data:`CONFIDENCE`."""
-    tie_group: int
-    """The rank of the first row of this row's run of tied rows (its own rank when it is not tied)."""
 
 
-def separations(ratings: Sequence[tuple[float, float] | None], confidence: float = CONFIDENCE, first_rank: int = 1) -> list[Separation]:
-    """For ratings ``(mu, sigma)`` in rank order (None: unrated), each row's :class:`Separation`; ranks from ``first_rank``.
+def separations(ratings: Sequence[tuple[float, float] | None], confidence: float = CONFIDENCE) -> list[Separation]:
+    """For ratings ``(mu, sigma)`` in rank order (None: unrated), each row's :class:`Separation`.
 
     >>> [s.tied for s in separations([(30.0, 1.0), (29.9, 1.0), (20.0, 1.0)])]
     [False, True, False]
@@ -44,14 +42,12 @@ def separations(ratings: Sequence[tuple[float, float] | None], confidence: float
         raise ValueError(f"confidence must be in [0.5, 1), got {confidence!r}")
     out: list[Separation] = []
     for index, rating in enumerate(ratings):
-        rank = first_rank + index
         above = ratings[index - 1] if index > 0 else None
         if rating is None or above is None:
-            out.append(Separation(None, False, rank))
+            out.append(Separation(None, False))
             continue
         p = stronger_probability(above, rating)
-        tied = p < confidence
-        out.append(Separation(p, tied, out[-1].tie_group if tied else rank))
+        out.append(Separation(p, p < confidence))
     return out
 
 
@@ -66,15 +62,17 @@ def average_place_meaningful(tournament: Tournament | None) -> bool:
 
 
 def annotate(rows: list[dict[str, Any]], tournament: Tournament | None) -> list[dict[str, Any]]:
-    """``rows`` (leaderboard rows as dicts, in rank order) with each one's :class:`Separation` and the average-place flag."""
+    """``rows`` (leaderboard rows as dicts, in rank order) with each one's :class:`Separation` and the average-place flag.
+
+    For a page of the board, pass it with the row above it (and drop that one after): then every
+    row's fields are those of the whole board.
+    """
     ratings = [None if r["mu"] is None or r["sigma"] is None else (float(r["mu"]), float(r["sigma"])) for r in rows]
     meaningful = average_place_meaningful(tournament)
-    first = int(rows[0]["rank"]) if rows else 1
-    for row, separation in zip(rows, separations(ratings, first_rank=first), strict=True):
+    for row, separation in zip(rows, separations(ratings), strict=True):
         row.update(
             p_above_stronger=separation.p_above_stronger,
             tied=separation.tied,
-            tie_group=separation.tie_group,
             average_place_meaningful=meaningful,
         )
     return rows

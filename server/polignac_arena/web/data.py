@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import fields
 from enum import StrEnum
 from typing import Any
@@ -135,17 +135,24 @@ LEADERBOARD_PER_PAGE = 100
 """Rows on a leaderboard page (and the API's default ``limit``)."""
 
 
-def _board(store: Store, tournament: str | None, sort: SortKey) -> list[dict[str, Any]]:
-    """Every row of the leaderboard, sorted by ``sort`` (a thousand bots are sorted in well under a millisecond)."""
+def _board(store: Store, tournament: str | None, sort: SortKey, limit: int | None, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """Rows ``offset`` to ``offset + limit`` of the leaderboard sorted by ``sort``, and how many rows it has.
+
+    In rating order the store reads only those rows; another order sorts every row's aggregates
+    (a thousand bots take a few milliseconds).
+    """
     found = _tournament(store, tournament)
-    rows = confidence.annotate([row_dict(row) for row in store.leaderboard(None if found is None else found.id)], found)
+    tid = None if found is None else found.id
     if sort is SortKey.RANK:
-        return rows
+        start = max(0, offset - 1)  # from the row above the page: the first row's confidence compares with it
+        rows = [row_dict(row) for row in store.leaderboard(tid, limit=None if limit is None else limit + offset - start, offset=start)]
+        return confidence.annotate(rows, found)[offset - start :], store.leaderboard_size(tid)
+    rows = confidence.annotate([row_dict(row) for row in store.leaderboard(tid)], found)
     field = {SortKey.FAULTS: "fault_total"}.get(sort, str(sort))
     present = [r for r in rows if r[field] is not None]
     missing = [r for r in rows if r[field] is None]
     present.sort(key=lambda r: r[field], reverse=sort in _DESCENDING)
-    return present + missing
+    return (present + missing)[offset : None if limit is None else offset + limit], len(rows)
 
 
 def leaderboard(
@@ -159,8 +166,7 @@ def leaderboard(
         raise BadRequest(f"offset must be 0 or more, got {offset}")
     if limit is not None and limit < 1:
         raise BadRequest(f"limit must be 1 or more, got {limit}")
-    rows = _board(store, tournament, sort)
-    return rows[offset : None if limit is None else offset + limit]
+    return _board(store, tournament, sort, limit, offset)[0]
 
 
 def leaderboard_page(
@@ -171,12 +177,11 @@ def leaderboard_page(
         raise BadRequest(f"page must be 1 or more, got {page}")
     if per_page < 1:
         raise BadRequest(f"per_page must be 1 or more, got {per_page}")
-    rows = _board(store, tournament, sort)
-    pages = max(1, -(-len(rows) // per_page))
+    rows, total = _board(store, tournament, sort, per_page, (page - 1) * per_page)
+    pages = max(1, -(-total // per_page))
     if page > pages:
         raise BadRequest(f"page {page} is past the last page of the leaderboard ({pages})")
-    start = (page - 1) * per_page
-    return {"rows": rows[start : start + per_page], "total": len(rows), "page": page, "pages": pages, "per_page": per_page}
+    return {"rows": rows, "total": total, "page": page, "pages": pages, "per_page": per_page}
 
 
 CROSSTABLE_TOP = 20
@@ -185,8 +190,10 @@ CROSSTABLE_MAX_TOP = 100
 """The most bots a crosstable page shows; the whole table is the CSV download (:func:`crosstable_csv`)."""
 
 
-def _rated(store: Store, found: Tournament | None) -> list[LeaderboardRow]:
-    return [r for r in store.leaderboard(None if found is None else found.id) if r.mu is not None and r.sigma is not None]
+def _rated(store: Store, found: Tournament | None, top: int | None = None) -> list[LeaderboardRow]:
+    """The first ``top`` rated bots of the leaderboard (every one with None): the rated come first."""
+    rows = store.leaderboard(None if found is None else found.id, limit=top)
+    return [r for r in rows if r.mu is not None and r.sigma is not None]
 
 
 def crosstable(store: Store, tournament: str | None = None, top: int = CROSSTABLE_TOP) -> dict[str, Any]:
@@ -200,8 +207,7 @@ def crosstable(store: Store, tournament: str | None = None, top: int = CROSSTABL
         raise BadRequest(f"top must be between 1 and {CROSSTABLE_MAX_TOP}, got {top}")
     found = _tournament(store, tournament)
     env = env_of(found)
-    rated = _rated(store, found)
-    rows = rated[:top]
+    rows = _rated(store, found, top)
     keys = [r.bot for r in rows]
     pairs = store.head_to_head(None if found is None else found.id, bots=keys)
     cells: list[list[dict[str, Any]]] = []
@@ -216,7 +222,8 @@ def crosstable(store: Store, tournament: str | None = None, top: int = CROSSTABL
                 cell.update(meetings=met.meetings, ahead=met.a_ahead, behind=met.b_ahead, ties=met.ties)
             line.append(cell)
         cells.append(line)
-    return {"tournament": tournament, "bots": keys, "cells": cells, "top": top, "rated": len(rated)}
+    rated = store.leaderboard_size(None if found is None else found.id, rated=True)
+    return {"tournament": tournament, "bots": keys, "cells": cells, "top": top, "rated": rated}
 
 
 _CSV_CHUNK = 100
@@ -319,12 +326,24 @@ def _known_bot(store: Store, bot: str) -> bool:
     return store.get_bot(name, version or None) is not None or bool(store.bot_keys(name))
 
 
+def _narrowed(store: Store, bot: str, keys: Iterable[str] | None = None) -> str:
+    """``bot`` as the store filters it fastest: a name with one version (``keys``, or looked up) becomes that version's key.
+
+    The store reads one version's matches newest first a page at a time, but every match of
+    every version of a name to find a name's newest ones.
+    """
+    if "@" in bot:
+        return bot
+    found = set(keys) if keys is not None else {b.key for b in store.list_bots() if b.name == bot} | set(store.bot_keys(bot))
+    return found.pop() if len(found) == 1 else bot
+
+
 def _fetch(
     store: Store, tid: int | None, bot: str | None, faults: bool | None, before: int | None, per_page: int
 ) -> tuple[list[StoredResult], int | None]:
     if before is not None and before < 1:
         raise BadRequest(f"before must be a cursor a page handed out (1 or more), got {before}")
-    return store.results_page(tid, bot, faults, before=before, limit=per_page)
+    return store.results_page(tid, None if bot is None else _narrowed(store, bot), faults, before=before, limit=per_page)
 
 
 def page_cursor(
@@ -412,7 +431,8 @@ def bot_detail(store: Store, name: str, recent: int = 20, faults: int = 50) -> d
     board: dict[str, LeaderboardRow] = {}
     places: Counter[int] = Counter()
     history: list[dict[str, Any]] = []
-    for key in [*(b.key for b in versions), *unregistered]:
+    keys = [*(b.key for b in versions), *unregistered]
+    for key in keys:
         summary = store.bot_summary(key)
         if summary is None:
             continue
@@ -432,7 +452,7 @@ def bot_detail(store: Store, name: str, recent: int = 20, faults: int = 50) -> d
             "faults": dict(f.faults),
             "finished_at": f.finished_at,
         }
-        for f in store.fault_log(name, faults)
+        for f in store.fault_log(_narrowed(store, name, keys), faults)
     ]
     return {
         "name": name,
@@ -453,7 +473,7 @@ def bot_detail(store: Store, name: str, recent: int = 20, faults: int = 50) -> d
         ],
         "history": history,
         "places": {str(place): count for place, count in sorted(places.items()) if count},
-        "recent_matches": [_result_dict(r) for r in store.recent_results(name, recent)],
+        "recent_matches": [_result_dict(r) for r in store.recent_results(_narrowed(store, name, keys), recent)],
         "fault_log": fault_log,
     }
 

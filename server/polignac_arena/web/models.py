@@ -99,7 +99,6 @@ class LeaderboardRow(RatingRow):
         "(None for the first rated bot and for unrated ones)",
     )
     tied: bool = Field(default=False, description="not separated from the bot one rank above at 95 %: the order of the two is not known")
-    tie_group: int = Field(default=0, description="the rank of the first bot of this bot's run of tied bots (its own rank when not tied)")
     average_place_meaningful: bool = Field(
         default=True,
         description="false where the schedule makes average places incomparable: the all-time board, ladders and leagues",

@@ -151,6 +151,24 @@ def _render(name: str, links: Links, store: Store | None, live: LiveMark | None 
     return _ENV.get_template(name).render(links=links, nav_tournaments=tournaments, live=live, **context)
 
 
+def _tie_bands(rows: list[dict[str, Any]]) -> list[str | None]:
+    """Per row (in rank order), the shade of its run of tied rows (a row and those tied to it below), None outside one.
+
+    Neighbouring runs alternate shades; a page that starts inside a run continues it.
+    """
+    bands: list[str | None] = [None] * len(rows)
+    run = 0
+    for i, row in enumerate(rows):
+        if row["tied"]:
+            shade = "odd" if run % 2 else "even"
+            bands[i] = shade
+            if i > 0 and bands[i - 1] is None:
+                bands[i - 1] = shade  # the head of the run: the row the tied one is not separated from
+        elif i > 0 and rows[i - 1]["tied"]:
+            run += 1
+    return bands
+
+
 def page_leaderboard(
     store: Store, links: Links, tournament: str | None = None, sort: data.SortKey = data.SortKey.RANK, page: int = 1,
     per_page: int = data.LEADERBOARD_PER_PAGE, live: LiveMark | None = None,
@@ -159,9 +177,7 @@ def page_leaderboard(
     board = data.leaderboard_page(store, tournament, sort, page, per_page)
     rows = board["rows"]
     detail = data.tournament_detail(store, tournament) if tournament is not None else None
-    # Each run of tied rows (its head and the rows tied to it) gets a band; neighbouring runs alternate shades.
-    runs = sorted({row["tie_group"] for row in rows if row["tied"]})
-    bands = {group: "odd" if i % 2 else "even" for i, group in enumerate(runs)}
+    bands = _tie_bands(rows)
     return _render(
         "leaderboard.html", links, store, live, rows=rows, board=board, tournament=tournament, detail=detail, sort=str(sort),
         sort_keys=[str(k) for k in data.SortKey], title=f"Leaderboard: {tournament or 'all-time'}",
