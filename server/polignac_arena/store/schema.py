@@ -209,7 +209,6 @@ _V4: Final = (
         PRIMARY KEY (a, b, tournament_id),
         CHECK (a < b)
     ) WITHOUT ROWID""",
-    "CREATE INDEX pair_stats_tournament ON pair_stats (tournament_id)",
     # Keyed by bot: a bot's results, newest first, are one range of the table itself.
     """CREATE TABLE result_seats (
         bot TEXT NOT NULL,
