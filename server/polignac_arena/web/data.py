@@ -134,22 +134,21 @@ LEADERBOARD_PER_PAGE = 100
 """Rows on a leaderboard page (and the API's default ``limit``)."""
 
 
-def _board(store: Store, tournament: str | None, sort: SortKey, limit: int | None, offset: int) -> tuple[list[dict[str, Any]], int]:
-    """Rows ``offset`` to ``offset + limit`` of the leaderboard sorted by ``sort``, and how many rows it has.
+def _board(store: Store, tournament: str | None, sort: SortKey, limit: int | None, offset: int) -> list[dict[str, Any]]:
+    """Rows ``offset`` to ``offset + limit`` of the leaderboard sorted by ``sort``.
 
-    In rating order the store reads only those rows; another order sorts every row's aggregates
-    (a thousand bots take a few milliseconds).
+    In rating order the store reads only those rows; another order sorts every row's aggregates.
     """
     found = _tournament(store, tournament)
     tid = None if found is None else found.id
     if sort is SortKey.RANK:
-        return [row_dict(row) for row in store.leaderboard(tid, limit=limit, offset=offset)], store.leaderboard_size(tid)
-    rows = [row_dict(row) for row in store.leaderboard(tid)]
+        return [row_dict(row) for row in store.leaderboard(tid, limit=limit, offset=offset)]
+    every = [row_dict(row) for row in store.leaderboard(tid)]
     field = {SortKey.FAULTS: "fault_total"}.get(sort, str(sort))
-    present = [r for r in rows if r[field] is not None]
-    missing = [r for r in rows if r[field] is None]
+    present = [r for r in every if r[field] is not None]
+    missing = [r for r in every if r[field] is None]
     present.sort(key=lambda r: r[field], reverse=sort in _DESCENDING)
-    return (present + missing)[offset : None if limit is None else offset + limit], len(rows)
+    return (present + missing)[offset : None if limit is None else offset + limit]
 
 
 def leaderboard(
@@ -163,22 +162,27 @@ def leaderboard(
         raise BadRequest(f"offset must be 0 or more, got {offset}")
     if limit is not None and limit < 1:
         raise BadRequest(f"limit must be 1 or more, got {limit}")
-    return _board(store, tournament, sort, limit, offset)[0]
+    return _board(store, tournament, sort, limit, offset)
 
 
 def leaderboard_page(
     store: Store, tournament: str | None = None, sort: SortKey = SortKey.RANK, page: int = 1, per_page: int = LEADERBOARD_PER_PAGE
 ) -> dict[str, Any]:
-    """One page of the leaderboard: its ``rows``, the ``total`` of rows, ``page`` and ``pages``."""
+    """One page of the leaderboard: its ``rows``, ``page``, and the ``previous`` and ``next`` page numbers (None: none).
+
+    The rows past the page are not counted: one more row is read to know whether a next page exists.
+    """
     if page < 1:
         raise BadRequest(f"page must be 1 or more, got {page}")
     if per_page < 1:
         raise BadRequest(f"per_page must be 1 or more, got {per_page}")
-    rows, total = _board(store, tournament, sort, per_page, (page - 1) * per_page)
-    pages = max(1, -(-total // per_page))
-    if page > pages:
-        raise BadRequest(f"page {page} is past the last page of the leaderboard ({pages})")
-    return {"rows": rows, "total": total, "page": page, "pages": pages, "per_page": per_page}
+    rows = _board(store, tournament, sort, per_page + 1, (page - 1) * per_page)
+    if page > 1 and not rows:
+        raise BadRequest(f"page {page} is past the last page of the leaderboard")
+    return {
+        "rows": rows[:per_page], "page": page, "per_page": per_page, "previous": page - 1 if page > 1 else None,
+        "next": page + 1 if len(rows) > per_page else None,
+    }  # fmt: skip
 
 
 CROSSTABLE_TOP = 20
@@ -219,7 +223,7 @@ def crosstable(store: Store, tournament: str | None = None, top: int = CROSSTABL
                 cell.update(meetings=met.meetings, ahead=met.a_ahead, behind=met.b_ahead, ties=met.ties)
             line.append(cell)
         cells.append(line)
-    rated = store.leaderboard_size(None if found is None else found.id, rated=True)
+    rated = len(rows) if len(rows) < top else store.leaderboard_size(None if found is None else found.id, rated=True)
     return {"tournament": tournament, "bots": keys, "cells": cells, "top": top, "rated": rated}
 
 
@@ -331,7 +335,10 @@ def _narrowed(store: Store, bot: str, keys: Iterable[str] | None = None) -> str:
     """
     if "@" in bot:
         return bot
-    found = set(keys) if keys is not None else {b.key for b in store.list_bots() if b.name == bot} | set(store.bot_keys(bot))
+    if keys is None:
+        latest = store.get_bot(bot)  # a second registered version without a match has no seat to miss
+        keys = {*store.bot_keys(bot), *([] if latest is None else [latest.key])}
+    found = set(keys)
     return found.pop() if len(found) == 1 else bot
 
 

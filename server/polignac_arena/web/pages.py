@@ -166,8 +166,7 @@ def page_matches(
     """The match list with its filters: ``per_page`` matches, older than the cursor ``before``."""
     listing = data.matches(store, tournament, bot, faults, per_page=per_page, before=before)
     return _render(
-        "matches.html", links, store, listing=listing, tournament=tournament, bot=bot, faults=faults, before=before,
-        bots=sorted({b.name for b in store.list_bots()}), title="Matches",
+        "matches.html", links, store, listing=listing, tournament=tournament, bot=bot, faults=faults, before=before, title="Matches",
     )  # fmt: skip
 
 
