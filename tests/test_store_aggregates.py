@@ -8,8 +8,9 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import random
+import tempfile
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from polignac_arena.statuses import MatchStatus
-from polignac_arena.store import HeadToHead, LeaderboardRow, Store, StoredResult
+from polignac_arena.store import HeadToHead, LeaderboardRow, RatingPoint, Store, StoredResult, aggregates
 from polignac_arena.store.aggregates import TRAIL_EXACT, TRAIL_SAMPLES
 from tests.test_store import Fixture, elo
 
@@ -105,11 +106,14 @@ def assert_aggregates_recompute(store: Store) -> None:
         assert store.head_to_head(tid) == reference_head_to_head(store, tid)
         assert store.leaderboard_size(tid) == len(board)
         assert store.leaderboard_size(tid, rated=True) == sum(r.mu is not None for r in board)
+        places: dict[str, Counter[int]] = {}
+        for r in finished_results(store, tid):
+            for seat, bot in enumerate(r.seats):
+                places.setdefault(bot, Counter())[r.places[seat] if r.places else 0] += 1
         for row in board:
             summary = store.bot_summary(row.bot, tid)
             assert summary is not None and summary.row == row
-            played = [r.places[i] for r in finished_results(store, tid) for i, s in enumerate(r.seats) if s == row.bot and r.places]
-            assert summary.places == dict(sorted(Counter(played).items()))
+            assert summary.places == dict(sorted(places.get(row.bot, Counter()).items()))
         if tid is not None:
             for row in board:
                 history = store.rating_history(tid, row.bot)
@@ -194,18 +198,28 @@ def random_store(path: Path, seed: int, tournaments: int = 2) -> Store:
     return store
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@pytest.fixture(scope="module")
+def quick_folder() -> Iterator[Path]:
+    """A folder in memory when the machine has one: these stores test sums, not durability, and a commit's fsync is free there."""
+    shm = Path("/dev/shm")
+    with tempfile.TemporaryDirectory(prefix="polignac-agg-", dir=shm if shm.is_dir() else None) as folder:
+        yield Path(folder)
+
+
+@pytest.mark.slow
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), tournaments=st.integers(1, 3))
-def test_aggregates_equal_a_recomputation_after_random_tournaments(tmp_path: Path, seed: int, tournaments: int) -> None:
-    path = tmp_path / f"r{seed}-{tournaments}.db"
+def test_aggregates_equal_a_recomputation_after_random_tournaments(quick_folder: Path, seed: int, tournaments: int) -> None:
+    path = quick_folder / f"r{seed}-{tournaments}.db"
     with random_store(path, seed, tournaments) as store:
         assert_aggregates_recompute(store)
-    path.unlink()
+    for leftover in quick_folder.glob(f"{path.name}*"):
+        leftover.unlink()
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> Store:
-    store = random_store(tmp_path_factory.mktemp("agg") / "sample.db", seed=7, tournaments=3)
+def sample(quick_folder: Path) -> Store:
+    store = random_store(quick_folder / "sample.db", seed=7, tournaments=3)
     yield store  # type: ignore[misc]
     store.close()
 
@@ -280,27 +294,38 @@ def rate_flat(current: Mapping[str, tuple[float, float]], seats: Sequence[str], 
     return {bot: (current.get(bot, (0.0, 8.0))[0] + 1, 8.0) for bot in set(seats)}
 
 
-def test_a_long_rating_history_is_charted_from_a_thinned_trail(tmp_path: Path) -> None:
-    n = 2 * (TRAIL_SAMPLES + TRAIL_EXACT) + 37  # past two doublings of the stride
+def test_a_long_rating_history_is_charted_from_a_thinned_trail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    samples, exact = 8, 4  # small, so that a short history doubles the stride several times
+    monkeypatch.setattr(aggregates, "TRAIL_SAMPLES", samples)
+    monkeypatch.setattr(aggregates, "TRAIL_EXACT", exact)
+    n = 150
     with Store(tmp_path / "long.db") as store:
-        tid = store.create_tournament(
-            "long", {}, [Fixture(i, ("x@1", "y@1"), i, None) for i in range(n)], initial_ratings={"x@1": (0.0, 8.0)}
-        )
+        fixtures = [Fixture(i, ("x@1", "y@1"), i, None) for i in range(n)]
+        tid = store.create_tournament("long", {}, fixtures, initial_ratings={"x@1": (0.0, 8.0)})
         for idx in range(n):
             store.record_result(
                 tid, idx, match_id=f"m{idx}", status="finished", places=[1, 2], totals=[0, 1], faults=[{}, {}], hands=1, rate=rate_flat
             )
+            if idx % 37 == 0:
+                assert store.check() == []  # the trail is right at every length, not only at the end
         history = store.rating_history(tid, "x@1")
         assert len(history) == n + 1
-        chart = store.rating_history(tid, "x@1", max_points=300)
-        assert len(chart) <= 300 and chart[0] == history[0] and chart[-TRAIL_EXACT:] == history[-TRAIL_EXACT:]
-        gaps = {b.idx - a.idx for a, b in itertools.pairwise(chart[:-TRAIL_EXACT])}
-        assert max(gaps) <= 2 * min(gaps)  # evenly spaced
-        small = store.rating_history(tid, "x@1", max_points=40)
-        assert len(small) == 40 and small[0] == history[0] and small[-1] == history[-1]
-        assert store.rating_history(tid, "y@1", max_points=1) == [history[-1].__class__(n - 1, "y@1", float(n), 8.0)]
+        chart = store.rating_history(tid, "x@1", max_points=1000)
+        assert len(chart) <= samples + exact + 1 and chart[0] == history[0] and chart[-exact:] == history[-exact:]
+        gaps = {b.idx - a.idx for a, b in itertools.pairwise(chart[:-exact])}
+        assert len(gaps) == 1 and gaps.pop() == aggregates.trail_stride(n + 1)  # evenly spaced
+        small = store.rating_history(tid, "x@1", max_points=6)
+        assert len(small) == 6 and small[0] == history[0] and small[-3:] == history[-3:]
+        assert store.rating_history(tid, "y@1", max_points=1) == [RatingPoint(n - 1, "y@1", float(n), 8.0)]
         with pytest.raises(ValueError, match="max_points needs a bot"):
             store.rating_history(tid, max_points=10)
         with pytest.raises(ValueError, match="max_points must be 1 or more, got 0"):
             store.rating_history(tid, "x@1", max_points=0)
         assert store.check() == []
+
+
+def test_the_shipped_trail_keeps_a_few_hundred_points() -> None:
+    for points in (1, 100, TRAIL_SAMPLES + TRAIL_EXACT + 1, 10_000, 50_000):
+        kept = list(aggregates.trail_keeps(points))
+        assert kept[0] == 0 and kept[-TRAIL_EXACT:] == list(range(points))[-TRAIL_EXACT:]
+        assert len(kept) <= TRAIL_SAMPLES + TRAIL_EXACT + 1 <= 300

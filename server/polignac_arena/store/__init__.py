@@ -72,17 +72,16 @@ counts; the migration builds them from the results already stored, and :meth:`St
     ``wins``, ``place_sum``, ``places`` (JSON list: matches in place 1, 2, ...),
     ``penalty_sum``, ``hands``, ``faults`` (JSON, by kind), ``fault_total``,
     ``first_played``, ``last_played``, over its final finished results.  With ``ratings``, one
-    tournament's leaderboard.
-``bot_totals``
-    the same per bot over every tournament, with the bot's latest rating (``mu``, ``sigma``,
-    ``recent``, as :meth:`Store.latest_ratings` picks it): the all-time leaderboard.
+    tournament's leaderboard; summed per bot, with each bot's latest rating, the all-time one
+    (a bot is in few tournaments: one query either way).
 ``pair_stats``
-    per pair of bots ``a < b`` and tournament: ``meetings``, ``a_ahead``, ``b_ahead``,
-    ``place_diff_sum`` (place(a) - place(b) summed); all-time is the sum over tournaments.
+    per pair of bots ``a < b`` and tournament, keyed ``(a, b, tournament_id)``: ``meetings``,
+    ``a_ahead``, ``b_ahead``, ``place_diff_sum`` (place(a) - place(b) summed); all-time is the
+    sum over tournaments, and a crosstable of N bots reads N x N keys.
 ``result_seats``
     per seat of a final result, keyed ``(bot, result_id, seat)``: ``tournament_id``,
     ``place``, ``fault_total``; a partial index on the faulted seats.  A bot's matches and its
-    fault log are one range of it.
+    fault log are one range of it, newest last.
 ``rating_trail``
     per ``(tournament_id, bot)``, the points of its rating history a chart reads: ordinal
     ``n`` (0 first), ``idx``, ``mu``, ``sigma``; the last 32 points exact and, before them,

@@ -432,7 +432,8 @@ def differences(conn: sqlite3.Connection, names: Mapping[int, str], limit: int =
     for table, (keys, columns) in TABLES.items():
         label = {"faulted": "results", "ratings": "ratings"}.get(table, table)
         expected, found = getattr(want, table), getattr(have, table)
-        for key in sorted(set(expected) | set(found), key=repr):
+        wrong = [key for key in expected.keys() | found.keys() if expected.get(key) != found.get(key)]
+        for key in sorted(wrong, key=repr):
             where = _where(keys, key, names)
             if key not in found:
                 out.append(f"{label}: {where}: missing (recomputed {_values(columns, expected[key])})")

@@ -698,9 +698,10 @@ class Store:
                          '[' || group_concat(places) || ']' AS places, sum(penalty_sum) AS penalty_sum, sum(hands) AS hands,
                          '[' || group_concat(faults) || ']' AS faults, min(first_played) AS first_played, max(last_played) AS last_played
                          FROM bot_stats GROUP BY bot) s
-                   LEFT JOIN (SELECT bot, mu, sigma, recent, row_number() OVER (
-                                PARTITION BY bot ORDER BY idx >= 0 DESC, updated_at DESC, tournament_id DESC) AS latest
-                              FROM ratings) l ON l.bot = s.bot AND l.latest = 1
+                   LEFT JOIN (SELECT bot, mu, sigma, recent FROM ratings r WHERE NOT EXISTS (
+                                SELECT 1 FROM ratings n WHERE n.bot = r.bot
+                                AND (n.idx >= 0, n.updated_at, n.tournament_id) > (r.idx >= 0, r.updated_at, r.tournament_id))) l
+                              ON l.bot = s.bot
                    WHERE s.matches > 0 OR l.bot IS NOT NULL)"""
 
     @staticmethod
@@ -709,13 +710,15 @@ class Store:
         name, version = _split_key(bot)
         return LeaderboardRow(
             rank, bot, name, version, mu, sigma, matches, wins, place_sum / matches if matches else None,
-            penalty_sum / hands if hands else None, Store._added_faults(faults), tuple(json.loads(recent)),
+            penalty_sum / hands if hands else None, Store._added_faults(faults), tuple(aggregates.floats_of(recent)),
         )  # fmt: skip
 
     @staticmethod
     def _added_faults(text: str) -> dict[str, int]:
         """A board row's faults by kind: its tournaments' counts (a JSON list of objects) added up."""
         total: dict[str, int] = {}
+        if '"' not in text:
+            return total  # no kind named: no faults (most rows)
         for counts in json.loads(text):
             for kind, count in counts.items():
                 total[kind] = total.get(kind, 0) + count
