@@ -352,3 +352,15 @@ def test_pages_cost_what_they_show_not_what_the_store_holds(tmp_path: Path, monk
     large = _work(_grown_store(tmp_path / "large.db", 600), monkeypatch)
     grown = {url: (small[url], large[url]) for url in GROWTH_URLS if large[url] > 1.25 * small[url] + 20}
     assert not grown, f"SQLite work (hundreds of steps) that grew with four times the results: {grown}"
+
+
+def test_head_to_head_of_is_the_rows_of_head_to_head(db: Path) -> None:
+    with Store(db, create=False) as store:
+        big = store.get_tournament("big")
+        assert big is not None
+        for tid in (big.id, None):
+            every = store.head_to_head(tid)
+            chosen = {"b000@1", "b007@1", "b000@2"}
+            assert store.head_to_head_of(chosen, tid) == {pair: record for pair, record in every.items() if pair[0] in chosen}
+        with pytest.raises(ValueError, match="string"):
+            store.head_to_head_of("b000@1")
