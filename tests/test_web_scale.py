@@ -122,8 +122,8 @@ def test_leaderboard_page_two_and_its_links(client: TestClient) -> None:
     first, second = ok(client, "/tournaments/big?sort=name"), ok(client, "/tournaments/big?sort=name&page=2")
     rows = [line.split('"')[0] for line in second.split('<tr class="bot-row" data-bot="')[1:]]
     assert rows == whole[100:]
-    assert first.count('class="bot-row"') == 100 and 'href="/tournaments/big?sort=name&amp;page=2"' in first
-    assert "Rows 101\N{EN DASH}120 of 120" in second
+    assert first.count('class="bot-row"') == 100 and 'id="next-page" href="/tournaments/big?sort=name&amp;page=2"' in first
+    assert "Rows 101\N{EN DASH}120" in second and 'href="/tournaments/big?sort=name"' in second and "next-page" not in second
     for bad in ("page=3", "page=0", "page=x"):
         assert status(client, f"/tournaments/big?{bad}") == 400, bad
 
@@ -352,3 +352,15 @@ def test_pages_cost_what_they_show_not_what_the_store_holds(tmp_path: Path, monk
     large = _work(_grown_store(tmp_path / "large.db", 600), monkeypatch)
     grown = {url: (small[url], large[url]) for url in GROWTH_URLS if large[url] > 1.25 * small[url] + 20}
     assert not grown, f"SQLite work (hundreds of steps) that grew with four times the results: {grown}"
+
+
+def test_head_to_head_of_is_the_rows_of_head_to_head(db: Path) -> None:
+    with Store(db, create=False) as store:
+        big = store.get_tournament("big")
+        assert big is not None
+        for tid in (big.id, None):
+            every = store.head_to_head(tid)
+            chosen = {"b000@1", "b007@1", "b000@2"}
+            assert store.head_to_head_of(chosen, tid) == {pair: record for pair, record in every.items() if pair[0] in chosen}
+        with pytest.raises(ValueError, match="string"):
+            store.head_to_head_of("b000@1")

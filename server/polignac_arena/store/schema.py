@@ -238,7 +238,11 @@ _V4: Final = (
 
 
 def _v4(conn: sqlite3.Connection) -> None:
-    """The aggregates, built from the results already stored."""
+    """The aggregates, built from the results already stored.
+
+    ``rebuild`` is the aggregates module's own (what ``polignac store check`` compares with), so
+    a later migration that changes these tables must fill them itself rather than lean on it.
+    """
     for statement in _V4:
         conn.execute(statement)
     rebuild(conn)

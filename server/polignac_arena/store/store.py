@@ -830,6 +830,35 @@ class Store:
 
     _PAIR = "meetings, a_ahead, b_ahead, place_diff_sum"
 
+    def head_to_head_of(self, bots: Iterable[str], tournament_id: int | None = None) -> dict[tuple[str, str], HeadToHead]:
+        """Each of ``bots`` against every bot it met, in one tournament or all-time: keys ``(bot, other)``.
+
+        The rows of a crosstable, a block at a time: one pass over the pairs per call, where
+        :meth:`head_to_head` with ``bots`` reads the pairs among them only.
+        """
+        if isinstance(bots, str):
+            raise ValueError(f"bots must be a collection of bot keys, got the string {bots!r}")
+        mine = set(bots)
+        chosen = _json(sorted(mine))
+        where = "(a IN (SELECT value FROM json_each(?)) OR b IN (SELECT value FROM json_each(?)))"
+        args: list[Any] = [chosen, chosen]
+        if tournament_id is not None:
+            where, args = where + " AND tournament_id = ?", [*args, tournament_id]
+        with self._read() as conn:
+            if tournament_id is not None:
+                self._require(conn, tournament_id)
+            rows = conn.execute(
+                f"SELECT a, b, sum(meetings), sum(a_ahead), sum(b_ahead), sum(place_diff_sum) FROM pair_stats WHERE {where} GROUP BY a, b",
+                args,
+            ).fetchall()
+        pairs = {}
+        for a, b, n, ahead, behind, total in rows:  # each pair is stored once, a < b
+            if a in mine:
+                pairs[a, b] = HeadToHead(a, b, n, ahead, behind, n - ahead - behind, total / n)
+            if b in mine:
+                pairs[b, a] = HeadToHead(b, a, n, behind, ahead, n - ahead - behind, -total / n)
+        return pairs
+
     # -- finding results -----------------------------------------------------------------------
 
     @staticmethod

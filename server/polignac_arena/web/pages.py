@@ -213,7 +213,7 @@ def page_matches(
     listing = data.matches(store, tournament, bot, faults, per_page=per_page, before=before)
     return _render(
         "matches.html", links, store, live, listing=listing, tournament=tournament, bot=bot, faults=faults, before=before,
-        bots=sorted({b.name for b in store.list_bots()}), title="Matches",
+        title="Matches",
     )  # fmt: skip
 
 
