@@ -20,12 +20,12 @@ def test_ratings_benchmark_quick_run() -> None:
     assert set(report["params"]) == {"today", "shipped"}
     assert set(report["families"]) == {"random-play", "deterministic"}
     for row in report["families"].values():
-        for schedule in ("round_robin", "duplicate", "ladder"):
+        for schedule in ("round_robin", "duplicate", "ladder", "league"):
             for label in ("today", "shipped"):
                 figures = row[schedule][label]
                 assert figures["median"] is None or figures["median"] >= 0
                 assert 0 <= figures["settled_share"] <= 1
-        assert 0 <= row["ladder"]["shipped"]["exact_share"] <= 1
+        assert 0 <= row["ladder"]["shipped"]["exact_share"] <= 1 and 0 <= row["league"]["today"]["exact_share"] <= 1
         assert row["pool_matches"]["scheduled"] > 0
 
 
