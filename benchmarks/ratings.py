@@ -427,7 +427,7 @@ def measure(family: str, settings: Settings, pool: Pool, envs: Mapping[str, Rati
     truth = list(names.values())  # levels ascending: strongest first
     runs = scheduled_keys(family, settings, names)
     pool.fill(key for keys in runs.values() for key in keys)
-    played = pool.played
+    played, known = pool.played, len(pool.results)
     tasks = []
     labels = []
     for (schedule, _), keys in runs.items():
@@ -468,7 +468,7 @@ def measure(family: str, settings: Settings, pool: Pool, envs: Mapping[str, Rati
             "final_tau": [f["final_tau"] for f in runs_],
             "exact_share": round(sum(f["exact"] for f in runs_) / len(runs_), 3),
         }
-    row["pool_matches"] = {"scheduled": played, "ladder": len(pool.results) - played}
+    row["pool_matches"] = {"scheduled": played, "ladder": len(pool.results) - known}
     row["seconds"] = round(time.perf_counter() - started, 1)
     return row
 
