@@ -409,8 +409,8 @@ class Store:
         for low, high in bounds:
             where = "".join((" AND status > ?" if low is not None else "", " AND status < ?" if high is not None else ""))
             args = [a for a in (low, high) if a is not None]
-            row = conn.execute(
-                f"SELECT status FROM results WHERE tournament_id = ? AND final = 1{where} LIMIT 1", (tournament_id, *args)
+            row = conn.execute(  # through the index by status ("+" keeps the tournament's index out of it)
+                f"SELECT status FROM results WHERE final = 1{where} AND +tournament_id = ? LIMIT 1", (*args, tournament_id)
             ).fetchone()
             if row is not None:
                 return str(row[0])
