@@ -58,9 +58,8 @@ counts; the migration builds them from the results already stored, and :meth:`St
 
 ``results.faulted``
     1 when some seat of the result faulted (the match list's filter).  Partial indexes on the
-    final results by ``(tournament_id, id)``, ``(faulted, id)``, ``(tournament_id, faulted,
-    id)``, ``(status, id)`` and ``(tournament_id, status, id)`` serve every filter of the match
-    list with keyset paging, newest first (:meth:`Store.results_page`).
+    final results by ``(tournament_id, id)``, ``(faulted, id)`` and ``(status, id)`` serve
+    every filter of the match list with keyset paging, newest first (:meth:`Store.results_page`).
 ``ratings.recent``, ``ratings.points``
     the bot's last 20 mu values of the tournament, oldest first, as JSON (its trend), and how
     many history rows it has.  Index ``ratings_bot`` finds a bot's ratings.

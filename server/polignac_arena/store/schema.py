@@ -220,11 +220,11 @@ _V4: Final = (
         PRIMARY KEY (bot, result_id, seat)
     ) WITHOUT ROWID""",
     "CREATE INDEX result_seats_faults ON result_seats (bot, result_id) WHERE fault_total > 0",
+    # The match list, newest first, by tournament, by faults or by status (a filter on two of them
+    # walks one index and checks the other column: faulted results and void ones are the few).
     "CREATE INDEX results_final_tournament ON results (tournament_id, id) WHERE final = 1",
     "CREATE INDEX results_final_faulted ON results (faulted, id) WHERE final = 1",
-    "CREATE INDEX results_final_tournament_faulted ON results (tournament_id, faulted, id) WHERE final = 1",
     "CREATE INDEX results_final_status ON results (status, id) WHERE final = 1",
-    "CREATE INDEX results_final_tournament_status ON results (tournament_id, status, id) WHERE final = 1",
     """CREATE TABLE rating_trail (
         tournament_id INTEGER NOT NULL REFERENCES tournaments (id) ON DELETE CASCADE,
         bot TEXT NOT NULL,

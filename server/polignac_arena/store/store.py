@@ -410,8 +410,8 @@ class Store:
         for low, high in bounds:
             where = "".join((" AND status > ?" if low is not None else "", " AND status < ?" if high is not None else ""))
             args = [a for a in (low, high) if a is not None]
-            row = conn.execute(
-                f"SELECT status FROM results WHERE tournament_id = ? AND final = 1{where} LIMIT 1", (tournament_id, *args)
+            row = conn.execute(  # through the index by status ("+" keeps the tournament's index out of it)
+                f"SELECT status FROM results WHERE final = 1{where} AND +tournament_id = ? LIMIT 1", (*args, tournament_id)
             ).fetchone()
             if row is not None:
                 return str(row[0])
@@ -708,8 +708,19 @@ class Store:
     _BOARD_ORDER = "ORDER BY mu IS NULL OR sigma IS NULL, mu - 3 * sigma DESC, mu DESC, bot"
     _BOARD_COLUMNS = "bot, mu, sigma, recent, matches, wins, place_sum, places, penalty_sum, hands, faults, first_played, last_played"
 
+    # The all-time leaderboard's bots (rated somewhere, or with a finished match) and each one's latest rating.
+    _ALL_TIME_BOTS = (
+        """SELECT bot FROM bot_stats b GROUP BY bot HAVING sum(matches) > 0 OR EXISTS (SELECT 1 FROM ratings r WHERE r.bot = b.bot)"""
+    )
+    _LATEST = """SELECT bot, mu, sigma, recent FROM ratings r WHERE NOT EXISTS (
+                   SELECT 1 FROM ratings n WHERE n.bot = r.bot
+                   AND (n.idx >= 0, n.updated_at, n.tournament_id) > (r.idx >= 0, r.updated_at, r.tournament_id))"""
+
+    # The all-time board's bots with their ratings only: enough to order them.
+    _RANKING = f"""(SELECT s.bot AS bot, l.mu AS mu, l.sigma AS sigma FROM ({_ALL_TIME_BOTS}) s LEFT JOIN ({_LATEST}) l ON l.bot = s.bot)"""
+
     @staticmethod
-    def _board(tournament_id: int | None) -> str:
+    def _board(tournament_id: int | None, only: str = "") -> str:
         """The leaderboard's rows as a subquery (its columns: :attr:`_BOARD_COLUMNS`; ``places`` and ``faults`` as JSON lists to add up).
 
         All-time: each bot's rows summed over the tournaments, with its latest rating
@@ -720,16 +731,13 @@ class Store:
                         '[' || s.places || ']' AS places, s.penalty_sum, s.hands, '[' || s.faults || ']' AS faults, s.first_played,
                         s.last_played FROM bot_stats s LEFT JOIN ratings r ON r.tournament_id = s.tournament_id AND r.bot = s.bot
                         WHERE s.tournament_id = {int(tournament_id)})"""
-        return """(SELECT s.bot, l.mu, l.sigma, COALESCE(l.recent, '[]') AS recent, s.matches, s.wins, s.place_sum, s.places,
+        return f"""(SELECT s.bot, l.mu, l.sigma, COALESCE(l.recent, '[]') AS recent, s.matches, s.wins, s.place_sum, s.places,
                    s.penalty_sum, s.hands, s.faults, s.first_played, s.last_played
                    FROM (SELECT bot, sum(matches) AS matches, sum(wins) AS wins, sum(place_sum) AS place_sum,
                          '[' || group_concat(places) || ']' AS places, sum(penalty_sum) AS penalty_sum, sum(hands) AS hands,
                          '[' || group_concat(faults) || ']' AS faults, min(first_played) AS first_played, max(last_played) AS last_played
-                         FROM bot_stats GROUP BY bot) s
-                   LEFT JOIN (SELECT bot, mu, sigma, recent FROM ratings r WHERE NOT EXISTS (
-                                SELECT 1 FROM ratings n WHERE n.bot = r.bot
-                                AND (n.idx >= 0, n.updated_at, n.tournament_id) > (r.idx >= 0, r.updated_at, r.tournament_id))) l
-                              ON l.bot = s.bot
+                         FROM bot_stats {only} GROUP BY bot) s
+                   LEFT JOIN ({Store._LATEST}) l ON l.bot = s.bot
                    WHERE s.matches > 0 OR l.bot IS NOT NULL)"""
 
     @staticmethod
@@ -774,30 +782,45 @@ class Store:
             raise ValueError(f"limit must be 0 or more, got {limit!r}")
         if offset < 0:
             raise ValueError(f"offset must be 0 or more, got {offset!r}")
+        window = (-1 if limit is None else limit, offset)
         with self._read() as conn:
             if tournament_id is not None:
                 self._require(conn, tournament_id)
-            rows = conn.execute(
-                f"SELECT {self._BOARD_COLUMNS} FROM {self._board(tournament_id)} {self._BOARD_ORDER} LIMIT ? OFFSET ?",
-                (-1 if limit is None else limit, offset),
-            ).fetchall()
+            if tournament_id is None and limit is not None:
+                # A page of the all-time board: its bots are ordered by their ratings alone, and only theirs are summed.
+                page = [bot for (bot,) in conn.execute(f"SELECT bot FROM {self._RANKING} {self._BOARD_ORDER} LIMIT ? OFFSET ?", window)]
+                chosen = self._board(None, "WHERE bot IN (SELECT value FROM json_each(?))")
+                found = {row[0]: row for row in conn.execute(f"SELECT {self._BOARD_COLUMNS} FROM {chosen}", (_json(page),))}
+                rows = [found[bot] for bot in page]
+            else:
+                rows = conn.execute(
+                    f"SELECT {self._BOARD_COLUMNS} FROM {self._board(tournament_id)} {self._BOARD_ORDER} LIMIT ? OFFSET ?", window
+                ).fetchall()
         return [self._board_row(rank, row) for rank, row in enumerate(rows, start=offset + 1)]
 
     def leaderboard_size(self, tournament_id: int | None = None, *, rated: bool = False) -> int:
         """How many rows :meth:`leaderboard` has (with ``rated``: only the rated ones, which come first)."""
         with self._read() as conn:
-            if tournament_id is not None:
-                self._require(conn, tournament_id)
-            where = " WHERE mu IS NOT NULL AND sigma IS NOT NULL" if rated else ""
-            return int(conn.execute(f"SELECT count(*) FROM {self._board(tournament_id)}{where}").fetchone()[0])
+            if tournament_id is None:  # every rated bot is on the all-time board
+                query = "SELECT count(DISTINCT bot) FROM ratings" if rated else f"SELECT count(*) FROM ({self._ALL_TIME_BOTS})"
+                return int(conn.execute(query).fetchone()[0])
+            self._require(conn, tournament_id)  # a tournament's rated bots are on its board (a prior makes a row)
+            table = "ratings" if rated else "bot_stats"
+            return int(conn.execute(f"SELECT count(*) FROM {table} WHERE tournament_id = ?", (tournament_id,)).fetchone()[0])
 
     def bot_summary(self, bot: str, tournament_id: int | None = None) -> BotSummary | None:
         """One bot's leaderboard row (ranked), place distribution and dates, in one tournament or all-time; None if absent."""
         with self._read() as conn:
             if tournament_id is not None:
                 self._require(conn, tournament_id)
-            board = self._board(tournament_id)
-            row = conn.execute(f"SELECT {self._BOARD_COLUMNS} FROM {board} WHERE bot = ?", (bot,)).fetchone()
+            if tournament_id is None:  # the bot's row alone, ranked among the board's ratings alone
+                one = self._board(None, "WHERE bot = ?")
+                board = self._RANKING
+            else:
+                one = board = self._board(tournament_id)
+            row = conn.execute(
+                f"SELECT {self._BOARD_COLUMNS} FROM {one} WHERE bot = ?", (bot,) * (2 if tournament_id is None else 1)
+            ).fetchone()
             if row is None:
                 return None
             mu, sigma = row[1], row[2]
