@@ -66,6 +66,7 @@ __all__ = [
     "Fixture",
     "design_round_size",
     "duplicate",
+    "extra_round",
     "ladder_next",
     "match_seed",
     "round_robin",
@@ -462,6 +463,25 @@ def duplicate(entrants: Sequence[str], table_size: int, rounds: int, seed: int) 
             seats = tuple(names[base[(i - r) % k]] for i in range(k))
             fixtures.append(Fixture(index=len(fixtures), seats=seats, seed=deal, group=group))
     return fixtures
+
+
+def extra_round(entrants: Sequence[str], table_size: int, seed: int, first_index: int, first_group: int, *, replays: bool) -> list[Fixture]:
+    """One more round for a tournament that runs until it knows, numbered after what is scheduled.
+
+    The round is drawn like a first round (:func:`duplicate` when ``replays``, else
+    :func:`round_robin`) from a schedule seed derived from ``seed`` and ``first_index``, so
+    the rounds already stored never change; its fixtures continue the indices from
+    ``first_index`` and the deal groups from ``first_group``, and each group's deal is
+    ``match_seed(seed, group)`` as everywhere.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"the tournament seed must be an integer, got {seed!r}")
+    digest = hashlib.sha256(f"polignac-arena/extra-round/{seed}/{first_index}".encode()).digest()
+    drawn = (duplicate if replays else round_robin)(entrants, table_size, 1, int.from_bytes(digest[:8], "big"))
+    return [
+        Fixture(index=first_index + f.index, seats=f.seats, seed=match_seed(seed, first_group + f.group), group=first_group + f.group)
+        for f in drawn
+    ]
 
 
 # -- ladder ------------------------------------------------------------------------------
