@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from polignac_arena.ratings import (
+    TRUESKILL_DEFAULTS,
     Rating,
     RatingEnv,
     conservative,
@@ -28,7 +29,7 @@ from polignac_arena.ratings import (
     win_probability,
 )
 
-ENV = RatingEnv()
+ENV = TRUESKILL_DEFAULTS  # the published values and the regressions below are TrueSkill's own defaults
 PRIOR = (ENV.mu, ENV.sigma)
 N = NormalDist()
 TOL = 2e-5
@@ -69,10 +70,15 @@ PAIRS = [
     ((25.0, 1.0), (40.0, 3.0)),
     ((12.5, 2.0), (12.0, 8.0)),
 ]
-ENVS = [ENV, RatingEnv(mu=0.0, sigma=2.0, beta=1.0, tau=0.3, draw_probability=0.25), RatingEnv(tau=0.0, draw_probability=0.0)]
+ENVS = [
+    ENV,
+    RatingEnv(mu=0.0, sigma=2.0, beta=1.0, tau=0.3, draw_probability=0.25),
+    RatingEnv(tau=0.0, draw_probability=0.0),
+    RatingEnv(),  # the shipped defaults
+]
 
 
-@pytest.mark.parametrize("env", ENVS, ids=["default", "custom", "no-tau-no-draw"])
+@pytest.mark.parametrize("env", ENVS, ids=["trueskill", "custom", "no-tau-no-draw", "shipped"])
 @pytest.mark.parametrize(("a", "b"), PAIRS)
 def test_two_player_win_matches_closed_form(env: RatingEnv, a: tuple[float, float], b: tuple[float, float]) -> None:
     assert_close(rate_match(env, [a, b], [1, 2]), list(closed_form_1v1(env, a, b, drawn=False)))
@@ -80,7 +86,7 @@ def test_two_player_win_matches_closed_form(env: RatingEnv, a: tuple[float, floa
     assert_close(rate_match(env, [b, a], [2, 1]), list(reversed(closed_form_1v1(env, a, b, drawn=False))))
 
 
-@pytest.mark.parametrize("env", ENVS[:2], ids=["default", "custom"])
+@pytest.mark.parametrize("env", [*ENVS[:2], ENVS[3]], ids=["trueskill", "custom", "shipped"])
 @pytest.mark.parametrize(("a", "b"), PAIRS)
 def test_two_player_draw_matches_closed_form(env: RatingEnv, a: tuple[float, float], b: tuple[float, float]) -> None:
     assert_close(rate_match(env, [a, b], [1, 1]), list(closed_form_1v1(env, a, b, drawn=True)))
@@ -207,8 +213,10 @@ def test_rate_match_rejects_bad_input(ratings: list[tuple[float, float]], places
 
 
 def test_env_defaults_and_trueskill() -> None:
+    shipped = RatingEnv()
+    assert (shipped.mu, shipped.sigma, shipped.beta, shipped.tau, shipped.draw_probability) == (25.0, 25 / 3, 25 / 3, 0.0, 0.03)
     assert (ENV.mu, ENV.sigma, ENV.beta, ENV.tau, ENV.draw_probability) == (25.0, 25 / 3, 25 / 6, 25 / 300, 0.10)
-    assert ENV.initial == Rating(25.0, 25 / 3)
+    assert ENV.initial == shipped.initial == Rating(25.0, 25 / 3)
     ts = RatingEnv(mu=10, sigma=2, beta=1, tau=0.5, draw_probability=0.2).trueskill_env()
     assert (ts.mu, ts.sigma, ts.beta, ts.tau, ts.draw_probability, ts.backend) == (10, 2, 1, 0.5, 0.2, None)
 

@@ -23,20 +23,26 @@ from typing import NamedTuple
 import trueskill
 
 __all__ = [
+    "LEAGUE_TAU",
+    "MAX_TIE_ARRANGEMENTS",
+    "TRUESKILL_DEFAULTS",
     "Rating",
     "RatingEnv",
     "conservative",
     "match_quality",
     "new_version",
+    "rate_duplicate",
     "rate_match",
+    "rate_result",
     "replay_ratings",
     "stronger_probability",
     "win_probability",
 ]
 
 
-# Above this many arrangements of tied players, a match is rated in the order given (see rate_match).
-_MAX_TIE_ARRANGEMENTS = 720
+#: Above this many orders of tied players (4!: four players tied), a match is rated in the order given, each
+#: order costing a TrueSkill update (rate_result gives the players sorted by name, a fixed canonical order).
+MAX_TIE_ARRANGEMENTS = 24
 
 
 class Rating(NamedTuple):
@@ -53,14 +59,17 @@ class RatingEnv:
     ``mu`` and ``sigma`` are a new bot's prior; ``beta`` is the spread of one match's
     performance around the skill; ``tau`` is added (in quadrature) to every sigma before each
     update, so ratings can keep moving; ``draw_probability`` sets the draw margin between two
-    neighbouring places.  The defaults are TrueSkill's own (25, 25/3, 25/6, 25/300, 10 %).
+    neighbouring places.  The defaults are a tournament's: TrueSkill's prior (25, 25/3), beta
+    and the draw rate fitted to Polignac (25/3, 3 %), and no drift (tau 0: a bot's code does
+    not change during a tournament); a league adds :data:`LEAGUE_TAU`.  docs/ratings.md has
+    the measurements behind them; :data:`TRUESKILL_DEFAULTS` are TrueSkill's own.
     """
 
     mu: float = 25.0
     sigma: float = 25.0 / 3
-    beta: float = 25.0 / 6
-    tau: float = 25.0 / 300
-    draw_probability: float = 0.10
+    beta: float = 25.0 / 3
+    tau: float = 0.0
+    draw_probability: float = 0.03
 
     def __post_init__(self) -> None:
         for name in ("mu", "sigma", "beta", "tau", "draw_probability"):
@@ -84,6 +93,14 @@ class RatingEnv:
     def trueskill_env(self) -> trueskill.TrueSkill:
         """The ``trueskill.TrueSkill`` environment with these parameters (pure-Python backend)."""
         return _trueskill_env(self)
+
+
+TRUESKILL_DEFAULTS = RatingEnv(beta=25.0 / 6, tau=25.0 / 300, draw_probability=0.10)
+"""TrueSkill's own defaults (the arena's before they were fitted to the game): beta 25/6, tau 25/300, draw 10 %."""
+
+LEAGUE_TAU = 25.0 / 3000
+"""A league's drift: a tenth of TrueSkill's default, so the ratings follow a field that changes over months
+without keeping sigma so wide that close bots swap places (docs/ratings.md)."""
 
 
 @functools.lru_cache(maxsize=64)
@@ -119,12 +136,16 @@ def rate_match(env: RatingEnv, ratings: Sequence[tuple[float, float]], places: S
     tied players the one chained first is compared with the player above the tie and the
     other with the player below, and their updates differ slightly with that arbitrary order
     (by about 0.007 mu for two tied players of four).  So that no seat or name is favoured,
-    a match with ties is rated once per arrangement of each group of tied players in
-    rotation (at most 9 arrangements for 6 players; 1 without ties, which is plain TrueSkill),
-    and each player gets the Gaussian matching the mean and variance of its results.  Tied
-    players with equal priors then get exactly equal ratings.
+    a match with ties is rated once per order of each group of tied players (every
+    permutation: 1 without ties, which is plain TrueSkill; 6 for three tied; 24 for four),
+    and each player gets the Gaussian matching the mean and variance of its results, summed
+    exactly (``math.fsum``).  So the ratings do not depend on the order the players are
+    given in, to the last bit, and tied players with equal priors get exactly equal ratings.
+    Beyond :data:`MAX_TIE_ARRANGEMENTS` orders (five or more tied, rare at a card table) the
+    players are rated in the order given, and :func:`rate_result` (which the runner, the
+    league and :func:`replay_ratings` use) gives them sorted by (place, name).
 
-    >>> [tuple(round(x, 3) for x in r) for r in rate_match(RatingEnv(), [(25, 25 / 3), (25, 25 / 3)], [1, 2])]
+    >>> [tuple(round(x, 3) for x in r) for r in rate_match(TRUESKILL_DEFAULTS, [(25, 25 / 3), (25, 25 / 3)], [1, 2])]
     [(29.396, 7.171), (20.604, 7.171)]
     """
     if len(ratings) != len(places):
@@ -140,17 +161,56 @@ def rate_match(env: RatingEnv, ratings: Sequence[tuple[float, float]], places: S
     for i, place in enumerate(places):
         by_place.setdefault(place, []).append(i)
     ladder = [by_place[place] for place in sorted(by_place)]
-    arrangements = math.prod(len(group) for group in ladder)
-    if arrangements > _MAX_TIE_ARRANGEMENTS:  # far beyond a card table: rate the given order only
+    arrangements = math.prod(math.factorial(len(group)) for group in ladder)
+    if arrangements > MAX_TIE_ARRANGEMENTS:  # rate the given order only
         ladder = [[i] for group in ladder for i in group]
     outcomes: list[list[Rating]] = [[] for _ in priors]
-    for shifts in itertools.product(*(range(len(group)) for group in ladder)):
-        order = [i for group, shift in zip(ladder, shifts, strict=True) for i in group[shift:] + group[:shift]]
+    for orders in itertools.product(*(itertools.permutations(group) for group in ladder)):
+        order = [i for group in orders for i in group]
         groups = [(ts.create_rating(mu=priors[i].mu, sigma=priors[i].sigma),) for i in order]
         rated = ts.rate(groups, ranks=[places[i] for i in order])
         for i, group in zip(order, rated, strict=True):
             outcomes[i].append(Rating(float(group[0].mu), float(group[0].sigma)))
     return [_moment_match(results) for results in outcomes]
+
+
+def rate_result(env: RatingEnv, current: Mapping[str, tuple[float, float]], places: Mapping[str, int]) -> dict[str, Rating]:
+    """The ratings after one match, by name: ``places`` maps each player to its place, ``current``
+    holds the ratings before it (a player missing there has the environment's prior).
+
+    The players are given to :func:`rate_match` sorted by (place, name), so the result does
+    not depend on the order of either mapping: the runner, the league and
+    :func:`replay_ratings` all rate through here and agree to the last bit.
+    """
+    names = sorted(places, key=lambda name: (places[name], name))
+    before = [current.get(name, env.initial) for name in names]
+    return dict(zip(names, rate_match(env, before, [places[name] for name in names]), strict=True))
+
+
+def rate_duplicate(
+    env: RatingEnv, before: Mapping[str, tuple[float, float]], results: Sequence[tuple[Sequence[str], Sequence[int]]]
+) -> dict[str, Rating]:
+    """The ratings after a duplicate deal's seat rotations, compared with each other so the deal's luck cancels.
+
+    ``before`` holds the ratings before the deal's first rotation (a player missing there has
+    the prior); ``results`` are its finished rotations, each ``(seats, places)``, in schedule
+    order.  Seat j holds the same cards in every rotation, so the players who held seat j's
+    hand are compared with each other: for each seat, in seat order, one TrueSkill update
+    over those players ranked by their places (equal places tie), as duplicate bridge
+    compares the players who held the same cards.  With a single rotation there is nothing to
+    compare a hand with, and that match is rated as any other (:func:`rate_result`).
+    """
+    ratings: dict[str, Rating] = {name: _checked(r, "rate_duplicate") for name, r in before.items()}
+    if len(results) == 1:
+        seats, places = results[0]
+        ratings.update(rate_result(env, ratings, dict(zip(seats, places, strict=True))))
+    else:
+        for seat in range(max(len(seats) for seats, _ in results)):
+            held = {seats[seat]: places[seat] for seats, places in results if seat < len(seats)}
+            if len(held) >= 2:
+                ratings.update(rate_result(env, ratings, held))
+    players = {name for seats, _ in results for name in seats}
+    return {name: ratings.get(name, env.initial) for name in sorted(players)}
 
 
 def _moment_match(results: list[Rating]) -> Rating:
@@ -224,9 +284,9 @@ def replay_ratings(
 
     Each result maps the entrants who played that match to their places (see :func:`rate_match`).
     An entrant starts from ``initial[name]`` when given (e.g. :func:`new_version` of its
-    previous version), else from the environment's prior.  Within a match the players are
-    passed to TrueSkill sorted by (place, name), so the outcome does not depend on the order
-    of a result's keys: the ratings are a pure function of the ordered results.
+    previous version), else from the environment's prior.  Each match is rated by
+    :func:`rate_result`, as the runner and the league rate it, so the outcome does not depend
+    on the order of a result's keys: the ratings are a pure function of the ordered results.
     """
     initial = initial or {}
     ratings: dict[str, Rating] = {}
@@ -241,8 +301,5 @@ def replay_ratings(
         unknown = sorted(set(result) - set(ratings))
         if unknown:
             raise ValueError(f"replay_ratings: result {number} names unknown entrants {unknown!r}")
-        standings = sorted(result.items(), key=lambda item: (item[1], item[0]))
-        names = [name for name, _ in standings]
-        updated = rate_match(env, [ratings[name] for name in names], [place for _, place in standings])
-        ratings.update(zip(names, updated, strict=True))
+        ratings.update(rate_result(env, ratings, result))
     return ratings

@@ -14,7 +14,8 @@ A league file looks like this (every setting has a default; paths are relative t
     variant = "classic"
     [time]                         # milliseconds: move_ms, bank_ms, startup_ms
     [seats]                        # kind (process | docker), limits: as in tournament files
-    [trueskill]                    # mu, sigma, beta, tau, draw_probability
+    [trueskill]                    # mu, sigma, beta, tau, draw_probability (docs/ratings.md);
+                                   # as a tournament's, but tau = 25/3000: a small drift
 
     [http]
     address = "127.0.0.1:8080"     # web pages, JSON API, the authors' API
@@ -59,13 +60,16 @@ from polignac import Ruleset
 from polignac_arena.executors.base import ExecutorSettings
 from polignac_arena.games import Game, game_of
 from polignac_arena.loopback import is_loopback_host as is_loopback
+from polignac_arena.ratings import LEAGUE_TAU
 from polignac_arena.referee import TimeControl
 from polignac_arena.seats import SeatKind, SeatLimits
 from polignac_arena.tournament.config import _NAME, Checker, ConfigError, TrueSkillSettings, read_toml
 
-__all__ = ["LeagueConfig", "ListenAddress", "is_loopback", "load_league_config", "parse_league_config"]
+__all__ = ["LEAGUE_TRUESKILL", "LeagueConfig", "ListenAddress", "is_loopback", "load_league_config", "parse_league_config"]
 
 _TOP_KEYS: Final = ("name", "description", "store", "data", "table_size", "parallel", "seed")
+LEAGUE_TRUESKILL: Final = TrueSkillSettings(tau=LEAGUE_TAU)
+"""A league's defaults: a tournament's, with a small drift (docs/ratings.md)."""
 _SECTIONS: Final = ("rules", "time", "seats", "trueskill", "http", "grpc", "tls", "limits", "ladder", "remote", "drain", "executor")
 
 
@@ -102,7 +106,7 @@ class LeagueConfig:
     seat_kind: SeatKind = SeatKind.PROCESS
     trusted: bool = False
     limits: SeatLimits = field(default_factory=SeatLimits)
-    trueskill: TrueSkillSettings = field(default_factory=TrueSkillSettings)
+    trueskill: TrueSkillSettings = field(default_factory=lambda: LEAGUE_TRUESKILL)
     http: ListenAddress = ListenAddress("127.0.0.1", 8080)
     grpc: ListenAddress = ListenAddress("127.0.0.1", 50051)
     tls_cert: Path | None = None
@@ -186,7 +190,7 @@ def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfi
     seat_kind, trusted, limits = check.seats()
     if seat_kind is SeatKind.INPROCESS:
         check.bad("seats", "kind", "must be process or docker in a league: its bots are strangers' code")
-    trueskill = check.trueskill()
+    trueskill = check.trueskill(LEAGUE_TRUESKILL)
     executor = check.executor()
     http = _address(check, "http", ListenAddress("127.0.0.1", 8080))
     grpc = _address(check, "grpc", ListenAddress("127.0.0.1", 50051))

@@ -19,6 +19,27 @@ every distinct bot of ``seats`` and nothing else.  It runs inside the store's wr
 it must be a pure function of its arguments and must not use the same :class:`Store`."""
 
 
+GroupResults = Sequence[tuple[Sequence[str], Sequence[int]]]
+"""The finished fixtures of a group so far, in schedule order: each its ``(seats, places)``."""
+
+
+@dataclass(frozen=True)
+class GroupRate:
+    """A rate function for fixtures rated by group (a duplicate deal's seat rotations), passed where a
+    :data:`RateFunction` goes.
+
+    ``rate(before, results) -> new`` is called for each finished fixture the cursor passes:
+    ``before`` holds the ratings of the group's bots before the group's first fixture (a bot
+    without one is absent: use its prior), ``results`` the group's finished fixtures up to
+    this one.  So after each fixture the ratings are the group so far rated at once, and after
+    the last, the whole group.  ``new`` gives a rating for every distinct bot of ``results``
+    and nothing else.  A group's fixtures must be consecutive.  The same rules as
+    :data:`RateFunction`: pure, inside the write transaction, not this Store.
+    """
+
+    rate: Callable[[Mapping[str, Rating], GroupResults], Mapping[str, Rating]]
+
+
 class StoreError(Exception):
     """The store cannot be opened or used, or refuses a request; the message says why."""
 

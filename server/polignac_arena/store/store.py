@@ -33,6 +33,7 @@ from polignac_arena.store.records import (
     Bot,
     ConflictError,
     FixtureLike,
+    GroupRate,
     HeadToHead,
     LeaderboardRow,
     NewerSchemaError,
@@ -397,7 +398,7 @@ class Store:
         totals: Sequence[int],
         faults: Sequence[Mapping[str, int]],
         hands: int,
-        rate: RateFunction,
+        rate: RateFunction | GroupRate,
         penalties: Sequence[int] | None = None,
         record: Iterable[Mapping[str, Any]] | str | None = None,
         record_path: str | Path | None = None,
@@ -420,7 +421,8 @@ class Store:
         :class:`ConflictError`.  Then the tournament's rating cursor advances over every
         consecutive fixture that has a final result, from the cursor on, calling
         ``rate(current, seats, places)`` (see :data:`RateFunction`) for each finished one and
-        storing the new ratings and their history rows; void results are passed unrated.  So
+        storing the new ratings and their history rows; void results are passed unrated.  A
+        :class:`GroupRate` rates a group of fixtures together instead (duplicate deals).  So
         results may arrive in any order and the ratings are still applied in schedule order:
         the ratings depend on the results only, never on the order they arrived in.
 
@@ -496,13 +498,35 @@ class Store:
             out.append({k: int(v) for k, v in counts.items()})
         return out
 
-    def _advance(self, conn: sqlite3.Connection, tournament: Tournament, rate: RateFunction) -> tuple[int, ...]:
+    def _group(
+        self, conn: sqlite3.Connection, tid: int, group: str, cursor: int
+    ) -> tuple[dict[str, Rating], list[tuple[list[str], list[int]]]]:
+        """The ratings before fixture ``cursor``'s group began, and the group's finished results up to ``cursor``."""
+        rows = conn.execute(
+            """SELECT f.seats, r.places FROM fixtures f JOIN results r
+               ON r.tournament_id = f.tournament_id AND r.idx = f.idx AND r.final = 1
+               WHERE f.tournament_id = ? AND f.grp = ? AND f.idx <= ? AND r.status = ? ORDER BY f.idx""",
+            (tid, group, cursor, MatchStatus.FINISHED.value),
+        ).fetchall()
+        results = [(json.loads(seats), json.loads(places)) for seats, places in rows]
+        (first,) = conn.execute("SELECT MIN(idx) FROM fixtures WHERE tournament_id = ? AND grp = ?", (tid, group)).fetchone()
+        before: dict[str, Rating] = {}
+        for bot in sorted({bot for seats, _ in results for bot in seats}):
+            found = conn.execute(
+                "SELECT mu, sigma FROM rating_history WHERE tournament_id = ? AND bot = ? AND idx < ? ORDER BY idx DESC LIMIT 1",
+                (tid, bot, first),
+            ).fetchone()
+            if found is not None:
+                before[bot] = (found[0], found[1])
+        return before, results
+
+    def _advance(self, conn: sqlite3.Connection, tournament: Tournament, rate: RateFunction | GroupRate) -> tuple[int, ...]:
         """Move the rating cursor over the consecutive fixtures with a final result; the indices passed."""
         tid, cursor = tournament.id, tournament.rating_cursor
         passed: list[int] = []
         while True:
             row = conn.execute(
-                """SELECT f.seats, r.status, r.places, r.finished_at FROM fixtures f JOIN results r
+                """SELECT f.seats, r.status, r.places, r.finished_at, f.grp FROM fixtures f JOIN results r
                    ON r.tournament_id = f.tournament_id AND r.idx = f.idx AND r.final = 1
                    WHERE f.tournament_id = ? AND f.idx = ?""",
                 (tid, cursor),
@@ -513,14 +537,19 @@ class Store:
             if status is MatchStatus.FINISHED:
                 seats = tuple(json.loads(row[0]))
                 bots = sorted(set(seats))
-                marks = ", ".join("?" * len(bots))
-                current = {
-                    bot: (mu, sigma)
-                    for bot, mu, sigma in conn.execute(
-                        f"SELECT bot, mu, sigma FROM ratings WHERE tournament_id = ? AND bot IN ({marks})", (tid, *bots)
-                    ).fetchall()
-                }
-                new = rate(current, seats, tuple(json.loads(row[2])))
+                if isinstance(rate, GroupRate):
+                    before, group = self._group(conn, tid, row[4], cursor)
+                    new = rate.rate(before, group)
+                    bots = sorted({bot for seated, _ in group for bot in seated})
+                else:
+                    marks = ", ".join("?" * len(bots))
+                    current = {
+                        bot: (mu, sigma)
+                        for bot, mu, sigma in conn.execute(
+                            f"SELECT bot, mu, sigma FROM ratings WHERE tournament_id = ? AND bot IN ({marks})", (tid, *bots)
+                        ).fetchall()
+                    }
+                    new = rate(current, seats, tuple(json.loads(row[2])))
                 if sorted(new) != bots:
                     raise ValueError(
                         f"rating fixture {cursor}: the rate function must return a rating for each of {bots}, got {sorted(new)}"

@@ -43,12 +43,12 @@ A tournament file looks like ``tournaments/quickstart.toml``::
     address = "10.0.0.5:6379"      # ray: the cluster head's HOST:PORT (default: RAY_ADDRESS)
     cpus_per_match = 1.0           # ray: CPUs a match reserves on its node
 
-    [trueskill]
+    [trueskill]                    # docs/ratings.md; `polignac ratings fit` measures beta and the draw rate
     mu = 25.0
     sigma = 8.333333
-    beta = 4.166667
-    tau = 0.083333
-    draw_probability = 0.10
+    beta = 8.333333
+    tau = 0.0                      # no drift within a tournament
+    draw_probability = 0.03
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ from polignac import PRESETS, PolignacError, Ruleset
 from polignac.deal import MAX_SEED
 from polignac_arena.executors.base import EXECUTOR_KINDS, ExecutorSettings
 from polignac_arena.games import Game, game_of
+from polignac_arena.ratings import RatingEnv
 from polignac_arena.referee import TimeControl
 from polignac_arena.seats import SeatKind, SeatLimits
 
@@ -84,15 +85,18 @@ class ConfigError(ValueError):
         super().__init__(f"{path}: {len(problems)} problem(s):\n" + "\n".join(f"  {p}" for p in problems))
 
 
+_RATING_DEFAULTS: Final = RatingEnv()
+
+
 @dataclass(frozen=True)
 class TrueSkillSettings:
-    """The TrueSkill environment of a tournament."""
+    """The TrueSkill environment of a tournament; the defaults are :class:`~polignac_arena.ratings.RatingEnv`'s (docs/ratings.md)."""
 
-    mu: float = 25.0
-    sigma: float = 25.0 / 3
-    beta: float = 25.0 / 6
-    tau: float = 25.0 / 300
-    draw_probability: float = 0.10
+    mu: float = _RATING_DEFAULTS.mu
+    sigma: float = _RATING_DEFAULTS.sigma
+    beta: float = _RATING_DEFAULTS.beta
+    tau: float = _RATING_DEFAULTS.tau
+    draw_probability: float = _RATING_DEFAULTS.draw_probability
 
 
 @dataclass(frozen=True)
@@ -325,11 +329,11 @@ class Checker:
             self.bad("schedule", "until_separated", "needs a budget: add max_matches (the most matches to play)")
         return until, budget
 
-    def trueskill(self) -> TrueSkillSettings:
-        """The ``[trueskill]`` table."""
+    def trueskill(self, ts_defaults: TrueSkillSettings | None = None) -> TrueSkillSettings:
+        """The ``[trueskill]`` table; a setting it leaves out takes ``ts_defaults``' (default: a tournament's)."""
         ts_table = self.section_table("trueskill")
         self.unknown("trueskill", ts_table, ("mu", "sigma", "beta", "tau", "draw_probability"))
-        ts_defaults = TrueSkillSettings()
+        ts_defaults = ts_defaults or TrueSkillSettings()
         return TrueSkillSettings(
             mu=self.number("trueskill", ts_table, "mu", ts_defaults.mu, -1e6, 1e6),
             sigma=self.number("trueskill", ts_table, "sigma", ts_defaults.sigma, 1e-3, 1e6),

@@ -26,12 +26,12 @@ from polignac_arena.executors import Executor, MatchJob, executor_for
 from polignac_arena.games import GameRefused, check_seating
 from polignac_arena.matchmaking import Meetings
 from polignac_arena.plaintext import plain
-from polignac_arena.ratings import Rating, RatingEnv, conservative, new_version, rate_match, stronger_probability
+from polignac_arena.ratings import Rating, RatingEnv, conservative, new_version, rate_duplicate, rate_result, stronger_probability
 from polignac_arena.referee import MatchResult
 from polignac_arena.schedule import Fixture, duplicate, extra_round, ladder_next, match_seed, round_robin
 from polignac_arena.seats import SeatKind, launcher_for
 from polignac_arena.statuses import MatchStatus, TournamentStatus
-from polignac_arena.store import ConflictError, Store
+from polignac_arena.store import ConflictError, GroupRate, GroupResults, RateFunction, Store
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, content_digest, load_submission
 from polignac_arena.tournament.config import TournamentConfig
 
@@ -222,9 +222,14 @@ async def _play_all(
     store.set_status(tournament_id, TournamentStatus.RUNNING)
     priors = {key: rating for key, rating in store.ratings(tournament_id).items()}
 
-    def rate(current: Mapping[str, tuple[float, float]], seats: Sequence[str], places: Sequence[int]) -> dict[str, Rating]:
-        before = [current.get(s) or priors.get(s) or env.initial for s in seats]
-        return dict(zip(seats, rate_match(env, before, places), strict=True))
+    def rate_one(current: Mapping[str, tuple[float, float]], seats: Sequence[str], places: Sequence[int]) -> dict[str, Rating]:
+        return rate_result(env, {**priors, **current}, dict(zip(seats, places, strict=True)))
+
+    def rate_deal(before: Mapping[str, tuple[float, float]], results: GroupResults) -> dict[str, Rating]:
+        return rate_duplicate(env, {**priors, **before}, results)
+
+    # Duplicate deals are scored as duplicates: a deal's rotations are compared with each other (docs/ratings.md).
+    rate: RateFunction | GroupRate = GroupRate(rate_deal) if config.format == "duplicate" else rate_one
 
     so_far = store.progress(tournament_id)
     total = config.matches if config.format == "ladder" else config.max_matches or so_far.total
