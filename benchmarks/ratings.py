@@ -61,9 +61,9 @@ from typing import Any
 
 from polignac import Decision, PlayerView, Ruleset, preset
 from polignac.bots import HeuristicBot
+from polignac_arena.matchmaking import Meetings
 from polignac_arena.players import play_local
 from polignac_arena.ratings import TRUESKILL_DEFAULTS, Rating, RatingEnv, conservative, rate_duplicate, rate_result
-from polignac_arena.matchmaking import Meetings
 from polignac_arena.schedule import duplicate, ladder_next, round_robin, round_size
 from polignac_arena.tournament.config import TrueSkillSettings
 
