@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from polignac_arena.ratings import RatingEnv
 
@@ -38,14 +38,14 @@ JITTER = 0.15
 class Meetings:
     """How many tables each entrant has sat at and how often each pair has met, kept up to date table by table."""
 
-    def __init__(self, tables: Iterable[Sequence[str]] = ()) -> None:
+    def __init__(self, tables: Iterable[Collection[str]] = ()) -> None:
         self.games: Counter[str] = Counter()
         self._pairs: Counter[tuple[str, str]] = Counter()
         self._met: Counter[str] = Counter()  # an entrant's meetings with anyone, summed
         for table in tables:
             self.record(table)
 
-    def record(self, table: Sequence[str]) -> None:
+    def record(self, table: Collection[str]) -> None:
         """Count one more table."""
         self.games.update(table)
         members = sorted(table)
