@@ -63,6 +63,11 @@ class Meetings:
         return self._met[name] / max(1, field - 1)
 
 
+def _exploration(met: int, average: float) -> float:
+    """The score a pair gets for meeting ``met`` times when the member's average is ``average``."""
+    return -EXPLORATION * (met - average) / (1.0 + average)
+
+
 def pair_quality(env: RatingEnv, a: tuple[float, float], b: tuple[float, float]) -> float:
     """TrueSkill's match quality of a two-player match between ratings ``a`` and ``b`` (the draw probability, in (0, 1])."""
     spread = 2 * env.beta**2 + a[1] ** 2 + b[1] ** 2
@@ -92,11 +97,10 @@ def fill_table(
         best: tuple[float, str] | None = None
         for candidate in sorted(candidates(table)):
             rating = ratings.get(candidate, prior)
-            quality = excess = 0.0
+            score = 0.0
             for member, member_rating, average in members:
-                quality += pair_quality(env, member_rating, rating)
-                excess += (meetings.met(member, candidate) - average) / (1.0 + average)
-            score = (quality - EXPLORATION * excess) / len(members) + JITTER * rng.random()
+                score += pair_quality(env, member_rating, rating) + _exploration(meetings.met(member, candidate), average)
+            score = score / len(members) + JITTER * rng.random()
             if best is None or score > best[0]:
                 best = (score, candidate)
         assert best is not None, "no candidate left for the table"
