@@ -5,7 +5,7 @@ for a smoke run (a few seconds), ``--seeds N`` to choose the number of seeds.
 
 **The bots.**  A bot of level p is the built-in heuristic bot that replaces each decision
 (the auction's too) by a uniformly random legal one with probability p; levels 0, 0.2, ...,
-1.0 (six bots) for the round robin and duplicate runs, 12 levels from 0 to 1 for the ladder.
+1.0 (six bots) for the round robin and duplicate runs, 12 levels from 0 to 1 for the ladders.
 The lower p, the stronger the bot: that is the true order.  Two families:
 
 - ``random-play``: the coin and the random choice come from the bot's own generator, so
@@ -22,7 +22,9 @@ moves to seat j + r, as :func:`polignac_arena.schedule.duplicate` rotates them);
 rotation is played only when a run first draws it.  A run (one seed, one schedule) takes
 its fixtures from the project's own schedules (:func:`~polignac_arena.schedule.round_robin`,
 :func:`~polignac_arena.schedule.duplicate`, :func:`~polignac_arena.schedule.ladder_next`
-replayed as the tournament runner does at parallel 1) and gives each fixture a result drawn
+replayed as the tournament runner does at parallel 1, and the league's
+:func:`~polignac_arena.league.ladder.pick_table` as its loop calls it, one match at a time,
+with its default window and rate factor) and gives each fixture a result drawn
 from the pool for its composition, with a generator seeded by the run: a round-robin or
 ladder fixture gets a random (deal, rotation), a duplicate group a random deal whose 4
 rotations are its 4 fixtures.  So a duplicate group is a real duplicate (one deal, every
@@ -30,7 +32,9 @@ bot holding every hand), the draws of a composition are independent samples of i
 (with replacement from the pool: runs share the pool, so seeds are not fully independent;
 a larger ``--pool`` makes them more so), and the schedule's own seats and deal seeds are
 replaced by the pool's (its random seatings balance the seats on average).  Every run is
-rated with today's parameters and with the shipped ones, on the same results.
+rated with today's parameters (every match rated alone) and with the shipped ones (the
+league with its drift; duplicate deals scored as duplicates, each deal's rotations rated as
+the store rates a ``GroupRate``), on the same results.
 
 **The measure.**  After every match the bots are ordered as the leaderboard orders them
 (conservative rating mu - 3 sigma, ties by name) and compared with the true order by
@@ -38,13 +42,14 @@ Kendall tau; a run's figure is the number of matches after which tau stays >= 0.
 the end of the run (None when it is below 0.9 at the end).  With 6 bots tau >= 0.9 means
 the exact order; with 12, at most 3 of the 66 pairs swapped.  Reported: the median over
 seeds (None if more than half never settle) and the share of seeds that settle; for the
-ladder also the share of seeds that end in exactly the true order.
+ladders also the share of seeds that end in exactly the true order.
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import dataclasses
 import hashlib
 import json
 import math
@@ -54,6 +59,7 @@ import random
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,10 +67,14 @@ from typing import Any
 
 from polignac import Decision, PlayerView, Ruleset, preset
 from polignac.bots import HeuristicBot
+from polignac_arena.league.config import LEAGUE_TRUESKILL
+from polignac_arena.league.entrants import Entrant
+from polignac_arena.league.ladder import pick_table
 from polignac_arena.matchmaking import Meetings
 from polignac_arena.players import play_local
 from polignac_arena.ratings import TRUESKILL_DEFAULTS, Rating, RatingEnv, conservative, rate_duplicate, rate_result
 from polignac_arena.schedule import duplicate, ladder_next, round_robin, round_size
+from polignac_arena.submission import builtin_submission
 from polignac_arena.tournament.config import TrueSkillSettings
 
 FAMILIES = ("random-play", "deterministic")
@@ -76,6 +86,11 @@ TODAY = TRUESKILL_DEFAULTS
 def shipped_env() -> RatingEnv:
     """The parameters a tournament file gets by default."""
     return RatingEnv(**vars(TrueSkillSettings()))
+
+
+def league_env(env: RatingEnv) -> RatingEnv:
+    """``env`` with a league's default drift (the shipped league's parameters, for ``env`` the shipped ones)."""
+    return dataclasses.replace(env, tau=LEAGUE_TRUESKILL.tau)
 
 
 # -- the bots -----------------------------------------------------------------------------
@@ -318,26 +333,43 @@ def scheduled_keys(family: str, settings: Settings, names: Mapping[float, str]) 
     return runs
 
 
+LEAGUE_WINDOW = 200
+"""The league ladder's window of recent matches (polignac_arena.league.ladder.Ladder's default)."""
+
+
 @dataclass
 class LadderRun:
-    """One ladder, replayed as the tournament runner does at parallel 1."""
+    """One ladder, replayed as the tournament runner does at parallel 1 (``league``: as the league's loop
+    picks tables, one match at a time, every bot an uploaded version that has played its first matches)."""
 
     env: RatingEnv
     entrants: list[str]
     seed: int
+    league: bool = False
 
     def __post_init__(self) -> None:
         self.ratings: dict[str, Rating] = {}
-        self.meetings = Meetings()  # games and pair meetings, as the tournament runner keeps them
+        self.meetings = Meetings()  # games and pair meetings, as the tournament runner and the league keep them
         self.games = self.meetings.games
         self.last: frozenset[str] | None = None
         self.index = 0
         self.tracker = Tracker(self.entrants)
+        self.history: list[tuple[str, ...]] = []
+        self.as_entrants = [Entrant(name, name, builtin_submission("heuristic")) for name in self.entrants]
 
     def next_table(self) -> tuple[str, ...]:
-        seats = ladder_next(
-            self.entrants, TABLE, self.ratings, self.games, self.last, self.seed + self.index, self.env, meetings=self.meetings
-        )
+        if self.league:
+            recent = Counter(name for seats in self.history[-LEAGUE_WINDOW:] for name in seats)
+            table = pick_table(
+                self.as_entrants, TABLE, self.ratings, self.games, recent, {}, self.seed + self.index, self.env, meetings=self.meetings
+            )
+            assert table is not None
+            seats = table
+            self.history.append(seats)
+        else:
+            seats = ladder_next(
+                self.entrants, TABLE, self.ratings, self.games, self.last, self.seed + self.index, self.env, meetings=self.meetings
+            )
         self.meetings.record(seats)
         self.last = frozenset(seats)
         self.index += 1
@@ -348,12 +380,12 @@ class LadderRun:
         self.tracker.after({name: self.ratings.get(name) or self.env.initial for name in self.entrants})
 
 
-def ladder_run(pool: Pool, family: str, label: str, env: RatingEnv, seed: int, settings: Settings) -> dict[str, Any]:
+def ladder_run(pool: Pool, family: str, schedule: str, label: str, env: RatingEnv, seed: int, settings: Settings) -> dict[str, Any]:
     """One ladder run; missing pool matches are played here."""
     names = level_names(settings.ladder_bots)
     level_of = {name: p for p, name in names.items()}
-    run = LadderRun(env, list(names.values()), seed)
-    rng = random.Random(f"ratings-bench/ladder/{family}/{seed}/{label}")
+    run = LadderRun(env, list(names.values()), seed, league=schedule == "league")
+    rng = random.Random(f"ratings-bench/{schedule}/{family}/{seed}/{label}")
     for _ in range(settings.ladder_matches):
         seats = run.next_table()
         key = (family, _composition(seats, level_of), int(rng.random() * settings.pool), int(rng.random() * TABLE))
@@ -365,7 +397,7 @@ def ladder_run(pool: Pool, family: str, label: str, env: RatingEnv, seed: int, s
 _WORKER_POOL: Pool | None = None
 
 
-def _ladder_task(task: tuple[str, str, RatingEnv, int, Settings]) -> tuple[dict[str, Any], dict[Key, tuple[int, ...]]]:
+def _ladder_task(task: tuple[str, str, str, RatingEnv, int, Settings]) -> tuple[dict[str, Any], dict[Key, tuple[int, ...]]]:
     assert _WORKER_POOL is not None
     _WORKER_POOL.workers = 1  # one ladder per process: play its matches here
     known = set(_WORKER_POOL.results)
@@ -409,7 +441,12 @@ def measure(family: str, settings: Settings, pool: Pool, envs: Mapping[str, Rati
             grouped = schedule == "duplicate" and label != "today"
             tasks.append((env, truth, results, TABLE if grouped else 1))
             labels.append((schedule, label))
-    ladder_tasks = [(family, label, env, seed, settings) for label, env in envs.items() for seed in range(settings.ladder_seeds)]
+    ladder_tasks = [
+        (family, schedule, label, league_env(env) if schedule == "league" and label != "today" else env, seed, settings)
+        for schedule in ("ladder", "league")
+        for label, env in envs.items()
+        for seed in range(settings.ladder_seeds)
+    ]
     _WORKER_POOL = pool
     if workers > 1:
         with _fork_executor(workers) as executor:
@@ -425,19 +462,17 @@ def measure(family: str, settings: Settings, pool: Pool, envs: Mapping[str, Rati
         by_run.setdefault(key, []).append(value)
     for (schedule, label), values in by_run.items():
         row.setdefault(schedule, {})[label] = summarize(values)
-    by_label: dict[str, list[dict[str, Any]]] = {}
-    for (_, label, *_), (figures, new) in zip(ladder_tasks, ladder, strict=True):
-        by_label.setdefault(label, []).append(figures)
+    by_label: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for (_, schedule, label, *_), (figures, new) in zip(ladder_tasks, ladder, strict=True):
+        by_label.setdefault((schedule, label), []).append(figures)
         for key, places in new.items():
             pool.results.setdefault(key, places)
-    row["ladder"] = {
-        label: {
+    for (schedule, label), runs_ in by_label.items():
+        row.setdefault(schedule, {})[label] = {
             **summarize([f["settled"] for f in runs_]),
             "final_tau": [f["final_tau"] for f in runs_],
             "exact_share": round(sum(f["exact"] for f in runs_) / len(runs_), 3),
         }
-        for label, runs_ in by_label.items()
-    }
     row["pool_matches"] = {"scheduled": played, "ladder": len(pool.results) - played}
     row["seconds"] = round(time.perf_counter() - started, 1)
     return row
@@ -500,28 +535,30 @@ def _env_dict(env: RatingEnv) -> dict[str, float]:
     return {"mu": env.mu, "sigma": env.sigma, "beta": env.beta, "tau": env.tau, "draw_probability": env.draw_probability}
 
 
+def _figure(d: Mapping[str, Any]) -> str:
+    m = d["median"]
+    return "-" if m is None else f"{m:.0f}"
+
+
 def _print_table(report: Mapping[str, Any]) -> None:
     s = report["settings"]
     print(
-        f"Matches until the leaderboard order stays at Kendall tau >= 0.9 (median over seeds; '-' never within the run).\n"
-        f"Round robin and duplicate: 6 bots, {s['seeds']} seeds, {s['matches']} matches; "
-        f"ladder: {s['ladder_bots']} bots, {s['ladder_seeds']} seeds, {s['ladder_matches']} matches."
+        "Matches until the leaderboard order stays at Kendall tau >= 0.9 (median over seeds; '-': never within the run)\n"
+        f"round robin, duplicate: 6 bots, {s['seeds']} seeds, {s['matches']} matches; "
+        f"ladder (tournament) and league: {s['ladder_bots']} bots, {s['ladder_seeds']} seeds, {s['ladder_matches']} matches; "
+        "exact: share of seeds ending in the true order"
     )
-    for label in ("today", "shipped"):
-        p = report["params"][label]
-        print(f"  {label}: beta {p['beta']:.3f}, tau {p['tau']:.4f}, draw {p['draw_probability']:.3f}")
-    print(f"{'family':<14} {'params':<8} {'round robin':>12} {'duplicate':>10} {'ladder':>7} {'ladder exact':>12} {'s':>6}")
+    for label, p in report["params"].items():
+        print(f"  {label}: beta {p['beta']:.3f}, tau {p['tau']:.4f} (league: 0.0083 when shipped), draw {p['draw_probability']:.3f}")
+    print(
+        f"{'family':<14} {'params':<8} {'round robin':>11} {'duplicate':>9} {'ladder':>6} {'exact':>5} {'league':>6} {'exact':>5} {'s':>6}"
+    )
     for family, row in report["families"].items():
-        for label in ("today", "shipped"):
-
-            def fig(d: Mapping[str, Any]) -> str:
-                m = d["median"]
-                return "-" if m is None else f"{m:.0f}"
-
-            print(
-                f"{family:<14} {label:<8} {fig(row['round_robin'][label]):>12} {fig(row['duplicate'][label]):>10}"
-                f" {fig(row['ladder'][label]):>7} {row['ladder'][label]['exact_share']:>12.2f} {row['seconds']:>6}"
-            )
+        for label in report["params"]:
+            ladder, league = row["ladder"][label], row["league"][label]
+            scheduled = f"{_figure(row['round_robin'][label]):>11} {_figure(row['duplicate'][label]):>9}"
+            ladders = f"{_figure(ladder):>6} {ladder['exact_share']:>5.2f} {_figure(league):>6} {league['exact_share']:>5.2f}"
+            print(f"{family:<14} {label:<8} {scheduled} {ladders} {row['seconds']:>6}")
 
 
 if __name__ == "__main__":

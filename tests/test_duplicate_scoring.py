@@ -85,3 +85,23 @@ def test_a_deal_compares_the_players_who_held_the_same_cards() -> None:
 def test_one_rotation_alone_is_rated_as_a_match() -> None:
     seats, places = ["ann", "bob", "cy"], [2, 1, 3]
     assert rate_duplicate(ENV, {}, [(seats, places)]) == rate_result(ENV, {}, dict(zip(seats, places, strict=True)))
+
+
+def test_a_duplicate_tournament_is_rated_by_deal(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from polignac_arena.cli import app
+
+    (tmp_path / "dup.toml").write_text(
+        'name = "dup"\nentrants = ["random", "cautious", "heuristic"]\nformat = "duplicate"\ntable_size = 3\nseed = 5\n'
+        '[rules]\nvariant = "classic"\nlimit = 5\n[seats]\nkind = "inprocess"\n'
+    )
+    db = tmp_path / "dup.db"
+    done = CliRunner().invoke(app, ["tournament", "run", str(tmp_path / "dup.toml"), "--db", str(db)], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    with Store(db, create=False) as store:
+        tid = store.get_tournament("dup").id  # type: ignore[union-attr]
+        results = [(list(r.seats), list(r.places or ())) for r in store.list_results(tid)]
+        assert len(results) == 3
+        assert store.ratings(tid) == {name: tuple(r) for name, r in rate_duplicate(ENV, {}, results).items()}
+        assert store.check() == []

@@ -68,7 +68,7 @@ def fit_store(store: Store, tournament: str | None) -> dict[Group, FitResult | F
 
 def _table(fitted: Mapping[Group, FitResult | FitError]) -> Table:
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title="Rating parameters fitted to the results (tau 0)")
-    for column in ("ruleset", "players", "matches", "draw rate", "beta", "log-lik/match", "at 25/6", "at 25/3"):
+    for column in ("ruleset", "players", "matches", "draw rate", "beta", "ll/match", "at 25/6", "at 25/3"):
         table.add_column(column, justify="left" if column == "ruleset" else "right")
     for (name, size), found in fitted.items():
         if isinstance(found, FitError):
