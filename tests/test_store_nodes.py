@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -9,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from polignac_arena.store import NodeThroughput, Store
-from polignac_arena.store import schema as store_schema
 from tests.test_store import record, schedule
 
 
@@ -34,16 +35,19 @@ def test_results_keep_their_node_and_the_throughput_is_per_node(tmp_path: Path) 
 
 def test_a_version_2_store_gains_the_node_column_and_keeps_its_results(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
-    with Store(path) as old:
-        tid = old.create_tournament("t", {"k": 1}, schedule(2))
-        record(old, tid, 0)
-    with sqlite3.connect(path) as conn:  # back to what version 2 wrote: no node column
+    shutil.copyfile(Path(__file__).parent / "data" / "store_v3.db", path)  # written by version 3 (tests/data/make_v3_store.py)
+    with contextlib.closing(sqlite3.connect(path)) as conn, conn:  # back to what version 2 wrote: no node column
         conn.execute("DROP INDEX results_node")
         conn.execute("ALTER TABLE results DROP COLUMN node")
         conn.execute("PRAGMA user_version = 2")
-    assert len(store_schema.MIGRATIONS) == 3
     with Store(path) as new:
-        (kept,) = new.list_results(tid)
-        assert kept.node is None and [row.matches for row in new.node_throughput(tid)] == [1]
-        record(new, tid, 1, node="node-a")
-        assert [r.node for r in new.list_results(tid)] == [None, "node-a"]
+        tid = new.get_tournament("gamma").id  # type: ignore[union-attr]
+        kept = new.list_results(tid)
+        assert len(kept) == 9 and all(r.node is None for r in kept)
+        assert [row.matches for row in new.node_throughput(tid)] == [9]
+        new.record_result(
+            tid, 5, match_id="g5", status="finished", places=[1, 2, 3, 4, 5], totals=[0] * 5, faults=[{}] * 5, hands=1,
+            rate=lambda current, seats, places: {bot: (25.0, 8.0) for bot in seats}, node="node-a",
+        )  # fmt: skip
+        assert [r.node for r in new.list_results(tid)][5] == "node-a"
+        assert new.check() == []

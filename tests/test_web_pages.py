@@ -286,6 +286,10 @@ def test_web_benchmark_quick_run() -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert result["leaderboard_median_ms"] > 0 and (result["bots"], result["matches"]) == (10, 100)
+    assert set(result["targets"]) == {"leaderboard", "tournament_leaderboard", "api_leaderboard", "bot_page", "matches_page", "crosstable"}
+    for name in ("api_matches", "crosstable_csv", *result["targets"]):
+        assert result[f"{name}_p90_ms"] >= result[f"{name}_median_ms"] > 0, name
+    assert isinstance(result["all_met"], bool) and result["crosstable_csv_bytes"] > 0
 
 
 def test_a_store_that_would_need_migrating_is_refused_untouched(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ from polignac_arena.ratings import RatingEnv, rate_result
 __all__ = ["BETA_GRID", "MIN_RESULTS", "FitError", "FitResult", "draw_rate", "fit", "predictive_log_likelihood"]
 
 #: Candidate betas (TrueSkill's default 25/6 and 25/3 among them), in the units of mu = 25, sigma = 25/3.
-BETA_GRID: tuple[float, ...] = (2.0, 2.5, 3.0, 3.5, 25 / 6, 5.0, 6.0, 7.0, 25 / 3, 10.0, 12.0, 15.0, 20.0)
+BETA_GRID: tuple[float, ...] = (2.0, 2.5, 3.0, 3.5, 25 / 6, 5.0, 6.0, 7.0, 25 / 3, 10.0, 12.0, 15.0, 20.0, 25.0, 30.0, 40.0)
 #: Fewer finished results than this in a group say too little to fit anything.
 MIN_RESULTS = 30
 _NORMAL = NormalDist()

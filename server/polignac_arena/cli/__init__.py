@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from polignac_arena.cli import bench, bot, leaderboard, league, match, play, ratings, replay, rules, tournament
+from polignac_arena.cli import bench, bot, leaderboard, league, match, play, ratings, replay, rules, store, tournament
 from polignac_arena.cli._errors import OneLineErrors
 from polignac_arena.cli.web import register as register_web
 from polignac_arena.referee.server import raise_open_files_limit
@@ -28,6 +28,7 @@ app.add_typer(bench.app, name="bench")
 app.add_typer(bot.app, name="bot")
 app.add_typer(ratings.app, name="ratings")
 app.add_typer(league.app, name="league")
+app.add_typer(store.app, name="store")
 register_web(app)
 
 

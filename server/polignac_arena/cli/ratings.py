@@ -15,7 +15,7 @@ from rich.text import Text
 from polignac_arena.cli._errors import fail
 from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
 from polignac_arena.plaintext import plain
-from polignac_arena.rating_fit import MIN_RESULTS, FitError, FitResult, fit
+from polignac_arena.rating_fit import BETA_GRID, MIN_RESULTS, FitError, FitResult, fit
 from polignac_arena.ratings import RatingEnv
 from polignac_arena.statuses import MatchStatus
 from polignac_arena.store import Store
@@ -112,6 +112,8 @@ def fit_command(
     else:
         Console().print(_table(fitted))
         for (name, size), found in usable.items():
+            if found.beta == max(BETA_GRID):
+                print(f"# {plain(name)}, {size} players: the best beta is the grid's largest: one match says very little about skill")
             print(f"# {plain(name)}, {size} players, {found.matches} matches: paste into the tournament or league file")
             print(f"[trueskill]\nbeta = {found.beta:.4g}\ndraw_probability = {found.draw_rate:.3f}\ntau = 0.0\n")
     if not usable:

@@ -17,8 +17,18 @@ def web(
     db: DbOption = DEFAULT_DB,
     host: Annotated[str, typer.Option("--host", help="The address to bind: loopback unless told otherwise.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="The TCP port (0: any free one).")] = 8000,
+    openapi: Annotated[
+        bool, typer.Option("--openapi", help="Print the JSON API's OpenAPI schema (docs/openapi/web.json) and exit; no store is read.")
+    ] = False,
 ) -> None:
     """Serve the leaderboards, bot pages, crosstables, matches, replays and the JSON API (/api/; /openapi.json), read-only."""
+    if openapi:
+        import json
+
+        from polignac_arena.web.app import web_openapi
+
+        print(json.dumps(web_openapi(), indent=2, ensure_ascii=False))
+        return
     import uvicorn
 
     from polignac_arena.store import StoreError

@@ -21,8 +21,9 @@ import re
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Annotated, Any, Final
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response, Security
 from fastapi.routing import APIRoute
+from fastapi.security import HTTPBearer
 from starlette.concurrency import run_in_threadpool
 
 from polignac_arena.archive import ArchiveCaps
@@ -44,6 +45,7 @@ MAX_TOKEN_CHARS: Final = 512
 _BOT_NAME: Final = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _SUBMISSION_ID: Final = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _GZIP_TYPES: Final = frozenset({"application/gzip", "application/x-gzip"})
+_BEARER: Final = HTTPBearer(auto_error=False, scheme_name="token", description="an author's API token (polignac league token)")
 
 
 class _Refusal(Exception):
@@ -118,6 +120,8 @@ def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None)
     router = APIRouter(
         prefix=PREFIX,
         tags=["league authors"],
+        # Declares the bearer token in the OpenAPI schema (so a generated client sends it); `author` below checks it.
+        dependencies=[Security(_BEARER)],
         route_class=_RefusingRoute,
         default_response_class=PlainJSONResponse,
         responses={401: {"model": ErrorOut}, 429: {"model": ErrorOut}},
@@ -150,6 +154,14 @@ def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None)
         status_code=202,
         response_model=SubmissionOut,
         responses={400: {"model": ErrorOut}, 403: {"model": ErrorOut}, 413: {"model": ErrorOut}, 415: {"model": ErrorOut}},
+        # The body is read as a stream (so it can be cut off at the cap): described here rather than as a parameter.
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}},
+                "description": "the gzip'd tar of the submission folder",
+            }
+        },
     )
     async def upload(name: str, request: Request, response: Response, who: Author) -> SubmissionOut:
         """Upload a version of bot NAME: the body is the gzip'd tar that ``polignac league submit`` makes."""
@@ -176,7 +188,7 @@ def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None)
     @router.get(
         "/submissions/{submission_id}",
         response_model=SubmissionOut,
-        responses={403: {"model": ErrorOut}, 404: {"model": ErrorOut}},
+        responses={400: {"model": ErrorOut}, 403: {"model": ErrorOut}, 404: {"model": ErrorOut}},
     )
     async def submission(
         submission_id: str,

@@ -5,14 +5,9 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from polignac_arena.league.authoring import SubmissionState
+from polignac_arena.web.models import ErrorOut  # one refusal body for the whole API (and one name in its schema)
 
 __all__ = ["BotOut", "ErrorOut", "MeOut", "SubmissionOut", "VersionOut"]
-
-
-class ErrorOut(BaseModel):
-    """A refusal."""
-
-    error: str
 
 
 class SubmissionOut(BaseModel):

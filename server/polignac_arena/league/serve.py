@@ -26,17 +26,20 @@ import signal
 import socket
 import ssl
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import grpc
+from fastapi import FastAPI
 
 from polignac_arena.archive import ArchiveCaps, ArchiveError, ArchiveStore, ArchiveTooBig
 from polignac_arena.executors import ExecutorError, executor_for
 from polignac_arena.league.author_api import author_router
 from polignac_arena.league.authoring import BotSummary, SubmissionRefused, SubmissionState, SubmissionStatus, Throttled, VersionSummary
-from polignac_arena.league.config import LeagueConfig
+from polignac_arena.league.config import LeagueConfig, parse_league_config
 from polignac_arena.league.ladder import Ladder
 from polignac_arena.league.lobby import LOBBY_SERVICE_NAME, AssignmentSpec, ClaimRefused, LobbyService, OnlineBots, peer_address
 from polignac_arena.league.pages import league_router
@@ -48,8 +51,9 @@ from polignac_arena.referee import RefereeServer
 from polignac_arena.store import ConflictError, StoreError
 from polignac_arena.store.records import Rating
 from polignac_arena.submission import Submission, SubmissionError, load_submission
+from polignac_arena.web import create_app
 
-__all__ = ["League", "serve_league"]
+__all__ = ["League", "league_app", "league_openapi", "serve_league"]
 
 log = logging.getLogger(__name__)
 
@@ -328,10 +332,24 @@ class _QuietServer:
         self.server.should_exit = True
 
 
+def league_app(league: League) -> FastAPI:
+    """The league's web app: the store's pages and JSON API, the authors' API and the league's page."""
+    routers = [author_router(league, max_upload_bytes=league.caps.compressed_bytes), league_router(league)]
+    return create_app(league.config.store, routers=routers)
+
+
+def league_openapi() -> dict[str, Any]:
+    """The OpenAPI schema of the league server's HTTP API (drawn from a throwaway league in a temporary folder)."""
+    with tempfile.TemporaryDirectory(prefix="polignac-openapi-") as folder:
+        league = League(parse_league_config('name = "main"\n', Path(folder) / "league.toml"))
+        try:
+            return league_app(league).openapi()
+        finally:
+            league.store.close()
+
+
 async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], None] | None = None) -> None:
     """Run the league until SIGTERM or SIGINT, then drain; ``ready(addresses)`` is called once it serves."""
-    from polignac_arena.web import create_app
-
     league = League(config)
     league._loop = asyncio.get_running_loop()
     await asyncio.to_thread(league.mend)
@@ -357,8 +375,7 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
     league.on_active = ladder.notify
     grpc_address = await referee.start()
     sock = _bind_http(config)
-    app = create_app(config.store, routers=[author_router(league, max_upload_bytes=league.caps.compressed_bytes), league_router(league)])
-    web = _QuietServer(app, sock, config)
+    web = _QuietServer(league_app(league), sock, config)
     scheme = "https" if config.tls else "http"
     host, port = sock.getsockname()[:2]
     web_url = f"{scheme}://{'[' + host + ']' if ':' in host else host}:{port}"

@@ -41,7 +41,7 @@ from typing import Any, Final
 
 from polignac_arena.league.tokens import hash_secret, make_token, parse_token, verify_secret
 from polignac_arena.store import ConflictError, Store, StoreError
-from polignac_arena.store.encoding import _json, _now, _timestamp
+from polignac_arena.store.encoding import _now, _timestamp
 from polignac_arena.store.records import Rating
 
 __all__ = [
@@ -549,8 +549,7 @@ class LeagueStore(Store):
         )
         if conn.execute("SELECT 1 FROM ratings WHERE tournament_id = ? AND bot = ?", (tournament_id, new.label)).fetchone() is None:
             mu, sigma = self._rating(new.label, prior(inherited))
-            conn.execute("INSERT INTO ratings VALUES (?, ?, ?, ?, -1, ?)", (tournament_id, new.label, mu, sigma, now))
-            conn.execute("INSERT OR REPLACE INTO rating_history VALUES (?, -1, ?, ?, ?)", (tournament_id, new.label, mu, sigma))
+            self._set_prior(conn, tournament_id, new.label, (mu, sigma), now)
 
     def pending_validations(self) -> list[Version]:
         """Uploads waiting for (or interrupted in) their validation, oldest first."""
@@ -592,7 +591,7 @@ class LeagueStore(Store):
             self._require(conn, tournament_id)
             idx = int(conn.execute("SELECT count(*) FROM fixtures WHERE tournament_id = ?", (tournament_id,)).fetchone()[0])
             group = "null" if rerun is None else f'{{"rerun":{int(rerun)}}}'
-            conn.execute("INSERT INTO fixtures VALUES (?, ?, ?, ?, ?)", (tournament_id, idx, _json(seats), str(seed), group))
+            self._insert_fixture(conn, tournament_id, idx, seats, seed, group)
             if rerun is not None:
                 conn.execute("UPDATE league_reruns SET fixture_idx = ? WHERE id = ?", (idx, rerun))
             return idx

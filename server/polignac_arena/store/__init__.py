@@ -10,7 +10,7 @@ This module is persistence only: it knows no rules and no rating maths.  Ratings
 by a function the caller passes to :meth:`Store.record_result`; the store only guarantees that
 the function is applied to the results strictly in schedule order, exactly once each.
 
-Schema (version 3; ``PRAGMA user_version`` holds the version, ``PRAGMA application_id`` marks
+Schema (version 4; ``PRAGMA user_version`` holds the version, ``PRAGMA application_id`` marks
 the file as ours):
 
 ``bots``
@@ -50,6 +50,43 @@ Version 2 adds the league's tables (``league_authors``, ``league_tokens``, ``lea
 ``league_versions``, ``league_settings``, ``league_reruns``), described in
 :mod:`polignac_arena.league.store`.  Version 3 adds ``results.node``.
 
+Version 4 adds the aggregates (:mod:`polignac_arena.store.aggregates`): what the leaderboards,
+crosstables, bot pages and match lists read, so a page costs the rows it shows, not the
+results stored.  Each is updated in the transaction that stores the result (or the rating) it
+counts; the migration builds them from the results already stored, and :meth:`Store.check`
+(``polignac store check``) recomputes them all and reports every difference.
+
+``results.faulted``
+    1 when some seat of the result faulted (the match list's filter).  Partial indexes on the
+    final results by ``(tournament_id, id)``, ``(faulted, id)``, ``(tournament_id, faulted,
+    id)``, ``(status, id)`` and ``(tournament_id, status, id)`` serve every filter of the match
+    list with keyset paging, newest first (:meth:`Store.results_page`).
+``ratings.recent``, ``ratings.points``
+    the bot's last 20 mu values of the tournament, oldest first, as JSON (its trend), and how
+    many history rows it has.  Index ``ratings_bot`` finds a bot's ratings.
+``tournament_stats``
+    per tournament: final results ``done``, ``void`` ones, ``attempts``, ``faults`` by kind
+    (JSON) over the final results: :meth:`Store.progress`.
+``bot_stats``
+    per ``(tournament_id, bot)``, for every bot of the schedule or with a rating: ``matches``,
+    ``wins``, ``place_sum``, ``places`` (JSON list: matches in place 1, 2, ...),
+    ``penalty_sum``, ``hands``, ``faults`` (JSON, by kind), ``fault_total``,
+    ``first_played``, ``last_played``, over its final finished results.  With ``ratings``, one
+    tournament's leaderboard; summed per bot, with each bot's latest rating, the all-time one
+    (a bot is in few tournaments: one query either way).
+``pair_stats``
+    per pair of bots ``a < b`` and tournament, keyed ``(a, b, tournament_id)``: ``meetings``,
+    ``a_ahead``, ``b_ahead``, ``place_diff_sum`` (place(a) - place(b) summed); all-time is the
+    sum over tournaments, and a crosstable of N bots reads N x N keys.
+``result_seats``
+    per seat of a final result, keyed ``(bot, result_id, seat)``: ``tournament_id``,
+    ``place``, ``fault_total``; a partial index on the faulted seats.  A bot's matches and its
+    fault log are one range of it, newest last.
+``rating_trail``
+    per ``(tournament_id, bot)``, the points of its rating history a chart reads: ordinal
+    ``n`` (0 first), ``idx``, ``mu``, ``sigma``; the last 32 points exact and, before them,
+    every ``s``-th point, ``s`` the smallest power of two that keeps at most 257.
+
 Results and ratings:
 
 - A ``finished`` result (it has places) is final: the fixture is done and it is rated.
@@ -68,7 +105,9 @@ from __future__ import annotations
 
 from polignac_arena.store.records import (
     Bot,
+    BotSummary,
     ConflictError,
+    FaultEntry,
     FixtureLike,
     GroupRate,
     GroupResults,
@@ -93,7 +132,9 @@ __all__ = [
     "APPLICATION_ID",
     "MIGRATIONS",
     "Bot",
+    "BotSummary",
     "ConflictError",
+    "FaultEntry",
     "FixtureLike",
     "GroupRate",
     "GroupResults",

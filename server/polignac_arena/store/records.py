@@ -179,6 +179,8 @@ class LeaderboardRow:
     average_place: float | None
     average_penalty_per_hand: float | None
     faults: dict[str, int]
+    recent_mu: tuple[float, ...] = ()
+    """The bot's last mu values (at most 20, its prior included), oldest first: its trend."""
 
     @property
     def conservative(self) -> float | None:
@@ -198,6 +200,36 @@ class HeadToHead:
     ties: int
     mean_place_diff: float
     """The average of place(a) - place(b): negative when ``a`` usually finishes ahead."""
+
+
+@dataclass(frozen=True)
+class BotSummary:
+    """One bot's leaderboard row (one tournament's, or all-time) with what a bot page shows besides."""
+
+    row: LeaderboardRow
+    """Its line, ranked among the leaderboard's bots."""
+    places: dict[int, int]
+    """Finished matches by place (1 is first); places never reached are absent."""
+    penalty_sum: int
+    hands: int
+    first_played: str | None
+    last_played: str | None
+    """When its first and last finished matches ended (None before the first)."""
+    tournaments: tuple[int, ...]
+    """The ids of the tournaments it is in (scheduled, rated or played), oldest first."""
+
+
+@dataclass(frozen=True)
+class FaultEntry:
+    """One seat of a final result where the bot faulted."""
+
+    match_id: str
+    tournament_id: int
+    tournament: str
+    bot: str
+    seat: int
+    faults: dict[str, int]
+    finished_at: str
 
 
 @dataclass(frozen=True)
@@ -229,7 +261,3 @@ class RatingPoint:
     bot: str
     mu: float
     sigma: float
-
-
-_Finished = tuple[list[str], list[int], list[dict[str, int]], int, list[int]]
-"""A finished result for statistics: seats, places, faults, hands, penalties."""

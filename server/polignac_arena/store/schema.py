@@ -10,6 +10,8 @@ import sqlite3
 from collections.abc import Callable
 from typing import Final
 
+from polignac_arena.store.aggregates import rebuild
+
 APPLICATION_ID: Final = 0x504F4C41
 """``PRAGMA application_id`` of an arena store ("POLA")."""
 
@@ -164,7 +166,85 @@ def _v3(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX results_node ON results (tournament_id, node) WHERE final = 1")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
+# The aggregates (polignac_arena.store.aggregates): what the pages read instead of the results.
+_V4: Final = (
+    "ALTER TABLE results ADD COLUMN faulted INTEGER NOT NULL DEFAULT 0 CHECK (faulted IN (0, 1))",
+    "ALTER TABLE ratings ADD COLUMN recent TEXT NOT NULL DEFAULT '[]'",
+    "ALTER TABLE ratings ADD COLUMN points INTEGER NOT NULL DEFAULT 0",
+    # A bot's ratings, one per tournament: its latest (Store.latest_ratings) is picked among them.
+    "CREATE INDEX ratings_bot ON ratings (bot)",
+    """CREATE TABLE tournament_stats (
+        tournament_id INTEGER PRIMARY KEY REFERENCES tournaments (id) ON DELETE CASCADE,
+        done INTEGER NOT NULL DEFAULT 0,
+        void INTEGER NOT NULL DEFAULT 0,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        faults TEXT NOT NULL DEFAULT '{}'
+    )""",
+    """CREATE TABLE bot_stats (
+        tournament_id INTEGER NOT NULL REFERENCES tournaments (id) ON DELETE CASCADE,
+        bot TEXT NOT NULL,
+        matches INTEGER NOT NULL DEFAULT 0,
+        wins INTEGER NOT NULL DEFAULT 0,
+        place_sum INTEGER NOT NULL DEFAULT 0,
+        places TEXT NOT NULL DEFAULT '[]',
+        penalty_sum INTEGER NOT NULL DEFAULT 0,
+        hands INTEGER NOT NULL DEFAULT 0,
+        faults TEXT NOT NULL DEFAULT '{}',
+        fault_total INTEGER NOT NULL DEFAULT 0,
+        first_played TEXT,
+        last_played TEXT,
+        PRIMARY KEY (tournament_id, bot)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX bot_stats_bot ON bot_stats (bot)",
+    # One row per unordered pair (a < b) and tournament: half the writes of ordered pairs, and
+    # the all-time record of a pair is its rows summed (a pair meets in few tournaments).
+    """CREATE TABLE pair_stats (
+        a TEXT NOT NULL,
+        b TEXT NOT NULL,
+        tournament_id INTEGER NOT NULL REFERENCES tournaments (id) ON DELETE CASCADE,
+        meetings INTEGER NOT NULL,
+        a_ahead INTEGER NOT NULL,
+        b_ahead INTEGER NOT NULL,
+        place_diff_sum INTEGER NOT NULL,
+        PRIMARY KEY (a, b, tournament_id),
+        CHECK (a < b)
+    ) WITHOUT ROWID""",
+    # Keyed by bot: a bot's results, newest first, are one range of the table itself.
+    """CREATE TABLE result_seats (
+        bot TEXT NOT NULL,
+        result_id INTEGER NOT NULL REFERENCES results (id) ON DELETE CASCADE,
+        seat INTEGER NOT NULL,
+        tournament_id INTEGER NOT NULL,
+        place INTEGER,
+        fault_total INTEGER NOT NULL,
+        PRIMARY KEY (bot, result_id, seat)
+    ) WITHOUT ROWID""",
+    "CREATE INDEX result_seats_faults ON result_seats (bot, result_id) WHERE fault_total > 0",
+    "CREATE INDEX results_final_tournament ON results (tournament_id, id) WHERE final = 1",
+    "CREATE INDEX results_final_faulted ON results (faulted, id) WHERE final = 1",
+    "CREATE INDEX results_final_tournament_faulted ON results (tournament_id, faulted, id) WHERE final = 1",
+    "CREATE INDEX results_final_status ON results (status, id) WHERE final = 1",
+    "CREATE INDEX results_final_tournament_status ON results (tournament_id, status, id) WHERE final = 1",
+    """CREATE TABLE rating_trail (
+        tournament_id INTEGER NOT NULL REFERENCES tournaments (id) ON DELETE CASCADE,
+        bot TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        idx INTEGER NOT NULL,
+        mu REAL NOT NULL,
+        sigma REAL NOT NULL,
+        PRIMARY KEY (tournament_id, bot, n)
+    ) WITHOUT ROWID""",
+)
+
+
+def _v4(conn: sqlite3.Connection) -> None:
+    """The aggregates, built from the results already stored."""
+    for statement in _V4:
+        conn.execute(statement)
+    rebuild(conn)
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4]
 """``MIGRATIONS[i]`` takes a store from schema version ``i`` to ``i + 1``, inside the open
 transaction (use ``conn.execute``: ``executescript`` would commit half-way).  Append, never edit."""
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
+import itertools
 import json
 import math
 import sqlite3
 import threading
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from enum import StrEnum
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from polignac_arena.statuses import MatchStatus, TournamentStatus, UnknownStatusError, parse_status
-from polignac_arena.store import schema
+from polignac_arena.store import aggregates, schema
 from polignac_arena.store.encoding import (
     _canonical_config,
     _check_fixture,
@@ -31,7 +30,9 @@ from polignac_arena.store.encoding import (
 )
 from polignac_arena.store.records import (
     Bot,
+    BotSummary,
     ConflictError,
+    FaultEntry,
     FixtureLike,
     GroupRate,
     HeadToHead,
@@ -47,11 +48,13 @@ from polignac_arena.store.records import (
     StoredResult,
     StoreError,
     Tournament,
-    _Finished,
 )
 from polignac_arena.store.schema import APPLICATION_ID
 
 S = TypeVar("S", bound=StrEnum)
+
+CACHE_KIB = 32 * 1024
+"""The page cache of each connection (SQLite's default is 2 MiB)."""
 
 
 class Store:
@@ -93,6 +96,9 @@ class Store:
             if str(mode).lower() != "wal":
                 raise StoreError(f"cannot use the store {str(self.path)!r}: its file system does not support WAL mode (got {mode!r})")
             self._conn.execute("PRAGMA synchronous = FULL")  # a commit survives a power cut too, not only a kill
+            # The aggregates' rows of a bot are scattered over a league's pages: a cache that
+            # holds them spares a read (a write: a read and a write) of each from the OS.
+            self._conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         if version == len(schema.MIGRATIONS):
             return  # up to date: no write lock needed (a reader opening the store never waits for the runner)
         with self._write() as conn:
@@ -282,9 +288,10 @@ class Store:
                 ).lastrowid
                 or 0
             )
+            conn.execute("INSERT INTO tournament_stats (tournament_id) VALUES (?)", (tid,))
             conn.executemany("INSERT INTO fixtures VALUES (?, ?, ?, ?, ?)", [(tid, *r) for r in rows])
-            conn.executemany("INSERT INTO ratings VALUES (?, ?, ?, ?, -1, ?)", [(tid, bot, mu, sigma, now) for bot, mu, sigma in priors])
-            conn.executemany("INSERT INTO rating_history VALUES (?, -1, ?, ?, ?)", [(tid, bot, mu, sigma) for bot, mu, sigma in priors])
+            aggregates.add_fixture_bots(conn, tid, (json.loads(r[1]) for r in rows))
+            aggregates.add_ratings(conn, tid, {bot: (mu, sigma) for bot, mu, sigma in priors}, -1, now, {})
             return tid
 
     @staticmethod
@@ -295,6 +302,17 @@ class Store:
             shown = indices if len(indices) <= 10 else [*indices[:10], "..."]
             raise ValueError(f"fixture indices must run {start}, {start + 1}, ... without gaps or repeats, got {shown}")
         return [(idx, _json(seats), str(seed), group) for idx, seats, seed, group in checked]
+
+    @staticmethod
+    def _set_prior(conn: sqlite3.Connection, tournament_id: int, bot: str, rating: Rating, when: str) -> None:
+        """Give a bot without a rating in the tournament its prior (inside an open write transaction)."""
+        aggregates.add_ratings(conn, tournament_id, {bot: rating}, -1, when, {})
+
+    @staticmethod
+    def _insert_fixture(conn: sqlite3.Connection, tournament_id: int, idx: int, seats: Sequence[str], seed: int, group: str) -> None:
+        """Append one fixture (inside an open write transaction), its bots joining the tournament's leaderboard."""
+        conn.execute("INSERT INTO fixtures VALUES (?, ?, ?, ?, ?)", (tournament_id, idx, _json(list(seats)), str(seed), group))
+        aggregates.add_fixture_bots(conn, tournament_id, [seats])
 
     @staticmethod
     def _rating(bot: str, rating: Rating) -> Rating:
@@ -313,6 +331,7 @@ class Store:
             count = conn.execute("SELECT count(*) FROM fixtures WHERE tournament_id = ?", (tournament_id,)).fetchone()[0]
             rows = self._fixture_rows(fixtures, count)
             conn.executemany("INSERT INTO fixtures VALUES (?, ?, ?, ?, ?)", [(tournament_id, *r) for r in rows])
+            aggregates.add_fixture_bots(conn, tournament_id, (json.loads(r[1]) for r in rows))
             conn.execute("UPDATE tournaments SET updated_at = ? WHERE id = ?", (_now(), tournament_id))
 
     def _require(self, conn: sqlite3.Connection, tournament_id: int) -> Tournament:
@@ -370,20 +389,33 @@ class Store:
         """Fixtures in all, done, void, rated, attempts, and faults by kind over the final results."""
         with self._read() as conn:
             tournament = self._require(conn, tournament_id)
-            total = conn.execute("SELECT count(*) FROM fixtures WHERE tournament_id = ?", (tournament_id,)).fetchone()[0]
-            rows = conn.execute("SELECT final, status, faults FROM results WHERE tournament_id = ?", (tournament_id,)).fetchall()
-        faults: Counter[str] = Counter()
-        done = void = attempts = 0
-        for final, status, seat_faults in rows:
-            if not final:
-                attempts += 1
-                continue
-            done += 1
-            ended = self._status(MatchStatus, status, "match status", f"a result of tournament {tournament.name!r}")
-            void += ended is not MatchStatus.FINISHED
-            for counts in json.loads(seat_faults):
-                faults.update(counts)
-        return Progress(total, done, void, tournament.rating_cursor, attempts, dict(sorted(faults.items())))
+            last = conn.execute("SELECT max(idx) FROM fixtures WHERE tournament_id = ?", (tournament_id,)).fetchone()[0]
+            row = conn.execute(
+                "SELECT done, void, attempts, faults FROM tournament_stats WHERE tournament_id = ?", (tournament_id,)
+            ).fetchone()
+            unknown = self._unknown_status(conn, tournament_id)
+        if unknown is not None:
+            self._status(MatchStatus, unknown, "match status", f"a result of tournament {tournament.name!r}")
+        done, void, attempts, faults = (0, 0, 0, "{}") if row is None else row
+        return Progress(0 if last is None else last + 1, done, void, tournament.rating_cursor, attempts, json.loads(faults))
+
+    @staticmethod
+    def _unknown_status(conn: sqlite3.Connection, tournament_id: int) -> str | None:
+        """A final result's status text that is no :class:`MatchStatus` (a file edited by hand), if any.
+
+        One index probe below, between and above the known texts, so it costs the same at any size.
+        """
+        known = sorted(status.value for status in MatchStatus)
+        bounds = [(None, known[0]), *itertools.pairwise(known), (known[-1], None)]
+        for low, high in bounds:
+            where = "".join((" AND status > ?" if low is not None else "", " AND status < ?" if high is not None else ""))
+            args = [a for a in (low, high) if a is not None]
+            row = conn.execute(
+                f"SELECT status FROM results WHERE tournament_id = ? AND final = 1{where} LIMIT 1", (tournament_id, *args)
+            ).fetchone()
+            if row is not None:
+                return str(row[0])
+        return None
 
     # -- results and the rating cursor ---------------------------------------------------------
 
@@ -444,12 +476,16 @@ class Store:
             fixture = conn.execute("SELECT seats FROM fixtures WHERE tournament_id = ? AND idx = ?", (tournament_id, idx)).fetchone()
             if fixture is None:
                 raise StoreError(f"tournament {tournament.name!r} has no fixture {idx!r}")
-            n = len(json.loads(fixture[0]))
+            seats = json.loads(fixture[0])
+            n = len(seats)
+            checked_places = None if not finished and places is None else _ints(places, "places", n, minimum=1)
+            checked_faults = self._faults(faults, n)
+            checked_penalties = _ints(totals if penalties is None else penalties, "penalties", n)
             values = (
-                None if not finished and places is None else _json(_ints(places, "places", n, minimum=1)),
+                None if checked_places is None else _json(checked_places),
                 _json(_ints(totals, "totals", n)),
-                _json(self._faults(faults, n)),
-                _json(_ints(totals if penalties is None else penalties, "penalties", n)),
+                _json(checked_faults),
+                _json(checked_penalties),
             )
             existing = conn.execute(
                 "SELECT match_id FROM results WHERE tournament_id = ? AND idx = ? AND final = 1", (tournament_id, idx)
@@ -465,7 +501,7 @@ class Store:
                 raise ConflictError(f"match id {match_id!r} is already the result of another fixture")
             result_id = conn.execute(
                 """INSERT INTO results (tournament_id, idx, match_id, status, final, places, totals, faults, penalties,
-                   hands, duration_s, finished_at, record_path, node) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   hands, duration_s, finished_at, record_path, node, faulted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (
                     tournament_id,
                     idx,
@@ -478,8 +514,14 @@ class Store:
                     stamp,
                     None if record_path is None else str(record_path),
                     node,
+                    int(aggregates.faulted(checked_faults)),
                 ),
             ).lastrowid
+            assert result_id is not None
+            aggregates.add_result(
+                conn, result_id, tournament_id, seats, final=final, finished=finished, places=checked_places,
+                faults=checked_faults, hands=hands, penalties=checked_penalties, when=stamp,
+            )  # fmt: skip
             if blob is not None:
                 conn.execute("INSERT INTO records VALUES (?, 'zlib', ?)", (result_id, blob))
             rated = self._advance(conn, tournament, rate) if final else ()
@@ -537,31 +579,25 @@ class Store:
             if status is MatchStatus.FINISHED:
                 seats = tuple(json.loads(row[0]))
                 bots = sorted(set(seats))
+                group: list[tuple[list[str], list[int]]] = []
                 if isinstance(rate, GroupRate):
                     before, group = self._group(conn, tid, row[4], cursor)
-                    new = rate.rate(before, group)
                     bots = sorted({bot for seated, _ in group for bot in seated})
-                else:
-                    marks = ", ".join("?" * len(bots))
-                    current = {
-                        bot: (mu, sigma)
-                        for bot, mu, sigma in conn.execute(
-                            f"SELECT bot, mu, sigma FROM ratings WHERE tournament_id = ? AND bot IN ({marks})", (tid, *bots)
-                        ).fetchall()
-                    }
-                    new = rate(current, seats, tuple(json.loads(row[2])))
+                marks = ", ".join("?" * len(bots))
+                stored = {
+                    bot: ((mu, sigma), (recent, points))
+                    for bot, mu, sigma, recent, points in conn.execute(
+                        f"SELECT bot, mu, sigma, recent, points FROM ratings WHERE tournament_id = ? AND bot IN ({marks})", (tid, *bots)
+                    ).fetchall()
+                }
+                current = {bot: rating for bot, (rating, _trend) in stored.items()}
+                new = rate.rate(before, group) if isinstance(rate, GroupRate) else rate(current, seats, tuple(json.loads(row[2])))
                 if sorted(new) != bots:
                     raise ValueError(
                         f"rating fixture {cursor}: the rate function must return a rating for each of {bots}, got {sorted(new)}"
                     )
-                for bot in bots:
-                    mu, sigma = self._rating(bot, new[bot])
-                    conn.execute(
-                        "INSERT INTO ratings VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tournament_id, bot) DO UPDATE SET "
-                        "mu = excluded.mu, sigma = excluded.sigma, idx = excluded.idx, updated_at = excluded.updated_at",
-                        (tid, bot, mu, sigma, cursor, row[3]),
-                    )
-                    conn.execute("INSERT INTO rating_history VALUES (?, ?, ?, ?, ?)", (tid, cursor, bot, mu, sigma))
+                checked = {bot: self._rating(bot, new[bot]) for bot in bots}
+                aggregates.add_ratings(conn, tid, checked, cursor, row[3], {bot: trend for bot, (_rating, trend) in stored.items()})
             passed.append(cursor)
             cursor += 1
         if passed:
@@ -627,8 +663,24 @@ class Store:
             rows = conn.execute("SELECT bot, mu, sigma FROM ratings WHERE tournament_id = ? ORDER BY bot", (tournament_id,)).fetchall()
         return {bot: (mu, sigma) for bot, mu, sigma in rows}
 
-    def rating_history(self, tournament_id: int, bot: str | None = None) -> list[RatingPoint]:
-        """Ratings after each rated fixture (idx -1: the priors), in schedule order, for one bot or all."""
+    def rating_history(self, tournament_id: int, bot: str | None = None, *, max_points: int | None = None) -> list[RatingPoint]:
+        """Ratings after each rated fixture (idx -1: the priors), in schedule order, for one bot or all.
+
+        With ``max_points`` (and a ``bot``), at most that many points, for a chart: read from the
+        bot's rating trail (its last points exact, evenly spaced ones before them), so a long
+        history costs no more than a short one.
+        """
+        if max_points is not None:
+            if bot is None:
+                raise ValueError("max_points needs a bot: a chart reads one bot's trail")
+            if max_points < 1:
+                raise ValueError(f"max_points must be 1 or more, got {max_points!r}")
+            with self._read() as conn:
+                self._require(conn, tournament_id)
+                rows = conn.execute(
+                    "SELECT idx, bot, mu, sigma FROM rating_trail WHERE tournament_id = ? AND bot = ? ORDER BY n", (tournament_id, bot)
+                ).fetchall()
+            return [RatingPoint(*row) for row in aggregates.thin(rows, max_points)]
         query = "SELECT idx, bot, mu, sigma FROM rating_history WHERE tournament_id = ?"
         args: tuple[Any, ...] = (tournament_id,)
         if bot is not None:
@@ -652,100 +704,290 @@ class Store:
         rows = conn.execute("SELECT bot, mu, sigma FROM ratings ORDER BY idx >= 0, updated_at, tournament_id").fetchall()
         return {bot: (mu, sigma) for bot, mu, sigma in rows}  # the last row of each bot wins
 
-    _FINISHED = """SELECT f.seats, r.places, r.faults, r.hands, r.penalties FROM results r
-                   JOIN fixtures f ON f.tournament_id = r.tournament_id AND f.idx = r.idx
-                   WHERE r.final = 1 AND r.status = ?"""
+    # The leaderboard's order (LeaderboardRow.conservative, then mu, then the key; unrated last), in SQL.
+    _BOARD_ORDER = "ORDER BY mu IS NULL OR sigma IS NULL, mu - 3 * sigma DESC, mu DESC, bot"
+    _BOARD_COLUMNS = "bot, mu, sigma, recent, matches, wins, place_sum, places, penalty_sum, hands, faults, first_played, last_played"
 
-    def _finished(self, conn: sqlite3.Connection, tournament_id: int | None) -> Iterator[_Finished]:
-        if tournament_id is None:
-            rows = conn.execute(self._FINISHED, (MatchStatus.FINISHED.value,))
-        else:
-            rows = conn.execute(self._FINISHED + " AND r.tournament_id = ?", (MatchStatus.FINISHED.value, tournament_id))
-        for seats, places, faults, hands, penalties in rows:
-            yield json.loads(seats), json.loads(places), json.loads(faults), hands, json.loads(penalties)
+    @staticmethod
+    def _board(tournament_id: int | None) -> str:
+        """The leaderboard's rows as a subquery (its columns: :attr:`_BOARD_COLUMNS`; ``places`` and ``faults`` as JSON lists to add up).
 
-    def leaderboard(self, tournament_id: int | None = None) -> list[LeaderboardRow]:
-        """The leaderboard of one tournament, or all-time (None), best first.
+        All-time: each bot's rows summed over the tournaments, with its latest rating
+        (:meth:`latest_ratings`' order), for the bots rated or with a finished match.
+        """
+        if tournament_id is not None:
+            return f"""(SELECT s.bot, r.mu, r.sigma, COALESCE(r.recent, '[]') AS recent, s.matches, s.wins, s.place_sum,
+                        '[' || s.places || ']' AS places, s.penalty_sum, s.hands, '[' || s.faults || ']' AS faults, s.first_played,
+                        s.last_played FROM bot_stats s LEFT JOIN ratings r ON r.tournament_id = s.tournament_id AND r.bot = s.bot
+                        WHERE s.tournament_id = {int(tournament_id)})"""
+        return """(SELECT s.bot, l.mu, l.sigma, COALESCE(l.recent, '[]') AS recent, s.matches, s.wins, s.place_sum, s.places,
+                   s.penalty_sum, s.hands, s.faults, s.first_played, s.last_played
+                   FROM (SELECT bot, sum(matches) AS matches, sum(wins) AS wins, sum(place_sum) AS place_sum,
+                         '[' || group_concat(places) || ']' AS places, sum(penalty_sum) AS penalty_sum, sum(hands) AS hands,
+                         '[' || group_concat(faults) || ']' AS faults, min(first_played) AS first_played, max(last_played) AS last_played
+                         FROM bot_stats GROUP BY bot) s
+                   LEFT JOIN (SELECT bot, mu, sigma, recent FROM ratings r WHERE NOT EXISTS (
+                                SELECT 1 FROM ratings n WHERE n.bot = r.bot
+                                AND (n.idx >= 0, n.updated_at, n.tournament_id) > (r.idx >= 0, r.updated_at, r.tournament_id))) l
+                              ON l.bot = s.bot
+                   WHERE s.matches > 0 OR l.bot IS NOT NULL)"""
+
+    @staticmethod
+    def _board_row(rank: int, row: Sequence[Any]) -> LeaderboardRow:
+        bot, mu, sigma, recent, matches, wins, place_sum, _places, penalty_sum, hands, faults = row[:11]
+        name, version = _split_key(bot)
+        return LeaderboardRow(
+            rank, bot, name, version, mu, sigma, matches, wins, place_sum / matches if matches else None,
+            penalty_sum / hands if hands else None, Store._added_faults(faults), tuple(aggregates.floats_of(recent)),
+        )  # fmt: skip
+
+    @staticmethod
+    def _added_faults(text: str) -> dict[str, int]:
+        """A board row's faults by kind: its tournaments' counts (a JSON list of objects) added up."""
+        total: dict[str, int] = {}
+        if '"' not in text:
+            return total  # no kind named: no faults (most rows)
+        for counts in json.loads(text):
+            for kind, count in counts.items():
+                total[kind] = total.get(kind, 0) + count
+        return dict(sorted(total.items()))
+
+    @staticmethod
+    def _added_places(text: str) -> dict[int, int]:
+        """A board row's finished matches by place: its tournaments' counts (a JSON list of lists) added up."""
+        total: dict[int, int] = {}
+        for counts in json.loads(text):
+            for place, count in enumerate(counts, start=1):
+                total[place] = total.get(place, 0) + count
+        return {place: count for place, count in sorted(total.items()) if count}
+
+    def leaderboard(self, tournament_id: int | None = None, *, limit: int | None = None, offset: int = 0) -> list[LeaderboardRow]:
+        """The leaderboard of one tournament, or all-time (None), best first; ``limit`` rows from ``offset`` (0: the best).
 
         Ordered by the conservative rating ``mu - 3 sigma`` (then mu, then key); bots without a
         rating yet come last.  One tournament: its current ratings, and every bot of its
         schedule.  All-time: each bot's :meth:`latest_ratings`, statistics summed over every
-        tournament.  A bot seated twice at a table counts twice.
+        tournament.  A bot seated twice at a table counts twice.  Statistics count the final
+        finished results.  Read from the aggregates: the cost is the rows returned, not the results.
         """
-        matches: Counter[str] = Counter()
-        wins: Counter[str] = Counter()
-        place_sum: Counter[str] = Counter()
-        penalty_sum: Counter[str] = Counter()
-        hand_sum: Counter[str] = Counter()
-        faults: dict[str, Counter[str]] = {}
-        with self._read() as conn:
-            if tournament_id is None:
-                ratings = self._latest(conn)
-                bots = set(ratings)
-            else:
-                self._require(conn, tournament_id)
-                ratings = {
-                    bot: (mu, sigma)
-                    for bot, mu, sigma in conn.execute("SELECT bot, mu, sigma FROM ratings WHERE tournament_id = ?", (tournament_id,))
-                }
-                bots = set(ratings)
-                for (seats,) in conn.execute("SELECT seats FROM fixtures WHERE tournament_id = ?", (tournament_id,)):
-                    bots.update(json.loads(seats))
-            for seats, places, seat_faults, hands, penalties in self._finished(conn, tournament_id):
-                for seat, bot in enumerate(seats):
-                    bots.add(bot)
-                    matches[bot] += 1
-                    wins[bot] += places[seat] == 1
-                    place_sum[bot] += places[seat]
-                    penalty_sum[bot] += penalties[seat]
-                    hand_sum[bot] += hands
-                    faults.setdefault(bot, Counter()).update(seat_faults[seat])
-        rows = []
-        for bot in bots:
-            mu, sigma = ratings.get(bot, (None, None))
-            name, version = _split_key(bot)
-            played = matches[bot]
-            rows.append(
-                LeaderboardRow(
-                    0, bot, name, version, mu, sigma, played, wins[bot],
-                    place_sum[bot] / played if played else None,
-                    penalty_sum[bot] / hand_sum[bot] if hand_sum[bot] else None,
-                    dict(sorted(faults.get(bot, Counter()).items())),
-                )
-            )  # fmt: skip
-
-        def order(row: LeaderboardRow) -> tuple[bool, float, float, str]:
-            rated = row.mu is not None and row.sigma is not None
-            return (not rated, -(row.conservative or 0.0), -(row.mu or 0.0), row.bot)
-
-        rows.sort(key=order)
-        return [dataclasses.replace(row, rank=rank) for rank, row in enumerate(rows, start=1)]
-
-    def head_to_head(self, tournament_id: int | None = None) -> dict[tuple[str, str], HeadToHead]:
-        """For each ordered pair of bots that met at a table, in one tournament or all-time: their record.
-
-        Both ``(a, b)`` and ``(b, a)`` are keys.  Each pair of seats counts as one meeting (a bot
-        seated twice meets its rival twice; a bot never meets itself).
-        """
-        stats: dict[tuple[str, str], list[int]] = {}  # meetings, a ahead, b ahead, sum of place(a) - place(b)
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be 0 or more, got {limit!r}")
+        if offset < 0:
+            raise ValueError(f"offset must be 0 or more, got {offset!r}")
         with self._read() as conn:
             if tournament_id is not None:
                 self._require(conn, tournament_id)
-            for seats, places, _faults, _hands, _penalties in self._finished(conn, tournament_id):
-                for i, a in enumerate(seats):
-                    for j, b in enumerate(seats):
-                        if a == b:
-                            continue
-                        s = stats.setdefault((a, b), [0, 0, 0, 0])
-                        diff = places[i] - places[j]
-                        s[0] += 1
-                        s[1] += diff < 0
-                        s[2] += diff > 0
-                        s[3] += diff
-        return {
-            (a, b): HeadToHead(a, b, n, ahead, behind, n - ahead - behind, total / n)
-            for (a, b), (n, ahead, behind, total) in sorted(stats.items())
-        }
+            rows = conn.execute(
+                f"SELECT {self._BOARD_COLUMNS} FROM {self._board(tournament_id)} {self._BOARD_ORDER} LIMIT ? OFFSET ?",
+                (-1 if limit is None else limit, offset),
+            ).fetchall()
+        return [self._board_row(rank, row) for rank, row in enumerate(rows, start=offset + 1)]
+
+    def leaderboard_size(self, tournament_id: int | None = None, *, rated: bool = False) -> int:
+        """How many rows :meth:`leaderboard` has (with ``rated``: only the rated ones, which come first)."""
+        with self._read() as conn:
+            if tournament_id is not None:
+                self._require(conn, tournament_id)
+            where = " WHERE mu IS NOT NULL AND sigma IS NOT NULL" if rated else ""
+            return int(conn.execute(f"SELECT count(*) FROM {self._board(tournament_id)}{where}").fetchone()[0])
+
+    def bot_summary(self, bot: str, tournament_id: int | None = None) -> BotSummary | None:
+        """One bot's leaderboard row (ranked), place distribution and dates, in one tournament or all-time; None if absent."""
+        with self._read() as conn:
+            if tournament_id is not None:
+                self._require(conn, tournament_id)
+            board = self._board(tournament_id)
+            row = conn.execute(f"SELECT {self._BOARD_COLUMNS} FROM {board} WHERE bot = ?", (bot,)).fetchone()
+            if row is None:
+                return None
+            mu, sigma = row[1], row[2]
+            if mu is None or sigma is None:
+                ahead = conn.execute(f"SELECT count(*) FROM {board} WHERE (mu IS NOT NULL AND sigma IS NOT NULL) OR bot < ?", (bot,))
+            else:
+                ahead = conn.execute(
+                    f"""SELECT count(*) FROM {board} WHERE mu IS NOT NULL AND sigma IS NOT NULL AND (mu - 3 * sigma > ?
+                        OR (mu - 3 * sigma = ? AND (mu > ? OR (mu = ? AND bot < ?))))""",
+                    (mu - 3 * sigma, mu - 3 * sigma, mu, mu, bot),
+                )
+            rank = int(ahead.fetchone()[0]) + 1
+            tournaments = tuple(
+                tid for (tid,) in conn.execute("SELECT tournament_id FROM bot_stats WHERE bot = ? ORDER BY tournament_id", (bot,))
+            )
+        return BotSummary(self._board_row(rank, row), self._added_places(row[7]), row[8], row[9], row[11], row[12], tournaments)
+
+    def bot_keys(self, name: str) -> list[str]:
+        """The keys (``name@version``) of a bot name on the all-time leaderboard (registered or not), sorted."""
+        with self._read() as conn:
+            rows = conn.execute(
+                """SELECT bot FROM bot_stats s WHERE bot >= ? AND bot < ? GROUP BY bot
+                   HAVING sum(matches) > 0 OR EXISTS (SELECT 1 FROM ratings r WHERE r.bot = s.bot) ORDER BY bot""",
+                (f"{name}@", f"{name}A"),  # "A" follows "@": the range is exactly the keys "name@..."
+            )
+            return [bot for (bot,) in rows]
+
+    def head_to_head(self, tournament_id: int | None = None, bots: Iterable[str] | None = None) -> dict[tuple[str, str], HeadToHead]:
+        """For each ordered pair of bots that met at a table, in one tournament or all-time: their record.
+
+        Both ``(a, b)`` and ``(b, a)`` are keys.  Each pair of seats counts as one meeting (a bot
+        seated twice meets its rival twice; a bot never meets itself).  With ``bots``, only the
+        pairs of those bots (a crosstable of the top N reads N x N rows, not every pair).
+        """
+        if isinstance(bots, str):
+            raise ValueError(f"bots must be a collection of bot keys, got the string {bots!r}")
+        where, args = ["1"], list[Any]()
+        if bots is not None:
+            chosen = _json(sorted(set(bots)))
+            where.append("a IN (SELECT value FROM json_each(?)) AND b IN (SELECT value FROM json_each(?))")
+            args += [chosen, chosen]
+        if tournament_id is not None:
+            where.append("tournament_id = ?")
+            args.append(tournament_id)
+        with self._read() as conn:
+            if tournament_id is not None:
+                self._require(conn, tournament_id)
+            rows = conn.execute(
+                f"SELECT a, b, sum(meetings), sum(a_ahead), sum(b_ahead), sum(place_diff_sum) FROM pair_stats "
+                f"WHERE {' AND '.join(where)} GROUP BY a, b",
+                args,
+            ).fetchall()
+        pairs = {}
+        for a, b, n, ahead, behind, total in rows:  # each pair is stored once, a < b
+            pairs[a, b] = HeadToHead(a, b, n, ahead, behind, n - ahead - behind, total / n)
+            pairs[b, a] = HeadToHead(b, a, n, behind, ahead, n - ahead - behind, -total / n)
+        return dict(sorted(pairs.items()))
+
+    _PAIR = "meetings, a_ahead, b_ahead, place_diff_sum"
+
+    # -- finding results -----------------------------------------------------------------------
+
+    @staticmethod
+    def _bot_filter(bot: str) -> tuple[str, list[Any]]:
+        """The condition on ``result_seats s`` for ``bot``: one version (``name@version``), or every version of a name."""
+        if "@" in bot:
+            return "s.bot = ?", [bot]
+        return "s.bot >= ? AND s.bot < ?", [f"{bot}@", f"{bot}A"]  # "A" follows "@": exactly the keys "name@..."
+
+    def results_page(
+        self,
+        tournament_id: int | None = None,
+        bot: str | None = None,
+        faults: bool | None = None,
+        status: MatchStatus | None = None,
+        *,
+        before: int | None = None,
+        limit: int = 50,
+    ) -> tuple[list[StoredResult], int | None]:
+        """One page of final results, newest first (by result id), and the key of the next page (None: the last page).
+
+        Filters: a tournament; a bot (``name@version``, or a name for every version); with
+        ``faults`` True only matches where some seat faulted, False only those without; a
+        status.  ``before`` is the key a previous page returned: the page starts after it.
+        Every filter is an index read, so a page costs its rows, wherever it starts.
+        """
+        if limit < 1:
+            raise ValueError(f"limit must be 1 or more, got {limit!r}")
+        wanted = None if status is None else MatchStatus.parse(status)
+        where, args = ["r.final = 1"], list[Any]()
+        if faults is not None:
+            where.append("r.faulted = ?")
+            args.append(int(bool(faults)))
+        if wanted is not None:
+            where.append("r.status = ?")
+            args.append(wanted.value)
+        with self._read() as conn:
+            if tournament_id is not None:
+                self._require(conn, tournament_id)
+            if bot is None:
+                key = "r.id"
+                if tournament_id is not None:
+                    where.append("r.tournament_id = ?")
+                    args.append(tournament_id)
+                source = "results r"
+            else:
+                key = "s.result_id"
+                condition, values = self._bot_filter(bot)
+                where.append(condition)
+                args += values
+                if tournament_id is not None:
+                    where.append("s.tournament_id = ?")
+                    args.append(tournament_id)
+                source = "result_seats s JOIN results r ON r.id = s.result_id"
+            if before is not None:
+                where.append(f"{key} < ?")
+                args.append(int(before))
+            group = "" if bot is None else f" GROUP BY {key}"
+            ids = [
+                rid
+                for (rid,) in conn.execute(
+                    f"SELECT {key} FROM {source} WHERE {' AND '.join(where)}{group} ORDER BY {key} DESC LIMIT ?", (*args, limit + 1)
+                )
+            ]
+            rows = self._results_by_id(conn, ids[:limit])
+        return [self._result(row) for row in rows], ids[limit - 1] if len(ids) > limit else None
+
+    def _results_by_id(self, conn: sqlite3.Connection, ids: Sequence[int]) -> list[Sequence[Any]]:
+        """The results with these ids, in the order given."""
+        rows = {row[16]: row for row in conn.execute(f"{self._RESULT} WHERE r.id IN (SELECT value FROM json_each(?))", (_json(list(ids)),))}
+        return [rows[rid] for rid in ids]
+
+    def count_results(
+        self, tournament_id: int | None = None, bot: str | None = None, faults: bool | None = None, status: MatchStatus | None = None
+    ) -> int:
+        """How many final results :meth:`results_page` pages through with these filters."""
+        wanted = None if status is None else MatchStatus.parse(status)
+        with self._read() as conn:
+            if tournament_id is not None:
+                self._require(conn, tournament_id)
+            if bot is None and faults is None and wanted is None:
+                if tournament_id is None:
+                    return int(conn.execute("SELECT COALESCE(sum(done), 0) FROM tournament_stats").fetchone()[0])
+                row = conn.execute("SELECT done FROM tournament_stats WHERE tournament_id = ?", (tournament_id,)).fetchone()
+                return 0 if row is None else int(row[0])
+            where, args = ["r.final = 1"], list[Any]()
+            if faults is not None:
+                where.append("r.faulted = ?")
+                args.append(int(bool(faults)))
+            if wanted is not None:
+                where.append("r.status = ?")
+                args.append(wanted.value)
+            if bot is None:
+                if tournament_id is not None:
+                    where.append("r.tournament_id = ?")
+                    args.append(tournament_id)
+                query = f"SELECT count(*) FROM results r WHERE {' AND '.join(where)}"
+            else:
+                condition, values = self._bot_filter(bot)
+                where.append(condition)
+                args += values
+                if tournament_id is not None:
+                    where.append("s.tournament_id = ?")
+                    args.append(tournament_id)
+                query = "SELECT count(DISTINCT s.result_id) FROM result_seats s JOIN results r ON r.id = s.result_id"
+                query += f" WHERE {' AND '.join(where)}"
+            return int(conn.execute(query, args).fetchone()[0])
+
+    def recent_results(self, bot: str, limit: int = 20, tournament_id: int | None = None) -> list[StoredResult]:
+        """A bot's last ``limit`` final results, newest first (``bot``: ``name@version``, or a name for every version)."""
+        return self.results_page(tournament_id, bot, limit=limit)[0]
+
+    def fault_log(self, bot: str, limit: int = 50, tournament_id: int | None = None) -> list[FaultEntry]:
+        """The last ``limit`` seats where the bot faulted in a final result, newest first (``bot`` as in :meth:`recent_results`)."""
+        if limit < 1:
+            raise ValueError(f"limit must be 1 or more, got {limit!r}")
+        condition, args = self._bot_filter(bot)
+        where = f"{condition} AND s.fault_total > 0"
+        if tournament_id is not None:
+            where, args = where + " AND s.tournament_id = ?", [*args, tournament_id]
+        with self._read() as conn:
+            if tournament_id is not None:
+                self._require(conn, tournament_id)
+            rows = conn.execute(
+                f"""SELECT r.match_id, r.tournament_id, t.name, s.bot, s.seat, r.faults, r.finished_at FROM result_seats s
+                    JOIN results r ON r.id = s.result_id JOIN tournaments t ON t.id = r.tournament_id
+                    WHERE {where} ORDER BY s.result_id DESC, s.seat LIMIT ?""",
+                (*args, limit),
+            ).fetchall()
+        return [FaultEntry(m, tid, name, key, seat, json.loads(faults)[seat], when) for m, tid, name, key, seat, faults, when in rows]
 
     # -- checking ------------------------------------------------------------------------------
 
@@ -756,6 +998,9 @@ class Store:
         the rating cursor is missing, the cursor stopped at the first fixture without one, every
         finished result before the cursor has a history row per bot and none after it, the
         current ratings are the last history rows, and every status is one this arena knows.
+        Then every aggregate (the leaderboards, head-to-head counts, seat index, trends and
+        rating trails) against a recomputation from the results: one line per difference,
+        naming the table, the row (tournament, bot...) and the field.
         """
         problems: list[str] = []
         with self._read() as conn:
@@ -796,4 +1041,6 @@ class Store:
                         problems.append(f"{name}: fixture {idx} has rating history for {sorted(rated)}, expected {sorted(want)}")
                 if current != last:
                     problems.append(f"{name}: the current ratings are not the last rows of the rating history")
+            names = dict(conn.execute("SELECT id, name FROM tournaments").fetchall())
+            problems += aggregates.differences(conn, names)
         return problems

@@ -6,9 +6,11 @@ bad parameter values raise :class:`BadRequest` (the app maps them to 404 and 400
 
 from __future__ import annotations
 
+import csv
+import io
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import asdict
+from collections.abc import Iterable, Iterator
+from dataclasses import fields
 from enum import StrEnum
 from typing import Any
 
@@ -17,19 +19,24 @@ from polignac.cards import ALL_CARDS_MASK, PIQUET_MASK
 from polignac_arena.ratings import RatingEnv, win_probability
 from polignac_arena.render import direction_text, is_polignac
 from polignac_arena.replay import replay_lines
-from polignac_arena.store import LeaderboardRow, Store, StoredResult, Tournament
+from polignac_arena.store import HeadToHead, LeaderboardRow, Store, StoredResult, Tournament
+from polignac_arena.web import confidence
 
 __all__ = [
     "BadRequest",
     "NotFound",
+    "PastTheEnd",
     "SortKey",
     "bot_detail",
     "bots",
     "card_faces",
     "crosstable",
+    "crosstable_csv",
     "leaderboard",
+    "leaderboard_page",
     "match_detail",
     "matches",
+    "page_cursor",
     "replay",
     "tournament_detail",
     "tournaments",
@@ -42,6 +49,10 @@ class NotFound(LookupError):
 
 class BadRequest(ValueError):
     """A parameter value that cannot be used; the message says why."""
+
+
+class PastTheEnd(BadRequest):
+    """A page number past the last page."""
 
 
 class SortKey(StrEnum):
@@ -115,33 +126,90 @@ def tournament_detail(store: Store, name: str) -> dict[str, Any]:
 
 def row_dict(row: LeaderboardRow) -> dict[str, Any]:
     """A leaderboard row with its conservative rating and fault total."""
-    return {**asdict(row), "conservative": row.conservative, "fault_total": sum(row.faults.values())}
+    out = {field.name: getattr(row, field.name) for field in fields(row)}
+    out["faults"] = dict(row.faults)
+    return {**out, "conservative": row.conservative, "fault_total": sum(row.faults.values())}
 
 
-def leaderboard(store: Store, tournament: str | None = None, sort: SortKey = SortKey.RANK) -> list[dict[str, Any]]:
-    """The leaderboard (one tournament, or all-time), sorted by ``sort``; ``rank`` always is the rating rank."""
+LEADERBOARD_PER_PAGE = 100
+"""Rows on a leaderboard page (and the API's default ``limit``)."""
+
+
+def _board(store: Store, tournament: str | None, sort: SortKey, limit: int | None, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """Rows ``offset`` to ``offset + limit`` of the leaderboard sorted by ``sort``, and how many rows it has.
+
+    In rating order the store reads only those rows; another order sorts every row's aggregates
+    (a thousand bots take a few milliseconds).
+    """
     found = _tournament(store, tournament)
-    rows = [row_dict(row) for row in store.leaderboard(None if found is None else found.id)]
+    tid = None if found is None else found.id
     if sort is SortKey.RANK:
-        return rows
+        start = max(0, offset - 1)  # from the row above the page: the first row's confidence compares with it
+        rows = [row_dict(row) for row in store.leaderboard(tid, limit=None if limit is None else limit + offset - start, offset=start)]
+        return confidence.annotate(rows, found)[offset - start :], store.leaderboard_size(tid)
+    rows = confidence.annotate([row_dict(row) for row in store.leaderboard(tid)], found)
     field = {SortKey.FAULTS: "fault_total"}.get(sort, str(sort))
     present = [r for r in rows if r[field] is not None]
     missing = [r for r in rows if r[field] is None]
     present.sort(key=lambda r: r[field], reverse=sort in _DESCENDING)
-    return present + missing
+    return (present + missing)[offset : None if limit is None else offset + limit], len(rows)
 
 
-def crosstable(store: Store, tournament: str | None = None) -> dict[str, Any]:
-    """The rated bots in leaderboard order, and per ordered pair the probability the row bot ranks above the column bot.
+def leaderboard(
+    store: Store, tournament: str | None = None, sort: SortKey = SortKey.RANK, *, limit: int | None = None, offset: int = 0
+) -> list[dict[str, Any]]:
+    """The leaderboard (one tournament, or all-time), sorted by ``sort``, rows ``offset`` to ``offset + limit``.
 
-    ``cells[i][j]`` has ``p`` (TrueSkill, None on the diagonal) and the head-to-head record of
-    the pair when they met (``meetings``, ``ahead``, ``behind``, ``ties``).
+    ``rank`` always is the rating rank, whatever the sort.
     """
+    if offset < 0:
+        raise BadRequest(f"offset must be 0 or more, got {offset}")
+    if limit is not None and limit < 1:
+        raise BadRequest(f"limit must be 1 or more, got {limit}")
+    return _board(store, tournament, sort, limit, offset)[0]
+
+
+def leaderboard_page(
+    store: Store, tournament: str | None = None, sort: SortKey = SortKey.RANK, page: int = 1, per_page: int = LEADERBOARD_PER_PAGE
+) -> dict[str, Any]:
+    """One page of the leaderboard: its ``rows``, the ``total`` of rows, ``page`` and ``pages``."""
+    if page < 1:
+        raise BadRequest(f"page must be 1 or more, got {page}")
+    if per_page < 1:
+        raise BadRequest(f"per_page must be 1 or more, got {per_page}")
+    rows, total = _board(store, tournament, sort, per_page, (page - 1) * per_page)
+    pages = max(1, -(-total // per_page))
+    if page > pages:
+        raise BadRequest(f"page {page} is past the last page of the leaderboard ({pages})")
+    return {"rows": rows, "total": total, "page": page, "pages": pages, "per_page": per_page}
+
+
+CROSSTABLE_TOP = 20
+"""The bots a crosstable shows unless told otherwise: the top of the leaderboard."""
+CROSSTABLE_MAX_TOP = 100
+"""The most bots a crosstable page shows; the whole table is the CSV download (:func:`crosstable_csv`)."""
+
+
+def _rated(store: Store, found: Tournament | None, top: int | None = None) -> list[LeaderboardRow]:
+    """The first ``top`` rated bots of the leaderboard (every one with None): the rated come first."""
+    rows = store.leaderboard(None if found is None else found.id, limit=top)
+    return [r for r in rows if r.mu is not None and r.sigma is not None]
+
+
+def crosstable(store: Store, tournament: str | None = None, top: int = CROSSTABLE_TOP) -> dict[str, Any]:
+    """The ``top`` rated bots in leaderboard order, and per ordered pair the probability the row bot finishes above the column bot.
+
+    ``cells[i][j]`` has ``p`` (TrueSkill: the probability of finishing above in a single match,
+    None on the diagonal) and the head-to-head record of the pair when they met
+    (``meetings``, ``ahead``, ``behind``, ``ties``).  ``rated`` counts every rated bot, shown or not.
+    """
+    if not 1 <= top <= CROSSTABLE_MAX_TOP:
+        raise BadRequest(f"top must be between 1 and {CROSSTABLE_MAX_TOP}, got {top}")
     found = _tournament(store, tournament)
-    tid = None if found is None else found.id
     env = env_of(found)
-    rows = [r for r in store.leaderboard(tid) if r.mu is not None and r.sigma is not None]
-    pairs = store.head_to_head(tid)
+    rows = _rated(store, found, top)
+    keys = [r.bot for r in rows]
+    pairs = store.head_to_head(None if found is None else found.id, bots=keys)
     cells: list[list[dict[str, Any]]] = []
     for a in rows:
         line = []
@@ -154,7 +222,58 @@ def crosstable(store: Store, tournament: str | None = None) -> dict[str, Any]:
                 cell.update(meetings=met.meetings, ahead=met.a_ahead, behind=met.b_ahead, ties=met.ties)
             line.append(cell)
         cells.append(line)
-    return {"tournament": tournament, "bots": [r.bot for r in rows], "cells": cells}
+    rated = store.leaderboard_size(None if found is None else found.id, rated=True)
+    return {"tournament": tournament, "bots": keys, "cells": cells, "top": top, "rated": rated}
+
+
+_CSV_CHUNK = 100
+"""The crosstable CSV reads the pairs of this many row bots against this many column bots at a time."""
+
+
+def crosstable_csv(store: Store, tournament: str | None = None) -> Iterator[str]:
+    """The whole crosstable as CSV lines, every rated bot in leaderboard order, streamed a few rows at a time.
+
+    The header row is ``bot`` then every bot's key; each next row is a bot's key then one cell
+    per column bot: ``meetings/ahead/behind/P`` (P: the probability that the row bot finishes
+    above the column bot in a single match, four decimals), ``0/0/0/P`` for a pair that never
+    met, empty on the diagonal.  Ties are ``meetings - ahead - behind``.  The memory it takes
+    is a block of rows, whatever the number of bots.
+    """
+    found = _tournament(store, tournament)
+    tid = None if found is None else found.id
+    env = env_of(found)
+    rows = _rated(store, found)
+    keys = [r.bot for r in rows]
+    ratings = [(r.mu or 0.0, r.sigma or 1.0) for r in rows]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+
+    def flush() -> str:
+        text = out.getvalue()
+        out.seek(0)
+        out.truncate()
+        return text
+
+    writer.writerow(["bot", *keys])
+    yield flush()
+    blocks = [range(start, min(start + _CSV_CHUNK, len(keys))) for start in range(0, len(keys), _CSV_CHUNK)]
+    for block in blocks:
+        mine = {keys[i] for i in block}
+        met: dict[tuple[str, str], HeadToHead] = {}
+        for columns in blocks:
+            pairs = store.head_to_head(tid, bots=mine | {keys[j] for j in columns})
+            met.update((pair, record) for pair, record in pairs.items() if pair[0] in mine)
+        for i in block:
+            cells = [keys[i]]
+            for j, column in enumerate(keys):
+                if i == j:
+                    cells.append("")
+                    continue
+                pair = met.get((keys[i], column))
+                record = "0/0/0" if pair is None else f"{pair.meetings}/{pair.a_ahead}/{pair.b_ahead}"
+                cells.append(f"{record}/{win_probability(env, ratings[i], ratings[j]):.4f}")
+            writer.writerow(cells)
+        yield flush()
 
 
 def bots(store: Store) -> list[dict[str, Any]]:
@@ -198,14 +317,52 @@ def _result_dict(result: StoredResult) -> dict[str, Any]:
     }
 
 
-def _all_results(store: Store, tournament: str | None) -> list[StoredResult]:
+MATCHES_PER_PAGE = 50
+"""Matches on a page of the match list (and the API's default ``per_page``)."""
+
+
+def _known_bot(store: Store, bot: str) -> bool:
+    name, _, version = bot.partition("@")
+    return store.get_bot(name, version or None) is not None or bool(store.bot_keys(name))
+
+
+def _narrowed(store: Store, bot: str, keys: Iterable[str] | None = None) -> str:
+    """``bot`` as the store filters it fastest: a name with one version (``keys``, or looked up) becomes that version's key.
+
+    The store reads one version's matches newest first a page at a time, but every match of
+    every version of a name to find a name's newest ones.
+    """
+    if "@" in bot:
+        return bot
+    found = set(keys) if keys is not None else {b.key for b in store.list_bots() if b.name == bot} | set(store.bot_keys(bot))
+    return found.pop() if len(found) == 1 else bot
+
+
+def _fetch(
+    store: Store, tid: int | None, bot: str | None, faults: bool | None, before: int | None, per_page: int
+) -> tuple[list[StoredResult], int | None]:
+    if before is not None and before < 1:
+        raise BadRequest(f"before must be a cursor a page handed out (1 or more), got {before}")
+    return store.results_page(tid, None if bot is None else _narrowed(store, bot), faults, before=before, limit=per_page)
+
+
+def page_cursor(
+    store: Store, tournament: str | None, bot: str | None, faults: bool | None, page: int, per_page: int = MATCHES_PER_PAGE
+) -> int | None:
+    """The cursor (``before``) of page ``page`` (from 1) of a match list, walking the pages before it; None for page 1.
+
+    :class:`BadRequest` when the list has fewer pages.
+    """
+    if page < 1:
+        raise BadRequest(f"page must be 1 or more, got {page}")
     found = _tournament(store, tournament)
-    chosen = store.list_tournaments() if found is None else [found]
-    return [r for t in chosen for r in store.list_results(t.id)]
-
-
-def _names(seats: Sequence[str]) -> set[str]:
-    return {seat.rsplit("@", 1)[0] for seat in seats} | set(seats)
+    tid = None if found is None else found.id
+    cursor = None
+    for done in range(1, page):
+        cursor = _fetch(store, tid, bot, faults, cursor, per_page)[1]
+        if cursor is None:
+            raise PastTheEnd(f"page {page} is past the last page of these matches ({done})")
+    return cursor
 
 
 def matches(
@@ -214,67 +371,88 @@ def matches(
     bot: str | None = None,
     faults: bool | None = None,
     page: int = 1,
-    per_page: int = 50,
+    per_page: int = MATCHES_PER_PAGE,
+    before: int | None = None,
 ) -> dict[str, Any]:
-    """Final results, newest first, filtered by tournament, bot (name or ``name@version``) and faults, one page."""
-    if page < 1:
-        raise BadRequest(f"page must be 1 or more, got {page}")
+    """Final results, newest first, filtered by tournament, bot (name or ``name@version``) and faults: ``per_page`` of them.
+
+    Pages are keyset pages: ``next`` is the cursor of the next (older) page, None on the last
+    one; pass it back as ``before``.  ``page`` (from 1) is the older way to ask for a page: it
+    walks the pages before it (:func:`page_cursor`), so a cursor is the cheap way past the first
+    few; with ``before``, ``page`` is None.  ``total`` (and ``pages``) count the matches of the
+    list when no bot or fault filter is given, and are None otherwise (counting them would cost
+    as much as listing them all).
+    """
     if per_page < 1:
         raise BadRequest(f"per_page must be 1 or more, got {per_page}")
-    results = _all_results(store, tournament)
-    if bot is not None:
-        known = any(bot in (b.name, b.key) for b in store.list_bots())
-        results = [r for r in results if bot in _names(r.seats)]
-        if not results and not known:
-            raise NotFound(f"no bot named {bot!r}")
-    if faults is not None:
-        results = [r for r in results if any(sum(f.values()) for f in r.faults) == faults]
-    results.sort(key=lambda r: (r.finished_at, r.tournament_id, r.idx), reverse=True)
-    start = (page - 1) * per_page
+    if before is not None and page != 1:
+        raise BadRequest(f"give either before or page, not both (got page {page})")
+    found = _tournament(store, tournament)
+    tid = None if found is None else found.id
+    results: list[StoredResult] = []
+    cursor: int | None = None
+    try:
+        if before is None and page != 1:
+            before = page_cursor(store, tournament, bot, faults, page, per_page)
+        results, cursor = _fetch(store, tid, bot, faults, before, per_page)
+    except PastTheEnd:
+        pass  # an empty page, as an offset past the end gives
+    if bot is not None and not results and before is None and not _known_bot(store, bot):
+        raise NotFound(f"no bot named {bot!r}")
+    # Without a bot or fault filter the count is a sum of the tournaments' counters; with one it would count every
+    # matching match, which is what a page must not cost.
+    total = store.count_results(tid) if bot is None and faults is None else None
     return {
-        "total": len(results),
-        "page": page,
+        "total": total,
+        "page": None if before is not None and page == 1 else page,
         "per_page": per_page,
-        "pages": max(1, -(-len(results) // per_page)),
-        "matches": [_result_dict(r) for r in results[start : start + per_page]],
+        "pages": None if total is None else max(1, -(-total // per_page)),
+        "next": cursor,
+        "matches": [_result_dict(r) for r in results],
     }
 
 
-def bot_detail(store: Store, name: str, recent: int = 20) -> dict[str, Any]:
-    """One bot (by name): its versions, rating history per tournament, place distribution, recent matches, faults."""
+HISTORY_POINTS = 300
+"""The most rating points a bot page reads per tournament and version (long histories are downsampled, the last points exact)."""
+
+
+def bot_detail(store: Store, name: str, recent: int = 20, faults: int = 50) -> dict[str, Any]:
+    """One bot (by name): its versions, rating history per tournament, place distribution, recent matches, faults.
+
+    ``recent`` matches and ``faults`` fault log entries at most, newest first; the history is
+    at most :data:`HISTORY_POINTS` points per tournament and version.
+    """
     versions = [b for b in store.list_bots() if b.name == name]
-    board = {row.bot: row for row in store.leaderboard(None)}
-    unregistered = sorted(key for key, row in board.items() if row.name == name and key not in {b.key for b in versions})
+    registered = {b.key for b in versions}
+    unregistered = [key for key in store.bot_keys(name) if key not in registered]
     if not versions and not unregistered:
         raise NotFound(f"no bot named {name!r}")
-    keys = {b.key for b in versions} | set(unregistered)
-    history: list[dict[str, Any]] = []
+    names = {t.id: t.name for t in store.list_tournaments()}
+    board: dict[str, LeaderboardRow] = {}
     places: Counter[int] = Counter()
-    played: list[StoredResult] = []
-    for tournament in store.list_tournaments():
-        for point in store.rating_history(tournament.id):
-            if point.bot in keys:
-                history.append({"tournament": tournament.name, "idx": point.idx, "bot": point.bot, "mu": point.mu, "sigma": point.sigma})
-        for result in store.list_results(tournament.id):
-            seats = [i for i, seat in enumerate(result.seats) if seat in keys]
-            if not seats:
-                continue
-            played.append(result)
-            if result.places is not None:
-                places.update(result.places[i] for i in seats)
-    played.sort(key=lambda r: (r.finished_at, r.tournament_id, r.idx), reverse=True)
+    history: list[dict[str, Any]] = []
+    keys = [*(b.key for b in versions), *unregistered]
+    for key in keys:
+        summary = store.bot_summary(key)
+        if summary is None:
+            continue
+        board[key] = summary.row
+        places.update(summary.places)
+        for tid in summary.tournaments:
+            history += [
+                {"tournament": names[tid], "idx": point.idx, "bot": point.bot, "mu": point.mu, "sigma": point.sigma}
+                for point in store.rating_history(tid, key, max_points=HISTORY_POINTS)
+            ]
     fault_log = [
         {
-            "match_id": r.match_id,
-            "tournament": r.tournament,
-            "bot": r.seats[i],
-            "seat": i,
-            "faults": dict(r.faults[i]),
-            "finished_at": r.finished_at,
+            "match_id": f.match_id,
+            "tournament": f.tournament,
+            "bot": f.bot,
+            "seat": f.seat,
+            "faults": dict(f.faults),
+            "finished_at": f.finished_at,
         }
-        for r in played
-        for i, seat in enumerate(r.seats)
-        if seat in keys and r.faults[i]
+        for f in store.fault_log(_narrowed(store, name, keys), faults)
     ]
     return {
         "name": name,
@@ -294,8 +472,8 @@ def bot_detail(store: Store, name: str, recent: int = 20) -> dict[str, Any]:
             for key in unregistered
         ],
         "history": history,
-        "places": {str(place): count for place, count in sorted(places.items())},
-        "recent_matches": [_result_dict(r) for r in played[:recent]],
+        "places": {str(place): count for place, count in sorted(places.items()) if count},
+        "recent_matches": [_result_dict(r) for r in store.recent_results(_narrowed(store, name, keys), recent)],
         "fault_log": fault_log,
     }
 

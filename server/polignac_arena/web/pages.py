@@ -14,7 +14,8 @@ from markupsafe import Markup
 from polignac_arena.plaintext import plain
 from polignac_arena.store import Store
 from polignac_arena.web import data
-from polignac_arena.web.svg import rating_chart
+from polignac_arena.web.live import LiveMark
+from polignac_arena.web.svg import rating_chart, sparkline
 
 __all__ = ["Links", "environment", "page_bot", "page_crosstable", "page_error", "page_leaderboard", "page_matches", "page_replay", "slug"]
 
@@ -41,23 +42,32 @@ class Links:
     def tournament(self, name: str) -> str:
         return self._root + (f"tournaments/{slug(name)}.html" if self.static_site else f"tournaments/{quote(name, safe='')}")
 
-    def crosstable(self, tournament: str | None = None) -> str:
+    def leaderboard(self, tournament: str | None, sort: str, page: int) -> str:
+        """A leaderboard page (the static site has one page holding every row)."""
+        if self.static_site:
+            return self.home() if tournament is None else self.tournament(tournament)
+        query = urlencode({k: v for k, v in (("sort", sort if sort != "rank" else None), ("page", page if page > 1 else None)) if v})
+        return (self.home() if tournament is None else self.tournament(tournament)) + ("?" + query if query else "")
+
+    def crosstable(self, tournament: str | None = None, top: int | None = None) -> str:
         if self.static_site:
             return self._root + f"crosstable/{'all' if tournament is None else 't-' + slug(tournament)}.html"
-        return self._root + "crosstable" + ("" if tournament is None else "?" + urlencode({"tournament": tournament}))
+        query = urlencode({k: v for k, v in (("tournament", tournament), ("top", top)) if v is not None})
+        return self._root + "crosstable" + ("?" + query if query else "")
+
+    def crosstable_csv(self, tournament: str | None = None) -> str:
+        """The whole crosstable as CSV."""
+        if self.static_site:
+            return self._root + f"crosstable/{'all' if tournament is None else 't-' + slug(tournament)}.csv"
+        return self._root + "crosstable.csv" + ("" if tournament is None else "?" + urlencode({"tournament": tournament}))
 
     def bot(self, name: str) -> str:
         return self._root + (f"bots/{slug(name)}.html" if self.static_site else f"bots/{quote(name, safe='')}")
 
-    def matches(self, tournament: str | None = None, bot: str | None = None, faults: bool | None = None, page: int = 1) -> str:
+    def matches(self, tournament: str | None = None, bot: str | None = None, faults: bool | None = None, before: int | None = None) -> str:
         if self.static_site:
             return self._root + f"matches/{'index' if tournament is None else 't-' + slug(tournament)}.html"
-        query = {
-            "tournament": tournament,
-            "bot": bot,
-            "faults": None if faults is None else str(faults).lower(),
-            "page": page if page > 1 else None,
-        }
+        query = {"tournament": tournament, "bot": bot, "faults": None if faults is None else str(faults).lower(), "before": before}
         text = urlencode({k: v for k, v in query.items() if v is not None})
         return self._root + "matches" + ("?" + text if text else "")
 
@@ -87,6 +97,28 @@ def _tojson(value: Any) -> Markup:
     return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
+def _trend(recent_mu: Any) -> Markup:
+    """A leaderboard cell's rating trend: a sparkline of the latest mu values and the change over them."""
+    values = [float(v) for v in recent_mu or ()]
+    if len(values) < 2:
+        return Markup("")
+    change = values[-1] - values[0]
+    arrow = "▲" if change > 0 else "▼" if change < 0 else "="
+    kind = "up" if change > 0 else "down" if change < 0 else "flat"
+    return Markup(sparkline(values)) + Markup(f' <span class="delta {kind}">{arrow}{abs(change):.1f}</span>')
+
+
+def _percent(p: float | None) -> str:
+    """A probability as a whole percentage, never rounded to a certainty it is not (99.97 % shows as >99 %)."""
+    if p is None:
+        return "-"
+    if p > 0.99:
+        return ">99%"
+    if p < 0.01:
+        return "<1%"
+    return f"{p * 100:.0f}%"
+
+
 def _shown(value: Any) -> Any:
     """Every value a template prints: text goes through :func:`plain` (autoescaping covers HTML, not control characters)."""
     if isinstance(value, Markup):
@@ -105,6 +137,8 @@ def environment() -> jinja2.Environment:
     env.filters["num"] = _number
     env.filters["colour"] = _colour
     env.filters["tojson_script"] = _tojson
+    env.filters["trend"] = _trend
+    env.filters["percent"] = _percent
     env.filters["faults"] = lambda counts: ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"
     return env
 
@@ -112,23 +146,47 @@ def environment() -> jinja2.Environment:
 _ENV = environment()
 
 
-def _render(name: str, links: Links, store: Store | None, **context: Any) -> str:
+def _render(name: str, links: Links, store: Store | None, live: LiveMark | None = None, **context: Any) -> str:
     tournaments = [t.name for t in store.list_tournaments()] if store is not None else []
-    return _ENV.get_template(name).render(links=links, nav_tournaments=tournaments, **context)
+    return _ENV.get_template(name).render(links=links, nav_tournaments=tournaments, live=live, **context)
 
 
-def page_leaderboard(store: Store, links: Links, tournament: str | None = None, sort: data.SortKey = data.SortKey.RANK) -> str:
-    """The leaderboard page (all-time or one tournament)."""
-    rows = data.leaderboard(store, tournament, sort)
+def _tie_bands(rows: list[dict[str, Any]]) -> list[str | None]:
+    """Per row (in rank order), the shade of its run of tied rows (a row and those tied to it below), None outside one.
+
+    Neighbouring runs alternate shades; a page that starts inside a run continues it.
+    """
+    bands: list[str | None] = [None] * len(rows)
+    run = 0
+    for i, row in enumerate(rows):
+        if row["tied"]:
+            shade = "odd" if run % 2 else "even"
+            bands[i] = shade
+            if i > 0 and bands[i - 1] is None:
+                bands[i - 1] = shade  # the head of the run: the row the tied one is not separated from
+        elif i > 0 and rows[i - 1]["tied"]:
+            run += 1
+    return bands
+
+
+def page_leaderboard(
+    store: Store, links: Links, tournament: str | None = None, sort: data.SortKey = data.SortKey.RANK, page: int = 1,
+    per_page: int = data.LEADERBOARD_PER_PAGE, live: LiveMark | None = None,
+) -> str:  # fmt: skip
+    """The leaderboard page (all-time or one tournament), ``per_page`` rows from ``page``; ``live``: it redraws itself."""
+    board = data.leaderboard_page(store, tournament, sort, page, per_page)
+    rows = board["rows"]
     detail = data.tournament_detail(store, tournament) if tournament is not None else None
+    bands = _tie_bands(rows)
     return _render(
-        "leaderboard.html", links, store, rows=rows, tournament=tournament, detail=detail, sort=str(sort),
+        "leaderboard.html", links, store, live, rows=rows, board=board, tournament=tournament, detail=detail, sort=str(sort),
         sort_keys=[str(k) for k in data.SortKey], title=f"Leaderboard: {tournament or 'all-time'}",
-        tournaments=data.tournaments(store) if tournament is None else [],
+        tournaments=data.tournaments(store) if tournament is None else [], bands=bands,
+        average_place_meaningful=all(row["average_place_meaningful"] for row in rows),
     )  # fmt: skip
 
 
-def page_bot(store: Store, links: Links, name: str) -> str:
+def page_bot(store: Store, links: Links, name: str, live: LiveMark | None = None) -> str:
     """A bot's page: versions, rating chart, places, recent matches, fault log."""
     bot = data.bot_detail(store, name)
     series: dict[tuple[str, str], list[tuple[float, float]]] = {}
@@ -138,23 +196,23 @@ def page_bot(store: Store, links: Links, name: str) -> str:
         (tournament, Markup(rating_chart([(key, pts)])))  # built from numbers and escaped labels
         for (tournament, key), pts in series.items()
     ]
-    return _render("bot.html", links, store, bot=bot, charts=charts, title=f"Bot {name}")
+    return _render("bot.html", links, store, live, bot=bot, charts=charts, title=f"Bot {name}")
 
 
-def page_crosstable(store: Store, links: Links, tournament: str | None = None) -> str:
-    """The crosstable, cells coloured by the probability that the row bot ranks above the column bot."""
-    table = data.crosstable(store, tournament)
+def page_crosstable(store: Store, links: Links, tournament: str | None = None, top: int = data.CROSSTABLE_TOP) -> str:
+    """The crosstable of the ``top`` bots, cells coloured by the probability that the row bot finishes above the column bot."""
+    table = data.crosstable(store, tournament, top)
     return _render("crosstable.html", links, store, table=table, tournament=tournament, title=f"Crosstable: {tournament or 'all-time'}")
 
 
 def page_matches(
-    store: Store, links: Links, tournament: str | None = None, bot: str | None = None, faults: bool | None = None, page: int = 1,
-    per_page: int = 50,
+    store: Store, links: Links, tournament: str | None = None, bot: str | None = None, faults: bool | None = None,
+    before: int | None = None, per_page: int = data.MATCHES_PER_PAGE, live: LiveMark | None = None,
 ) -> str:  # fmt: skip
-    """The match list with its filters."""
-    listing = data.matches(store, tournament, bot, faults, page, per_page)
+    """The match list with its filters: ``per_page`` matches, older than the cursor ``before``."""
+    listing = data.matches(store, tournament, bot, faults, per_page=per_page, before=before)
     return _render(
-        "matches.html", links, store, listing=listing, tournament=tournament, bot=bot, faults=faults,
+        "matches.html", links, store, live, listing=listing, tournament=tournament, bot=bot, faults=faults, before=before,
         bots=sorted({b.name for b in store.list_bots()}), title="Matches",
     )  # fmt: skip
 

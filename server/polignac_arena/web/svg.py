@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-__all__ = ["rating_chart"]
+__all__ = ["rating_chart", "sparkline"]
 
 _COLOURS = ("#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#bf3989")
 
@@ -53,3 +53,24 @@ def rating_chart(series: Sequence[tuple[str, Sequence[tuple[float, float]]]], wi
         parts.append(f'<text x="{left + 6}" y="{top + 14 + 12 * number}" font-size="11" fill="{colour}">{escape(label)}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def sparkline(values: Sequence[float], width: int = 60, height: int = 16) -> str:
+    """A tiny inline SVG line of ``values`` (oldest first) for a table cell, coloured by its direction; empty for fewer than two."""
+    if len(values) < 2:
+        return ""
+    low, high = min(values), max(values)
+    span = high - low if high - low > 1e-9 else 1.0
+    pad = 2
+
+    def y(value: float) -> float:
+        return pad + (height - 2 * pad) * (high - value) / span if high - low > 1e-9 else height / 2
+
+    step = (width - 2 * pad) / (len(values) - 1)
+    points = " ".join(f"{pad + step * i:.1f},{y(v):.1f}" for i, v in enumerate(values))
+    direction = "up" if values[-1] > values[0] else "down" if values[-1] < values[0] else "flat"
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="sparkline {direction}" viewBox="0 0 {width} {height}" width="{width}"'
+        f' height="{height}" role="img" aria-label="mu over the last {len(values)} rated matches: {direction}">'
+        f'<polyline points="{points}" fill="none" stroke="currentColor" stroke-width="1.5"/></svg>'
+    )

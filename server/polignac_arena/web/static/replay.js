@@ -1,5 +1,9 @@
-// The Polignac Arena replay viewer: steps through a match's engine events (auction, tricks, hand results).
+// The Polignac Arena replay viewer: the table as the players see it, stepped through a match's engine events.
 // Data: the JSON in <script id="replay-data">; buttons and the arrow keys (Home/End too) move the step.
+// Seats sit round the table in play order (seat 0 at the bottom, the play going to its left, clockwise on the
+// screen); each shows its name, its hand face up (the record holds every hand), its running totals and marks
+// for the dealer, the leader of the trick and whose turn it is. The trick lies in the middle, each card in
+// front of the seat that played it. A text log of every event so far sits beside the table.
 // data.cards says how each card is shown under the ruleset's faces (French J\u2660, or German Gras-Unter):
 // the server computes it with polignac.faces, so the viewer and the text renderings name cards alike.
 (function () {
@@ -10,7 +14,17 @@
   var cards = data.cards || {};
   var rules = data.rules || {};
   var playOn = rules.tiebreak === "play-on";
+  var german = rules.faces === "german";
+  var pointCards = rules.penalty_cards || {};
+  // Few point cards (the Jacks, an Ober) are shown one by one as a seat takes them; many (card points) as a sum.
+  var showTaken = Object.keys(pointCards).length <= 8;
   var SUITS = { S: ["\u2660", "black", "spades"], H: ["\u2665", "red", "hearts"], D: ["\u2666", "red", "diamonds"], C: ["\u2663", "black", "clubs"] };
+  // Where each seat sits, seat 0 first, going to its left (clockwise seen from above), by table size.
+  var PLACES = {
+    2: ["s", "n"], 3: ["s", "w", "e"], 4: ["s", "w", "n", "e"],
+    5: ["s", "w", "nw", "ne", "e"], 6: ["s", "sw", "nw", "n", "ne", "se"],
+  };
+  var places = PLACES[names.length] || PLACES[6];
   var step = 0; // number of events applied
   var el = function (id) { return document.getElementById(id); };
 
@@ -27,9 +41,18 @@
     span.className = "card " + f.colour + (extra ? " " + extra : "");
     span.title = f.name;
     if (f.polignac) { span.className += " polignac"; span.title = "the Polignac (" + f.name + ")"; }
+    // German cards carry their suit's letter (E G H S) as a pip drawn by the style sheet, outside the text.
+    if (german) { span.setAttribute("data-pip", f.suit.charAt(0)); }
     span.textContent = f.text;
     span.setAttribute("data-card", code);
     return span;
+  }
+
+  function textNode(tag, cls, text) {
+    var node = document.createElement(tag);
+    node.className = cls;
+    node.textContent = text;
+    return node;
   }
 
   // The parts of a seat's hand score (the hand_ended event's result), in words.
@@ -45,15 +68,27 @@
 
   var EXCEPTIONS = { every_trick: "every trick taken", big_take: "big take" };
   function seatName(seat) { return names[seat] !== undefined ? names[seat] : "seat " + seat; }
+  function signed(x) { return (x > 0 ? "+" : x < 0 ? "\u2212" : "") + Math.abs(x); }
+
+  function freshTaken() {
+    return names.map(function () { return { tricks: 0, cards: [], points: 0, faults: 0 }; });
+  }
 
   // The state after the first n events.
   function stateAt(n) {
-    var s = { hands: [], trick: [], auction: [], tricks: [], results: [], caption: "Start of the match", toPlay: null, hand: 0, turned: null };
+    var s = {
+      hands: [], trick: [], auction: [], tricks: [], results: [], log: [], caption: "Start of the match",
+      hand: 0, turned: null, seats: names.map(function (_, k) { return k; }), dealer: null, leader: null,
+      winner: null, contract: null, totals: names.map(function () { return 0; }), scores: null,
+      taken: freshTaken(), out: {}, turn: null, bidding: false, over: false,
+    };
     for (var i = 0; i < n; i++) {
       var e = events[i];
       switch (e.event) {
         case "hand_dealt":
           s.hand = e.hand_number; s.hands = []; s.trick = []; s.auction = []; s.tricks = [];
+          s.seats = e.seats.slice(); s.dealer = e.dealer; s.leader = null; s.winner = null; s.contract = null;
+          s.scores = null; s.taken = freshTaken();
           e.seats.forEach(function (seat, k) { s.hands[seat] = e.hands[k].slice(); });
           s.turned = e.turned || null;
           s.caption = "Hand " + e.hand_number + " dealt (dealer " + seatName(e.dealer) + ")" + (e.tiebreak ? (playOn ? ", play-on" : ", tiebreak") : "");
@@ -61,48 +96,113 @@
           break;
         case "declared":
           s.auction.push(seatName(e.seat) + ": " + e.contract);
-          s.caption = seatName(e.seat) + " declares " + e.contract; s.toPlay = e.seat;
+          if (e.contract !== "pass") { s.contract = { seat: e.seat, contract: e.contract }; }
+          s.caption = seatName(e.seat) + (e.contract === "pass" ? " passes" : " declares " + e.contract);
           break;
         case "card_played":
-          if (s.trick.length && s.trickDone) { s.trick = []; }
-          s.trickDone = false;
+          if (s.winner !== null) { s.trick = []; s.winner = null; }
+          if (!s.trick.length) { s.leader = e.seat; }
           var hand = s.hands[e.seat] || [];
           var at = hand.indexOf(e.card); if (at >= 0) { hand.splice(at, 1); }
           s.trick.push([e.seat, e.card]);
-          s.caption = seatName(e.seat) + " plays " + face(e.card).text; s.toPlay = e.seat;
+          s.caption = seatName(e.seat) + " plays " + face(e.card).text;
           break;
         case "trick_won":
           s.tricks.push({ number: e.trick_number, winner: e.winner, cards: e.cards });
-          s.trickDone = true;
-          s.caption = "Trick " + e.trick_number + " won by " + seatName(e.winner); s.toPlay = e.winner;
+          s.winner = e.winner;
+          var taken = s.taken[e.winner];
+          if (taken) {
+            taken.tricks += 1;
+            e.cards.forEach(function (c) { if (pointCards[c]) { taken.cards.push(c); taken.points += pointCards[c]; } });
+          }
+          s.caption = "Trick " + e.trick_number + " won by " + seatName(e.winner);
           break;
         case "penalty_added":
+          if (s.taken[e.seat]) { s.taken[e.seat].faults += e.points; }
           s.caption = seatName(e.seat) + " gets " + e.points + " penalty points (" + e.reason + ")";
           break;
         case "hand_ended":
           s.results.push(e);
+          s.totals = e.totals.slice(); s.scores = e.scores.slice();
           s.caption = "Hand " + e.hand_number + " ends: scores " + e.scores.join(", ");
           break;
         case "forfeited":
+          s.out[e.seat] = true;
           s.caption = seatName(e.seat) + " forfeits: " + e.reason;
           break;
         case "tiebreak_started":
           s.caption = (playOn ? "Play-on hand " + e.round + ", everyone plays; tied: " : "Tiebreak round " + e.round + " between ") + e.seats.map(seatName).join(", ");
           break;
         case "match_ended":
+          s.totals = e.totals.slice(); s.over = true;
           s.caption = "Match over: places " + e.places.join(", ") + ", totals " + e.totals.join(", ") + (data.direction ? " (" + data.direction + ")" : "");
           break;
         default:
           s.caption = e.event;
       }
+      s.log.push(s.caption);
     }
+    // Whose turn: the seat of the next decision, if the next event is one.
+    var next = events[n];
+    if (next && (next.event === "card_played" || next.event === "declared")) { s.turn = next.seat; s.bidding = next.event === "declared"; }
     return s;
   }
 
-  function render() {
-    var s = stateAt(step);
-    el("position").textContent = "step " + step + " / " + events.length;
-    el("caption").textContent = s.caption;
+  function badge(text, cls) { return textNode("span", "badge " + cls, text); }
+
+  function seatNode(s, seat) {
+    var div = document.createElement("div");
+    var inHand = s.seats.indexOf(seat) >= 0;
+    div.className = "seat at-" + places[seat] + (s.turn === seat ? " to-play" : "") + (inHand ? "" : " sits-out") + (s.out[seat] ? " forfeited" : "");
+    div.setAttribute("data-seat", seat);
+    div.setAttribute("data-place", places[seat]);
+    var head = document.createElement("div"); head.className = "name";
+    head.appendChild(textNode("span", "who", seat + ". " + seatName(seat)));
+    if (s.dealer === seat) { head.appendChild(badge("dealer", "dealer")); }
+    if (s.leader === seat && s.trick.length) { head.appendChild(badge("leads", "leads")); }
+    if (s.contract && s.contract.seat === seat) { head.appendChild(badge(s.contract.contract, "declarer")); }
+    if (s.turn === seat) { head.appendChild(badge(s.bidding ? "to bid" : "to play", "turn")); }
+    if (s.out[seat]) { head.appendChild(badge("forfeited", "out")); }
+    div.appendChild(head);
+    var hand = document.createElement("div"); hand.className = "hand";
+    (s.hands[seat] || []).forEach(function (c) { hand.appendChild(cardNode(c)); });
+    div.appendChild(hand);
+    div.appendChild(scoreNode(s, seat));
+    return div;
+  }
+
+  // The running totals of a seat: the match total, then what it took in this hand (or the hand's score).
+  function scoreNode(s, seat) {
+    var div = document.createElement("div"); div.className = "score";
+    div.appendChild(textNode("span", "total", "total " + s.totals[seat]));
+    var taken = s.taken[seat];
+    var parts = [taken.tricks + (taken.tricks === 1 ? " trick" : " tricks")];
+    if (taken.points) { parts.push(taken.points + " card pts"); }
+    if (taken.faults) { parts.push(taken.faults + " fault pts"); }
+    div.appendChild(textNode("span", "taken", " \u00b7 this hand: " + parts.join(", ")));
+    if (showTaken) { taken.cards.forEach(function (c) { div.appendChild(cardNode(c, "mini")); }); }
+    if (s.scores) { div.appendChild(textNode("span", "hand-score", " \u00b7 scores " + signed(s.scores[seat]))); }
+    return div;
+  }
+
+  // The middle of the table: the trick, each card in front of the seat that played it.
+  function renderTrick(s) {
+    var div = el("trick");
+    if (!div) { return; }
+    div.innerHTML = "";
+    s.trick.forEach(function (p) {
+      var spot = document.createElement("div");
+      spot.className = "spot at-" + places[p[0]];
+      spot.setAttribute("data-seat", p[0]);
+      spot.appendChild(cardNode(p[1], "played" + (s.winner === p[0] ? " wins" : "")));
+      div.appendChild(spot);
+    });
+    var middle = s.over ? "match over" : s.winner !== null ? "trick " + s.tricks.length + " to " + seatName(s.winner)
+      : s.trick.length ? "trick " + (s.tricks.length + 1) : s.hand ? "hand " + s.hand : "";
+    div.appendChild(textNode("div", "middle", middle));
+  }
+
+  function renderInfo(s) {
     var trumps = el("trumps");
     if (trumps) {
       trumps.innerHTML = "";
@@ -111,21 +211,23 @@
         trumps.appendChild(cardNode(s.turned, "turned"));
       }
     }
-    var table = el("table"); table.innerHTML = "";
-    names.forEach(function (name, seat) {
-      var div = document.createElement("div");
-      div.className = "seat" + (s.toPlay === seat ? " to-play" : "");
-      div.setAttribute("data-seat", seat);
-      var title = document.createElement("div"); title.className = "name"; title.textContent = seat + ". " + name;
-      div.appendChild(title);
-      var hand = document.createElement("div"); hand.className = "hand";
-      (s.hands[seat] || []).forEach(function (c) { hand.appendChild(cardNode(c)); });
-      div.appendChild(hand);
-      var played = document.createElement("div"); played.className = "in-trick";
-      s.trick.forEach(function (p) { if (p[0] === seat) { played.appendChild(document.createTextNode("plays ")); played.appendChild(cardNode(p[1], "played")); } });
-      div.appendChild(played);
-      table.appendChild(div);
-    });
+    var contract = el("contract");
+    if (contract) {
+      var passed = s.auction.length && s.auction.length === s.seats.length;
+      contract.textContent = s.contract ? "Contract: " + s.contract.contract + " by " + seatName(s.contract.seat)
+        : passed ? "No contract: all passed" : s.auction.length ? "Auction: " + s.auction.join(", ") : "";
+    }
+  }
+
+  function renderLogs(s) {
+    var log = el("log");
+    if (log) {
+      log.innerHTML = "";
+      s.log.forEach(function (line, k) {
+        log.appendChild(textNode("li", k === s.log.length - 1 ? "current" : "", line));
+      });
+      log.scrollTop = log.scrollHeight || 0;
+    }
     var auction = el("auction"); auction.innerHTML = "";
     s.auction.forEach(function (line) { var li = document.createElement("li"); li.textContent = line; auction.appendChild(li); });
     var tricks = el("tricks"); tricks.innerHTML = "";
@@ -157,6 +259,19 @@
         results.appendChild(tr);
       });
     }
+  }
+
+  function render() {
+    var s = stateAt(step);
+    el("position").textContent = "step " + step + " / " + events.length;
+    el("caption").textContent = s.caption;
+    renderInfo(s);
+    var felt = el("felt");
+    if (felt) { felt.className = "felt players-" + names.length + (german ? " german" : ""); }
+    var table = el("table"); table.innerHTML = "";
+    names.forEach(function (_, seat) { table.appendChild(seatNode(s, seat)); });
+    renderTrick(s);
+    renderLogs(s);
   }
 
   function go(n) { step = Math.max(0, Math.min(events.length, n)); render(); }

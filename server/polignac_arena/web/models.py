@@ -1,0 +1,268 @@
+"""What the JSON API answers with: one pydantic model per body, so ``/openapi.json`` describes every route's answer.
+
+The routes of :mod:`polignac_arena.web.app` declare these as their ``response_model``; the data
+layer (:mod:`polignac_arena.web.data`) still builds plain dicts, which FastAPI checks against
+them.  Models refuse keys they do not declare: a field added to the data layer but not here
+fails the API tests instead of vanishing from the answers and the schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from polignac_arena.statuses import MatchStatus, TournamentStatus
+
+__all__ = [
+    "BotDetail",
+    "BotSummary",
+    "BotVersion",
+    "BotVersionSummary",
+    "CardFace",
+    "Crosstable",
+    "CrosstableCell",
+    "ErrorOut",
+    "FaultEntry",
+    "LeaderboardRow",
+    "MatchPage",
+    "MatchResult",
+    "RatingPoint",
+    "RatingRow",
+    "Replay",
+    "ReplayEvent",
+    "Stamp",
+    "TournamentDetail",
+    "TournamentStamp",
+    "TournamentSummary",
+]
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorOut(_Out):
+    """A refusal: a bad parameter (400), an unknown tournament, bot, match or path (404), or an author's refusal."""
+
+    error: str = Field(description="what was wrong, in one lowercase sentence quoting the bad value")
+
+
+class TournamentSummary(_Out):
+    """A tournament's name, status, dates and progress."""
+
+    name: str
+    status: TournamentStatus
+    format: str | None = Field(description="round-robin, duplicate or ladder (None for a league)")
+    created_at: str
+    updated_at: str
+    fixtures: int = Field(description="matches scheduled")
+    done: int = Field(description="fixtures with their final result")
+    rated: int = Field(description="fixtures whose result the ratings include")
+    void: int = Field(description="final results that were not finished (aborted or errored)")
+    attempts: int = Field(description="failed attempts that were retried")
+    faults: dict[str, int] = Field(description="fault counts by kind over the final results")
+
+
+class TournamentDetail(TournamentSummary):
+    """One tournament: its summary, entrants and configuration."""
+
+    config: dict[str, Any] = Field(description="the stored configuration (the tournament or league file, as JSON)")
+    entrants: list[str]
+
+
+class RatingRow(_Out):
+    """One bot version's rating and statistics over its finished matches."""
+
+    rank: int = Field(description="the place in rating order (mu - 3 sigma, highest first), from 1")
+    bot: str = Field(description="name@version")
+    name: str
+    version: str
+    mu: float | None = Field(description="None before its first rated match")
+    sigma: float | None
+    matches: int
+    wins: int = Field(description="matches in first place, shared first places included")
+    average_place: float | None
+    average_penalty_per_hand: float | None
+    faults: dict[str, int]
+    conservative: float | None = Field(description="mu - 3 sigma, the order of the leaderboard")
+    fault_total: int
+    recent_mu: list[float] = Field(default_factory=list, description="the bot's latest mu values, oldest first (the rating trend)")
+
+
+class LeaderboardRow(RatingRow):
+    """A leaderboard line: the rating, and how sure the board is of its place."""
+
+    p_above_stronger: float | None = Field(
+        default=None,
+        description="the probability that the bot one rank above is really stronger than this one "
+        "(None for the first rated bot and for unrated ones)",
+    )
+    tied: bool = Field(default=False, description="not separated from the bot one rank above at 95 %: the order of the two is not known")
+    average_place_meaningful: bool = Field(
+        default=True,
+        description="false where the schedule makes average places incomparable: the all-time board, ladders and leagues",
+    )
+
+
+class CrosstableCell(_Out):
+    """The row bot against the column bot."""
+
+    p: float | None = Field(
+        description="the probability that the row bot finishes above the column bot in ONE match (TrueSkill, performance noise "
+        "included); None on the diagonal"
+    )
+    meetings: int = Field(description="finished matches where both sat at the table")
+    ahead: int = Field(description="of them, those the row bot finished ahead in")
+    behind: int
+    ties: int
+
+
+class Crosstable(_Out):
+    """The top rated bots in leaderboard order, and a cell per ordered pair (the whole table: /crosstable.csv)."""
+
+    tournament: str | None
+    bots: list[str]
+    cells: list[list[CrosstableCell]] = Field(description="cells[i][j]: bots[i] against bots[j]")
+    top: int = Field(description="the most bots asked for")
+    rated: int = Field(description="every rated bot, shown or not")
+
+
+class BotVersionSummary(_Out):
+    """One version of a bot, with its latest all-time rating."""
+
+    version: str
+    key: str = Field(description="name@version")
+    language: str
+    added_at: str
+    mu: float | None
+    sigma: float | None
+    matches: int
+
+
+class BotSummary(_Out):
+    """A bot name and its versions."""
+
+    name: str
+    versions: list[BotVersionSummary]
+
+
+class RatingPoint(_Out):
+    """The rating of one version after one rated match of a tournament."""
+
+    tournament: str
+    idx: int = Field(description="the fixture's index in the tournament's schedule")
+    bot: str
+    mu: float
+    sigma: float
+
+
+class MatchResult(_Out):
+    """A stored match result (the final one of its fixture, or an attempt)."""
+
+    match_id: str
+    tournament: str
+    idx: int
+    seats: list[str] = Field(description="name@version by seat")
+    status: MatchStatus
+    final: bool
+    places: list[int] | None = Field(description="by seat, 1 the best; None for a match that did not finish")
+    totals: list[int]
+    penalties: list[int]
+    faults: list[dict[str, int]] = Field(description="fault counts by kind, by seat")
+    fault_total: int
+    hands: int
+    duration_s: float | None
+    finished_at: str
+    node: str | None = Field(description="the machine or cluster node that played it, when known")
+
+
+class FaultEntry(_Out):
+    """Faults of one version in one match."""
+
+    match_id: str
+    tournament: str
+    bot: str
+    seat: int
+    faults: dict[str, int]
+    finished_at: str
+
+
+class BotVersion(_Out):
+    """One version of a bot: registered, or only seen in results."""
+
+    version: str
+    key: str
+    language: str | None = Field(description="None for a version that is in results but not registered")
+    digest: str | None
+    added_at: str | None
+    rating: RatingRow | None = Field(description="its all-time leaderboard line; None before its first match")
+
+
+class BotDetail(_Out):
+    """One bot: versions, rating history, place counts, recent matches and fault log."""
+
+    name: str
+    versions: list[BotVersion]
+    history: list[RatingPoint]
+    places: dict[str, int] = Field(description="how often it finished in each place (the place as text)")
+    recent_matches: list[MatchResult]
+    fault_log: list[FaultEntry]
+
+
+class MatchPage(_Out):
+    """One page of final results, newest first."""
+
+    total: int | None = Field(description="matches in the list; None with a bot or fault filter (counting would cost a full scan)")
+    page: int | None = Field(description="the page number asked for; None for a page asked by its cursor (before)")
+    per_page: int
+    pages: int | None = Field(description="pages in the list, when total is known")
+    next: int | None = Field(description="the cursor of the next (older) page: pass it as before; None on the last page")
+    matches: list[MatchResult]
+
+
+class ReplayEvent(BaseModel):
+    """One engine event (``polignac.engine``'s ``to_dict``): its kind in ``event``, the rest by kind."""
+
+    model_config = ConfigDict(extra="allow")
+
+    event: str
+
+
+class CardFace(_Out):
+    """How the replay viewer shows one card."""
+
+    text: str
+    name: str
+    suit: str
+    colour: str = Field(description="a class for the suit's colour")
+    polignac: bool = Field(description="the Polignac of this game")
+
+
+class Replay(MatchResult):
+    """A match re-run through the engine from its record."""
+
+    names: list[str]
+    events: list[ReplayEvent]
+    divergence: str | None = Field(description="why the record does not replay, or where it departs from the engine; None when it replays")
+    rules: dict[str, Any] | None = Field(description="the ruleset (Ruleset.to_dict); None when the record does not replay")
+    direction: str | None = Field(description="which totals are better, in words")
+    cards: dict[str, CardFace] = Field(description="by card as wire text")
+
+
+class TournamentStamp(_Out):
+    """What changes in a tournament when a result is stored."""
+
+    name: str
+    status: TournamentStatus
+    rated: int
+    updated_at: str
+
+
+class Stamp(_Out):
+    """A cheap mark of the store's state: a page polls it and reloads its live parts when it changes."""
+
+    key: str = Field(description="changes whenever anything below changes: compare it with the one a page was drawn with")
+    last_result: int = Field(description="the id of the latest stored result (0: none yet); it grows with every result")
+    last_fixture: int = Field(description="grows with every fixture scheduled (a ladder schedules as it starts matches)")
+    tournaments: list[TournamentStamp]
