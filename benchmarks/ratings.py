@@ -70,6 +70,7 @@ from polignac.bots import HeuristicBot
 from polignac_arena.league.config import LEAGUE_TRUESKILL
 from polignac_arena.league.entrants import Entrant
 from polignac_arena.league.ladder import pick_table
+from polignac_arena.matchmaking import Meetings
 from polignac_arena.players import play_local
 from polignac_arena.ratings import TRUESKILL_DEFAULTS, Rating, RatingEnv, conservative, rate_duplicate, rate_result
 from polignac_arena.schedule import duplicate, ladder_next, round_robin, round_size
@@ -348,7 +349,8 @@ class LadderRun:
 
     def __post_init__(self) -> None:
         self.ratings: dict[str, Rating] = {}
-        self.games = dict.fromkeys(self.entrants, 0)
+        self.meetings = Meetings()  # games and pair meetings, as the tournament runner and the league keep them
+        self.games = self.meetings.games
         self.last: frozenset[str] | None = None
         self.index = 0
         self.tracker = Tracker(self.entrants)
@@ -358,14 +360,17 @@ class LadderRun:
     def next_table(self) -> tuple[str, ...]:
         if self.league:
             recent = Counter(name for seats in self.history[-LEAGUE_WINDOW:] for name in seats)
-            table = pick_table(self.as_entrants, TABLE, self.ratings, self.games, recent, {}, self.seed + self.index, self.env)
+            table = pick_table(
+                self.as_entrants, TABLE, self.ratings, self.games, recent, {}, self.seed + self.index, self.env, meetings=self.meetings
+            )
             assert table is not None
             seats = table
             self.history.append(seats)
         else:
-            seats = ladder_next(self.entrants, TABLE, self.ratings, self.games, self.last, self.seed + self.index, self.env)
-        for name in seats:
-            self.games[name] += 1
+            seats = ladder_next(
+                self.entrants, TABLE, self.ratings, self.games, self.last, self.seed + self.index, self.env, meetings=self.meetings
+            )
+        self.meetings.record(seats)
         self.last = frozenset(seats)
         self.index += 1
         return seats

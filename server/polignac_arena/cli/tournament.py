@@ -78,6 +78,8 @@ def run(
             console.print(f"Tournament {config.name!r} is already finished in {db}: its leaderboard follows (use --db for a new store).")
         elif outcome.failed:
             console.print(f"{outcome.failed} match(es) did not finish: run again with --resume to play them.")
+        if outcome.stop_reason:
+            console.print(outcome.stop_reason[0].upper() + outcome.stop_reason[1:] + ".")
         rows = store.leaderboard(outcome.tournament_id)
     console.print(leaderboard_table(rows, f"Leaderboard: {config.name}"))
     if outcome.failed:

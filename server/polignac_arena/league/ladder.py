@@ -18,9 +18,11 @@ the same table.  Its rules, in order:
   one at least, so that a newcomer with none does not hold everyone back); when too few do,
   to those least ahead.  So no pick widens the spread of recent matches past the factor
   (old matches leaving the window can, by a match or two, until the next picks).
-* **Match quality.**  Among those, the table grows by TrueSkill match quality
-  (:func:`polignac_arena.schedule.fill_by_quality`, as the tournament ladder does), and is
-  seated in an order drawn from ``rng_seed`` (:func:`polignac_arena.schedule.seat_order`).
+* **Quality and exploration.**  Among those, the table grows as the tournament ladder's
+  does (:func:`polignac_arena.matchmaking.fill_table`): TrueSkill match quality is a
+  preference, pairs that met less than their average are preferred and pairs that met more
+  penalised, with a jitter drawn from ``rng_seed``; it is seated in an order drawn from
+  ``rng_seed`` too (:func:`polignac_arena.schedule.seat_order`).
 
 :class:`Ladder` is the loop: while the league is not paused it keeps ``parallel`` matches
 running, each one a fixture appended to the league's tournament, played by
@@ -36,6 +38,7 @@ import collections
 import contextlib
 import logging
 import math
+import random
 import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -45,10 +48,11 @@ from polignac_arena.league.config import LeagueConfig
 from polignac_arena.league.entrants import Entrant, LeagueFixture
 from polignac_arena.league.play import RemoteDeclined, play_league_match
 from polignac_arena.league.store import LeagueStore, Version, VersionKind
+from polignac_arena.matchmaking import Meetings, fill_table
 from polignac_arena.ratings import Rating, RatingEnv, rate_match
 from polignac_arena.referee import MatchResult, RefereeServer
 from polignac_arena.referee.record import RecordFileError, read_record
-from polignac_arena.schedule import MAX_TABLE_SIZE, MIN_TABLE_SIZE, fill_by_quality, match_seed, seat_order, table_quality
+from polignac_arena.schedule import MAX_TABLE_SIZE, MIN_TABLE_SIZE, match_seed, seat_order
 from polignac_arena.seats import SeatLauncher, launcher_for
 from polignac_arena.statuses import MatchStatus
 from polignac_arena.store import StoreError
@@ -81,12 +85,14 @@ def pick_table(
     new_version_matches: int = 0,
     rate_factor: float = 2.0,
     max_concurrent: int = 2,
+    meetings: Meetings | None = None,
 ) -> tuple[str, ...] | None:
     """The labels of the next table, in seat order, or None when no legal table exists (see the module notes).
 
     ``entrants`` are the active ones now (uploaded versions, remote bots online); ``ratings``,
     ``games_played`` and ``recent`` (matches in a recent window) are by label, missing ones
-    having the prior, 0 and 0; ``busy`` counts the matches each label is playing now.
+    having the prior, 0 and 0; ``busy`` counts the matches each label is playing now;
+    ``meetings`` how often each pair has met (None: as if no pair had).
     """
     _validate(entrants, table_size, new_version_boost, rate_factor, max_concurrent)
     if isinstance(new_version_matches, bool) or not isinstance(new_version_matches, int) or new_version_matches < 0:
@@ -123,7 +129,9 @@ def pick_table(
         least = min(rate(label) for label in legal)
         return [label for label in legal if rate(label) == least]
 
-    table = fill_by_quality(anchor.label, table_size, candidates, lambda members: table_quality(env, ratings, members))
+    rng = random.Random(f"polignac-arena/league-pick/{rng_seed}")
+    meetings = meetings if meetings is not None else Meetings()
+    table = fill_table(anchor.label, table_size, candidates, ratings, env, meetings, len(entrants), rng)
     return seat_order(table, rng_seed)
 
 
@@ -193,7 +201,7 @@ class Ladder:
         self._executor = executor
         self._node = local_node_name()
         self._history: list[tuple[str, ...]] = [f.seats for f in store.fixtures(tournament_id)]
-        self._games: collections.Counter[str] = collections.Counter(label for seats in self._history for label in seats)
+        self._meetings = Meetings(self._history)
         self._busy: collections.Counter[str] = collections.Counter()
         self._declined: dict[str, float] = {}  # label -> time.monotonic() until which it is left out
         self._unplayable: set[int] = set()  # rerun requests that cannot be played (logged once)
@@ -307,7 +315,7 @@ class Ladder:
             entrants,
             self.config.table_size,
             self.store.ratings(self.tournament_id),
-            self._games,
+            self._meetings.games,
             recent,
             busy,
             len(self._history),
@@ -315,6 +323,7 @@ class Ladder:
             new_version_matches=self.config.new_version_matches,
             rate_factor=self.config.rate_factor,
             max_concurrent=self._max_concurrent,
+            meetings=self._meetings,
         )
         if table is None:
             return False
@@ -328,7 +337,7 @@ class Ladder:
         index = self.store.schedule(self.tournament_id, labels, seed, rerun=rerun)
         fixture = LeagueFixture(index, seed, tuple(seats))
         self._history.append(tuple(labels))
-        self._games.update(labels)
+        self._meetings.record(labels)
         self._busy.update(labels)
         match_id = self._match_id(index)
         self._running[match_id] = (fixture, asyncio.ensure_future(self._play(fixture, match_id)))

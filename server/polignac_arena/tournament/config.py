@@ -13,6 +13,12 @@ A tournament file looks like ``tournaments/quickstart.toml``::
     seed = 1                       # 0..2**64-1: the schedule and every deal derive from it
     parallel = 1                   # matches at once, 1..64 (the command line may override)
 
+    [schedule]                     # optional: play on until the order is known
+    until_separated = 0.95         # add rounds (ladder: tables) until every two neighbours on the
+                                   # leaderboard are ordered with this probability, 0.5..0.9999
+    max_matches = 400              # round-robin, duplicate: the budget, planned rounds included
+                                   # (the ladder's budget is matches)
+
     [rules]                        # any ruleset setting (polignac rules NAME lists them)
     variant = "classic"            # the game: bots whose bot.toml does not declare it are refused
     limit = 20                     # (see polignac_arena.games for a ruleset's game)
@@ -67,7 +73,7 @@ __all__ = ["FORMATS", "ConfigError", "TournamentConfig", "TrueSkillSettings", "l
 FORMATS: Final = ("round-robin", "duplicate", "ladder")
 _NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _TOP_KEYS: Final = ("name", "description", "entrants", "format", "table_size", "rounds", "matches", "seed", "parallel")
-_SECTIONS: Final = ("rules", "time", "seats", "executor", "trueskill")
+_SECTIONS: Final = ("rules", "time", "seats", "executor", "trueskill", "schedule")
 
 
 class ConfigError(ValueError):
@@ -117,6 +123,10 @@ class TournamentConfig:
     trueskill: TrueSkillSettings = field(default_factory=TrueSkillSettings)
     executor: ExecutorSettings = field(default_factory=ExecutorSettings)
     """Where the matches run; like ``parallel``, not part of what defines the tournament."""
+    until_separated: float | None = None
+    """Play on until every two neighbours on the leaderboard are ordered with this probability (None: the planned schedule)."""
+    max_matches: int | None = None
+    """The match budget of a round-robin or duplicate tournament that plays on (``until_separated``)."""
     source: str = ""
     """The file's text, stored with the tournament."""
 
@@ -302,6 +312,23 @@ class Checker:
         cpus = self.number("executor", table, "cpus_per_match", 1.0, 0.01, 256)
         return ExecutorSettings(kind, address.strip() if address else None, cpus)
 
+    def schedule(self, form: str) -> tuple[float | None, int | None]:
+        """The ``[schedule]`` table for tournaments of format ``form``: ``until_separated`` and ``max_matches``."""
+        table = self.section_table("schedule")
+        self.unknown("schedule", table, ("until_separated", "max_matches"))
+        until = None if "until_separated" not in table else self.number("schedule", table, "until_separated", 0.95, 0.5, 0.9999)
+        budget = None if "max_matches" not in table else self.integer("schedule", table, "max_matches", 1, 1, 1_000_000)
+        if until is None:
+            if budget is not None:
+                self.bad("schedule", "max_matches", "is the budget of until_separated, which is not set")
+            return None, None
+        if form == "ladder" and "max_matches" in table:
+            self.bad("schedule", "max_matches", "the ladder's budget is 'matches'; leave max_matches out")
+            budget = None
+        elif form != "ladder" and "max_matches" not in table:
+            self.bad("schedule", "until_separated", "needs a budget: add max_matches (the most matches to play)")
+        return until, budget
+
     def trueskill(self, ts_defaults: TrueSkillSettings | None = None) -> TrueSkillSettings:
         """The ``[trueskill]`` table; a setting it leaves out takes ``ts_defaults``' (default: a tournament's)."""
         ts_table = self.section_table("trueskill")
@@ -365,6 +392,7 @@ def parse_config(text: str, path: Path | str = "<tournament>") -> TournamentConf
     seat_kind, trusted, limits = check.seats()
     executor = check.executor()
     trueskill = check.trueskill()
+    until_separated, max_matches = check.schedule(form)
     if check.problems:
         raise ConfigError(file, check.problems)
     return TournamentConfig(
@@ -386,5 +414,7 @@ def parse_config(text: str, path: Path | str = "<tournament>") -> TournamentConf
         limits=limits,
         trueskill=trueskill,
         executor=executor,
+        until_separated=until_separated,
+        max_matches=max_matches,
         source=text,
     )

@@ -14,6 +14,7 @@ on the parallelism (it is deterministic for a given ``parallel``).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,10 +24,11 @@ from typing import Any
 from polignac.bots import BUILTIN_BOTS
 from polignac_arena.executors import Executor, MatchJob, executor_for
 from polignac_arena.games import GameRefused, check_seating
+from polignac_arena.matchmaking import Meetings
 from polignac_arena.plaintext import plain
-from polignac_arena.ratings import Rating, RatingEnv, new_version, rate_duplicate, rate_result
+from polignac_arena.ratings import Rating, RatingEnv, conservative, new_version, rate_duplicate, rate_result, stronger_probability
 from polignac_arena.referee import MatchResult
-from polignac_arena.schedule import Fixture, duplicate, ladder_next, match_seed, round_robin
+from polignac_arena.schedule import Fixture, duplicate, extra_round, ladder_next, match_seed, round_robin
 from polignac_arena.seats import SeatKind, launcher_for
 from polignac_arena.statuses import MatchStatus, TournamentStatus
 from polignac_arena.store import ConflictError, GroupRate, GroupResults, RateFunction, Store
@@ -59,7 +61,14 @@ def config_record(config: TournamentConfig) -> dict[str, Any]:
         "time": {"move_ms": config.time.move_ms, "bank_ms": config.time.bank_ms, "startup_ms": config.time.startup_ms},
         "seats": {"kind": config.seat_kind.value, "trusted": config.trusted, "limits": vars(config.limits).copy()},
         "trueskill": vars(config.trueskill).copy(),
-    }
+    } | _schedule_record(config)
+
+
+def _schedule_record(config: TournamentConfig) -> dict[str, Any]:
+    """The ``[schedule]`` settings when set (left out otherwise, so tournaments stored before them still resume)."""
+    if config.until_separated is None:
+        return {}
+    return {"schedule": {"until_separated": config.until_separated, "max_matches": config.max_matches}}
 
 
 def resolve_entrants(config: TournamentConfig, store: Store) -> dict[str, Submission]:
@@ -128,6 +137,8 @@ class TournamentRun:
     failed: int = 0
     already_finished: bool = False
     faults: dict[str, int] = field(default_factory=dict)
+    stop_reason: str = ""
+    """Why a tournament that plays on until it knows (``until_separated``) stopped: separated, or its budget spent."""
 
 
 ProgressHook = Callable[[str, int, int, int, int, Mapping[str, int]], None]
@@ -175,12 +186,12 @@ async def run_tournament(
     if started:
         await executor.start()
     try:
-        if config.format == "round-robin":
-            fixtures: list[Fixture] = round_robin(keys, config.table_size, config.rounds, config.seed)
-        elif config.format == "duplicate":
-            fixtures = duplicate(keys, config.table_size, config.rounds, config.seed)
-        else:
-            fixtures = []
+        fixtures: list[Fixture] = []
+        if existing is None:  # a stored schedule is read back, never drawn again (create_tournament checks the config)
+            if config.format == "round-robin":
+                fixtures = round_robin(keys, config.table_size, config.rounds, config.seed)
+            elif config.format == "duplicate":
+                fixtures = duplicate(keys, config.table_size, config.rounds, config.seed)
         tournament_id = store.create_tournament(
             config.name, config_record(config), fixtures, source=config.source, initial_ratings=_priors(keys, store, env)
         )
@@ -220,8 +231,8 @@ async def _play_all(
     # Duplicate deals are scored as duplicates: a deal's rotations are compared with each other (docs/ratings.md).
     rate: RateFunction | GroupRate = GroupRate(rate_deal) if config.format == "duplicate" else rate_one
 
-    total = config.matches if config.format == "ladder" else len(store.fixtures(tournament_id))
     so_far = store.progress(tournament_id)
+    total = config.matches if config.format == "ladder" else config.max_matches or so_far.total
     done = so_far.done
     running = 0
     faults = sum(so_far.faults.values())
@@ -229,7 +240,8 @@ async def _play_all(
     if progress:
         progress("start", done, total, 0, faults, nodes)
 
-    async def play(fixture_index: int, seats: Sequence[str], seed: int) -> None:
+    async def play(fixture_index: int, seats: Sequence[str], seed: int) -> bool:
+        """Play one fixture and store its result; whether it got its final result."""
         nonlocal done, running, faults
         running += 1
         started = time.monotonic()
@@ -250,7 +262,7 @@ async def _play_all(
             outcome.failed += 1
             running -= 1
             print(plain(f"match {fixture_index} could not run: {exc}"))  # the error may quote a bot's build
-            return
+            return False
         result = played.result
         nodes[played.node] = nodes.get(played.node, 0) + 1
         running -= 1
@@ -266,74 +278,127 @@ async def _play_all(
             outcome.failed += 1
         if progress:
             progress("match", done, total, running, faults, nodes)
+        return result.status is MatchStatus.FINISHED
 
     slots = asyncio.Semaphore(width)
 
-    async def guarded(fixture_index: int, seats: Sequence[str], seed: int) -> None:
+    async def guarded(fixture_index: int, seats: Sequence[str], seed: int) -> bool:
         async with slots:
-            await play(fixture_index, seats, seed)
+            return await play(fixture_index, seats, seed)
 
     try:
         if config.format == "ladder":
-            await _run_ladder(config, store, tournament_id, keys, env, width, guarded)
+            complete, outcome.stop_reason = await _run_ladder(config, store, tournament_id, keys, env, width, guarded)
         else:
-            await _all(guarded(f.index, f.seats, f.seed) for f in store.pending_fixtures(tournament_id))
+            complete, outcome.stop_reason = await _run_rounds(config, store, tournament_id, keys, guarded)
     except BaseException:  # cancelled (SIGTERM, Ctrl-C) or failed: what is stored stays, --resume finishes
         store.set_status(tournament_id, TournamentStatus.STOPPED)
         raise
-    if store.progress(tournament_id).pending == 0 and (config.format != "ladder" or len(store.fixtures(tournament_id)) >= config.matches):
-        store.set_status(tournament_id, TournamentStatus.FINISHED)
-    else:
-        store.set_status(tournament_id, TournamentStatus.STOPPED)
+    store.set_status(tournament_id, TournamentStatus.FINISHED if complete else TournamentStatus.STOPPED)
     if progress:
         progress("end", done, total, 0, faults, nodes)
     return outcome
 
 
+Play = Callable[[int, Sequence[str], int], Coroutine[Any, Any, bool]]
+"""``play(index, seats, seed)``: play a fixture and store its result; whether it got its final result."""
+
+
+def unseparated(ratings: Mapping[str, tuple[float, float]], keys: Sequence[str], confidence: float) -> list[tuple[str, str, float]]:
+    """The neighbours on the leaderboard (by conservative rating) not ordered with ``confidence``: (upper, lower, P(upper stronger)).
+
+    An entrant without a rating yet is never separated from its neighbours.
+    """
+    if any(key not in ratings for key in keys):
+        return [(key, key, 0.5) for key in keys if key not in ratings]
+    board = sorted(keys, key=lambda key: (-conservative(*ratings[key]), -ratings[key][0], key))
+    pairs = [(upper, lower, stronger_probability(ratings[upper], ratings[lower])) for upper, lower in itertools.pairwise(board)]
+    return [pair for pair in pairs if pair[2] < confidence]
+
+
+def _separated(config: TournamentConfig, store: Store, tournament_id: int, keys: Sequence[str], played: int) -> str:
+    """Why the tournament may stop now (every neighbour separated), or "" if it may not."""
+    assert config.until_separated is not None
+    if unseparated(store.ratings(tournament_id), keys, config.until_separated):
+        return ""
+    return f"stopped after {played} matches: every two neighbours on the leaderboard are ordered at {config.until_separated:g}"
+
+
+def _over_budget(config: TournamentConfig, store: Store, tournament_id: int, keys: Sequence[str], played: int) -> str:
+    assert config.until_separated is not None
+    open_pairs = unseparated(store.ratings(tournament_id), keys, config.until_separated)
+    shown = ", ".join(f"{upper} / {lower} ({p:.2f})" for upper, lower, p in open_pairs[:3]) + (", ..." if len(open_pairs) > 3 else "")
+    return (
+        f"stopped after {played} matches, the budget spent: {len(open_pairs)} neighbour pair(s)"
+        f" not ordered at {config.until_separated:g}: {shown}"
+    )
+
+
+async def _run_rounds(config: TournamentConfig, store: Store, tournament_id: int, keys: list[str], play: Play) -> tuple[bool, str]:
+    """Play the stored schedule's pending fixtures; with ``until_separated``, then add a round at a time until
+    the neighbours are separated or the next round would pass the budget.  Whether it is complete, and why it stopped."""
+    if not await _all(play(f.index, f.seats, f.seed) for f in store.pending_fixtures(tournament_id)):
+        return False, ""
+    if config.until_separated is None:
+        return True, ""
+    assert config.max_matches is not None
+    stored = store.fixtures(tournament_id)
+    count, groups = len(stored), (stored[-1].group + 1 if stored else 0)
+    while not (reason := _separated(config, store, tournament_id, keys, count)):
+        more = extra_round(keys, config.table_size, config.seed, count, groups, replays=config.format == "duplicate")
+        if count + len(more) > config.max_matches:
+            return True, _over_budget(config, store, tournament_id, keys, count)
+        store.add_fixtures(tournament_id, more)
+        count, groups = count + len(more), more[-1].group + 1
+        if not await _all(play(f.index, f.seats, f.seed) for f in more):
+            return False, ""
+    return True, reason
+
+
 async def _run_ladder(
-    config: TournamentConfig,
-    store: Store,
-    tournament_id: int,
-    keys: list[str],
-    env: RatingEnv,
-    width: int,
-    play: Callable[[int, Sequence[str], int], Any],
-) -> None:
-    """Draw tables in waves of ``width`` from the ratings so far, until the match budget is spent."""
+    config: TournamentConfig, store: Store, tournament_id: int, keys: list[str], env: RatingEnv, width: int, play: Play
+) -> tuple[bool, str]:
+    """Draw tables in waves of ``width`` from the ratings so far, until the match budget is spent (or, with
+    ``until_separated``, the neighbours are separated).  Whether it is complete, and why it stopped early.
+
+    The stored schedule is read once; each wave adds its tables to the meetings kept here.
+    """
     pending = store.pending_fixtures(tournament_id)
-    if pending:  # a resumed ladder first replays what was drawn but not played
-        await _all(play(f.index, f.seats, f.seed) for f in pending)
-    while (drawn := len(store.fixtures(tournament_id))) < config.matches:
-        ratings = {**store.ratings(tournament_id)}
-        games: dict[str, int] = dict.fromkeys(keys, 0)
-        last: frozenset[str] | None = None
-        for fixture in store.fixtures(tournament_id):
-            for key in fixture.seats:
-                games[key] = games.get(key, 0) + 1
-            last = frozenset(fixture.seats)
+    if pending and not await _all(play(f.index, f.seats, f.seed) for f in pending):  # a resumed ladder first replays what was drawn
+        return False, ""
+    drawn = store.fixtures(tournament_id)
+    meetings = Meetings(f.seats for f in drawn)
+    last = frozenset(drawn[-1].seats) if drawn else None
+    count = len(drawn)
+    while count < config.matches:
+        if config.until_separated is not None and (reason := _separated(config, store, tournament_id, keys, count)):
+            return True, reason
+        ratings = store.ratings(tournament_id)
         wave = []
-        for offset in range(min(width, config.matches - drawn)):
-            index = drawn + offset
-            seats = ladder_next(keys, config.table_size, ratings, games, last, config.seed + index, env)
-            for key in seats:
-                games[key] += 1
+        for index in range(count, min(count + width, config.matches)):
+            seats = ladder_next(keys, config.table_size, ratings, meetings.games, last, config.seed + index, env, meetings=meetings)
+            meetings.record(seats)
             last = frozenset(seats)
             wave.append(Fixture(index, seats, match_seed(config.seed, index), index))
         store.add_fixtures(tournament_id, wave)
-        await _all(play(f.index, f.seats, f.seed) for f in wave)
-        if store.progress(tournament_id).pending:
-            return  # matches failed: stop here, --resume plays them again
+        count += len(wave)
+        if not await _all(play(f.index, f.seats, f.seed) for f in wave):
+            return False, ""  # matches failed: stop here, --resume plays them again
+    if config.until_separated is not None:
+        return True, _separated(config, store, tournament_id, keys, count) or _over_budget(config, store, tournament_id, keys, count)
+    return True, ""
 
 
-async def _all(coroutines: Iterable[Coroutine[Any, Any, None]]) -> None:
-    """Run the matches together; if one fails, stop the others and wait for them before raising.
+async def _all(coroutines: Iterable[Coroutine[Any, Any, bool]]) -> bool:
+    """Run the matches together, whether all of them got their final result; if one raises, stop the others
+    and wait for them before raising.
 
     (A bare gather would leave the others running; asyncio.run then cancels every task at
     once, servers' included, and can hang.)
     """
     async with asyncio.TaskGroup() as group:
-        for coroutine in coroutines:
-            group.create_task(coroutine)
+        tasks = [group.create_task(coroutine) for coroutine in coroutines]
+    return all(task.result() for task in tasks)
 
 
 def store_result(
