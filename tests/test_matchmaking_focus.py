@@ -9,7 +9,7 @@ import pytest
 
 from polignac_arena import matchmaking
 from polignac_arena.matchmaking import Meetings, fill_table, unsure
-from polignac_arena.ratings import RatingEnv
+from polignac_arena.ratings import RatingEnv, stronger_probability
 
 ENV = RatingEnv()
 
@@ -18,6 +18,14 @@ def test_unsure_is_one_for_a_coin_flip_and_near_zero_for_a_sure_order() -> None:
     assert unsure((25.0, 1.0), (25.0, 1.0)) == 1.0
     assert unsure((30.0, 0.5), (25.0, 0.5)) == pytest.approx(unsure((25.0, 0.5), (30.0, 0.5)), abs=1e-9)
     assert unsure((30.0, 0.5), (25.0, 0.5)) < 1e-6
+
+
+def test_unsure_is_twice_the_smaller_of_the_two_orders_probabilities() -> None:
+    rng = random.Random(5)
+    for _ in range(200):
+        a, b = (rng.uniform(0, 50), rng.uniform(0.1, 9)), (rng.uniform(0, 50), rng.uniform(0.1, 9))
+        p = stronger_probability(a, b)
+        assert unsure(a, b) == pytest.approx(2 * min(p, 1 - p), abs=1e-12)
 
 
 def test_an_unsure_pair_is_preferred_at_equal_meetings(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,16 +7,17 @@ terms, plus a jitter:
 
 * **quality**, TrueSkill's two-player match quality of the pair (in (0, 1]: near 1 for
   close ratings, the informative matches), a preference;
-* **focus**, :data:`FOCUS` times how unsure the ratings are of the pair's order, from
-  :func:`polignac_arena.ratings.stronger_probability` (1 for a coin flip, 0 for a sure
-  order).  Unlike quality, which stays high for any two bots close in mu, it fades as the
-  pair's sigmas shrink below their gap, so play goes where the leaderboard can still be
-  wrong: in practice neighbours in the order that the ratings have not yet told apart;
+* **focus**, :data:`FOCUS` times how unsure the ratings are of the pair's order
+  (:func:`unsure`, from :func:`polignac_arena.ratings.stronger_probability`: 1 for a coin
+  flip, 0 for a sure order).  Unlike quality, which stays high for any two bots close in
+  mu, it fades as the pair's sigmas shrink below their gap, so play goes where the
+  leaderboard can still be wrong: in practice neighbours in the order that the ratings
+  have not yet told apart;
 * **exploration**, minus how far the pair's meetings are above the member's average
   meetings with the whole field, relative to that average: a pair that never met gains,
   and a pair that met much more than the average loses more than quality and focus can win
   back (the penalty grows without bound, focus is at most :data:`FOCUS`).  So every pair
-  keeps meeting, unsure pairs a few times as often as the others, and the same table does
+  keeps meeting, unsure pairs more often than the others, and the same table does
   not come back and back;
 * a small **jitter** drawn from a generator seeded by the caller, so that ties and near-ties
   do not settle into a cycle; the same arguments give the same table.
@@ -31,7 +32,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
-from polignac_arena.ratings import RatingEnv, stronger_probability
+from polignac_arena.ratings import RatingEnv
 
 __all__ = ["EXPLORATION", "FOCUS", "JITTER", "Meetings", "fill_table", "pair_quality", "unsure"]
 
@@ -77,9 +78,12 @@ def _exploration(met: int, average: float) -> float:
 
 
 def unsure(a: tuple[float, float], b: tuple[float, float]) -> float:
-    """How unsure the ratings ``a`` and ``b`` leave their order: 1 for a coin flip, 0 for a sure order."""
-    p = stronger_probability(a, b)
-    return 2 * min(p, 1 - p)
+    """How unsure the ratings ``a`` and ``b`` leave their order: 1 for a coin flip, 0 for a sure order.
+
+    That is ``2 * min(p, 1 - p)`` for ``p = stronger_probability(a, b)``, in one closed form
+    (this runs for every candidate pair of every pick).
+    """
+    return math.erfc(abs(a[0] - b[0]) / math.sqrt(2 * (a[1] ** 2 + b[1] ** 2)))
 
 
 def pair_quality(env: RatingEnv, a: tuple[float, float], b: tuple[float, float]) -> float:
