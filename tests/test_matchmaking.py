@@ -36,7 +36,7 @@ def test_meetings_count_games_and_pairs() -> None:
 
 
 def test_pairs_that_met_less_are_preferred_over_better_quality() -> None:
-    ratings = {"a": (25.0, 2.0), "near": (25.5, 2.0), "far": (32.0, 2.0)}
+    ratings = {"a": (25.0, 0.5), "near": (27.0, 0.5), "far": (32.0, 0.5)}  # sure orders: no focus
     meetings = Meetings([("a", "near")] * 6)
     table = fill_table("a", 2, lambda chosen: ["near", "far"], ratings, ENV, meetings, 3, random.Random(1))
     assert table == ["a", "far"]

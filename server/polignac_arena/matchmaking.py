@@ -2,20 +2,27 @@
 
 A table grows from its anchor (chosen by the caller: the entrant most behind its share of
 matches) one seat at a time.  Each candidate the caller allows gets a score, and the best
-score takes the seat:
+score takes the seat.  The score is a mean over the members already seated of three pair
+terms, plus a jitter:
 
-* **quality**, the mean over the members already seated of TrueSkill's two-player match
-  quality with the candidate (in (0, 1]: near 1 for close ratings, the informative
-  matches), a preference;
-* **exploration**, minus how far each such pair's meetings are above the member's average
-  meetings with the whole field, relative to that average: a pair that met twice as often
-  as the member's average loses about a whole unit, more than any quality can win back, and
-  a pair that never met gains.  So every pair keeps meeting, close bots somewhat more often,
-  and the same table does not come back and back;
+* **quality**, TrueSkill's two-player match quality of the pair (in (0, 1]: near 1 for
+  close ratings, the informative matches), a preference;
+* **focus**, :data:`FOCUS` times how unsure the ratings are of the pair's order
+  (:func:`unsure`, from :func:`polignac_arena.ratings.stronger_probability`: 1 for a coin
+  flip, 0 for a sure order).  Unlike quality, which stays high for any two bots close in
+  mu, it fades as the pair's sigmas shrink below their gap, so play goes where the
+  leaderboard can still be wrong: in practice neighbours in the order that the ratings
+  have not yet told apart;
+* **exploration**, minus how far the pair's meetings are above the member's average
+  meetings with the whole field, relative to that average: a pair that never met gains,
+  and a pair that met much more than the average loses more than quality and focus can win
+  back (the penalty grows without bound, focus is at most :data:`FOCUS`).  So every pair
+  keeps meeting, unsure pairs more often than the others, and the same table does
+  not come back and back;
 * a small **jitter** drawn from a generator seeded by the caller, so that ties and near-ties
   do not settle into a cycle; the same arguments give the same table.
 
-The two-player quality is closed-form (no matrices), so a pick costs O(entrants x seats).
+The pair terms are closed-form (no matrices), so a pick costs O(entrants x seats).
 """
 
 from __future__ import annotations
@@ -27,12 +34,14 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from polignac_arena.ratings import RatingEnv
 
-__all__ = ["EXPLORATION", "JITTER", "Meetings", "fill_table", "pair_quality"]
+__all__ = ["EXPLORATION", "FOCUS", "JITTER", "Meetings", "fill_table", "pair_quality", "unsure"]
 
 #: The weight of a pair's excess meetings (relative to the member's average) against quality.
 EXPLORATION = 1.0
 #: The spread of the random term that breaks near-ties.
 JITTER = 0.15
+#: The weight of how unsure the ratings are of a pair's order, against quality and exploration.
+FOCUS = 6.0
 
 
 class Meetings:
@@ -68,6 +77,15 @@ def _exploration(met: int, average: float) -> float:
     return -EXPLORATION * (met - average) / (1.0 + average)
 
 
+def unsure(a: tuple[float, float], b: tuple[float, float]) -> float:
+    """How unsure the ratings ``a`` and ``b`` leave their order: 1 for a coin flip, 0 for a sure order.
+
+    That is ``2 * min(p, 1 - p)`` for ``p = stronger_probability(a, b)``, in one closed form
+    (this runs for every candidate pair of every pick).
+    """
+    return math.erfc(abs(a[0] - b[0]) / math.sqrt(2 * (a[1] ** 2 + b[1] ** 2)))
+
+
 def pair_quality(env: RatingEnv, a: tuple[float, float], b: tuple[float, float]) -> float:
     """TrueSkill's match quality of a two-player match between ratings ``a`` and ``b`` (the draw probability, in (0, 1])."""
     spread = 2 * env.beta**2 + a[1] ** 2 + b[1] ** 2
@@ -99,7 +117,11 @@ def fill_table(
             rating = ratings.get(candidate, prior)
             score = 0.0
             for member, member_rating, average in members:
-                score += pair_quality(env, member_rating, rating) + _exploration(meetings.met(member, candidate), average)
+                score += (
+                    pair_quality(env, member_rating, rating)
+                    + FOCUS * unsure(member_rating, rating)
+                    + _exploration(meetings.met(member, candidate), average)
+                )
             score = score / len(members) + JITTER * rng.random()
             if best is None or score > best[0]:
                 best = (score, candidate)

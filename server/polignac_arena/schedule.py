@@ -516,9 +516,9 @@ def ladder_next(
     The anchor is the entrant with the fewest games (ties: the highest sigma, then the
     name).  The other seats go to entrants at most :data:`LADDER_SPREAD` games above the
     least played once this match is counted (the least played if too few are), chosen by
-    :func:`polignac_arena.matchmaking.fill_table`: match quality, the pairs that met least
-    (from ``meetings``: pass the one the ladder keeps, or every pair counts as never met)
-    and a jitter drawn from ``rng_seed``.  If the table is exactly ``last_table`` and
+    :func:`polignac_arena.matchmaking.fill_table`: match quality, the pairs whose order the
+    ratings are unsure of, the pairs that met least (from ``meetings``: pass the one the
+    ladder keeps, or every pair counts as never met) and a jitter drawn from ``rng_seed``.  If the table is exactly ``last_table`` and
     another exists, its last seat goes to the next best candidate instead.  The seat order
     is :func:`seat_order`.  Entrants missing from ``ratings`` have the prior ``(env.mu,
     env.sigma)``, missing from ``games`` have 0.  The same arguments give the same table.

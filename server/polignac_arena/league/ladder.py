@@ -18,10 +18,11 @@ the same table.  Its rules, in order:
   one at least, so that a newcomer with none does not hold everyone back); when too few do,
   to those least ahead.  So no pick widens the spread of recent matches past the factor
   (old matches leaving the window can, by a match or two, until the next picks).
-* **Quality and exploration.**  Among those, the table grows as the tournament ladder's
-  does (:func:`polignac_arena.matchmaking.fill_table`): TrueSkill match quality is a
-  preference, pairs that met less than their average are preferred and pairs that met more
-  penalised, with a jitter drawn from ``rng_seed``; it is seated in an order drawn from
+* **Quality, focus and exploration.**  Among those, the table grows as the tournament
+  ladder's does (:func:`polignac_arena.matchmaking.fill_table`): TrueSkill match quality is
+  a preference, pairs whose order the ratings are unsure of are preferred more, pairs that
+  met less than their average are preferred and pairs that met more penalised, with a
+  jitter drawn from ``rng_seed``; it is seated in an order drawn from
   ``rng_seed`` too (:func:`polignac_arena.schedule.seat_order`).
 
 :class:`Ladder` is the loop: while the league is not paused it keeps ``parallel`` matches
