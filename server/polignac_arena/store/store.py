@@ -938,32 +938,10 @@ class Store:
         """
         if limit < 1:
             raise ValueError(f"limit must be 1 or more, got {limit!r}")
-        wanted = None if status is None else MatchStatus.parse(status)
-        where, args = ["r.final = 1"], list[Any]()
-        if faults is not None:
-            where.append("r.faulted = ?")
-            args.append(int(bool(faults)))
-        if wanted is not None:
-            where.append("r.status = ?")
-            args.append(wanted.value)
         with self._read() as conn:
             if tournament_id is not None:
                 self._require(conn, tournament_id)
-            if bot is None:
-                key = "r.id"
-                if tournament_id is not None:
-                    where.append("r.tournament_id = ?")
-                    args.append(tournament_id)
-                source = "results r"
-            else:
-                key = "s.result_id"
-                condition, values = self._bot_filter(bot)
-                where.append(condition)
-                args += values
-                if tournament_id is not None:
-                    where.append("s.tournament_id = ?")
-                    args.append(tournament_id)
-                source = "result_seats s JOIN results r ON r.id = s.result_id"
+            source, key, where, args = self._result_filter(tournament_id, bot, faults, status)
             if before is not None:
                 where.append(f"{key} < ?")
                 args.append(int(before))
@@ -986,37 +964,39 @@ class Store:
         self, tournament_id: int | None = None, bot: str | None = None, faults: bool | None = None, status: MatchStatus | None = None
     ) -> int:
         """How many final results :meth:`results_page` pages through with these filters."""
-        wanted = None if status is None else MatchStatus.parse(status)
         with self._read() as conn:
             if tournament_id is not None:
                 self._require(conn, tournament_id)
-            if bot is None and faults is None and wanted is None:
+            if bot is None and faults is None and status is None:
                 if tournament_id is None:
                     return int(conn.execute("SELECT COALESCE(sum(done), 0) FROM tournament_stats").fetchone()[0])
                 row = conn.execute("SELECT done FROM tournament_stats WHERE tournament_id = ?", (tournament_id,)).fetchone()
                 return 0 if row is None else int(row[0])
-            where, args = ["r.final = 1"], list[Any]()
-            if faults is not None:
-                where.append("r.faulted = ?")
-                args.append(int(bool(faults)))
-            if wanted is not None:
-                where.append("r.status = ?")
-                args.append(wanted.value)
-            if bot is None:
-                if tournament_id is not None:
-                    where.append("r.tournament_id = ?")
-                    args.append(tournament_id)
-                query = f"SELECT count(*) FROM results r WHERE {' AND '.join(where)}"
-            else:
-                condition, values = self._bot_filter(bot)
-                where.append(condition)
-                args += values
-                if tournament_id is not None:
-                    where.append("s.tournament_id = ?")
-                    args.append(tournament_id)
-                query = "SELECT count(DISTINCT s.result_id) FROM result_seats s JOIN results r ON r.id = s.result_id"
-                query += f" WHERE {' AND '.join(where)}"
-            return int(conn.execute(query, args).fetchone()[0])
+            source, key, where, args = self._result_filter(tournament_id, bot, faults, status)
+            return int(conn.execute(f"SELECT count(DISTINCT {key}) FROM {source} WHERE {' AND '.join(where)}", args).fetchone()[0])
+
+    def _result_filter(
+        self, tournament_id: int | None, bot: str | None, faults: bool | None, status: MatchStatus | None
+    ) -> tuple[str, str, list[str], list[Any]]:
+        """The tables, the result id column and the conditions that select final results by these filters."""
+        where, args = ["r.final = 1"], list[Any]()
+        if faults is not None:
+            where.append("r.faulted = ?")
+            args.append(int(bool(faults)))
+        if status is not None:
+            where.append("r.status = ?")
+            args.append(MatchStatus.parse(status).value)
+        if bot is None:
+            source, key, table = "results r", "r.id", "r"
+        else:
+            source, key, table = "result_seats s JOIN results r ON r.id = s.result_id", "s.result_id", "s"
+            condition, values = self._bot_filter(bot)
+            where.append(condition)
+            args += values
+        if tournament_id is not None:
+            where.append(f"{table}.tournament_id = ?")
+            args.append(tournament_id)
+        return source, key, where, args
 
     def recent_results(self, bot: str, limit: int = 20, tournament_id: int | None = None) -> list[StoredResult]:
         """A bot's last ``limit`` final results, newest first (``bot``: ``name@version``, or a name for every version)."""
