@@ -281,11 +281,13 @@ def test_a_worker_node_killed_mid_run_costs_nothing_and_each_result_is_stored_on
         assert store.check() == []
         attempts = store.list_results(1, attempts=True)
     assert len(attempts) == len(results) == 10, "no match stored twice, none lost"
-    cut_off = _cut_off(journal, within_s=None)
-    assert cut_off, "node-c died with a match in hand"
-    by_id = {r.match_id: r for r in results}
-    for match_id in cut_off:
-        assert by_id[match_id].node in ("node-a", "node-b"), "the match cut off was played again on a living node"
+    # The match node-c had in hand when it died was played again on a living node.  Its journal
+    # may still show that match ended: a worker can finish a match after its raylet is gone, but
+    # that result never reaches the runner.
+    started_on_c = _started(journal)
+    replayed = {r.match_id for r in results if r.match_id in started_on_c and r.node != "node-c"}
+    assert replayed, f"no match node-c started was played again elsewhere: {sorted(started_on_c)}"
+    assert {r.node for r in results if r.match_id in replayed} <= {"node-a", "node-b"}
     assert {r.node for r in results} <= {"node-a", "node-b", "node-c"}
 
 
@@ -297,6 +299,12 @@ def _has_result(db: Path) -> bool:
             return conn.execute("SELECT 1 FROM results WHERE final = 1 LIMIT 1").fetchone() is not None
     except sqlite3.Error:
         return False
+
+
+def _started(journal: Path) -> set[str]:
+    """Every match a node's journal shows started."""
+    lines = journal.read_text(encoding="utf-8").splitlines() if journal.exists() else []
+    return {parts[2] for parts in (line.split() for line in lines) if len(parts) == 3 and parts[1] == "start"}
 
 
 def _cut_off(journal: Path, within_s: float | None) -> set[str]:
