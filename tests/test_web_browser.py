@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,14 +30,13 @@ CHROMIUM = Path(os.environ.get("POLIGNAC_CHROMIUM", "/usr/bin/chromium"))
 if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):  # pragma: no cover - depends on the machine
     pytest.skip(f"no Chromium at {CHROMIUM} (Debian package 'chromium', installed by .ci/run)", allow_module_level=True)
 
-import uvicorn  # noqa: E402
-
 from polignac_arena.replay import replay_lines  # noqa: E402
 from polignac_arena.store import Store  # noqa: E402
 from polignac_arena.web import create_app  # noqa: E402
 from polignac_arena.web.pages import slug  # noqa: E402
 from polignac_arena.web.report import write_report  # noqa: E402
 from tests.test_web_api import build_store  # noqa: E402
+from tests.web_server import served  # noqa: E402
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -64,19 +61,8 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def server_url(db: Path) -> Iterator[str]:
     """``polignac web``'s app served by uvicorn on 127.0.0.1, port 0, in a background thread."""
-    server = uvicorn.Server(uvicorn.Config(create_app(db), host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with served(create_app(db)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

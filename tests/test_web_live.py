@@ -7,14 +7,11 @@ from __future__ import annotations
 
 import os
 import re
-import threading
-import time
 from collections.abc import Iterator
 from itertools import count
 from pathlib import Path
 
 import pytest
-import uvicorn
 from fastapi.testclient import TestClient
 
 from polignac_arena.ratings import RatingEnv
@@ -25,6 +22,7 @@ from polignac_arena.web.live import stamp
 from polignac_arena.web.pages import _trend
 from polignac_arena.web.svg import sparkline
 from tests.test_web_api import _rate, build_store
+from tests.web_server import served
 
 CHROMIUM = Path(os.environ.get("POLIGNAC_CHROMIUM", "/usr/bin/chromium"))
 _NAMES = count()
@@ -131,19 +129,8 @@ def test_a_stamp_reader_keeps_one_connection_and_reports_a_missing_store(live_db
 
 @pytest.fixture(scope="module")
 def server_url(live_db: Path) -> Iterator[str]:
-    app = create_app(live_db, live_poll_s=0.2)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, name="uvicorn", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with served(create_app(live_db, live_poll_s=0.2)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
