@@ -40,7 +40,7 @@ HARD_SHARE: Final = 0.85
 """With a playout budget, the share of ``move_ms`` after which it stops anyway."""
 NO_CLOCK_MS: Final = 50
 """How long it thinks when the match has no clock (``move_ms`` 0: in-process play)."""
-ROLLOUTS: Final = ("auto", "random", "duck")
+ROLLOUTS: Final = ("auto", "random", "duck", "take")
 
 D = TypeVar("D", Card, Contract)
 
@@ -81,10 +81,10 @@ class ExpertBot(Bot):
         return self._search(view, legal)
 
     def play(self, view: PlayerView) -> Card:
-        legal = view.legal_cards
-        if len(legal) == 1:
-            return legal[0]
-        return self._search(view, legal)
+        options = search.distinct_cards(view)
+        if len(options) == 1:
+            return options[0]
+        return self._search(view, options)
 
     # -- search ---------------------------------------------------------------------------
 
@@ -118,5 +118,5 @@ class ExpertBot(Bot):
         if contract:
             return search.contract_rollout
         if self.rollout == "auto":
-            return search.random_rollout if search.tricks_wanted(rules) else search.duck_rollout
-        return search.duck_rollout if self.rollout == "duck" else search.random_rollout
+            return search.take_rollout if search.tricks_wanted(rules) else search.duck_rollout
+        return {"random": search.random_rollout, "duck": search.duck_rollout, "take": search.take_rollout}[self.rollout]

@@ -13,18 +13,30 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from polignac.cards import CARDS, SUIT_MASKS, Card
+from polignac.cards import CARDS, SUIT_MASKS, Card, cards_in
 from polignac.playout import Playout, sample_hands
 from polignac.rules import HandScore, Ruleset
 from polignac.values import Contract
 from polignac.view import PlayerView
 
-__all__ = ["Rollout", "contract_rollout", "deals", "duck_rollout", "play_out", "random_rollout", "start_after", "tricks_wanted"]
+__all__ = [
+    "Rollout",
+    "contract_rollout",
+    "deals",
+    "distinct_cards",
+    "duck_rollout",
+    "play_out",
+    "random_rollout",
+    "start_after",
+    "take_rollout",
+    "tricks_wanted",
+]
 
 Deal = list[int]
 NOISE: Final = 0.1
 """The share of random cards in :func:`duck_rollout`."""
 _SUIT_OF: Final = tuple(int(c.suit) for c in CARDS)
+_POWERS: dict[tuple[tuple[int, ...], int], list[list[int]]] = {}
 _DESCENDING: dict[tuple[tuple[int, ...], int], list[list[tuple[int, int]]]] = {}
 
 Rollout = Callable[[Playout, Callable[[], float]], list[int]]
@@ -34,6 +46,29 @@ Rollout = Callable[[Playout, Callable[[], float]], list[int]]
 def deals(view: PlayerView, rng: random.Random, count: int) -> list[Deal]:
     """``count`` deals of the unseen cards consistent with ``view`` (voids, played cards, turned trump)."""
     return [sample_hands(view, rng) for _ in range(count)]
+
+
+def distinct_cards(view: PlayerView) -> list[Card]:
+    """``view``'s legal cards, one of each run of equivalent ones: the weakest.
+
+    Two cards of a suit with no unseen card between them in trick order and the same
+    points play alike (whichever is played, the same cards beat it and it beats the same
+    cards): searching one of them is enough.
+    """
+    strength = view.rules.strength
+    points = view.rules.card_points
+    unseen = view.unseen_mask
+    kept: list[Card] = []
+    for suit_mask in SUIT_MASKS:
+        cards = sorted((c for c in view.legal_cards if c.bit & suit_mask), key=lambda c: strength[c.index])
+        between = sorted((c for c in cards_in(unseen & suit_mask)), key=lambda c: strength[c.index])
+        for card in cards:
+            if kept and kept[-1].bit & suit_mask and points[kept[-1].index] == points[card.index]:
+                low = strength[kept[-1].index]
+                if not any(low < strength[u.index] < strength[card.index] for u in between):
+                    continue
+            kept.append(card)
+    return kept
 
 
 def start_after(view: PlayerView, decision: Card | Contract, rng: random.Random) -> Playout:
@@ -212,3 +247,139 @@ def duck_rollout(playout: Playout, rand: Callable[[], float]) -> list[int]:
     playout.first_winner = first_winner
     playout.tricks_left = 0
     return playout.scores()
+
+
+def take_rollout(playout: Playout, rand: Callable[[], float]) -> list[int]:
+    """The games where a trick scores for its taker (Knaves), with a little noise.
+
+    Leading, a seat cashes its strongest card without points when no other hand can beat
+    it (a higher card of the suit, or a trump when void), else leads the lowest card of a
+    random suit.  Following, it takes a trick worth having: last to play with its cheapest
+    winning card, else with its strongest; otherwise it drops its worst point card (a
+    Jack) on the winner, else its lowest card.  One card in :data:`NOISE` is random instead.
+    """
+    rules = playout.rules
+    desc = _descending(rules)
+    points = rules.card_points
+    plain = -rules.against * rules.trick_points  # the worth of a trick without points
+    hands = playout.hands
+    taken = playout.taken
+    won = playout.won
+    nxt = playout.next_seat
+    seats = playout.seats
+    k = len(seats)
+    trump = playout.trump
+    trump_mask = SUIT_MASKS[trump] if trump >= 0 else 0
+    powers = _powers(rules, trump)
+    to_act = playout.to_act
+    trick_len = playout.trick_len
+    trick_mask = playout.trick_mask
+    trick_points = sum(points[c] for c in range(52) if trick_mask >> c & 1)
+    led = playout.led
+    best_s = playout.best_strength
+    best_seat = playout.best_seat
+    first_winner = playout.first_winner
+    tricks_left = playout.tricks_left
+    while tricks_left:
+        h = hands[to_act]
+        follow = h & SUIT_MASKS[led] if trick_len else 0
+        pool = follow or h
+        c = -1
+        if rand() < NOISE:
+            r = int(rand() * pool.bit_count())
+            m = pool
+            for _ in range(r):
+                m &= m - 1
+            c = (m & -m).bit_length() - 1
+        elif not trick_len:
+            # Cash a sure winner, the strongest first.
+            others = 0
+            ruffers = 0  # suits some other hand lacks while holding trumps
+            for s in seats:
+                if s != to_act:
+                    o = hands[s]
+                    others |= o
+                    if o & trump_mask:
+                        for suit in range(4):
+                            if not o & SUIT_MASKS[suit]:
+                                ruffers |= 1 << suit
+            key = -1
+            for suit in range(4):
+                if not h & SUIT_MASKS[suit] or (suit != trump and ruffers >> suit & 1):
+                    continue
+                for card, st in desc[suit]:
+                    if h >> card & 1:
+                        if not points[card] and st > key:
+                            c, key = card, st
+                        break
+                    if others >> card & 1:
+                        break
+            if c < 0:
+                r = int(rand() * h.bit_count())
+                m = h
+                for _ in range(r):
+                    m &= m - 1
+                suit = _SUIT_OF[(m & -m).bit_length() - 1]
+                c = next(card for card, _ in reversed(desc[suit]) if h >> card & 1)
+        else:
+            power = powers[led]
+            last = trick_len == k - 1
+            key = -1
+            m = pool
+            while m:
+                low = m & -m
+                card = low.bit_length() - 1
+                m ^= low
+                if power[card] > best_s and plain - trick_points - points[card] > 0:
+                    # A winner worth it: the cheapest when last, else the strongest.
+                    wkey = 1000 + (128 - power[card] if last else power[card])
+                    if wkey > key:
+                        c, key = card, wkey
+                elif key < 1000:
+                    # A loser: the worst point card, else the lowest.
+                    lkey = points[card] * 256 + 128 - power[card]
+                    if lkey > key:
+                        c, key = card, lkey
+        # Play card c (as Playout.play, without its checks).
+        bit = 1 << c
+        hands[to_act] = h ^ bit
+        if not trick_len:
+            led = _SUIT_OF[c]
+            best_s, best_seat = powers[led][c], to_act
+        elif powers[led][c] > best_s:
+            best_s, best_seat = powers[led][c], to_act
+        trick_mask |= bit
+        trick_points += points[c]
+        trick_len += 1
+        if trick_len == k:
+            taken[best_seat] |= trick_mask
+            won[best_seat] += 1
+            if first_winner < 0:
+                first_winner = best_seat
+            trick_len = trick_mask = trick_points = 0
+            tricks_left -= 1
+            to_act = best_seat
+        else:
+            to_act = nxt[to_act]
+    playout.to_act = to_act
+    playout.trick_len = 0
+    playout.trick_mask = 0
+    playout.led = led
+    playout.best_strength = best_s
+    playout.best_seat = best_seat
+    playout.first_winner = first_winner
+    playout.tricks_left = 0
+    return playout.scores()
+
+
+def _powers(rules: Ruleset, trump: int) -> list[list[int]]:
+    """``powers[led][card]``: how a card bids for a trick with ``led`` led (trumps above, discards -1)."""
+    key = (rules.strength, trump)
+    cached = _POWERS.get(key)
+    if cached is None:
+        cached = [
+            [64 + rules.strength[c] if _SUIT_OF[c] == trump else (rules.strength[c] if _SUIT_OF[c] == led else -1) for c in range(52)]
+            for led in range(4)
+        ]
+        _POWERS[key] = cached
+    return cached
