@@ -63,6 +63,14 @@ def test_the_rollouts_play_legal_hands_that_score_as_the_engine_does() -> None:
                 assert not any(playout.hands)
 
 
+def test_equivalent_cards_are_searched_once_and_the_weakest_is_kept() -> None:
+    match = Match(preset("classic"), 1)
+    view = dataclasses.replace(match.view(0), phase=Phase.PLAY, hand=tuple(parse_cards("KS QS 9S 7S KH TH 9H 8H")))
+    view = dataclasses.replace(view, legal=view.hand)
+    # K Q of spades and 10 9 8 of hearts are runs (no unseen card between); the J of hearts has points.
+    assert [str(c) for c in search.distinct_cards(view)] == ["7S", "9S", "QS", "8H", "KH"]
+
+
 def auction_view(hand: str, general: bool) -> PlayerView:
     """Eldest hand's view in the auction of a 4-player classic match, holding ``hand``."""
     match = Match(preset("classic", general=general), 1)

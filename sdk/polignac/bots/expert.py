@@ -8,6 +8,7 @@ average outcome is best, judged as the match judges a hand: its own score agains
 mean of the others' (lower or higher is better as the ruleset says), so that a contract
 that makes every opponent pay 5 counts as the gain it is.  The auction is decided by the
 same simulations: declaring is played out with both sides playing to win the tricks.
+Options clearly worse than the best, deal by deal, are dropped as the deals come in.
 
 Time: it stops at :data:`THINK_SHARE` of ``move_ms`` (:class:`~polignac.bot.base.MatchInfo`)
 measured from the start of the decision, after at least one deal.  Reproducible: given
@@ -40,6 +41,11 @@ HARD_SHARE: Final = 0.85
 """With a playout budget, the share of ``move_ms`` after which it stops anyway."""
 NO_CLOCK_MS: Final = 50
 """How long it thinks when the match has no clock (``move_ms`` 0: in-process play)."""
+PRUNE_AFTER: Final = 8
+"""Rounds (deals) before an option may be dropped from the search."""
+PRUNE_EVERY: Final = 4
+PRUNE_Z: Final = 3.0
+"""An option is dropped when it trails the best by this many standard errors, deal by deal."""
 ROLLOUTS: Final = ("auto", "random", "duck", "take")
 
 D = TypeVar("D", Card, Contract)
@@ -100,18 +106,22 @@ class ExpertBot(Bot):
         others = [s for s in view.seats if s != seat]
         starts = [search.start_after(view, option, rng) for option in options]
         rollouts = [self._rollout_for(start.contract != 0, view.rules) for start in starts]
-        costs = [0.0] * len(options)
-        rounds = 0
-        budget_rounds = max(1, self.playouts // len(options)) if self.playouts else 0
+        # costs[i][r]: option i's outcome on round r's deal (lower is better).
+        costs: list[list[float]] = [[] for _ in options]
+        alive = list(range(len(options)))
+        used = 0
         while True:
             rows = search.deals(view, rng, 1)
-            for i, start in enumerate(starts):
-                for scores in search.play_out(start, seat, rows, rollouts[i], rand):
-                    costs[i] += sign * (scores[seat] - sum(scores[s] for s in others) / len(others))
-            rounds += 1
-            if (budget_rounds and rounds >= budget_rounds) or time.perf_counter() >= stop:
+            for i in alive:
+                for scores in search.play_out(starts[i], seat, rows, rollouts[i], rand):
+                    costs[i].append(sign * (scores[seat] - sum(scores[s] for s in others) / len(others)))
+            used += len(alive)
+            rounds = len(costs[alive[0]])
+            if rounds >= PRUNE_AFTER and rounds % PRUNE_EVERY == 0:
+                alive = _survivors(costs, alive)
+            if len(alive) == 1 or (self.playouts and used >= self.playouts) or time.perf_counter() >= stop:
                 break
-        best = min(range(len(options)), key=costs.__getitem__)
+        best = min(alive, key=lambda i: sum(costs[i]))
         return options[best]
 
     def _rollout_for(self, contract: bool, rules: Ruleset) -> search.Rollout:
@@ -120,3 +130,22 @@ class ExpertBot(Bot):
         if self.rollout == "auto":
             return search.take_rollout if search.tricks_wanted(rules) else search.duck_rollout
         return {"random": search.random_rollout, "duck": search.duck_rollout, "take": search.take_rollout}[self.rollout]
+
+
+def _survivors(costs: list[list[float]], alive: list[int]) -> list[int]:
+    """The options of ``alive`` not clearly worse than the best so far.
+
+    Every option was played out on the same deals, so each is compared with the best by
+    the differences deal by deal: the luck of the deal cancels and the test is sharp.
+    """
+    best = min(alive, key=lambda i: sum(costs[i]))
+    top = costs[best]
+    n = len(top)
+    kept = []
+    for i in alive:
+        diffs = [a - b for a, b in zip(costs[i], top, strict=True)]
+        mean = sum(diffs) / n
+        var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
+        if i == best or mean <= PRUNE_Z * (var / n) ** 0.5:
+            kept.append(i)
+    return kept
