@@ -20,6 +20,7 @@ machine's speed, as long as the budget fits in the clock (it still stops at
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import time
@@ -97,8 +98,11 @@ class ExpertBot(Bot):
     def _search(self, view: PlayerView, options: Sequence[D]) -> D:
         """The option with the best mean outcome over deals played out, within the budget."""
         begin = time.perf_counter()
-        move_s = (self.move_ms or NO_CLOCK_MS) / 1000
-        stop = begin + move_s * (HARD_SHARE if self.playouts else THINK_SHARE)
+        if self.playouts:
+            # The budget decides; a clock, if any, only stops a budget that does not fit in it.
+            stop = begin + self.move_ms / 1000 * HARD_SHARE if self.move_ms else math.inf
+        else:
+            stop = begin + (self.move_ms or NO_CLOCK_MS) / 1000 * THINK_SHARE
         rng = self.rng
         rand = rng.random
         seat = view.seat
