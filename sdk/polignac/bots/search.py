@@ -252,11 +252,11 @@ def duck_rollout(playout: Playout, rand: Callable[[], float]) -> list[int]:
 def take_rollout(playout: Playout, rand: Callable[[], float]) -> list[int]:
     """The games where a trick scores for its taker (Knaves), with a little noise.
 
-    Leading, a seat cashes its strongest card without points when no other hand can beat
-    it (a higher card of the suit, or a trump when void), else leads the lowest card of a
-    random suit.  Following, it takes a trick worth having: last to play with its cheapest
-    winning card, else with its strongest; otherwise it drops its worst point card (a
-    Jack) on the winner, else its lowest card.  One card in :data:`NOISE` is random instead.
+    The policy reads every hand of the deal.  Leading, a seat cashes its strongest card
+    without points when no other hand can beat it (a higher card of the suit, or a trump
+    when void), else leads the lowest card of a random suit.  Following, it takes a trick
+    worth having with its cheapest card that no seat still to play can beat; otherwise it
+    drops its worst point card (a Jack) on the winner, else its lowest card.  One card in :data:`NOISE` is random instead.
     """
     rules = playout.rules
     desc = _descending(rules)
@@ -323,16 +323,27 @@ def take_rollout(playout: Playout, rand: Callable[[], float]) -> list[int]:
                 c = next(card for card, _ in reversed(desc[suit]) if h >> card & 1)
         else:
             power = powers[led]
-            last = trick_len == k - 1
+            # The strongest card the seats still to play could put on the trick.
+            threat = best_s
+            s = nxt[to_act]
+            for _ in range(k - 1 - trick_len):
+                o = hands[s]
+                o = o & SUIT_MASKS[led] or o & trump_mask
+                while o:
+                    low = o & -o
+                    o ^= low
+                    if power[low.bit_length() - 1] > threat:
+                        threat = power[low.bit_length() - 1]
+                s = nxt[s]
             key = -1
             m = pool
             while m:
                 low = m & -m
                 card = low.bit_length() - 1
                 m ^= low
-                if power[card] > best_s and plain - trick_points - points[card] > 0:
-                    # A winner worth it: the cheapest when last, else the strongest.
-                    wkey = 1000 + (128 - power[card] if last else power[card])
+                if power[card] > threat and plain - trick_points - points[card] > 0:
+                    # A sure winner worth it: the cheapest.
+                    wkey = 1000 + 128 - power[card]
                     if wkey > key:
                         c, key = card, wkey
                 elif key < 1000:
