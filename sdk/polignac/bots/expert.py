@@ -104,7 +104,6 @@ class ExpertBot(Bot):
         else:
             stop = begin + (self.move_ms or NO_CLOCK_MS) / 1000 * THINK_SHARE
         rng = self.rng
-        rand = rng.random
         seat = view.seat
         sign = view.rules.against
         others = [s for s in view.seats if s != seat]
@@ -116,8 +115,11 @@ class ExpertBot(Bot):
         used = 0
         while True:
             rows = search.deals(view, rng, 1)
+            # Every option's playout draws the same random numbers too: the options differ
+            # only by the decision, which sharpens their comparison.
+            draws = rng.getrandbits(64)
             for i in alive:
-                for scores in search.play_out(starts[i], seat, rows, rollouts[i], rand):
+                for scores in search.play_out(starts[i], seat, rows, rollouts[i], random.Random(draws).random):
                     costs[i].append(sign * (scores[seat] - sum(scores[s] for s in others) / len(others)))
             used += len(alive)
             rounds = len(costs[alive[0]])
