@@ -29,7 +29,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -37,7 +37,7 @@ import numpy.typing as npt
 from polignac.cards import card_index
 from polignac.errors import BatchError
 from polignac.playout import _CONTRACTS, Playout, sample_hands
-from polignac.rules import HandScore, Ruleset
+from polignac.rules import HandScore
 from polignac.values import Contract
 
 if TYPE_CHECKING:
@@ -48,64 +48,67 @@ __all__ = ["run_batch", "sample_hands_many", "widen_hands"]
 Int64Array = npt.NDArray[np.int64]
 Array = npt.NDArray[Any]
 
-_NARROW_LIMIT: Final = 1 << 52
-_PIQUET_RANKS: Final = range(7, 15)
-_LOW_RANKS: Final = range(2, 7)
-
 
 @dataclass(frozen=True, slots=True)
 class _Tables:
-    """Look-up tables for one ruleset's play, built once per (pack, trick order, trump, card points)."""
+    """Look-up tables for one ruleset's play, by bit position in a hand; built once per ruleset and trump."""
 
     width: int  # bits per suit in a hand
-    shift: int  # log2(width)
-    used: int  # bits of a suit's field that hold cards (8 or 13)
     dtype: type[np.unsignedinteger[Any]]
-    suit_mask: int
-    kth: npt.NDArray[np.uint8]  # [(pattern << 4) | r]: the position of pattern's r-th set bit
     lead_power: npt.NDArray[np.int8]  # [position]: the card's power when it leads the trick
-    power: npt.NDArray[np.int8]  # [(led << (shift + 2)) | position]: its power with ``led`` led
-    points: npt.NDArray[np.int64]  # [(suit << used) | pattern]: card points of those cards of that suit
+    power: npt.NDArray[np.int8]  # [led_base[led card] + position]: its power in a trick so led
+    led_base: npt.NDArray[np.intp]  # [position]: where the powers with that card's suit led start
+    led_mask: npt.NDArray[Any]  # [position]: the mask of that card's suit
+    bit: npt.NDArray[Any]  # [position]: 1 << position
+    card_points: npt.NDArray[np.int16]  # [position]: the points for taking that card
 
 
 def _position_to_index(width: int) -> list[int]:
     """Card index (``Card.index``) at each bit position of a hand ``width`` bits per suit; -1 for none."""
     out = [-1] * (4 * width)
+    low = 7 if width == 8 else 2
     for suit in range(4):
-        for rank in _PIQUET_RANKS if width == 8 else range(2, 15):
-            out[suit * width + rank - (7 if width == 8 else 2)] = card_index(suit, rank)
+        for rank in range(low, 15):
+            out[suit * width + rank - low] = card_index(suit, rank)
     return out
+
+
+@lru_cache(maxsize=1)
+def _kth16() -> npt.NDArray[np.uint8]:
+    """``[(pattern << 4) | r]``: the position of the ``r``-th set bit (from 0, ascending) of a 16-bit pattern."""
+    rest = np.arange(1 << 16, dtype=np.uint32)
+    table = np.zeros((1 << 16, 16), dtype=np.uint8)
+    for r in range(16):
+        low = rest & (~rest + np.uint32(1))  # the lowest set bit
+        table[:, r] = np.bitwise_count(low - np.uint32(1)) * (rest != 0)
+        rest ^= low
+    return table.reshape(-1)
 
 
 @lru_cache(maxsize=32)
 def _tables(pack: int, strength: tuple[int, ...], trump: int, card_points: tuple[int, ...]) -> _Tables:
-    width, shift, used = (8, 3, 8) if pack == 32 else (16, 4, 13)
+    width, shift = (8, 3) if pack == 32 else (16, 4)
     dtype: type[np.unsignedinteger[Any]] = np.uint32 if width == 8 else np.uint64
-    kth = np.zeros((1 << used) * 16, dtype=np.uint8)
-    for pattern in range(1 << used):
-        for r, bit in enumerate(b for b in range(used) if pattern >> b & 1):
-            kth[pattern << 4 | r] = bit
+    suit_mask = (1 << (8 if width == 8 else 13)) - 1
     to_index = _position_to_index(width)
-    lead_power = np.full(4 * width, -1, dtype=np.int8)
-    power = np.full(4 * 4 * width, -1, dtype=np.int8)
+    positions = 4 * width
+    lead_power = np.full(positions, -1, dtype=np.int8)
+    power = np.full(4 * positions, -1, dtype=np.int8)
+    points = np.zeros(positions, dtype=np.int16)
     for pos, index in enumerate(to_index):
         if index < 0:
             continue
         suit = pos >> shift
         bonus = 64 if suit == trump else 0
         lead_power[pos] = bonus + strength[index]
+        points[pos] = card_points[index]
         for led in range(4):
             if suit in (trump, led):
-                power[led << (shift + 2) | pos] = bonus + strength[index]
-    points = np.zeros(4 << used, dtype=np.int64)
-    for suit in range(4):
-        for pattern in range(1 << used):
-            points[suit << used | pattern] = sum(card_points[to_index[suit * width + b]] for b in range(used) if pattern >> b & 1)
-    return _Tables(width, shift, used, dtype, (1 << used) - 1, kth, lead_power, power, points)
-
-
-def _tables_for(rules: Ruleset, trump: int) -> _Tables:
-    return _tables(rules.pack, rules.strength, trump, rules.card_points)
+                power[led * positions + pos] = bonus + strength[index]
+    led_base = np.array([(pos >> shift) * positions for pos in range(positions)], dtype=np.intp)
+    led_mask = np.array([suit_mask << (pos >> shift) * width for pos in range(positions)], dtype=dtype)
+    bit = np.array([1 << pos for pos in range(positions)], dtype=dtype)
+    return _Tables(width, dtype, lead_power, power, led_base, led_mask, bit, points)
 
 
 def widen_hands(narrow: Array, pack: int) -> Array:
@@ -139,7 +142,7 @@ def _check_hands(playout: Playout, hands: object) -> Array:
         row = int(np.nonzero((array < 0).any(axis=1))[0][0])
         raise BatchError(f"hands row {row}: a card mask is negative: {array[row].tolist()!r}")
     masks = array.astype(np.uint64)
-    over = masks >= np.uint64(_NARROW_LIMIT)
+    over = masks >> np.uint64(52)
     if over.any():
         row = int(np.nonzero(over.any(axis=1))[0][0])
         raise BatchError(f"hands row {row}: a card mask has bits beyond the 52 cards: {array[row].tolist()!r}")
@@ -150,11 +153,14 @@ def _check_hands(playout: Playout, hands: object) -> Array:
         row = int(np.nonzero(wrong.any(axis=1))[0][0])
         seat = int(np.nonzero(wrong[row])[0][0])
         raise BatchError(f"hands row {row}: seat {seat} holds {int(counts[row, seat])} cards, this position needs {int(expected[seat])}")
-    union = np.bitwise_or.reduce(masks, axis=1)
+    union = masks[:, 0].copy()
+    for seat in range(1, n):
+        union |= masks[:, seat]
     total = 0
     for h in playout.hands:
         total |= h
-    overlap = np.bitwise_count(union) != counts.sum(axis=1, dtype=np.int64)
+    # Each seat holds the right number of cards: they are disjoint when the union holds them all.
+    overlap = np.bitwise_count(union) != total.bit_count()
     if overlap.any():
         row = int(np.nonzero(overlap)[0][0])
         raise BatchError(f"hands row {row}: a card is dealt to two seats: {masks[row].tolist()!r}")
@@ -200,113 +206,126 @@ def run_batch(playout: Playout, hands: object, uniforms: object = None, rng: np.
         steps = rng.random((plays, deals))
     else:
         steps = _check_uniforms(uniforms, deals, plays)
-    return _play(playout, widen_hands(masks, playout.rules.pack), steps)
+    cards, won, first, last = _play(playout, widen_hands(masks, playout.rules.pack), steps)
+    return _score(playout, cards, won, first, last)
 
 
-def _play(playout: Playout, hands: Array, steps: npt.NDArray[np.float64]) -> Int64Array:
-    """The engine: ``hands`` (B, players) wide, ``steps`` (plays, B) uniforms; returns (B, players) scores."""
+def _play(playout: Playout, hands: Array, steps: npt.NDArray[np.float64]) -> tuple[Int64Array, Int64Array, Array, Array]:
+    """The engine: plays ``hands`` (B, players, wide; consumed) with ``steps`` (plays, B) uniforms.
+
+    Returns each deal's card points and tricks taken by seat (B, players), and the seats that
+    took the first and the last trick (B,).  Each step plays one card in every deal.  The
+    legal cards are the hand's cards of the suit led, or the whole hand; the ``r``-th of them
+    is found by halving (the half holding it, by counting set bits) down to 16 bits, then a
+    table look-up.  Everything is branch-free arithmetic on small integers and ``take`` from
+    small tables: numpy's masked selections (``where``) stall on random masks, and fancy
+    indexing is slower than ``take``.  Seats are positions in a trick: the seat at position
+    ``i`` of a trick led from seat position ``lead`` is ``seat_at[lead + i]``.
+    """
     rules = playout.rules
-    t = _tables_for(rules, playout.trump)
+    t = _tables(rules.pack, rules.strength, playout.trump, rules.card_points)
     n = rules.players
     k = len(playout.seats)
     deals = hands.shape[0]
     dtype = t.dtype
-    one = dtype(1)
-    shift = t.shift
-    width = t.width
-    suit_mask = dtype(t.suit_mask)
+    halves = (16,) if t.width == 8 else (32, 16)
+    low_half = {size: dtype((1 << size) - 1) for size in halves}
+    everything = dtype((1 << (4 * t.width)) - 1)
+    kth = _kth16()
+    power, lead_power, led_base, led_mask, bits, card_points = t.power, t.lead_power, t.led_base, t.led_mask, t.bit, t.card_points
+    with_points = bool(rules.penalty_mask)
 
-    flat = np.ascontiguousarray(hands).reshape(-1)
+    seats = np.array(playout.seats, dtype=np.intp)
+    position = {seat: i for i, seat in enumerate(playout.seats)}
+    seat_at = np.concatenate([seats, seats])  # seat_at[lead + i], lead < k, i < k
+    wrap = np.concatenate([np.arange(k), np.arange(k)]).astype(np.intp)
+
+    flat = hands.reshape(-1)
     base = np.arange(deals, dtype=np.intp) * n
-    next_seat = np.array(playout.next_seat, dtype=np.intp)
-    power = t.power
-    lead_power = t.lead_power
-    taken = np.zeros(deals * n, dtype=dtype)
+    points = np.zeros(deals * n, dtype=np.int64)
     won = np.zeros(deals * n, dtype=np.int64)
 
-    to_act = np.full(deals, playout.to_act, dtype=np.intp)
     trick_pos = playout.trick_len
-    trick_mask = np.full(deals, widen_hands(np.array(playout.trick_mask, dtype=np.uint64), rules.pack), dtype=dtype)
-    led = np.full(deals, playout.led, dtype=np.intp)
+    lead_at = (position[playout.to_act] - trick_pos) % k
+    lead = np.full(deals, lead_at, dtype=np.intp)
+    trick_points = np.full(deals, sum(rules.card_points[c] for c in range(52) if playout.trick_mask >> c & 1), dtype=np.int16)
+    led_pos = playout.led * t.width  # a position in the suit led, for the look-ups by led card
+    current_led_mask = np.full(deals, led_mask[led_pos], dtype=dtype)
+    current_led_base = np.full(deals, led_base[led_pos], dtype=np.intp)
     best = np.full(deals, playout.best_strength, dtype=np.int8)
-    best_seat = np.full(deals, playout.best_seat, dtype=np.intp)
-    first_winner: Array | int = playout.first_winner
-    suit_shifts = np.array([s * width for s in range(4)], dtype=dtype)
+    best_at = np.full(deals, (position.get(playout.best_seat, lead_at) - lead_at) % k, dtype=np.uint8)
+    last_winner = np.full(deals, playout.best_seat, dtype=np.intp)
+    first_winner = np.full(deals, playout.first_winner, dtype=np.intp)
+    first_done = playout.first_winner >= 0
 
+    idx = np.empty(deals, dtype=np.intp)
+    legal = np.empty(deals, dtype=dtype)
+    select = np.empty(deals, dtype=dtype)
+    scaled = np.empty(deals, dtype=np.float64)
     for u in steps:
-        idx = base + to_act
-        h = flat[idx]
+        np.add(base, seat_at.take(lead + trick_pos), out=idx)
+        h = flat.take(idx)
         if trick_pos:
-            follow = h & (suit_mask << (led.astype(dtype) << dtype(shift)))
-            legal = np.where(follow != 0, follow, h)
+            # The cards of the suit led, or the whole hand when it has none.
+            np.bitwise_and(h, current_led_mask, out=legal)
+            np.multiply(legal == 0, everything, out=select)
+            select |= current_led_mask
+            np.bitwise_and(h, select, out=legal)
         else:
-            legal = h
-        count = np.bitwise_count(legal)
-        r = (u * count).astype(np.int64)
-        card = _kth_card(legal, r, t, suit_shifts)
-        bit = one << card.astype(dtype)
-        flat[idx] = h ^ bit
-        trick_mask |= bit
+            np.copyto(legal, h)
+        np.multiply(u, np.bitwise_count(legal), out=scaled)
+        r = scaled.astype(np.uint8)
+        x = legal
+        offset = np.zeros(deals, dtype=np.uint8)
+        for size in halves:
+            below = np.bitwise_count(x & low_half[size])
+            upper = (r >= below).view(np.uint8)
+            r -= below * upper
+            upper <<= size.bit_length() - 1
+            x = x >> upper
+            offset += upper
+        key = x & dtype(0xFFFF)
+        key <<= dtype(4)
+        key |= r
+        card = kth.take(key)
+        card += offset
+        flat[idx] = h ^ bits.take(card)
+        if with_points:
+            trick_points += card_points.take(card)
         if trick_pos == 0:
-            led = card >> shift
-            best = lead_power[card]
-            best_seat = to_act
+            current_led_mask = led_mask.take(card)
+            current_led_base = led_base.take(card)
+            best = lead_power.take(card)
+            best_at = np.zeros(deals, dtype=np.uint8)
         else:
-            p = power[(led << (shift + 2)) | card]
-            better = p > best
-            best = np.where(better, p, best)
-            best_seat = np.where(better, to_act, best_seat)
+            p = power.take(current_led_base + card)
+            # Positions in a trick only grow, so the latest better card has the largest position.
+            np.maximum(best_at, (p > best).view(np.uint8) * np.uint8(trick_pos), out=best_at)
+            np.maximum(best, p, out=best)
         trick_pos += 1
         if trick_pos == k:
-            widx = base + best_seat
-            taken[widx] |= trick_mask
-            won[widx] += 1
-            if isinstance(first_winner, int) and first_winner < 0:
-                first_winner = best_seat.copy()
-            trick_mask = np.zeros(deals, dtype=dtype)
+            lead = wrap.take(lead + best_at)
+            last_winner = seats.take(lead)
+            winners = base + last_winner
+            won[winners] += 1
+            if with_points:
+                points[winners] += trick_points
+                trick_points[:] = 0
+            if not first_done:
+                first_winner, first_done = last_winner, True
             trick_pos = 0
-            to_act = best_seat
-        else:
-            to_act = next_seat[to_act]
 
     # The tricks taken before this position count too.
-    before = widen_hands(np.array(playout.taken, dtype=np.uint64), rules.pack)
-    taken_all = taken.reshape(deals, n) | before
-    won_all = won.reshape(deals, n) + np.array(playout.won, dtype=np.int64)
-    first = np.full(deals, first_winner, dtype=np.intp) if isinstance(first_winner, int) else first_winner
-    return _score(playout, t, taken_all, won_all, first, best_seat)
-
-
-def _kth_card(legal: Array, r: Array, t: _Tables, suit_shifts: Array) -> Array:
-    """The position of the ``r``-th set bit of each ``legal`` (ascending), by suit then within it."""
-    fields = [(legal >> suit_shifts[s]) & t.dtype(t.suit_mask) for s in range(4)]
-    counts = [np.bitwise_count(f).astype(np.int64) for f in fields]
-    suit = np.zeros(legal.shape, dtype=np.int64)
-    before = np.zeros(legal.shape, dtype=np.int64)
-    acc = counts[0]
-    for s in range(1, 4):
-        past = r >= acc
-        suit += past
-        before = np.where(past, acc, before)
-        acc = acc + counts[s]
-    pattern = np.choose(suit, fields).astype(np.int64)
-    rank = t.kth[(pattern << 4) | (r - before)].astype(np.int64)
-    card: Array = (suit << t.shift) | rank
-    return card
+    cards = points.reshape(deals, n) + np.array(
+        [sum(rules.card_points[c] for c in range(52) if taken >> c & 1) for taken in playout.taken], dtype=np.int64
+    )
+    return cards, won.reshape(deals, n) + np.array(playout.won, dtype=np.int64), first_winner, last_winner
 
 
 # -- scoring ----------------------------------------------------------------------------------
 
 
-def _card_points(t: _Tables, taken: Array) -> Int64Array:
-    total = np.zeros(taken.shape, dtype=np.int64)
-    for suit in range(4):
-        pattern = ((taken >> t.dtype(suit * t.width)) & t.dtype(t.suit_mask)).astype(np.int64)
-        total += t.points[(suit << t.used) | pattern]
-    return total
-
-
-def _score(playout: Playout, t: _Tables, taken: Array, won: Int64Array, first: Array, last: Array) -> Int64Array:
+def _score(playout: Playout, cards: Int64Array, won: Int64Array, first: Array, last: Array) -> Int64Array:
     """``polignac.scoring.score_hand`` for every deal at once: (B, players) scores."""
     rules = playout.rules
     deals, n = won.shape
@@ -315,56 +334,47 @@ def _score(playout: Playout, t: _Tables, taken: Array, won: Int64Array, first: A
     order = np.array(seats[start:] + seats[:start], dtype=np.intp)
     k = len(order)
     against = rules.against
-    rows = np.arange(deals)
+    base = np.arange(deals, dtype=np.intp) * n
 
-    cards = _card_points(t, taken)
-    trick_points = rules.trick_points * won
-    first_last = np.zeros((deals, n), dtype=np.int64)
-    np.add.at(first_last, (rows, first), rules.first_trick_points)
-    np.add.at(first_last, (rows, last), rules.last_trick_points)
-    penalties = np.array(playout.penalties, dtype=np.int64)
-    scores = np.zeros((deals, n), dtype=np.int64)
-    all_tricks = won.sum(axis=1)
+    # Columns in turn order from eldest hand, as score_hand walks the seats.
+    c = cards[:, order]
+    w = won[:, order]
+    first_last = np.zeros(deals * n, dtype=np.int64)
+    first_last[base + first] += rules.first_trick_points
+    first_last[base + last] += rules.last_trick_points
+    fl = first_last.reshape(deals, n)[:, order]
+    tp = rules.trick_points * w
+    all_tricks = w.sum(axis=1, keepdims=True)
 
     if rules.hand_score is HandScore.PLACE:
-        w = won[:, order]
-        c = cards[:, order]
-        everything = w == all_tricks[:, None]
-        big: Array = c >= rules.big_take_points if rules.big_take_points else np.zeros_like(everything)
         # Fewest points first; on equal points a seat without a trick, then the one nearer eldest hand.
-        points = (c + first_last[:, order] + trick_points[:, order]).astype(np.int64)
-        key = (points * 2 + (w > 0)) * k + np.arange(k)
-        ranked = np.argsort(key, axis=1, kind="stable")
-        table = np.array(rules.place_table(k), dtype=np.int64)
-        placed = np.empty((deals, k), dtype=np.int64)
-        np.put_along_axis(placed, ranked, np.broadcast_to(table, (deals, k)), axis=1)
-        result = placed
-        if rules.big_take_scores:
+        key = ((c + fl + tp) * 2 + (w > 0)) * k + np.arange(k)
+        ranked = np.argsort(key, axis=1)
+        result = np.empty((deals, k), dtype=np.int64)
+        np.put_along_axis(result, ranked, np.broadcast_to(np.array(rules.place_table(k), dtype=np.int64), (deals, k)), axis=1)
+        if rules.big_take_points:
             taker, other = rules.big_take_scores
+            big: Array = c >= rules.big_take_points
             first_big: Array = np.argmax(big, axis=1)
-            by_big = np.where(np.arange(k) == first_big[:, None], taker, other)
             any_big: Array = np.any(big, axis=1, keepdims=True)
-            result = np.where(any_big, by_big, result)
+            result = np.where(any_big, np.where(np.arange(k) == first_big[:, None], taker, other), result)
         if rules.every_trick_scores:
             taker, other = rules.every_trick_scores
-            by_every = np.where(everything, taker, other)
-            result = np.where(everything.any(axis=1)[:, None], by_every, result)
-        scores[:, order] = result
+            everything: Array = w == all_tricks
+            any_every: Array = np.any(everything, axis=1, keepdims=True)
+            result = np.where(any_every, np.where(everything, taker, other), result)
     else:
-        playing = scores[:, order]
-        playing[:] = trick_points[:, order] + against * (cards[:, order] + first_last[:, order])
+        result = tp + against * (c + fl)
         contract = _CONTRACTS[playout.contract]
-        declarer = playout.declarer
-        if contract is not Contract.PASS and declarer >= 0:
-            made = won[:, declarer] == all_tricks
-            position = int(np.nonzero(order == declarer)[0][0])
+        if contract is not Contract.PASS and playout.declarer >= 0:
+            at = int(np.nonzero(order == playout.declarer)[0][0])
+            made: Array = w[:, at : at + 1] == all_tricks
             made_row = np.full(k, against * rules.contract_points, dtype=np.int64)
-            made_row[position] = -against * rules.contract_points if contract is Contract.GENERAL else 0
-            failed = playing.copy()
-            failed[:, position] += against * rules.contract_points
-            playing = np.where(made[:, None], made_row, failed)
-        scores[:, order] = playing
-    scores[:, order] += against * penalties[order]
+            made_row[at] = -against * rules.contract_points if contract is Contract.GENERAL else 0
+            result[:, at] += against * rules.contract_points
+            result = np.where(made, made_row, result)
+    scores = np.zeros((deals, n), dtype=np.int64)
+    scores[:, order] = result + against * np.array(playout.penalties, dtype=np.int64)[order]
     return scores
 
 
