@@ -1,8 +1,9 @@
 """Speed benchmarks of the rules engine: the public API, the fast playout path, determinization.
 
 Each part runs for a fixed wall-clock time on one thread and counts card plays and
-finished hands.  Random choices come from a seeded ``random.Random`` so the work done is
-the same from run to run; the figures still vary with the machine's load.
+finished hands.  Random choices come from a seeded ``random.Random`` (the batched part: a
+seeded ``numpy.random.Generator``) so the work done is the same from run to run; the
+figures still vary with the machine's load.
 """
 
 from __future__ import annotations
@@ -11,9 +12,13 @@ import platform
 import random
 import time
 from dataclasses import asdict, dataclass
+from typing import Any, Final
 
 from polignac import Card, Match, Phase, PlayerView, Ruleset, preset
 from polignac.playout import Playout
+
+DEFAULT_BATCH: Final = 16384
+"""Deals per batch of the batched part by default."""
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,10 @@ class EngineBench:
     playout_hands_per_s: float
     determinized_playouts_per_s: float
     python: str
+    batch_size: int | None = None
+    """Deals per ``Playout.run_batch`` call in the batched part; ``None`` when it did not run."""
+    batched_card_plays_per_s: float | None = None
+    batched_hands_per_s: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -95,12 +104,58 @@ def bench_determinize(rules: Ruleset, seconds: float, seed: int = 1) -> float:
     return done / (time.perf_counter() - start_time)
 
 
-def bench_engine(rules_name: str = "classic", seconds: float = 3.0) -> EngineBench:
-    """Run the three parts for ``seconds`` each."""
+def _shuffled_deals(playout: Playout, count: int, rng: Any) -> Any:
+    """``count`` random deals of ``playout``'s cards, each seat as many as it holds: a (count, players) array."""
+    import numpy as np  # a dependency of the batched part only, like polignac.batch
+
+    cards = np.array([i for i in range(52) if any(h >> i & 1 for h in playout.hands)], dtype=np.uint64)
+    order = np.argsort(rng.random((count, len(cards))), axis=1)
+    bits = np.left_shift(np.uint64(1), cards[order])
+    deals = np.zeros((count, len(playout.hands)), dtype=np.uint64)
+    start = 0
+    for seat, hand in enumerate(playout.hands):
+        size = hand.bit_count()
+        if size:
+            deals[:, seat] = np.bitwise_or.reduce(bits[:, start : start + size], axis=1)
+        start += size
+    return deals
+
+
+def bench_batched(rules: Ruleset, seconds: float, batch_size: int = DEFAULT_BATCH, seed: int = 1) -> tuple[float, float]:
+    """``Playout.run_batch`` of ``batch_size`` deals of a freshly dealt position at a time, floats drawn by numpy.
+
+    The deals are made before the clock starts (a searching bot makes them with
+    :func:`polignac.batch.sample_hands_many`); the random floats, the checks of the
+    hands and the scoring are timed.
+    """
+    import numpy as np
+
+    rng = random.Random(seed)
+    generator = np.random.default_rng(seed)
+    starts = [Playout.from_match(Match(rules, rng.randrange(2**64))) for _ in range(4)]
+    batches = [(start, _shuffled_deals(start, batch_size, generator)) for start in starts]
+    cards_per_hand = sum(h.bit_count() for h in starts[0].hands)
+    batches[0][0].run_batch(batches[0][1][:8], rng=generator)  # builds the look-up tables
+    hands = 0
+    start_time = time.perf_counter()
+    while time.perf_counter() - start_time < seconds:
+        for start, deals in batches:
+            start.run_batch(deals, rng=generator)
+            hands += batch_size
+    elapsed = time.perf_counter() - start_time
+    return hands * cards_per_hand / elapsed, hands / elapsed
+
+
+def bench_engine(rules_name: str = "classic", seconds: float = 3.0, batch_size: int | None = None) -> EngineBench:
+    """Run the three parts for ``seconds`` each, and the batched part too when ``batch_size`` is given."""
     rules = preset(rules_name)
     api_plays, api_hands = bench_api(rules, seconds)
     po_plays, po_hands = bench_playout(rules, seconds)
     determinized = bench_determinize(rules, seconds)
+    batched: tuple[float | None, float | None] = (None, None)
+    if batch_size is not None:
+        plays, hands = bench_batched(rules, seconds, batch_size)
+        batched = (round(plays), round(hands, 1))
     return EngineBench(
         rules=rules_name,
         seconds=seconds,
@@ -110,4 +165,7 @@ def bench_engine(rules_name: str = "classic", seconds: float = 3.0) -> EngineBen
         playout_hands_per_s=round(po_hands, 1),
         determinized_playouts_per_s=round(determinized, 1),
         python=platform.python_version(),
+        batch_size=batch_size,
+        batched_card_plays_per_s=batched[0],
+        batched_hands_per_s=batched[1],
     )
