@@ -26,7 +26,7 @@ here and there, for the same random float ``r``.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -203,15 +203,23 @@ def run_batch(playout: Playout, hands: object, uniforms: object = None, rng: np.
             rng = np.random.default_rng(random.getrandbits(128))
         elif not isinstance(rng, np.random.Generator):
             raise BatchError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-        steps = rng.random((plays, deals))
+        steps: Iterable[npt.NDArray[np.float64]] = _draws(rng, plays, deals)
     else:
         steps = _check_uniforms(uniforms, deals, plays)
     cards, won, first, last = _play(playout, widen_hands(masks, playout.rules.pack), steps)
     return _score(playout, cards, won, first, last)
 
 
-def _play(playout: Playout, hands: Array, steps: npt.NDArray[np.float64]) -> tuple[Int64Array, Int64Array, Array, Array]:
-    """The engine: plays ``hands`` (B, players, wide; consumed) with ``steps`` (plays, B) uniforms.
+def _draws(rng: np.random.Generator, plays: int, deals: int) -> Iterator[npt.NDArray[np.float64]]:
+    """``rng.random((plays, deals))`` row by row (the same floats), into one buffer that stays in cache."""
+    row = np.empty(deals, dtype=np.float64)
+    for _ in range(plays):
+        rng.random(out=row)
+        yield row
+
+
+def _play(playout: Playout, hands: Array, steps: Iterable[npt.NDArray[np.float64]]) -> tuple[Int64Array, Int64Array, Array, Array]:
+    """The engine: plays ``hands`` (B, players, wide; consumed) with ``steps``, one row of B uniforms per card.
 
     Returns each deal's card points and tricks taken by seat (B, players), and the seats that
     took the first and the last trick (B,).  Each step plays one card in every deal.  The
@@ -242,8 +250,10 @@ def _play(playout: Playout, hands: Array, steps: npt.NDArray[np.float64]) -> tup
 
     flat = hands.reshape(-1)
     base = np.arange(deals, dtype=np.intp) * n
-    points = np.zeros(deals * n, dtype=np.int64)
-    won = np.zeros(deals * n, dtype=np.int64)
+    # Who took each trick of the rest of the hand, and its card points: summed by seat at the end.
+    winner_of = np.zeros((playout.tricks_left, deals), dtype=np.uint8)
+    points_of = np.zeros((playout.tricks_left, deals), dtype=np.int16)
+    trick = 0
 
     trick_pos = playout.trick_len
     lead_at = (position[playout.to_act] - trick_pos) % k
@@ -306,20 +316,24 @@ def _play(playout: Playout, hands: Array, steps: npt.NDArray[np.float64]) -> tup
         if trick_pos == k:
             lead = wrap.take(lead + best_at)
             last_winner = seats.take(lead)
-            winners = base + last_winner
-            won[winners] += 1
+            winner_of[trick] = last_winner
             if with_points:
-                points[winners] += trick_points
+                points_of[trick] = trick_points
                 trick_points[:] = 0
             if not first_done:
                 first_winner, first_done = last_winner, True
+            trick += 1
             trick_pos = 0
 
     # The tricks taken before this position count too.
-    cards = points.reshape(deals, n) + np.array(
-        [sum(rules.card_points[c] for c in range(52) if taken >> c & 1) for taken in playout.taken], dtype=np.int64
-    )
-    return cards, won.reshape(deals, n) + np.array(playout.won, dtype=np.int64), first_winner, last_winner
+    cards = np.zeros((deals, n), dtype=np.int64)
+    won = np.zeros((deals, n), dtype=np.int64)
+    for seat in playout.seats:
+        took = winner_of == seat
+        won[:, seat] = playout.won[seat] + took.sum(axis=0)
+        before = sum(rules.card_points[c] for c in range(52) if playout.taken[seat] >> c & 1)
+        cards[:, seat] = before + (points_of * took).sum(axis=0, dtype=np.int64) if with_points else before
+    return cards, won, first_winner, last_winner
 
 
 # -- scoring ----------------------------------------------------------------------------------
