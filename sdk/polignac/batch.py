@@ -59,7 +59,6 @@ class _Tables:
     power: npt.NDArray[np.int8]  # [led_base[led card] + position]: its power in a trick so led
     led_base: npt.NDArray[np.intp]  # [position]: where the powers with that card's suit led start
     led_mask: npt.NDArray[Any]  # [position]: the mask of that card's suit
-    bit: npt.NDArray[Any]  # [position]: 1 << position
     card_points: npt.NDArray[np.int16]  # [position]: the points for taking that card
 
 
@@ -107,8 +106,7 @@ def _tables(pack: int, strength: tuple[int, ...], trump: int, card_points: tuple
                 power[led * positions + pos] = bonus + strength[index]
     led_base = np.array([(pos >> shift) * positions for pos in range(positions)], dtype=np.intp)
     led_mask = np.array([suit_mask << (pos >> shift) * width for pos in range(positions)], dtype=dtype)
-    bit = np.array([1 << pos for pos in range(positions)], dtype=dtype)
-    return _Tables(width, dtype, lead_power, power, led_base, led_mask, bit, points)
+    return _Tables(width, dtype, lead_power, power, led_base, led_mask, points)
 
 
 def widen_hands(narrow: Array, pack: int) -> Array:
@@ -219,7 +217,7 @@ def _draws(rng: np.random.Generator, plays: int, deals: int) -> Iterator[npt.NDA
 
 
 def _play(playout: Playout, hands: Array, steps: Iterable[npt.NDArray[np.float64]]) -> tuple[Int64Array, Int64Array, Array, Array]:
-    """The engine: plays ``hands`` (B, players, wide; consumed) with ``steps``, one row of B uniforms per card.
+    """The engine: plays ``hands`` (B, players, wide) with ``steps``, one row of B uniforms per card.
 
     Returns each deal's card points and tricks taken by seat (B, players), and the seats that
     took the first and the last trick (B,).  Each step plays one card in every deal.  The
@@ -240,7 +238,7 @@ def _play(playout: Playout, hands: Array, steps: Iterable[npt.NDArray[np.float64
     low_half = {size: dtype((1 << size) - 1) for size in halves}
     everything = dtype((1 << (4 * t.width)) - 1)
     kth = _kth16()
-    power, lead_power, led_base, led_mask, bits, card_points = t.power, t.lead_power, t.led_base, t.led_mask, t.bit, t.card_points
+    power, lead_power, led_base, led_mask, card_points = t.power, t.lead_power, t.led_base, t.led_mask, t.card_points
     with_points = bool(rules.penalty_mask)
 
     seats = np.array(playout.seats, dtype=np.intp)
@@ -248,7 +246,7 @@ def _play(playout: Playout, hands: Array, steps: Iterable[npt.NDArray[np.float64
     seat_at = np.concatenate([seats, seats])  # seat_at[lead + i], lead < k, i < k
     wrap = np.concatenate([np.arange(k), np.arange(k)]).astype(np.intp)
 
-    flat = hands.reshape(-1)
+    flat = np.ascontiguousarray(hands).reshape(-1)
     base = np.arange(deals, dtype=np.intp) * n
     # Who took each trick of the rest of the hand, and its card points: summed by seat at the end.
     winner_of = np.zeros((playout.tricks_left, deals), dtype=np.uint8)
@@ -272,9 +270,12 @@ def _play(playout: Playout, hands: Array, steps: Iterable[npt.NDArray[np.float64
     legal = np.empty(deals, dtype=dtype)
     select = np.empty(deals, dtype=dtype)
     scaled = np.empty(deals, dtype=np.float64)
+    remaining = np.full(deals, everything, dtype=dtype)  # the cards not played yet: hands stay as dealt
+    one = dtype(1)
     for u in steps:
         np.add(base, seat_at.take(lead + trick_pos), out=idx)
         h = flat.take(idx)
+        h &= remaining
         if trick_pos:
             # The cards of the suit led, or the whole hand when it has none.
             np.bitwise_and(h, current_led_mask, out=legal)
@@ -286,20 +287,21 @@ def _play(playout: Playout, hands: Array, steps: Iterable[npt.NDArray[np.float64
         np.multiply(u, np.bitwise_count(legal), out=scaled)
         r = scaled.astype(np.uint8)
         x = legal
-        offset = np.zeros(deals, dtype=np.uint8)
+        offset: Array | None = None
         for size in halves:
             below = np.bitwise_count(x & low_half[size])
             upper = (r >= below).view(np.uint8)
             r -= below * upper
             upper <<= size.bit_length() - 1
             x = x >> upper
-            offset += upper
+            offset = upper if offset is None else offset + upper
         key = x & dtype(0xFFFF)
         key <<= dtype(4)
         key |= r
-        card = kth.take(key)
-        card += offset
-        flat[idx] = h ^ bits.take(card)
+        small = kth.take(key)
+        small += offset
+        remaining ^= one << small
+        card = small.astype(np.intp)  # take() is quicker with intp indices
         if with_points:
             trick_points += card_points.take(card)
         if trick_pos == 0:
