@@ -258,3 +258,23 @@ def test_every_trick_to_one_seat(name: str) -> None:
     scores = check_batch(playout, np.array([playout.hands] * 8), 3)
     taker, other = (-5, 5) if rules.contracts else rules.every_trick_scores
     assert scores.tolist() == [[taker, other, other + 1, other]] * 8
+
+
+def test_trying_each_legal_card_as_the_docs_show() -> None:
+    """docs/playouts.md: play a card in a copy and take it out of every row, then run the batch."""
+    rnd = random.Random(3)
+    match = Match(preset("classic"), 8)
+    match.apply(Contract.PASS)
+    while match.phase is Phase.AUCTION or not match.current_trick:
+        match.apply(rnd.choice(match.legal_decisions()))
+    seat = match.to_act
+    assert seat is not None
+    view = match.view(seat)
+    hands = sample_hands_many(view, rnd, 50)
+    playout = Playout.from_view(view, rnd)
+    for card in view.legal_cards:
+        p = playout.copy()
+        p.play(card.index)
+        after = hands.copy()
+        after[:, seat] &= ~np.uint64(card.bit)
+        check_batch(p, after, card.index)

@@ -18,6 +18,19 @@ Scores are those of the hand as the engine computes them (:func:`polignac.scorin
 every ruleset, trumps, card points and scores by place included, with the contract and the
 extra points already given.  A playout started during the auction plays the hand with the
 contract declared so far (none if everyone passed so far).
+
+:meth:`Playout.run_batch` plays many deals of the same position at once with numpy
+(:mod:`polignac.batch`, imported on first use), each deal exactly as :meth:`Playout.run`
+would with the same floats; :func:`polignac.batch.sample_hands_many` deals them from a view
+(docs/playouts.md):
+
+>>> import numpy as np
+>>> from polignac.batch import sample_hands_many
+>>> view = match.view(0)
+>>> hands = sample_hands_many(view, random.Random(2), 1000)
+>>> scores = Playout.from_view(view, random.Random(3)).run_batch(hands, rng=np.random.default_rng(4))
+>>> scores.shape, bool((scores.sum(axis=1) == 5).all())
+((1000, 4), True)
 """
 
 from __future__ import annotations
