@@ -43,7 +43,7 @@ from polignac.values import Contract
 if TYPE_CHECKING:
     from polignac.view import PlayerView
 
-__all__ = ["run_batch", "sample_hands_many", "widen_hands"]
+__all__ = ["run_batch", "sample_hands_many"]
 
 Int64Array = npt.NDArray[np.int64]
 Array = npt.NDArray[Any]
@@ -109,7 +109,7 @@ def _tables(pack: int, strength: tuple[int, ...], trump: int, card_points: tuple
     return _Tables(width, dtype, lead_power, power, led_base, led_mask, points)
 
 
-def widen_hands(narrow: Array, pack: int) -> Array:
+def _widen(narrow: Array, pack: int) -> Array:
     """Narrow card masks (``Card.index`` bits) as hands ``width`` bits per suit (see the module doc)."""
     if pack == 32:
         return narrow.astype(np.uint32)
@@ -204,7 +204,7 @@ def run_batch(playout: Playout, hands: object, uniforms: object = None, rng: np.
         steps: Iterable[npt.NDArray[np.float64]] = _draws(rng, plays, deals)
     else:
         steps = _check_uniforms(uniforms, deals, plays)
-    cards, won, first, last = _play(playout, widen_hands(masks, playout.rules.pack), steps)
+    cards, won, first, last = _play(playout, _widen(masks, playout.rules.pack), steps)
     return _score(playout, cards, won, first, last)
 
 
@@ -268,7 +268,7 @@ def _play(playout: Playout, hands: Array, steps: Iterable[npt.NDArray[np.float64
 
     idx = np.empty(deals, dtype=np.intp)
     legal = np.empty(deals, dtype=dtype)
-    select = np.empty(deals, dtype=dtype)
+    void_hand = np.empty(deals, dtype=dtype)
     scaled = np.empty(deals, dtype=np.float64)
     remaining = np.full(deals, everything, dtype=dtype)  # the cards not played yet: hands stay as dealt
     one = dtype(1)
@@ -279,9 +279,8 @@ def _play(playout: Playout, hands: Array, steps: Iterable[npt.NDArray[np.float64
         if trick_pos:
             # The cards of the suit led, or the whole hand when it has none.
             np.bitwise_and(h, current_led_mask, out=legal)
-            np.multiply(legal == 0, everything, out=select)
-            select |= current_led_mask
-            np.bitwise_and(h, select, out=legal)
+            np.multiply(h, legal == 0, out=void_hand)
+            legal |= void_hand
         else:
             np.copyto(legal, h)
         np.multiply(u, np.bitwise_count(legal), out=scaled)
