@@ -17,7 +17,7 @@ def run(*args: str) -> Result:
 
 
 def test_batched_json_reports_both_paths() -> None:
-    result = run("--batched", "--seconds", "0.1", "--batch-size", "512", "--json")
+    result = run("--batched", "--seconds", "0.02", "--batch-size", "512", "--json")
     assert result.exit_code == 0, result.output
     figures = json.loads(result.stdout)
     assert figures["rules"] == "classic" and figures["batch_size"] == 512
@@ -26,15 +26,15 @@ def test_batched_json_reports_both_paths() -> None:
 
 
 def test_batched_table_and_every_ruleset() -> None:
-    result = run("--batched", "--seconds", "0.1", "--batch-size", "64", "--rules", "all")
+    result = run("--batched", "--seconds", "0.02", "--batch-size", "64", "--rules", "all")
     assert result.exit_code == 0, result.output
     assert "batched plays/s" in result.stdout and "batches of 64 deals" in result.stdout
     rows = [line for line in result.stdout.splitlines() if line.startswith("│") and any(f" {name} " in line for name in PRESETS)]
     assert len(rows) == len(PRESETS), result.stdout
-    single = run("--batched", "--seconds", "0.1", "--batch-size", "64", "--rules", "knaves")
+    single = run("--batched", "--seconds", "0.02", "--batch-size", "64", "--rules", "knaves")
     assert "batched playout (64 deals)" in single.stdout and "fast playout" in single.stdout
 
 
 def test_without_batched_nothing_batched_is_reported() -> None:
-    figures = json.loads(run("--seconds", "0.1", "--json").stdout)
+    figures = json.loads(run("--seconds", "0.02", "--json").stdout)
     assert figures["batched_card_plays_per_s"] is None and figures["batch_size"] is None

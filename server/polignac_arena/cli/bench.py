@@ -17,7 +17,7 @@ app = typer.Typer(help="Measure how fast the arena's parts run.", no_args_is_hel
 
 @app.command("engine")
 def engine(
-    seconds: Annotated[float, typer.Option(min=0.1, max=600, help="Seconds to run each part.")] = 3.0,
+    seconds: Annotated[float, typer.Option(min=0.01, max=600, help="Seconds to run each part.")] = 3.0,
     rules: Annotated[str, typer.Option(help="Ruleset to play, or 'all' for every named ruleset in one run.")] = "classic",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON: one object, or a list with --rules all.")] = False,
     batched: Annotated[bool, typer.Option("--batched", help="Also measure batched playouts (Playout.run_batch, numpy).")] = False,
