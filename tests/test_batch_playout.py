@@ -26,8 +26,17 @@ from polignac.errors import BatchError
 from polignac.playout import Playout
 from tests.test_playout import RULESETS, new_match, rules_id, top_cards_deal, walk
 
-# A 52-card game without trumps: late in a hand the scalar path switches to its 32-bit loop.
-ALL_RULES = [*RULESETS, preset("knaves", players=4, trumps="none")]
+ALL_RULES = [
+    *RULESETS,
+    # A 52-card game without trumps: late in a hand the scalar path switches to its 32-bit loop.
+    preset("knaves", players=4, trumps="none"),
+    # Big takes often, several seats at once (the first in turn order takes the exception), and
+    # without the every-trick exception (a taker of every trick is a big taker).
+    preset("bassadewitz", big_take_points=20),
+    preset("bassadewitz", every_trick_scores=[], big_take_points=20, players=3),
+    # Every part of a score by points at once, higher better.
+    preset("classic", trick_points=-1, first_trick_points=1, last_trick_points=2, general=True, direction="higher", players=5),
+]
 
 
 def scalar(playout: Playout, row: np.ndarray, floats: np.ndarray) -> list[int]:
