@@ -191,7 +191,9 @@ def _check_uniforms(uniforms: object, deals: int, plays: int) -> npt.NDArray[np.
 # -- the engine -------------------------------------------------------------------------------
 
 
-def run_batch(playout: Playout, hands: object, uniforms: object = None, rng: np.random.Generator | None = None) -> Int64Array:
+def run_batch(
+    playout: Playout, hands: npt.ArrayLike, uniforms: npt.ArrayLike | None = None, rng: np.random.Generator | None = None
+) -> Int64Array:
     """Play out every row of ``hands`` from ``playout``'s position; see :meth:`Playout.run_batch`."""
     masks = _check_hands(playout, hands)
     deals = masks.shape[0]

@@ -400,9 +400,9 @@ class Playout:
 
     def run_batch(
         self,
-        hands: object,
+        hands: npt.ArrayLike,
         *,
-        uniforms: object = None,
+        uniforms: npt.ArrayLike | None = None,
         rng: np.random.Generator | None = None,
     ) -> npt.NDArray[np.int64]:
         """Play the rest of the hand out for many deals at once (numpy); return their scores, (deals, players).
@@ -412,7 +412,7 @@ class Playout:
         draws them from a view); everything else (the trick in progress, the cards taken,
         the contract, the extra points) is this playout's, which is left unchanged.
         ``uniforms`` is a float64 (deals, cards left to play) array in [0, 1): row ``b``
-        plays exactly as ``p = self.copy(); p.hands = list(hands[b]); p.run(iter(uniforms[b]).__next__)``.
+        plays exactly as ``p = self.copy(); p.hands = [int(h) for h in hands[b]]; p.run(iter(uniforms[b]).__next__)``.
         Without it the floats are ``rng.random((cards left, deals))``, column ``b`` for deal ``b``,
         with ``rng`` a ``numpy.random.Generator`` (default: one seeded from :mod:`random`).
         Raises :class:`polignac.errors.BatchError` naming the first bad row.
