@@ -26,7 +26,7 @@ here and there, for the same random float ``r``.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from polignac.cards import card_index
-from polignac.errors import BatchError
+from polignac.cards import card_index, cards_in
+from polignac.errors import BatchError, PolignacError
 from polignac.playout import _CONTRACTS, Playout, sample_hands
 from polignac.rules import HandScore
 from polignac.values import Contract
@@ -398,12 +398,52 @@ def _score(playout: Playout, cards: Int64Array, won: Int64Array, first: Array, l
 # -- determinizations -------------------------------------------------------------------------
 
 
-def sample_hands_many(view: PlayerView, rng: random.Random, count: int) -> npt.NDArray[np.uint64]:
-    """``count`` deals of ``view``'s unseen cards (:func:`polignac.playout.sample_hands` each), as a (count, players) array.
+def sample_hands_many(view: PlayerView, rng: random.Random | np.random.Generator, count: int) -> npt.NDArray[np.uint64]:
+    """``count`` deals of ``view``'s unseen cards at once, as a (count, players) array of card masks.
 
-    The rows are hands for :meth:`Playout.run_batch` of ``Playout.from_view(view, ...)``.
+    The rows are hands for :meth:`Playout.run_batch` of ``Playout.from_view(view, ...)``: each
+    other seat gets as many cards as it holds, and no card of a suit it is known to lack.
+    Each row is dealt as :func:`polignac.playout.sample_hands` deals, all rows at once:
+    the unseen cards, the most constrained suits first, each go to a random place among the
+    seats that may hold them (uniform deals when no void is known).  The rare rows where
+    that greedy deal paints itself into a corner are dealt by ``sample_hands`` itself.
+    ``rng`` is a ``random.Random`` or a ``numpy.random.Generator``.
     """
     if type(count) is not int or count < 1:
         raise BatchError(f"count must be a positive int, got {count!r}")
-    rows: Sequence[list[int]] = [sample_hands(view, rng) for _ in range(count)]
-    return np.array(rows, dtype=np.uint64)
+    if isinstance(rng, random.Random):
+        scalar, generator = rng, np.random.default_rng(rng.getrandbits(128))
+    elif isinstance(rng, np.random.Generator):
+        scalar, generator = random.Random(int(rng.integers(2**63))), rng
+    else:
+        raise BatchError(f"rng must be a random.Random or a numpy.random.Generator, got {type(rng).__name__}")
+    others = [s for s in view.seats if s != view.seat]
+    voids = view.known_voids()
+    unseen = cards_in(view.unseen_mask)
+    places = sum(view.hand_size(s) for s in others)
+    if len(unseen) != places:
+        raise PolignacError(f"view is inconsistent: {len(unseen)} unseen cards for {places} places")
+    holders = {suit: [s for s in others if suit not in voids[s]] for suit in {c.suit for c in unseen}}
+    scalar.shuffle(unseen)
+    unseen.sort(key=lambda c: len(holders[c.suit]))  # stable: random within equal constraint
+    hands = np.zeros((view.rules.players, count), dtype=np.uint64)
+    hands[view.seat] = view.hand_mask
+    room = np.zeros((view.rules.players, count), dtype=np.int32)
+    for seat in others:
+        room[seat] = view.hand_size(seat)
+    stuck = np.zeros(count, dtype=np.bool_)
+    for card in unseen:
+        eligible = holders[card.suit]
+        free = sum((room[s] for s in eligible), np.zeros(count, dtype=np.int32))
+        stuck |= free == 0
+        pick = (generator.random(count) * free).astype(np.int32)
+        bit = np.uint64(card.bit)
+        for seat in eligible:
+            here = (pick >= 0) & (pick < room[seat])
+            hands[seat] |= bit * here
+            pick -= room[seat]
+            room[seat] -= here
+    out = np.ascontiguousarray(hands.T)
+    for row in np.nonzero(stuck)[0]:
+        out[row] = sample_hands(view, scalar)
+    return out
