@@ -37,6 +37,8 @@ class EngineBench:
     """Deals per ``Playout.run_batch`` call in the batched part; ``None`` when it did not run."""
     batched_card_plays_per_s: float | None = None
     batched_hands_per_s: float | None = None
+    batched_determinized_per_s: float | None = None
+    """Determinizations dealt from a view (``sample_hands_many``) and played out (``run_batch``), per second."""
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -146,16 +148,35 @@ def bench_batched(rules: Ruleset, seconds: float, batch_size: int = DEFAULT_BATC
     return hands * cards_per_hand / elapsed, hands / elapsed
 
 
+def bench_batched_determinize(rules: Ruleset, seconds: float, batch_size: int = DEFAULT_BATCH, seed: int = 1) -> float:
+    """``sample_hands_many`` then ``run_batch`` from views a few tricks into a hand: what a searching bot runs."""
+    import numpy as np
+
+    from polignac.batch import sample_hands_many
+
+    rng = random.Random(seed)
+    generator = np.random.default_rng(seed)
+    views = _mid_hand_views(rules, 8, rng)
+    done = 0
+    start_time = time.perf_counter()
+    while time.perf_counter() - start_time < seconds:
+        for view in views:
+            hands = sample_hands_many(view, generator, batch_size)
+            Playout.from_view(view, rng).run_batch(hands, rng=generator)
+        done += len(views) * batch_size
+    return done / (time.perf_counter() - start_time)
+
+
 def bench_engine(rules_name: str = "classic", seconds: float = 3.0, batch_size: int | None = None) -> EngineBench:
-    """Run the three parts for ``seconds`` each, and the batched part too when ``batch_size`` is given."""
+    """Run the three parts for ``seconds`` each, and the two batched parts too when ``batch_size`` is given."""
     rules = preset(rules_name)
     api_plays, api_hands = bench_api(rules, seconds)
     po_plays, po_hands = bench_playout(rules, seconds)
     determinized = bench_determinize(rules, seconds)
-    batched: tuple[float | None, float | None] = (None, None)
+    batched: tuple[float | None, float | None, float | None] = (None, None, None)
     if batch_size is not None:
         plays, hands = bench_batched(rules, seconds, batch_size)
-        batched = (round(plays), round(hands, 1))
+        batched = (round(plays), round(hands, 1), round(bench_batched_determinize(rules, seconds, batch_size), 1))
     return EngineBench(
         rules=rules_name,
         seconds=seconds,
@@ -168,4 +189,5 @@ def bench_engine(rules_name: str = "classic", seconds: float = 3.0, batch_size: 
         batch_size=batch_size,
         batched_card_plays_per_s=batched[0],
         batched_hands_per_s=batched[1],
+        batched_determinized_per_s=batched[2],
     )

@@ -29,7 +29,7 @@ def engine(
         raise typer.BadParameter(f"unknown ruleset {rules!r}; choose one of {', '.join(PRESETS)} or all", param_hint="--rules")
     console = Console(stderr=True)
     if not as_json:
-        parts = 4 if batched else 3
+        parts = 5 if batched else 3
         console.print(f"Benchmarking the engine ({rules}) for about {parts * seconds * len(names):g} s...")
     results = []
     for name in names:
@@ -60,6 +60,7 @@ def _table(results: list[EngineBench], rules: str) -> Table:
                 f"{result.batched_card_plays_per_s:,.0f}",
                 f"{result.batched_hands_per_s:,.0f}",
             )
+            table.add_row(f"batched determinized ({result.batch_size:,} deals)", "", f"{result.batched_determinized_per_s:,.0f}")
         return table
     base = results[0].playout_card_plays_per_s or 1.0
     with_batched = results[0].batched_card_plays_per_s is not None
@@ -67,7 +68,7 @@ def _table(results: list[EngineBench], rules: str) -> Table:
     table = Table(title=f"Engine speed by ruleset (Python {python}, one thread, one run{batches})")
     columns = ["ruleset", "API plays/s", "playout plays/s", "vs " + results[0].rules, "determinized/s"]
     if with_batched:
-        columns += ["batched plays/s", "vs playout"]
+        columns += ["batched plays/s", "vs playout", "batched determinized/s"]
     for column in columns:
         table.add_column(column, justify="left" if column == "ruleset" else "right")
     for r in results:
@@ -79,6 +80,10 @@ def _table(results: list[EngineBench], rules: str) -> Table:
             f"{r.determinized_playouts_per_s:,.0f}",
         ]
         if with_batched and r.batched_card_plays_per_s is not None:
-            row += [f"{r.batched_card_plays_per_s:,.0f}", f"{r.batched_card_plays_per_s / (r.playout_card_plays_per_s or 1.0):.1f}x"]
+            row += [
+                f"{r.batched_card_plays_per_s:,.0f}",
+                f"{r.batched_card_plays_per_s / (r.playout_card_plays_per_s or 1.0):.1f}x",
+                f"{r.batched_determinized_per_s or 0:,.0f}",
+            ]
         table.add_row(*row)
     return table
