@@ -23,6 +23,7 @@ def test_batched_json_reports_both_paths() -> None:
     assert figures["rules"] == "classic" and figures["batch_size"] == 512
     assert figures["playout_card_plays_per_s"] > 0 and figures["batched_card_plays_per_s"] > 0
     assert figures["batched_hands_per_s"] > 0 and figures["batched_determinized_per_s"] > 0
+    assert figures["batched_card_plays_per_cpu_s"] > 0 and figures["playout_card_plays_per_cpu_s"] > 0
 
 
 def test_batched_table_and_every_ruleset() -> None:
@@ -33,10 +34,10 @@ def test_batched_table_and_every_ruleset() -> None:
     assert len(rows) == len(PRESETS), result.stdout
     single = run("--batched", "--seconds", "0.02", "--batch-size", "64", "--rules", "knaves")
     assert "batched playout (64 deals)" in single.stdout and "fast playout" in single.stdout
-    assert "batched determinized (64 deals)" in single.stdout
+    assert "batched determinized (64 deals)" in single.stdout and "per CPU s" in single.stdout
 
 
 def test_without_batched_nothing_batched_is_reported() -> None:
     figures = json.loads(run("--seconds", "0.02", "--json").stdout)
     assert figures["batched_card_plays_per_s"] is None and figures["batch_size"] is None
-    assert figures["batched_determinized_per_s"] is None
+    assert figures["batched_determinized_per_s"] is None and figures["batched_card_plays_per_cpu_s"] is None

@@ -39,6 +39,9 @@ class EngineBench:
     batched_hands_per_s: float | None = None
     batched_determinized_per_s: float | None = None
     """Determinizations dealt from a view (``sample_hands_many``) and played out (``run_batch``), per second."""
+    playout_card_plays_per_cpu_s: float | None = None
+    """The fast playout's card plays per second of this process's CPU time: on a busy machine, a core's worth."""
+    batched_card_plays_per_cpu_s: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -61,21 +64,21 @@ def bench_api(rules: Ruleset, seconds: float, seed: int = 1) -> tuple[float, flo
     return plays / elapsed, hands / elapsed
 
 
-def bench_playout(rules: Ruleset, seconds: float, seed: int = 1) -> tuple[float, float]:
-    """Random playouts of whole hands from copies of freshly dealt positions."""
+def bench_playout(rules: Ruleset, seconds: float, seed: int = 1) -> tuple[float, float, float]:
+    """Random playouts of whole hands from copies of freshly dealt positions: plays/s, hands/s, plays per CPU second."""
     rng = random.Random(seed)
     rand = rng.random
     starts = [Playout.from_match(Match(rules, rng.randrange(2**64))) for _ in range(64)]
     first = starts[0]
     cards_per_hand = sum(first.hands[s].bit_count() for s in first.seats)
     hands = 0
-    start_time = time.perf_counter()
+    start_time, start_cpu = time.perf_counter(), time.process_time()
     while time.perf_counter() - start_time < seconds:
         for start in starts:
             start.copy().run(rand)
         hands += len(starts)
-    elapsed = time.perf_counter() - start_time
-    return hands * cards_per_hand / elapsed, hands / elapsed
+    elapsed, cpu = time.perf_counter() - start_time, time.process_time() - start_cpu
+    return hands * cards_per_hand / elapsed, hands / elapsed, hands * cards_per_hand / max(cpu, 1e-9)
 
 
 def _mid_hand_views(rules: Ruleset, count: int, rng: random.Random) -> list[PlayerView]:
@@ -123,8 +126,10 @@ def _shuffled_deals(playout: Playout, count: int, rng: Any) -> Any:
     return deals
 
 
-def bench_batched(rules: Ruleset, seconds: float, batch_size: int = DEFAULT_BATCH, seed: int = 1) -> tuple[float, float]:
-    """``Playout.run_batch`` of ``batch_size`` deals of a freshly dealt position at a time, floats drawn by numpy.
+def bench_batched(rules: Ruleset, seconds: float, batch_size: int = DEFAULT_BATCH, seed: int = 1) -> tuple[float, float, float]:
+    """``Playout.run_batch`` of ``batch_size`` deals of a freshly dealt position at a time: plays/s, hands/s, plays per CPU second.
+
+    The floats are drawn by numpy.
 
     The deals are made before the clock starts (a searching bot makes them with
     :func:`polignac.batch.sample_hands_many`); the random floats, the checks of the
@@ -139,13 +144,13 @@ def bench_batched(rules: Ruleset, seconds: float, batch_size: int = DEFAULT_BATC
     cards_per_hand = sum(h.bit_count() for h in starts[0].hands)
     batches[0][0].run_batch(batches[0][1][:8], rng=generator)  # builds the look-up tables
     hands = 0
-    start_time = time.perf_counter()
+    start_time, start_cpu = time.perf_counter(), time.process_time()
     while time.perf_counter() - start_time < seconds:
         for start, deals in batches:
             start.run_batch(deals, rng=generator)
             hands += batch_size
-    elapsed = time.perf_counter() - start_time
-    return hands * cards_per_hand / elapsed, hands / elapsed
+    elapsed, cpu = time.perf_counter() - start_time, time.process_time() - start_cpu
+    return hands * cards_per_hand / elapsed, hands / elapsed, hands * cards_per_hand / max(cpu, 1e-9)
 
 
 def bench_batched_determinize(rules: Ruleset, seconds: float, batch_size: int = DEFAULT_BATCH, seed: int = 1) -> float:
@@ -171,12 +176,12 @@ def bench_engine(rules_name: str = "classic", seconds: float = 3.0, batch_size: 
     """Run the three parts for ``seconds`` each, and the two batched parts too when ``batch_size`` is given."""
     rules = preset(rules_name)
     api_plays, api_hands = bench_api(rules, seconds)
-    po_plays, po_hands = bench_playout(rules, seconds)
+    po_plays, po_hands, po_cpu = bench_playout(rules, seconds)
     determinized = bench_determinize(rules, seconds)
-    batched: tuple[float | None, float | None, float | None] = (None, None, None)
+    batched: tuple[float | None, ...] = (None, None, None, None)
     if batch_size is not None:
-        plays, hands = bench_batched(rules, seconds, batch_size)
-        batched = (round(plays), round(hands, 1), round(bench_batched_determinize(rules, seconds, batch_size), 1))
+        plays, hands, cpu = bench_batched(rules, seconds, batch_size)
+        batched = (round(plays), round(hands, 1), round(bench_batched_determinize(rules, seconds, batch_size), 1), round(cpu))
     return EngineBench(
         rules=rules_name,
         seconds=seconds,
@@ -190,4 +195,6 @@ def bench_engine(rules_name: str = "classic", seconds: float = 3.0, batch_size: 
         batched_card_plays_per_s=batched[0],
         batched_hands_per_s=batched[1],
         batched_determinized_per_s=batched[2],
+        playout_card_plays_per_cpu_s=round(po_cpu),
+        batched_card_plays_per_cpu_s=batched[3],
     )

@@ -50,17 +50,24 @@ def _table(results: list[EngineBench], rules: str) -> Table:
         table = Table(title=f"Engine speed ({rules}, Python {python}, one thread)")
         table.add_column("path")
         table.add_column("card plays/s", justify="right")
+        table.add_column("per CPU s", justify="right")
         table.add_column("hands/s", justify="right")
-        table.add_row("public API (random legal)", f"{result.api_card_plays_per_s:,.0f}", f"{result.api_hands_per_s:,.0f}")
-        table.add_row("fast playout", f"{result.playout_card_plays_per_s:,.0f}", f"{result.playout_hands_per_s:,.0f}")
-        table.add_row("determinized playout", "", f"{result.determinized_playouts_per_s:,.0f}")
+        table.add_row("public API (random legal)", f"{result.api_card_plays_per_s:,.0f}", "", f"{result.api_hands_per_s:,.0f}")
+        table.add_row(
+            "fast playout",
+            f"{result.playout_card_plays_per_s:,.0f}",
+            f"{result.playout_card_plays_per_cpu_s or 0:,.0f}",
+            f"{result.playout_hands_per_s:,.0f}",
+        )
+        table.add_row("determinized playout", "", "", f"{result.determinized_playouts_per_s:,.0f}")
         if result.batched_card_plays_per_s is not None:
             table.add_row(
                 f"batched playout ({result.batch_size:,} deals)",
                 f"{result.batched_card_plays_per_s:,.0f}",
+                f"{result.batched_card_plays_per_cpu_s or 0:,.0f}",
                 f"{result.batched_hands_per_s:,.0f}",
             )
-            table.add_row(f"batched determinized ({result.batch_size:,} deals)", "", f"{result.batched_determinized_per_s:,.0f}")
+            table.add_row(f"batched determinized ({result.batch_size:,} deals)", "", "", f"{result.batched_determinized_per_s:,.0f}")
         return table
     base = results[0].playout_card_plays_per_s or 1.0
     with_batched = results[0].batched_card_plays_per_s is not None
