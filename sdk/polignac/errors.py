@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "BatchError",
     "CardParseError",
     "IllegalDecision",
     "PolignacError",
@@ -25,6 +26,10 @@ class RulesetError(PolignacError):
 
 class IllegalDecision(PolignacError):
     """A decision the rules do not allow now; the match state is left unchanged."""
+
+
+class BatchError(PolignacError):
+    """Hands or random floats given to a batched playout that do not fit its position."""
 
 
 class RecordError(PolignacError):

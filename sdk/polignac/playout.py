@@ -18,6 +18,19 @@ Scores are those of the hand as the engine computes them (:func:`polignac.scorin
 every ruleset, trumps, card points and scores by place included, with the contract and the
 extra points already given.  A playout started during the auction plays the hand with the
 contract declared so far (none if everyone passed so far).
+
+:meth:`Playout.run_batch` plays many deals of the same position at once with numpy
+(:mod:`polignac.batch`, imported on first use), each deal exactly as :meth:`Playout.run`
+would with the same floats; :func:`polignac.batch.sample_hands_many` deals them from a view
+(docs/playouts.md):
+
+>>> import numpy as np
+>>> from polignac.batch import sample_hands_many
+>>> view = match.view(0)
+>>> hands = sample_hands_many(view, random.Random(2), 1000)
+>>> scores = Playout.from_view(view, random.Random(3)).run_batch(hands, rng=np.random.default_rng(4))
+>>> scores.shape, bool((scores.sum(axis=1) == 5).all())
+((1000, 4), True)
 """
 
 from __future__ import annotations
@@ -33,6 +46,9 @@ from polignac.scoring import score_hand
 from polignac.values import Contract, Trick
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from polignac.engine import Match
     from polignac.view import PlayerView
 
@@ -381,6 +397,30 @@ class Playout:
         self.first_winner = first_winner
         self.tricks_left = 0
         return self.scores()
+
+    def run_batch(
+        self,
+        hands: npt.ArrayLike,
+        *,
+        uniforms: npt.ArrayLike | None = None,
+        rng: np.random.Generator | None = None,
+    ) -> npt.NDArray[np.int64]:
+        """Play the rest of the hand out for many deals at once (numpy); return their scores, (deals, players).
+
+        ``hands`` is a (deals, players) array (or nested sequence) of card masks like
+        :attr:`hands`, each row one deal of this position's cards (:func:`polignac.batch.sample_hands_many`
+        draws them from a view); everything else (the trick in progress, the cards taken,
+        the contract, the extra points) is this playout's, which is left unchanged.
+        ``uniforms`` is a float64 (deals, cards left to play) array in [0, 1): row ``b``
+        plays exactly as ``p = self.copy(); p.hands = [int(h) for h in hands[b]]; p.run(iter(uniforms[b]).__next__)``.
+        Without it the floats are ``rng.random((cards left, deals))``, column ``b`` for deal ``b``,
+        with ``rng`` a ``numpy.random.Generator`` (default: one seeded from :mod:`random`).
+        Raises :class:`polignac.errors.BatchError` naming the first bad row.
+        """
+        # numpy is loaded here, on first use, so that ``import polignac`` stays light.
+        from polignac import batch
+
+        return batch.run_batch(self, hands, uniforms, rng)
 
     def _wide_powers(self) -> list[list[int]]:
         """``powers[led][wide]``: how a card bids for a trick with ``led`` led (trumps above, others -1)."""
