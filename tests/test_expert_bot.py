@@ -16,10 +16,14 @@ from polignac.cards import Card, parse_cards
 from polignac.playout import Playout
 from polignac.values import Contract, Phase
 from polignac.view import PlayerView
+from polignac_arena.games import Game, check_seating
 from polignac_arena.referee import TimeControl
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import resolve_bot, run_local_match
+from polignac_arena.store import Store
 from polignac_arena.submission import builtin_submission, load_submission
+from polignac_arena.tournament.config import load_config
+from polignac_arena.tournament.runner import resolve_entrants
 from tests.referee.helpers import run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -154,3 +158,14 @@ def test_bad_options_are_refused_naming_the_value(monkeypatch: pytest.MonkeyPatc
         ExpertBot(rollout="greedy")
     monkeypatch.setenv("POLIGNAC_EXPERT_PLAYOUTS", "lots")
     assert ExpertBot().playouts is None  # not a number: the clock decides
+
+
+@pytest.mark.parametrize("game", ["classic", "knaves", "bassadewitz"])
+def test_the_expert_tournament_files_play_duplicate_deals_at_100_ms_against_the_heuristic(game: str, tmp_path: Path) -> None:
+    path = ROOT / "tournaments" / ("expert.toml" if game == "classic" else f"expert-{game}.toml")
+    config = load_config(path)
+    assert config.game == Game(game) and config.format == "duplicate"
+    assert config.time.move_ms == 100
+    assert {"expert", "heuristic"} <= set(config.entrants) and len(config.entrants) == config.table_size
+    with Store(tmp_path / "arena.db") as store:
+        check_seating(resolve_entrants(config, store).values(), config.game)
