@@ -78,7 +78,7 @@ def test_a_bad_games_value_names_the_key_the_value_and_the_known_games(tmp_path:
 
 def test_the_sample_bots_and_starters_declare_every_game() -> None:
     folders = [p.parent for p in (ROOT / "sample_bots").glob("*/bot.toml")]
-    assert len(folders) == 6
+    assert len(folders) == 7
     for folder in folders:
         assert load_submission(folder).games == tuple(PRESETS), folder
     for lang in TEMPLATE_LANGUAGES:
@@ -87,7 +87,7 @@ def test_the_sample_bots_and_starters_declare_every_game() -> None:
 
 
 def test_built_in_bots_play_every_game() -> None:
-    bots = [builtin_submission(name) for name in ("random", "cautious", "heuristic")]
+    bots = [builtin_submission(name) for name in ("random", "cautious", "heuristic", "expert")]
     assert all(bot.games == tuple(PRESETS) and bot.builtin for bot in bots)
     custom = game_of(preset("classic", pack=52, trick_order="ace-high", tiebreak="play-on"))
     for game in [*(Game(name) for name in PRESETS), custom]:

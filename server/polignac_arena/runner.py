@@ -1,6 +1,6 @@
 """Run one match through a real referee, each seat started by a seat launcher.
 
-A bot is named by a built-in name (``random``, ``cautious``, ``heuristic``), a submission
+A bot is named by a built-in name (``random``, ``cautious``, ``heuristic``, ``expert``), a submission
 folder holding ``bot.toml``, or a Python file.  The referee gives each seat a unix socket
 of its own, ``seatN-socket/referee.sock`` in a private temporary folder (the seat's sandbox
 mounts that socket's folder; see :mod:`polignac_arena.match_folder`), and serves nothing

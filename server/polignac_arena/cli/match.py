@@ -36,7 +36,10 @@ def match(
             "--bot",
             "-b",
             metavar="PATH_OR_BUILTIN",
-            help="A seat, in seat order: a built-in bot (random, cautious, heuristic), a folder with bot.toml, or a .py file. Give 3 to 6.",
+            help=(
+                "A seat, in seat order: a built-in bot (random, cautious, heuristic, expert), a folder with bot.toml,"
+                " or a .py file. Give 3 to 6."
+            ),
         ),
     ] = None,
     rules_name: RulesName = "classic",

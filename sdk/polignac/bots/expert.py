@@ -1,0 +1,157 @@
+"""The expert bot: Perfect Information Monte Carlo search (PIMC) over determinized deals.
+
+For each decision it deals the hidden cards again and again, consistently with its view
+(:func:`polignac.playout.sample_hands`: every seat's card count, the suits it showed out
+of, the cards played, the turned trump), and on each deal plays every legal decision out
+to the end of the hand (:mod:`polignac.bots.search`).  It keeps the decision whose
+average outcome is best, judged as the match judges a hand: its own score against the
+mean of the others' (lower or higher is better as the ruleset says), so that a contract
+that makes every opponent pay 5 counts as the gain it is.  The auction is decided by the
+same simulations: declaring is played out with both sides playing to win the tricks.
+Options clearly worse than the best, deal by deal, are dropped as the deals come in.
+
+Time: it stops at :data:`THINK_SHARE` of ``move_ms`` (:class:`~polignac.bot.base.MatchInfo`)
+measured from the start of the decision, after at least one deal.  Reproducible: given
+``playouts`` (or ``POLIGNAC_EXPERT_PLAYOUTS``), a budget of playouts per decision, and a
+seed (``POLIGNAC_BOT_SEED`` under the arena), it makes the same decisions whatever the
+machine's speed, as long as the budget fits in the clock (it still stops at
+:data:`HARD_SHARE` of ``move_ms``).  docs/writing-a-search-bot.md walks through it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import time
+from collections.abc import Sequence
+from typing import Final, TypeVar
+
+from polignac.bot.base import Bot, MatchInfo
+from polignac.bots import search
+from polignac.cards import Card
+from polignac.rules import Ruleset
+from polignac.values import Contract
+from polignac.view import PlayerView
+
+__all__ = ["HARD_SHARE", "NO_CLOCK_MS", "THINK_SHARE", "ExpertBot"]
+
+THINK_SHARE: Final = 0.6
+"""The share of ``move_ms`` the bot searches for: the rest is the margin for the reply, the wire and a slow machine."""
+HARD_SHARE: Final = 0.85
+"""With a playout budget, the share of ``move_ms`` after which it stops anyway."""
+NO_CLOCK_MS: Final = 50
+"""How long it thinks when the match has no clock (``move_ms`` 0: in-process play)."""
+PRUNE_AFTER: Final = 8
+"""Rounds (deals) before an option may be dropped from the search."""
+PRUNE_EVERY: Final = 4
+PRUNE_Z: Final = 3.0
+"""An option is dropped when it trails the best by this many standard errors, deal by deal."""
+ROLLOUTS: Final = ("auto", "random", "duck", "take")
+
+D = TypeVar("D", Card, Contract)
+
+
+def _env_int(name: str) -> int | None:
+    text = os.environ.get(name, "")
+    return int(text) if text.isdigit() else None
+
+
+class ExpertBot(Bot):
+    """Searches each decision by determinized playouts within its time or playout budget."""
+
+    name = "expert"
+    version = "1.0"
+
+    def __init__(self, seed: int | None = None, playouts: int | None = None, rollout: str = "auto") -> None:
+        # Under the arena, POLIGNAC_BOT_SEED makes the bot's choices repeatable.
+        if seed is None:
+            seed = _env_int("POLIGNAC_BOT_SEED")
+        if playouts is None:
+            playouts = _env_int("POLIGNAC_EXPERT_PLAYOUTS")
+        if playouts is not None and playouts < 1:
+            raise ValueError(f"playouts must be at least 1, got {playouts!r}")
+        if rollout not in ROLLOUTS:
+            raise ValueError(f"unknown rollout {rollout!r}; choose one of {', '.join(ROLLOUTS)}")
+        self.rng = random.Random(seed)
+        self.playouts = playouts
+        self.rollout = rollout
+        self.move_ms = 0
+
+    def on_match_start(self, info: MatchInfo) -> None:
+        self.move_ms = info.move_ms
+
+    def declare(self, view: PlayerView) -> Contract:
+        legal = view.legal_contracts
+        if len(legal) == 1:
+            return legal[0]
+        return self._search(view, legal)
+
+    def play(self, view: PlayerView) -> Card:
+        options = search.distinct_cards(view)
+        if len(options) == 1:
+            return options[0]
+        return self._search(view, options)
+
+    # -- search ---------------------------------------------------------------------------
+
+    def _search(self, view: PlayerView, options: Sequence[D]) -> D:
+        """The option with the best mean outcome over deals played out, within the budget."""
+        begin = time.perf_counter()
+        if self.playouts:
+            # The budget decides; a clock, if any, only stops a budget that does not fit in it.
+            stop = begin + self.move_ms / 1000 * HARD_SHARE if self.move_ms else math.inf
+        else:
+            stop = begin + (self.move_ms or NO_CLOCK_MS) / 1000 * THINK_SHARE
+        rng = self.rng
+        seat = view.seat
+        sign = view.rules.against
+        others = [s for s in view.seats if s != seat]
+        starts = [search.start_after(view, option, rng) for option in options]
+        rollouts = [self._rollout_for(start.contract != 0, view.rules) for start in starts]
+        # costs[i][r]: option i's outcome on round r's deal (lower is better).
+        costs: list[list[float]] = [[] for _ in options]
+        alive = list(range(len(options)))
+        used = 0
+        while True:
+            rows = search.deals(view, rng, 1)
+            # Every option's playout draws the same random numbers too: the options differ
+            # only by the decision, which sharpens their comparison.
+            draws = rng.getrandbits(64)
+            for i in alive:
+                for scores in search.play_out(starts[i], seat, rows, rollouts[i], random.Random(draws).random):
+                    costs[i].append(sign * (scores[seat] - sum(scores[s] for s in others) / len(others)))
+            used += len(alive)
+            rounds = len(costs[alive[0]])
+            if rounds >= PRUNE_AFTER and rounds % PRUNE_EVERY == 0:
+                alive = _survivors(costs, alive)
+            if len(alive) == 1 or (self.playouts and used >= self.playouts) or time.perf_counter() >= stop:
+                break
+        best = min(alive, key=lambda i: sum(costs[i]))
+        return options[best]
+
+    def _rollout_for(self, contract: bool, rules: Ruleset) -> search.Rollout:
+        if contract:
+            return search.contract_rollout
+        if self.rollout == "auto":
+            return search.take_rollout if search.tricks_wanted(rules) else search.duck_rollout
+        return {"random": search.random_rollout, "duck": search.duck_rollout, "take": search.take_rollout}[self.rollout]
+
+
+def _survivors(costs: list[list[float]], alive: list[int]) -> list[int]:
+    """The options of ``alive`` not clearly worse than the best so far.
+
+    Every option was played out on the same deals, so each is compared with the best by
+    the differences deal by deal: the luck of the deal cancels and the test is sharp.
+    """
+    best = min(alive, key=lambda i: sum(costs[i]))
+    top = costs[best]
+    n = len(top)
+    kept = []
+    for i in alive:
+        diffs = [a - b for a, b in zip(costs[i], top, strict=True)]
+        mean = sum(diffs) / n
+        var = sum((d - mean) ** 2 for d in diffs) / (n - 1)
+        if i == best or mean <= PRUNE_Z * (var / n) ** 0.5:
+            kept.append(i)
+    return kept
