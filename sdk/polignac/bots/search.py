@@ -182,18 +182,10 @@ def duck_rollout(playout: Playout, rand: Callable[[], float]) -> list[int]:
         pool = follow or h
         if rand() < NOISE:
             # A random card of the pool: the r-th set bit.
-            r = int(rand() * pool.bit_count())
-            m = pool
-            for _ in range(r):
-                m &= m - 1
-            c = (m & -m).bit_length() - 1
+            c = _kth_card(pool, int(rand() * pool.bit_count()))
         elif not trick_len:
             # Lead the lowest card of the suit of a random card.
-            r = int(rand() * h.bit_count())
-            m = h
-            for _ in range(r):
-                m &= m - 1
-            suit = _SUIT_OF[(m & -m).bit_length() - 1]
+            suit = _SUIT_OF[_kth_card(h, int(rand() * h.bit_count()))]
             c = next(c for c, s in reversed(desc[suit]) if h & 1 << c)
         elif follow:
             c = -1
@@ -238,15 +230,7 @@ def duck_rollout(playout: Playout, rand: Callable[[], float]) -> list[int]:
             to_act = best_seat
         else:
             to_act = nxt[to_act]
-    playout.to_act = to_act
-    playout.trick_len = 0
-    playout.trick_mask = 0
-    playout.led = led
-    playout.best_strength = best_s
-    playout.best_seat = best_seat
-    playout.first_winner = first_winner
-    playout.tricks_left = 0
-    return playout.scores()
+    return _end_hand(playout, to_act, led, best_s, best_seat, first_winner)
 
 
 def take_rollout(playout: Playout, rand: Callable[[], float]) -> list[int]:
@@ -286,11 +270,7 @@ def take_rollout(playout: Playout, rand: Callable[[], float]) -> list[int]:
         pool = follow or h
         c = -1
         if rand() < NOISE:
-            r = int(rand() * pool.bit_count())
-            m = pool
-            for _ in range(r):
-                m &= m - 1
-            c = (m & -m).bit_length() - 1
+            c = _kth_card(pool, int(rand() * pool.bit_count()))
         elif not trick_len:
             # Cash a sure winner, the strongest first.
             others = 0
@@ -315,11 +295,7 @@ def take_rollout(playout: Playout, rand: Callable[[], float]) -> list[int]:
                     if others >> card & 1:
                         break
             if c < 0:
-                r = int(rand() * h.bit_count())
-                m = h
-                for _ in range(r):
-                    m &= m - 1
-                suit = _SUIT_OF[(m & -m).bit_length() - 1]
+                suit = _SUIT_OF[_kth_card(h, int(rand() * h.bit_count()))]
                 c = next(card for card, _ in reversed(desc[suit]) if h >> card & 1)
         else:
             power = powers[led]
@@ -372,6 +348,18 @@ def take_rollout(playout: Playout, rand: Callable[[], float]) -> list[int]:
             to_act = best_seat
         else:
             to_act = nxt[to_act]
+    return _end_hand(playout, to_act, led, best_s, best_seat, first_winner)
+
+
+def _kth_card(mask: int, r: int) -> int:
+    """The ``r``-th lowest card (from 0) of ``mask``."""
+    for _ in range(r):
+        mask &= mask - 1
+    return (mask & -mask).bit_length() - 1
+
+
+def _end_hand(playout: Playout, to_act: int, led: int, best_s: int, best_seat: int, first_winner: int) -> list[int]:
+    """Store a rollout's last state in ``playout`` (the hand over) and return its scores."""
     playout.to_act = to_act
     playout.trick_len = 0
     playout.trick_mask = 0
