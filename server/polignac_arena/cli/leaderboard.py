@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict
 from typing import Annotated
 
@@ -17,6 +18,7 @@ from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
 from polignac_arena.plaintext import plain
 from polignac_arena.ratings import RatingEnv, win_probability
 from polignac_arena.store import LeaderboardRow, Store
+from polignac_arena.web.confidence import CONFIDENCE, separations
 
 __all__ = ["crosstable", "leaderboard", "leaderboard_table"]
 
@@ -45,22 +47,39 @@ def _number(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+def _floored(p: float) -> str:
+    """``p`` to two decimals, rounded down: 0.998 is shown 0.99, never a certainty it is not."""
+    return f"{math.floor(p * 100) / 100:.2f}"
+
+
+def _rating(row: LeaderboardRow) -> tuple[float, float] | None:
+    return None if row.mu is None or row.sigma is None else (row.mu, row.sigma)
+
+
 def leaderboard_table(rows: list[LeaderboardRow], title: str) -> Table:
     """The leaderboard as a rich table, compact enough for an 80-column terminal."""
     table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1), collapse_padding=True)
     widest = max((len(row.name) for row in rows), default=3)
     table.add_column("#", justify="right")
     table.add_column("bot", min_width=min(widest, 24), no_wrap=True)
-    for name in ("ver", "mu", "sd", "rating", "games", "wins", "place", "pts"):
+    # Wins are left to --json and the web: at tables of 3 to 6 the average place says more, in less width.
+    for name in ("ver", "mu", "sd", "rating", "P>", "games", "place", "pts"):
         table.add_column(name, justify="left" if name == "ver" else "right", no_wrap=True)
     table.add_column("faults")
+    ranked = sorted(rows, key=lambda row: row.rank)
+    sure = {id(row): s for row, s in zip(ranked, separations([_rating(row) for row in ranked]), strict=True)}
     for row in rows:
         faults = ", ".join(f"{k} {v}" for k, v in sorted(row.faults.items())) or "-"
+        separation = sure[id(row)]
+        p_above = "-" if separation.p_above_stronger is None else _floored(separation.p_above_stronger) + ("=" if separation.tied else "")
         table.add_row(
             str(row.rank), Text(plain(row.name)), Text(plain(row.version)), _number(row.mu), _number(row.sigma), _number(row.conservative),
-            str(row.matches), str(row.wins), _number(row.average_place), _number(row.average_penalty_per_hand), Text(plain(faults)),
+            p_above, str(row.matches), _number(row.average_place), _number(row.average_penalty_per_hand), Text(plain(faults)),
         )  # fmt: skip
-    table.caption = "rating = mu - 3 sd (the order); place: average place; pts: the game's points per hand"
+    table.caption = (
+        "rating = mu - 3 sd (the order); P>: the probability that the bot ranked above is really stronger"
+        f" ('=': below {CONFIDENCE:.2f}, not separated); place: average place; pts: the game's points per hand"
+    )
     return table
 
 
