@@ -51,11 +51,11 @@ def reference_card(p: Playout, u: float) -> int:
         return min((c for c in cards if CARDS[c].suit == suit), key=lambda c: strength[c])
     follow = h & SUIT_MASKS[p.led]
     if follow:
-        cards = cards_in(follow)
-        losers = [c.index for c in cards if p.best_strength < 64 and strength[c.index] < p.best_strength]
+        suited = [c.index for c in cards_in(follow)]
+        losers = [c for c in suited if p.best_strength < 64 and strength[c] < p.best_strength]
         if losers:
             return max(losers, key=lambda c: (points[c], strength[c]))
-        return min((c.index for c in cards), key=lambda c: (points[c], strength[c]))
+        return min(suited, key=lambda c: (points[c], strength[c]))
     trumps = SUIT_MASKS[p.trump] if p.trump >= 0 else 0
     rest = h & ~trumps or h
     return max((c.index for c in cards_in(rest)), key=lambda c: (points[c], strength[c], -CARDS[c].suit))
