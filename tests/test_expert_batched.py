@@ -49,7 +49,12 @@ def test_batched_decisions_are_legal_searched_in_rounds_and_reproducible(monkeyp
 
 
 def test_on_the_clock_it_stops_well_within_move_ms() -> None:
-    """The first decision included: numpy and the tables load in ``on_match_start``, off the clock."""
+    """The first decision included: numpy and the tables load in ``on_match_start``, off the clock.
+
+    Counted in CPU time: what is tested is that the search stops at its share of ``move_ms``,
+    not how long other work on a shared machine keeps this one waiting (the scalar engine's
+    test and the referee tests check the wall clock).
+    """
     rules = preset("classic", limit=4)
     expert = ExpertBot(seed=5, engine="batched")
     expert.on_match_start(MatchInfo("m", 0, rules, ("a", "b", "c", "d"), 100, 1000, 1000))
@@ -60,10 +65,10 @@ def test_on_the_clock_it_stops_well_within_move_ms() -> None:
         seat = match.to_act
         assert seat is not None
         view = match.view(seat)
-        begin = time.perf_counter()
+        begin = time.process_time()
         decision = expert.decide(view) if seat == 0 else heuristic.decide(view)
         if seat == 0:
-            slowest = max(slowest, time.perf_counter() - begin)
+            slowest = max(slowest, time.process_time() - begin)
         match.apply(decision)
     assert slowest < 0.095, f"{slowest * 1000:.0f} ms"  # it stops searching at 60 % of move_ms
 
