@@ -29,11 +29,12 @@ import random
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
+from polignac.batch_duck import DuckPolicy, duck_tables
 from polignac.cards import card_index, cards_in
 from polignac.errors import BatchError, PolignacError
 from polignac.playout import _CONTRACTS, Playout, sample_hands
@@ -191,10 +192,20 @@ def _check_uniforms(uniforms: object, deals: int, plays: int) -> npt.NDArray[np.
 # -- the engine -------------------------------------------------------------------------------
 
 
+POLICIES: Final = ("random", "duck")
+"""The play policies of :func:`run_batch`: uniform random legal cards, or trick avoidance (:mod:`polignac.batch_duck`)."""
+
+
 def run_batch(
-    playout: Playout, hands: npt.ArrayLike, uniforms: npt.ArrayLike | None = None, rng: np.random.Generator | None = None
+    playout: Playout,
+    hands: npt.ArrayLike,
+    uniforms: npt.ArrayLike | None = None,
+    rng: np.random.Generator | None = None,
+    policy: str = "random",
 ) -> Int64Array:
     """Play out every row of ``hands`` from ``playout``'s position; see :meth:`Playout.run_batch`."""
+    if policy not in POLICIES:
+        raise BatchError(f"policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     masks = _check_hands(playout, hands)
     deals = masks.shape[0]
     plays = sum(h.bit_count() for h in playout.hands)
@@ -206,7 +217,13 @@ def run_batch(
         steps: Iterable[npt.NDArray[np.float64]] = _draws(rng, plays, deals)
     else:
         steps = _check_uniforms(uniforms, deals, plays)
-    cards, won, first, last = _play(playout, _widen(masks, playout.rules.pack), steps)
+    duck = None
+    if policy == "duck":
+        rules = playout.rules
+        t = _tables(rules.pack, rules.strength, playout.trump, rules.card_points)
+        tables = duck_tables(rules.pack, rules.strength, rules.card_points)
+        duck = DuckPolicy(tables, t.width, t.dtype, playout.trump, _kth16())
+    cards, won, first, last = _play(playout, _widen(masks, playout.rules.pack), steps, duck)
     return _score(playout, cards, won, first, last)
 
 
@@ -218,9 +235,13 @@ def _draws(rng: np.random.Generator, plays: int, deals: int) -> Iterator[npt.NDA
         yield row
 
 
-def _play(playout: Playout, hands: Array, steps: Iterable[npt.NDArray[np.float64]]) -> tuple[Int64Array, Int64Array, Array, Array]:
+def _play(
+    playout: Playout, hands: Array, steps: Iterable[npt.NDArray[np.float64]], duck: DuckPolicy | None = None
+) -> tuple[Int64Array, Int64Array, Array, Array]:
     """The engine: plays ``hands`` (B, players, wide) with ``steps``, one row of B uniforms per card.
 
+    With ``duck``, that policy chooses each card from the hand and the trick; otherwise a
+    uniform random legal card is played, as follows.
     Returns each deal's card points and tricks taken by seat (B, players), and the seats that
     took the first and the last trick (B,).  Each step plays one card in every deal.  The
     legal cards are the hand's cards of the suit led, or the whole hand; the ``r``-th of them
@@ -274,33 +295,37 @@ def _play(playout: Playout, hands: Array, steps: Iterable[npt.NDArray[np.float64
     scaled = np.empty(deals, dtype=np.float64)
     remaining = np.full(deals, everything, dtype=dtype)  # the cards not played yet: hands stay as dealt
     one = dtype(1)
+    led_suit = np.full(deals, max(playout.led, 0), dtype=np.intp)  # for the duck policy
     for u in steps:
         np.add(base, seat_at.take(lead + trick_pos), out=idx)
         h = flat.take(idx)
         h &= remaining
-        if trick_pos:
-            # The cards of the suit led, or the whole hand when it has none.
-            np.bitwise_and(h, current_led_mask, out=legal)
-            np.multiply(h, legal == 0, out=void_hand)
-            legal |= void_hand
+        if duck is not None:
+            small = duck.choose(h, u, trick_pos, led_suit, best)
         else:
-            np.copyto(legal, h)
-        np.multiply(u, np.bitwise_count(legal), out=scaled)
-        r = scaled.astype(np.uint8)
-        x = legal
-        offset: Array | None = None
-        for size in halves:
-            below = np.bitwise_count(x & low_half[size])
-            upper = (r >= below).view(np.uint8)
-            r -= below * upper
-            upper <<= size.bit_length() - 1
-            x = x >> upper
-            offset = upper if offset is None else offset + upper
-        key = x & dtype(0xFFFF)
-        key <<= dtype(4)
-        key |= r
-        small = kth.take(key)
-        small += offset
+            if trick_pos:
+                # The cards of the suit led, or the whole hand when it has none.
+                np.bitwise_and(h, current_led_mask, out=legal)
+                np.multiply(h, legal == 0, out=void_hand)
+                legal |= void_hand
+            else:
+                np.copyto(legal, h)
+            np.multiply(u, np.bitwise_count(legal), out=scaled)
+            r = scaled.astype(np.uint8)
+            x = legal
+            offset: Array | None = None
+            for size in halves:
+                below = np.bitwise_count(x & low_half[size])
+                upper = (r >= below).view(np.uint8)
+                r -= below * upper
+                upper <<= size.bit_length() - 1
+                x = x >> upper
+                offset = upper if offset is None else offset + upper
+            key = x & dtype(0xFFFF)
+            key <<= dtype(4)
+            key |= r
+            small = kth.take(key)
+            small += offset
         remaining ^= one << small
         card = small.astype(np.intp)  # take() is quicker with intp indices
         if with_points:
@@ -310,6 +335,8 @@ def _play(playout: Playout, hands: Array, steps: Iterable[npt.NDArray[np.float64
             current_led_base = led_base.take(card)
             best = lead_power.take(card)
             best_at = np.zeros(deals, dtype=np.uint8)
+            if duck is not None:
+                led_suit = card // t.width
         else:
             p = power.take(current_led_base + card)
             # Positions in a trick only grow, so the latest better card has the largest position.

@@ -404,6 +404,7 @@ class Playout:
         *,
         uniforms: npt.ArrayLike | None = None,
         rng: np.random.Generator | None = None,
+        policy: str = "random",
     ) -> npt.NDArray[np.int64]:
         """Play the rest of the hand out for many deals at once (numpy); return their scores, (deals, players).
 
@@ -415,12 +416,15 @@ class Playout:
         plays exactly as ``p = self.copy(); p.hands = [int(h) for h in hands[b]]; p.run(iter(uniforms[b]).__next__)``.
         Without it the floats are ``rng.random((cards left, deals))``, column ``b`` for deal ``b``,
         with ``rng`` a ``numpy.random.Generator`` (default: one seeded from :mod:`random`).
+        ``policy="duck"`` plays every seat by trick avoidance with a little noise instead of
+        uniformly at random (:mod:`polignac.batch_duck` says how each float picks a card);
+        the uniforms then keep their shape, one float per card.
         Raises :class:`polignac.errors.BatchError` naming the first bad row.
         """
         # numpy is loaded here, on first use, so that ``import polignac`` stays light.
         from polignac import batch
 
-        return batch.run_batch(self, hands, uniforms, rng)
+        return batch.run_batch(self, hands, uniforms, rng, policy)
 
     def _wide_powers(self) -> list[list[int]]:
         """``powers[led][wide]``: how a card bids for a trick with ``led`` led (trumps above, others -1)."""

@@ -15,7 +15,9 @@ measured from the start of the decision, after at least one deal.  Reproducible:
 ``playouts`` (or ``POLIGNAC_EXPERT_PLAYOUTS``), a budget of playouts per decision, and a
 seed (``POLIGNAC_BOT_SEED`` under the arena), it makes the same decisions whatever the
 machine's speed, as long as the budget fits in the clock (it still stops at
-:data:`HARD_SHARE` of ``move_ms``).  docs/writing-a-search-bot.md walks through it.
+:data:`HARD_SHARE` of ``move_ms``).  With ``engine="batched"`` the card play is searched
+in rounds of many deals at once (:mod:`polignac.bots.batched`, numpy) instead of one deal
+at a time.  docs/writing-a-search-bot.md walks through it.
 """
 
 from __future__ import annotations
@@ -48,6 +50,12 @@ PRUNE_EVERY: Final = 4
 PRUNE_Z: Final = 3.0
 """An option is dropped when it trails the best by this many standard errors, deal by deal."""
 ROLLOUTS: Final = ("auto", "random", "duck", "take")
+ENGINES: Final = ("scalar", "batched")
+"""How the card play is searched: one deal at a time in Python, or rounds of deals at once (numpy)."""
+BATCH_DEALS: Final = 64
+"""Deals the first round of the batched engine plays out per option (every round, with a playout budget)."""
+MAX_BATCH_DEALS: Final = 256
+"""The most deals of a later round, grown while the clock allows."""
 
 D = TypeVar("D", Card, Contract)
 
@@ -63,7 +71,7 @@ class ExpertBot(Bot):
     name = "expert"
     version = "1.0"
 
-    def __init__(self, seed: int | None = None, playouts: int | None = None, rollout: str = "auto") -> None:
+    def __init__(self, seed: int | None = None, playouts: int | None = None, rollout: str = "auto", engine: str = "scalar") -> None:
         # Under the arena, POLIGNAC_BOT_SEED makes the bot's choices repeatable.
         if seed is None:
             seed = _env_int("POLIGNAC_BOT_SEED")
@@ -73,13 +81,21 @@ class ExpertBot(Bot):
             raise ValueError(f"playouts must be at least 1, got {playouts!r}")
         if rollout not in ROLLOUTS:
             raise ValueError(f"unknown rollout {rollout!r}; choose one of {', '.join(ROLLOUTS)}")
+        if engine not in ENGINES:
+            raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
         self.rng = random.Random(seed)
         self.playouts = playouts
         self.rollout = rollout
+        self.engine = engine
         self.move_ms = 0
 
     def on_match_start(self, info: MatchInfo) -> None:
         self.move_ms = info.move_ms
+        if self.engine == "batched":
+            # Loading numpy and building the tables takes a few moves' time: not on the clock.
+            from polignac.bots.batched import warm_up
+
+            warm_up(info.rules)
 
     def declare(self, view: PlayerView) -> Contract:
         legal = view.legal_contracts
@@ -113,20 +129,39 @@ class ExpertBot(Bot):
         costs: list[list[float]] = [[] for _ in options]
         alive = list(range(len(options)))
         used = 0
+        # The duck policy is the one the batch engine plays; other rollouts stay scalar.
+        batched = self.engine == "batched" and all(r is search.duck_rollout for r in rollouts)
+        count = BATCH_DEALS
         while True:
-            rows = search.deals(view, rng, 1)
-            # Every option's playout draws the same random numbers too: the options differ
-            # only by the decision, which sharpens their comparison.
-            draws = rng.getrandbits(64)
-            for i in alive:
-                for scores in search.play_out(starts[i], seat, rows, rollouts[i], random.Random(draws).random):
-                    costs[i].append(sign * (scores[seat] - sum(scores[s] for s in others) / len(others)))
-            used += len(alive)
+            round_begin = time.perf_counter()
+            if batched:
+                # numpy is loaded here, on first use, so that ``import polignac`` stays light.
+                from polignac.bots.batched import round_costs
+
+                if self.playouts:
+                    count = max(1, min(BATCH_DEALS, (self.playouts - used) // len(alive)))
+                for i, more in round_costs(view, starts, alive, rng, count).items():
+                    costs[i].extend(more)
+                used += count * len(alive)
+            else:
+                rows = search.deals(view, rng, 1)
+                # Every option's playout draws the same random numbers too: the options differ
+                # only by the decision, which sharpens their comparison.
+                draws = rng.getrandbits(64)
+                for i in alive:
+                    for scores in search.play_out(starts[i], seat, rows, rollouts[i], random.Random(draws).random):
+                        costs[i].append(sign * (scores[seat] - sum(scores[s] for s in others) / len(others)))
+                used += len(alive)
             rounds = len(costs[alive[0]])
-            if rounds >= PRUNE_AFTER and rounds % PRUNE_EVERY == 0:
+            if rounds >= PRUNE_AFTER and (batched or rounds % PRUNE_EVERY == 0):
                 alive = _survivors(costs, alive)
-            if len(alive) == 1 or (self.playouts and used >= self.playouts) or time.perf_counter() >= stop:
+            now = time.perf_counter()
+            if len(alive) == 1 or (self.playouts and used >= self.playouts) or now >= stop:
                 break
+            if batched and not self.playouts and 4 * (now - round_begin) <= stop - now:
+                # A round's cost is mostly per call, not per deal: double the deals while a
+                # round twice as long (and the pruning after it) fits twice in the time left.
+                count = min(2 * count, MAX_BATCH_DEALS)
         best = min(alive, key=lambda i: sum(costs[i]))
         return options[best]
 
