@@ -120,9 +120,6 @@ class ExpertBot(Bot):
         else:
             stop = begin + (self.move_ms or NO_CLOCK_MS) / 1000 * THINK_SHARE
         rng = self.rng
-        seat = view.seat
-        sign = view.rules.against
-        others = [s for s in view.seats if s != seat]
         starts = [search.start_after(view, option, rng) for option in options]
         rollouts = [self._rollout_for(start.contract != 0, view.rules) for start in starts]
         # costs[i][r]: option i's outcome on round r's deal (lower is better).
@@ -144,13 +141,8 @@ class ExpertBot(Bot):
                     costs[i].extend(more)
                 used += count * len(alive)
             else:
-                rows = search.deals(view, rng, 1)
-                # Every option's playout draws the same random numbers too: the options differ
-                # only by the decision, which sharpens their comparison.
-                draws = rng.getrandbits(64)
-                for i in alive:
-                    for scores in search.play_out(starts[i], seat, rows, rollouts[i], random.Random(draws).random):
-                        costs[i].append(sign * (scores[seat] - sum(scores[s] for s in others) / len(others)))
+                for i, more in search.round_costs(view, starts, alive, rng, rollouts).items():
+                    costs[i].extend(more)
                 used += len(alive)
             rounds = len(costs[alive[0]])
             if rounds >= PRUNE_AFTER and (batched or rounds % PRUNE_EVERY == 0):

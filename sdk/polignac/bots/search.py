@@ -103,6 +103,28 @@ def play_out(start: Playout, seat: int, rows: Sequence[Deal], rollout: Rollout, 
     return out
 
 
+def round_costs(
+    view: PlayerView, starts: Sequence[Playout], alive: Sequence[int], rng: random.Random, rollouts: Sequence[Rollout]
+) -> dict[int, list[float]]:
+    """Each alive option's outcome on one new deal (lower is better), as the expert judges a hand.
+
+    The scalar counterpart of :func:`polignac.bots.batched.round_costs`: ``starts[i]`` is the
+    position after option ``i``, played out with ``rollouts[i]``; the outcome is the seat's
+    score against the mean of the others', signed so that lower is better.
+    """
+    seat = view.seat
+    others = [s for s in view.seats if s != seat]
+    rows = deals(view, rng, 1)
+    # Every option's playout draws the same random numbers too: the options differ only by
+    # the decision, which sharpens their comparison.
+    draws = rng.getrandbits(64)
+    out = {}
+    for i in alive:
+        scores = play_out(starts[i], seat, rows, rollouts[i], random.Random(draws).random)
+        out[i] = [view.rules.against * (s[seat] - sum(s[o] for o in others) / len(others)) for s in scores]
+    return out
+
+
 def tricks_wanted(rules: Ruleset) -> bool:
     """True when a trick without points is worth taking (Knaves), as :meth:`polignac.bots.tactics.Tactics.plain_worth` reads it."""
     if rules.hand_score is HandScore.PLACE:
