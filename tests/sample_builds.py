@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import subprocess
@@ -12,6 +11,7 @@ import pytest
 
 from polignac_arena.seats import SeatLimits, launcher_for
 from polignac_arena.submission import Submission, load_submission
+from tests.aio import run_sync
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_bots"
 
@@ -29,6 +29,6 @@ def built(name: str, tmp_path_factory: pytest.TempPathFactory, tools: tuple[str,
         done = subprocess.run(npm, cwd=folder, capture_output=True, text=True, timeout=300, env=env, check=False)
         assert done.returncode == 0, f"{' '.join(npm)} failed in {name}:\n{done.stdout}\n{done.stderr}"
     submission = load_submission(folder)
-    build = asyncio.run(launcher_for("process").build(submission, SeatLimits(), timeout_s=300, trusted=True))
+    build = run_sync(launcher_for("process").build(submission, SeatLimits(), timeout_s=300, trusted=True))
     assert build.ok, f"building {name} ({' '.join(submission.build)}) failed: {build.reason}\n{build.output}"
     return load_submission(folder)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 
@@ -10,18 +9,19 @@ import pytest
 
 from polignac.bot import BotConnectionError, run_async
 from polignac.bots import RandomBot
+from tests.aio import run_sync
 
 
 def test_missing_environment_is_explained(monkeypatch) -> None:
     monkeypatch.delenv("POLIGNAC_ADDRESS", raising=False)
     monkeypatch.delenv("POLIGNAC_TOKEN", raising=False)
     with pytest.raises(BotConnectionError, match="POLIGNAC_ADDRESS and POLIGNAC_TOKEN not set"):
-        asyncio.run(run_async(RandomBot()))
+        run_sync(run_async(RandomBot()))
 
 
 def test_unreachable_referee_is_explained(tmp_path) -> None:
     with pytest.raises(BotConnectionError, match=r"cannot reach the referee at .* is it running"):
-        asyncio.run(run_async(RandomBot(), f"unix:{tmp_path}/nobody.sock", "token", connect_timeout=0.5))
+        run_sync(run_async(RandomBot(), f"unix:{tmp_path}/nobody.sock", "token", connect_timeout=0.5))
 
 
 def test_a_bot_script_without_environment_exits_1_with_one_line(tmp_path) -> None:

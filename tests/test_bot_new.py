@@ -20,6 +20,7 @@ from polignac_arena.replay import replay_lines
 from polignac_arena.runner import resolve_bot, run_local_match
 from polignac_arena.submission import Submission, load_submission
 from polignac_arena.templates import TEMPLATE_LANGUAGES, ScaffoldError, scaffold
+from tests.aio import run_sync
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "server" / "polignac_arena" / "templates"
@@ -40,7 +41,7 @@ def play(submission: Submission) -> MatchResult:
             result, _ = await run_local_match(bots, preset("classic"), 2, clock, seat_kind="process", trusted=True)
             return result
 
-    return asyncio.run(capped())
+    return run_sync(capped())
 
 
 @pytest.mark.parametrize("lang", TEMPLATE_LANGUAGES)

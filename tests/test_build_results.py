@@ -15,6 +15,7 @@ import pytest
 
 from polignac_arena.seats import BuildLimits
 from polignac_arena.seats.builds import BuildRefused, ResultSink, install_results
+from tests.aio import run_sync
 
 CAPS = BuildLimits()
 
@@ -144,7 +145,6 @@ def test_a_garbage_stream_is_refused(folder: Path) -> None:
 
 
 def test_without_a_sandbox_only_a_trusted_build_runs_and_it_installs_the_same_way(folder: Path) -> None:
-    import asyncio
 
     from polignac_arena.seats import SeatLimits
     from polignac_arena.seats.process import ProcessLauncher
@@ -152,9 +152,9 @@ def test_without_a_sandbox_only_a_trusted_build_runs_and_it_installs_the_same_wa
 
     script = "open('made.txt', 'w').write('made')"
     submission = Submission(path=folder, name="b", version="1", language="python", command=("./bot",), build=("python", "-c", script))
-    refused = asyncio.run(ProcessLauncher().build(submission, SeatLimits(), timeout_s=60))
+    refused = run_sync(ProcessLauncher().build(submission, SeatLimits(), timeout_s=60))
     assert not refused.ok and refused.reason.startswith("refused: build steps without bubblewrap") and "--trusted" in refused.reason
     assert not (folder / "made.txt").exists()
-    built = asyncio.run(ProcessLauncher().build(submission, SeatLimits(), timeout_s=60, trusted=True))
+    built = run_sync(ProcessLauncher().build(submission, SeatLimits(), timeout_s=60, trusted=True))
     assert built.ok and built.installed == ("made.txt",), built
     assert (folder / "made.txt").read_text() == "made"

@@ -5,7 +5,6 @@ The cluster itself is tested in tests/cluster (a real Ray cluster of three nodes
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import io
 import os
@@ -28,6 +27,7 @@ from polignac_arena.referee import TimeControl
 from polignac_arena.seats import SeatKind, SeatLimits, launcher_for
 from polignac_arena.submission import builtin_submission
 from polignac_arena.tournament.config import ConfigError, parse_config
+from tests.aio import run_sync
 from tests.test_tournament_run import ENV, tournament_file
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_bots" / "cautious"
@@ -118,7 +118,7 @@ def _prepare(bot: ShippedBot, data: bytes, *, fetched: list[Any] | None = None, 
             fetched.append(handle)
         return data
 
-    return asyncio.run(prepare_bot(bot, fetch, kind, SeatLimits(), True, "node-x"))
+    return run_sync(prepare_bot(bot, fetch, kind, SeatLimits(), True, "node-x"))
 
 
 def test_a_shipped_folder_is_fetched_once_and_unpacked_under_its_hash(node_cache: Path) -> None:

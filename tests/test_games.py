@@ -6,7 +6,6 @@ message that names the bot and the game.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from polignac_arena.submission import SubmissionError, builtin_submission, load_
 from polignac_arena.templates import TEMPLATE_LANGUAGES
 from polignac_arena.tournament.config import load_config, parse_config
 from polignac_arena.tournament.runner import EntrantError, run_tournament
+from tests.aio import run_sync
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = 'name = "french"\nversion = "2.0"\nlanguage = "python"\ncommand = ["python", "bot.py"]\n'
@@ -131,7 +131,7 @@ def test_a_match_in_an_undeclared_game_is_refused_before_any_seat_starts(tmp_pat
     folder = bot_folder(tmp_path)
     bots = [load_submission(folder), builtin_submission("random"), builtin_submission("heuristic")]
     with pytest.raises(BotSpecError) as caught:
-        asyncio.run(run_local_match(bots, preset("knaves"), 1, trusted=True))
+        run_sync(run_local_match(bots, preset("knaves"), 1, trusted=True))
     message = str(caught.value)
     assert "bot 'french@2.0' does not play 'knaves'" in message
     assert "add 'knaves' to 'games' in its bot.toml" in message
@@ -143,7 +143,7 @@ def test_a_py_file_bot_plays_the_french_games_only(tmp_path: Path) -> None:
     (tmp_path / "solo" / "mine.py").write_text(BOT)
     bots = [resolve_bot(str(tmp_path / "solo" / "mine.py")), builtin_submission("random"), builtin_submission("cautious")]
     with pytest.raises(BotSpecError, match="bot 'mine@0' does not play 'knaves'"):
-        asyncio.run(run_local_match(bots, preset("knaves"), 1, trusted=True))
+        run_sync(run_local_match(bots, preset("knaves"), 1, trusted=True))
 
 
 def test_a_custom_game_seats_only_built_in_bots(tmp_path: Path) -> None:
@@ -176,7 +176,7 @@ def test_a_tournament_that_seats_a_bot_in_an_undeclared_game_is_refused_before_i
     bot_folder(tmp_path, 'games = ["classic"]\n', name="classical")
     path = tournament(tmp_path, ["french", "classical", "random", "heuristic"], "knaves")
     with Store(tmp_path / "arena.db") as store, pytest.raises(EntrantError) as caught:
-        asyncio.run(run_tournament(load_config(path), store))
+        run_sync(run_tournament(load_config(path), store))
     message = str(caught.value)
     assert message.startswith("tournament 't-knaves' plays knaves: ")
     assert "bot 'french@2.0' does not play 'knaves'" in message and "bot 'classical@2.0' does not play 'knaves'" in message

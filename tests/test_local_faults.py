@@ -8,7 +8,6 @@ its total and its number of faults must agree.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 
 import pytest
@@ -21,6 +20,7 @@ from polignac_arena.referee import TimeControl
 from polignac_arena.runner import run_local_match
 from polignac_arena.seats.inprocess import InProcessLauncher
 from polignac_arena.submission import builtin_submission
+from tests.aio import run_sync
 
 
 class Faulty(Bot):
@@ -65,7 +65,7 @@ def referee_result(bot: Bot, rules: Ruleset, seed: int) -> tuple[int, int, int]:
     launcher = InProcessLauncher(dict(enumerate([bot, *opponents()])))
     subs = [builtin_submission(name) for name in ("random", "cautious", "heuristic", "random")]
     clock = TimeControl(move_ms=10_000, bank_ms=10_000, startup_ms=20_000)
-    result, _ = asyncio.run(run_local_match(subs, rules, seed, clock, seat_kind="inprocess", launcher=launcher))
+    result, _ = run_sync(run_local_match(subs, rules, seed, clock, seat_kind="inprocess", launcher=launcher))
     assert result.status == "finished" and result.places is not None, result.status
     return result.places[0], result.totals[0], sum(result.faults[0].values())
 

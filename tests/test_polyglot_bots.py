@@ -23,6 +23,7 @@ from polignac_arena.referee import MatchResult, TimeControl
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import resolve_bot, run_local_match
 from polignac_arena.submission import Submission, load_submission
+from tests.aio import run_sync
 from tests.sample_builds import SAMPLES
 
 ROOT = SAMPLES.parent
@@ -37,7 +38,7 @@ def play(bots: list[Submission | str], rules: Ruleset | None = None, seed: int =
             result, _ = await run_local_match(subs, rules or preset("classic"), seed, CLOCK, seat_kind="process", trusted=True)
             return result
 
-    result = asyncio.run(capped())
+    result = run_sync(capped())
     assert result.status == "finished" and result.places is not None, result
     assert all(counts == {} for counts in result.faults), result.faults
     assert replay_lines(result.record).divergence is None
@@ -121,7 +122,7 @@ def test_mixed_four_player_match_in_docker_seats(c_bot: Submission, js_bot: Subm
             result, _ = await run_local_match(subs, preset("classic"), 11, CLOCK, seat_kind="docker")
             return result
 
-    result = asyncio.run(capped())
+    result = run_sync(capped())
     assert result.status == "finished" and result.places is not None, result
     assert all(counts == {} for counts in result.faults), result.faults
     assert result.names == ("heuristic", "javascript", "c-stdio", "python-stdio")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -15,6 +14,7 @@ import pytest
 from polignac_arena.owners import identity
 from polignac_arena.seats import cgroups
 from polignac_arena.seats.base import SeatLimits
+from tests.aio import run_sync
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ def test_a_seat_cgroup_names_the_arena_that_made_it(pids_parent: Path, monkeypat
         assert me is not None and group.dirs
         assert {folder.name for folder in group.dirs.values()} == {f"named-seat0-1@{me[0]}.{me[1]}"}
     finally:
-        asyncio.run(group.remove())
+        run_sync(group.remove())
 
 
 def test_only_empty_cgroups_of_dead_arenas_are_swept(pids_parent: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from polignac_arena.seats.bwrap import Plan, spawn
+from tests.aio import run_sync
 
 
 def _alive(pid: int) -> bool:
@@ -54,7 +55,7 @@ def test_a_start_cancelled_while_waiting_for_the_report_kills_and_reaps_its_proc
         finally:
             asyncio.create_subprocess_exec = real_exec  # type: ignore[assignment]
 
-    asyncio.run(scenario())
+    run_sync(scenario())
     assert started, "the process was made"
     assert not _alive(started[0]), "the cancelled start killed and reaped its process"
 
@@ -89,5 +90,5 @@ def test_a_match_cancelled_while_a_seat_starts_stops_the_seat_that_started_all_t
         done, _ = await asyncio.wait({match}, timeout=30)
         assert match in done and match.cancelled()
 
-    asyncio.run(scenario())
+    run_sync(scenario())
     assert Seat.stopped, "the seat that started as the match was cancelled is still running"

@@ -25,6 +25,7 @@ from polignac_arena.runner import resolve_bot, run_local_match
 from polignac_arena.seats.process import ProcessLauncher
 from polignac_arena.seats.stdio_bridge import MAX_LINE_BYTES, TOO_LONG, LineReader, _Bridge, parse_answer, response_lines
 from polignac_arena.submission import Submission, load_submission
+from tests.aio import run_sync
 
 ROOT = Path(__file__).resolve().parents[1]
 CLOCK = TimeControl(move_ms=2000, bank_ms=5000, startup_ms=10_000)
@@ -38,7 +39,7 @@ def play(bots: list[Submission | str], rules: Ruleset | None = None, seed: int =
         async with asyncio.timeout(60):
             return await run_local_match(subs, rules or preset("classic"), seed, CLOCK, seat_kind="process", trusted=True)
 
-    return asyncio.run(capped())
+    return run_sync(capped())
 
 
 def stdio_bot(folder: Path, name: str, code: str) -> Submission:
@@ -162,7 +163,7 @@ def read_all(chunks: list[bytes], limit: int = 8) -> list[bytes]:
             assert len(lines._buffer) <= limit
         return out
 
-    return asyncio.run(scenario())
+    return run_sync(scenario())
 
 
 def test_line_reader_splits_joins_and_bounds_lines() -> None:
@@ -307,7 +308,7 @@ def test_a_bot_that_closes_its_stdout_is_disconnected(tmp_path: Path) -> None:
         async with asyncio.timeout(60):
             return await run_local_match(subs, preset("classic"), 5, CLOCK, launcher=ProcessLauncher(), trusted=True)
 
-    result, _ = asyncio.run(capped())
+    result, _ = run_sync(capped())
     assert result.faults[1] == {"disconnected": 1}, result.faults
     assert result.status == "finished" and result.places is not None and result.places[1] == 4
 
@@ -334,7 +335,7 @@ def test_a_bot_that_never_answers_times_out(tmp_path: Path) -> None:
             clock = TimeControl(move_ms=300, bank_ms=1000, startup_ms=10_000)
             return await run_local_match(subs, preset("classic"), 5, clock, seat_kind="process", trusted=True)
 
-    result, _ = asyncio.run(capped())
+    result, _ = run_sync(capped())
     assert result.faults[0] == {"timeout": 3} and result.places is not None and result.places[0] == 4
 
 
@@ -441,7 +442,7 @@ def test_a_flood_while_nothing_is_pending_is_one_fault_then_dropped_a_chunk_at_a
         await bridge.bot_to_referee(stdout)
         return writes.sent, judged, reads
 
-    sent, judged, reads = asyncio.run(scenario())
+    sent, judged, reads = run_sync(scenario())
     assert sent == [pb.PlayRequest()]  # one unsolicited fault, the referee not having answered it yet
     assert judged == 1  # the rest was never split into lines
     assert reads <= 3_000_000 // (64 * 1024) + 2
@@ -457,7 +458,7 @@ def test_line_reader_drops_whole_chunks_and_keeps_the_tail_as_the_next_line() ->
         assert await lines.drop_chunk() is False  # "b" dropped, "c" kept, then the end
         return [first, await lines.next_line()]
 
-    assert asyncio.run(scenario()) == [b"a", None]  # a last line without newline is dropped, as ever
+    assert run_sync(scenario()) == [b"a", None]  # a last line without newline is dropped, as ever
 
     async def tail() -> list[bytes | None]:
         reader = asyncio.StreamReader()
@@ -469,7 +470,7 @@ def test_line_reader_drops_whole_chunks_and_keeps_the_tail_as_the_next_line() ->
         assert await lines.drop_chunk()  # drops its lines, keeps its tail, reads the next chunk
         return [await lines.next_line(), await lines.next_line(), await lines.next_line()]
 
-    assert asyncio.run(tail()) == [b"start of a line", b"next", None]
+    assert run_sync(tail()) == [b"start of a line", b"next", None]
 
 
 BLANKS = """
@@ -551,7 +552,7 @@ def test_a_late_answer_after_a_timeout_costs_no_second_fault(tmp_path: Path) -> 
             clock = TimeControl(move_ms=1000, bank_ms=0, startup_ms=10_000)
             return await run_local_match(subs, preset("classic", limit=3), 5, clock, seat_kind="process", trusted=True)
 
-    result, _ = asyncio.run(capped())
+    result, _ = run_sync(capped())
     assert result.faults[0] == {"timeout": 1}, result.faults
 
 

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from polignac_arena.cli import app
 from polignac_arena.submission import SubmissionError, builtin_submission, content_digest, load_submission
+from tests.aio import run_sync
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = 'name = "mybot"\nversion = "1.0"\nlanguage = "python"\ncommand = ["python", "bot.py"]\n'
@@ -141,7 +142,6 @@ def test_bot_add_list_show_and_a_changed_bot_needs_a_new_version(tmp_path: Path)
 
 
 def test_unsandboxed_process_seats_refuse_untrusted_bots_and_warn_for_trusted_ones(caplog: pytest.LogCaptureFixture) -> None:
-    import asyncio
 
     from polignac import preset
     from polignac_arena.runner import BotSpecError, run_local_match
@@ -149,7 +149,7 @@ def test_unsandboxed_process_seats_refuse_untrusted_bots_and_warn_for_trusted_on
 
     bots = [builtin_submission(name) for name in ("random", "cautious", "heuristic")]
     with pytest.raises(BotSpecError, match="install bubblewrap"):
-        asyncio.run(run_local_match(bots, preset("classic", players=3, limit=3), 1, launcher=ProcessLauncher()))
-    result, _ = asyncio.run(run_local_match(bots, preset("classic", players=3, limit=3), 1, launcher=ProcessLauncher(), trusted=True))
+        run_sync(run_local_match(bots, preset("classic", players=3, limit=3), 1, launcher=ProcessLauncher()))
+    result, _ = run_sync(run_local_match(bots, preset("classic", players=3, limit=3), 1, launcher=ProcessLauncher(), trusted=True))
     assert result.status == "finished"
     assert any("UNSANDBOXED" in record.getMessage() for record in caplog.records)

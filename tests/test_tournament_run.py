@@ -26,6 +26,7 @@ from polignac_arena.schedule import match_seed
 from polignac_arena.store import ConflictError, LeaderboardRow, Store, StoredResult, StoreError
 from polignac_arena.tournament.config import load_config
 from polignac_arena.tournament.runner import EntrantError, TournamentRun, run_tournament
+from tests.aio import run_sync
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {"COLUMNS": "200", "NO_COLOR": "1"}
@@ -56,7 +57,7 @@ def tournament_file(
 
 def run(path: Path, db: Path, **kw: Any) -> TournamentRun:
     with Store(db) as store:
-        return asyncio.run(run_tournament(load_config(path), store, **kw))
+        return run_sync(run_tournament(load_config(path), store, **kw))
 
 
 def polignac(*args: str):
@@ -277,7 +278,7 @@ def _cancel_after_first_result(path: Path, db: Path) -> None:
             with pytest.raises(asyncio.CancelledError):
                 await task
 
-    asyncio.run(main())
+    run_sync(main())
 
 
 def test_a_cancelled_run_resumes_to_the_uninterrupted_results(tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ schedule on a rerun and after a resume, and resume reading the stored schedule b
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,6 +18,7 @@ from polignac_arena.store import Store
 from polignac_arena.tournament import runner
 from polignac_arena.tournament.config import ConfigError, load_config, parse_config
 from polignac_arena.tournament.runner import TournamentRun, run_tournament, unseparated
+from tests.aio import run_sync
 
 BOTS = ("random", "cautious", "heuristic")
 
@@ -35,7 +35,7 @@ def tournament_file(folder: Path, schedule: str, *, name: str = "sep", form: str
 
 def run(path: Path, db: Path, **kw: Any) -> TournamentRun:
     with Store(db) as store:
-        return asyncio.run(run_tournament(load_config(path), store, **kw))
+        return run_sync(run_tournament(load_config(path), store, **kw))
 
 
 def stored(db: Path, name: str = "sep") -> tuple[list[tuple[int, tuple[str, ...], int]], dict[str, tuple[float, float]], str]:

@@ -5,7 +5,6 @@ Every /api/ route, its 404 and 400 cases, and a property-based sweep of the Open
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from polignac_arena.store import Store
 from polignac_arena.tournament.config import parse_config
 from polignac_arena.tournament.runner import run_tournament
 from polignac_arena.web import create_app
+from tests.aio import run_sync
 
 SMALL = """name = "small"
 entrants = ["random", "cautious", "heuristic"]
@@ -50,7 +50,7 @@ def _rate(env: RatingEnv) -> Any:
 def build_store(path: Path) -> Path:
     """A real 4-match tournament ("small") and a synthetic 3-match one ("faulty", with a fault in its second match)."""
     with Store(path) as store:
-        asyncio.run(run_tournament(parse_config(SMALL, Path("small.toml")), store))
+        run_sync(run_tournament(parse_config(SMALL, Path("small.toml")), store))
         seats = ("random@builtin", "cautious@builtin")
         fixtures = [Fixture(i, seats if i % 2 == 0 else seats[::-1], 100 + i) for i in range(3)]
         tid = store.create_tournament("faulty", {"format": "synthetic"}, fixtures)

@@ -20,6 +20,7 @@ import pytest
 from polignac_arena.botcheck import CheckReport, check_submission
 from polignac_arena.seats import BuildLimits, SeatKind
 from polignac_arena.seats.builds import BuildRefused, ResultSink, install_results
+from tests.aio import run_sync
 from tests.hostile.test_hostile import launcher_or_skip, leftover
 
 BOTS = Path(__file__).parent / "bots"
@@ -125,7 +126,6 @@ SNOOP = "import os, sys; sys.stderr.write('SEEN ' + repr(sorted(os.listdir('.'))
 
 def swapped_match(kind: str, tmp_path: Path, target: Path) -> str:
     """Check a bot's folder, swap it for a link to ``target`` (as its owner could at any time), play; the bot's stderr."""
-    import asyncio
     import shutil
 
     from polignac import preset
@@ -140,7 +140,7 @@ def swapped_match(kind: str, tmp_path: Path, target: Path) -> str:
     folder.symlink_to(target)
     clock = TimeControl(move_ms=1000, bank_ms=2000, startup_ms=10_000)
     bots = [checked, *(builtin_submission("random") for _ in range(3))]
-    result, stderrs = asyncio.run(run_local_match(bots, preset("classic", limit=1), 1, clock, seat_kind=kind))
+    result, stderrs = run_sync(run_local_match(bots, preset("classic", limit=1), 1, clock, seat_kind=kind))
     assert result.status in ("finished", "aborted"), result.status
     return stderrs[0]
 

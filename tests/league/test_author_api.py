@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 from collections.abc import MutableMapping
 from dataclasses import replace
@@ -15,6 +14,7 @@ from fastapi.testclient import TestClient
 
 from polignac_arena.league.author_api import author_router
 from polignac_arena.league.authoring import SubmissionState
+from tests.aio import run_sync
 from tests.league.fake_league import FakeLeague
 
 ADA = {"Authorization": "Bearer tok-ada"}
@@ -171,7 +171,7 @@ def test_an_endless_upload_is_refused_once_past_the_cap(app: FastAPI, league: Fa
         "client": ("127.0.0.1", 40000),
         "server": ("127.0.0.1", 80),
     }
-    asyncio.run(app(scope, receive, send))
+    run_sync(app(scope, receive, send))
     assert sent[0]["status"] == 413
     assert pulled <= CAP // chunk + 1
     assert b"more than the 4096 bytes allowed" in b"".join(m.get("body", b"") for m in sent)

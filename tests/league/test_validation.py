@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from polignac import preset
 from polignac_arena.league.validation import Validation, validate
 from polignac_arena.referee import TimeControl
 from polignac_arena.seats import SeatKind, SeatLimits, launcher_for
+from tests.aio import run_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 CLASSIC = preset("classic")
@@ -21,7 +21,7 @@ TOML = 'name = "{name}"\nversion = "1.0"\nlanguage = "python"\ncommand = ["pytho
 
 def run(folder: Path, *, bot_name: str | None = None) -> tuple[Validation, list[str]]:
     told: list[str] = []
-    validation = asyncio.run(
+    validation = run_sync(
         validate(
             folder,
             game_rules=CLASSIC,

@@ -17,6 +17,7 @@ from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot import MatchOutcome, run_async
 from polignac.bots import builtin_bot
 from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
+from tests.aio import run_sync
 
 T = TypeVar("T")
 
@@ -26,12 +27,7 @@ FAST = TimeControl(move_ms=1000, bank_ms=500, startup_ms=5000)
 
 def run(coro: Coroutine[Any, Any, T], timeout: float = 60) -> T:
     """Run one test coroutine with a hard cap, so a hang fails instead of blocking the suite."""
-
-    async def capped() -> T:
-        async with asyncio.timeout(timeout):
-            return await coro
-
-    return asyncio.run(capped())
+    return run_sync(coro, timeout)
 
 
 @contextlib.asynccontextmanager
