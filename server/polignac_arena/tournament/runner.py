@@ -57,7 +57,7 @@ def config_record(config: TournamentConfig) -> dict[str, Any]:
         "rounds": config.rounds,
         "matches": config.matches,
         "seed": str(config.seed),
-        "rules": config.rules.to_dict(),
+        "rules": config.rules.stored_dict(),
         "time": {"move_ms": config.time.move_ms, "bank_ms": config.time.bank_ms, "startup_ms": config.time.startup_ms},
         "seats": {"kind": config.seat_kind.value, "trusted": config.trusted, "limits": vars(config.limits).copy()},
         "trueskill": vars(config.trueskill).copy(),
