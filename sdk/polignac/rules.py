@@ -508,16 +508,12 @@ def _validate_sense(rules: Ruleset) -> None:
             scores = list(rules.place_scores)
             raise RulesetError(f"rules setting 'place_scores' must give at least one score per player ({n}), got {scores}")
         if rules.contracts:
-            raise RulesetError(
-                f"rules setting 'capot' / 'general': {rules.name!r} has no contracts (contracts need hand_score = 'points')"
-            )
+            raise RulesetError(f"rules setting 'capot' / 'general': {rules.name!r} has no contracts (contracts need hand_score = 'points')")
         if bool(rules.big_take_points) != bool(rules.big_take_scores):
             raise RulesetError("rules setting 'big_take_scores' and 'big_take_points' go together: set both or neither")
     else:
         if rules.contracts and rules.trumps is Trumps.TURNED:
-            raise RulesetError(
-                f"rules setting 'capot' / 'general': {rules.name!r} has no contracts (contracts need trumps = 'none')"
-            )
+            raise RulesetError(f"rules setting 'capot' / 'general': {rules.name!r} has no contracts (contracts need trumps = 'none')")
         for key in ("place_scores", "every_trick_scores", "big_take_scores"):
             if getattr(rules, key):
                 raise RulesetError(f"rules setting {key!r} needs hand_score = 'place'")

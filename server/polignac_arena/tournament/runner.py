@@ -21,15 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from polignac.bots import BUILTIN_BOTS
 from polignac_arena.executors import Executor, MatchJob, executor_for
 from polignac_arena.games import GameRefused, check_seating
 from polignac_arena.matchmaking import Meetings
 from polignac_arena.plaintext import plain
 from polignac_arena.ratings import Rating, RatingEnv, conservative, new_version, rate_duplicate, rate_result, stronger_probability
 from polignac_arena.referee import MatchResult
+from polignac_arena.runner import BotSpecError, builtin_name
 from polignac_arena.schedule import Fixture, duplicate, extra_round, ladder_next, match_seed, round_robin
 from polignac_arena.seats import SeatKind, launcher_for
+from polignac_arena.seats.folder_bot import folder_refusal
 from polignac_arena.statuses import MatchStatus, TournamentStatus
 from polignac_arena.store import ConflictError, GroupRate, GroupResults, RateFunction, Store
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, content_digest, load_submission
@@ -83,8 +84,8 @@ def resolve_entrants(config: TournamentConfig, store: Store) -> dict[str, Submis
             problems.append(f"entrant {entrant!r}: {exc}")
             continue
         key = f"{submission.name}@{submission.version}"
-        if config.seat_kind is SeatKind.INPROCESS and not submission.builtin:
-            problems.append(f"entrant {entrant!r}: in-process seats run only the built-in bots; use seats kind 'process' or 'docker'")
+        if config.seat_kind is SeatKind.INPROCESS and (refused := folder_refusal(submission, config.trusted)) is not None:
+            problems.append(f"entrant {entrant!r}: {refused}")
             continue
         if key in found:
             problems.append(f"entrant {entrant!r} is {key}, like another entrant: give each bot its own name or version")
@@ -101,8 +102,12 @@ def resolve_entrants(config: TournamentConfig, store: Store) -> dict[str, Submis
 
 
 def _resolve(entrant: str, base: Path, store: Store) -> Submission:
-    if entrant in BUILTIN_BOTS:
-        return builtin_submission(entrant)
+    try:
+        builtin = builtin_name(entrant, base / entrant)
+    except BotSpecError as exc:
+        raise EntrantError(str(exc)) from None
+    if builtin is not None:
+        return builtin_submission(builtin)
     path = (base / entrant).resolve()
     if path.is_dir():
         return load_submission(path)
