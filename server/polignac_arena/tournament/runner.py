@@ -266,8 +266,10 @@ async def _play_all(
         except Exception as exc:  # a match that cannot run is recorded as an error and retried on --resume
             outcome.failed += 1
             running -= 1
-            print(plain(f"match {fixture_index} could not run: {exc}"))  # the error may quote a bot's build
+            print(plain(_could_not_run(fixture_index, str(exc))))  # the error may quote a bot's build
             return False
+        for line in played.builds:
+            print(plain(line))  # a build's reason is the arena's, but its label is the bot's
         result = played.result
         nodes[played.node] = nodes.get(played.node, 0) + 1
         running -= 1
@@ -284,6 +286,14 @@ async def _play_all(
         if progress:
             progress("match", done, total, running, faults, nodes)
         return result.status is MatchStatus.FINISHED
+
+    first_seen: dict[str, int] = {}
+
+    def _could_not_run(index: int, error: str) -> str:
+        """The error once in full (a failed build's log), then by reference: every match of that bot fails alike."""
+        if (earlier := first_seen.setdefault(error, index)) != index:
+            return f"match {index} could not run: the same error as match {earlier}, above"
+        return f"match {index} could not run: {error}"
 
     slots = asyncio.Semaphore(width)
 
