@@ -9,11 +9,17 @@ import pytest
 
 from polignac_arena.executors.node import CACHE_ENV
 from polignac_arena.submission import Submission
+from tests.reaper import start_reaper
 from tests.sample_builds import built
 
 # The hostile bots are programs to run inside sandboxes, not modules to import:
 # --doctest-modules would start them.
 collect_ignore_glob = ["hostile/bots/*"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every process the run starts dies with it, even when it is interrupted (tests/reaper.py)."""
+    start_reaper()
 
 
 @pytest.fixture(scope="session")
