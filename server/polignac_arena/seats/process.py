@@ -116,8 +116,8 @@ class ProcessLauncher(SeatLauncher):
         if trusted:
             return None
         return (
-            f"{what} would run the bots unsandboxed, with the arena's own rights: the sandbox cannot run here"
-            f" ({self.sandbox_missing}); fix that, or mark the bots as trusted (--trusted, or trusted = true in [seats])"
+            f"{what} without the sandbox would run with the arena's own rights, and the sandbox cannot run here"
+            f" ({self.sandbox_missing}): fix that, or mark the bots as trusted (--trusted, or trusted = true in [seats])"
         )
 
     async def start(self, context: SeatContext) -> SeatProcess:
