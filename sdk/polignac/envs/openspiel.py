@@ -70,7 +70,7 @@ _CONTRACT_CODE: Final = {Contract.PASS: 0, Contract.CAPOT: 1, Contract.GENERAL: 
 def game_params(rules: Ruleset, dealer: int = -1) -> dict[str, Any]:
     """The game parameters of a hand of ``rules`` (any ruleset, named or not)."""
     for name, base in PRESETS.items():
-        if rules == base or (rules.players != base.players and rules == preset(name, players=rules.players)):
+        if rules.players in base.table_sizes() and rules == preset(name, players=rules.players):
             return {"rules": name, "players": rules.players, "dealer": dealer}
     # A ruleset of its own travels as its table, in base64 so that the game's string form keeps it whole.
     table = json.dumps(rules.to_dict(), separators=(",", ":"), sort_keys=True)
