@@ -166,3 +166,19 @@ def test_the_arena_and_the_sdk_import_none_of_the_research_frameworks() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[] []"
+
+
+def test_the_yardstick_tournament_seats_the_expert_ismcts_and_the_heuristic_at_100_ms(tmp_path: Path) -> None:
+    """Its shape only: running it (tens of minutes) is for `polignac tournament run tournaments/expert-vs-openspiel.toml`."""
+    from polignac_arena.games import Game, check_seating
+    from polignac_arena.store import Store
+    from polignac_arena.tournament.config import load_config
+    from polignac_arena.tournament.runner import resolve_entrants
+
+    config = load_config(ROOT / "tournaments" / "expert-vs-openspiel.toml")
+    assert set(config.entrants) == {"expert", "openspiel:ismcts", "heuristic"} and config.table_size == 3
+    assert config.format == "duplicate" and config.time.move_ms == 100 and config.until_separated == 0.95
+    assert config.game == Game("classic") and not config.trusted
+    need_openspiel()
+    with Store(tmp_path / "arena.db") as store:
+        check_seating(resolve_entrants(config, store).values(), config.game)

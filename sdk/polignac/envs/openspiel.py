@@ -65,6 +65,7 @@ _GAME_TYPE = pyspiel.GameType(
     parameter_specification={"rules": "classic", "players": 0, "dealer": -1},
 )
 _CONTRACT_CODE: Final = {Contract.PASS: 0, Contract.CAPOT: 1, Contract.GENERAL: 2}
+_TEXT: Final = tuple(str(card) for card in CARDS)
 
 
 def game_params(rules: Ruleset, dealer: int = -1) -> dict[str, Any]:
@@ -202,12 +203,12 @@ class PolignacState(pyspiel.State):  # type: ignore[misc]  # pyspiel has no type
         if hand.auction:
             lines.append("auction " + " ".join(f"{s}:{c.value}" for s, c in hand.auction))
         if hand.sequence:
-            lines.append("plays " + " ".join(str(CARDS[i]) for i in hand.sequence))
+            lines.append("plays " + " ".join([_TEXT[i] for i in hand.sequence]))
         return "\n".join(lines)
 
 
 def _cards(mask: int) -> str:
-    return " ".join(map(str, cards_in(mask))) or "-"
+    return " ".join(_TEXT[card.index] for card in cards_in(mask)) or "-"
 
 
 def state_from_view(game: PolignacGame, view: PlayerView, rng: random.Random) -> PolignacState:
@@ -295,7 +296,7 @@ class PolignacObserver:
                 if hand.turned is not None:
                     parts.append(f"turned {hand.turned}")
                 parts.append("auction " + (" ".join(c.value for _, c in hand.auction) or "-"))
-                parts.append("plays " + (" ".join(str(CARDS[i]) for i in hand.sequence) or "-"))
+                parts.append("plays " + (" ".join([_TEXT[i] for i in hand.sequence]) or "-"))
             return " | ".join(parts)
         view = hand.view(player)
         if self.private:
