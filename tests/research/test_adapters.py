@@ -147,6 +147,15 @@ def test_without_openspiel_naming_its_bots_is_a_clear_error(monkeypatch: pytest.
         resolve_bot("openspiel:nope")
 
 
+def test_an_openspiel_that_does_not_load_is_a_clear_error_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    import polignac.envs
+
+    monkeypatch.delattr(polignac.envs, "openspiel_bots", raising=False)
+    monkeypatch.setitem(sys.modules, "polignac.envs.openspiel_bots", None)  # importing it raises ImportError
+    with pytest.raises(ValueError, match="built-in bot 'openspiel:ismcts' needs OpenSpiel"):
+        builtin_bot("openspiel:ismcts")
+
+
 def test_the_arena_and_the_sdk_import_none_of_the_research_frameworks() -> None:
     """``import polignac`` and the arena's modules load no PettingZoo, OpenSpiel, gymnasium or torch, and no numpy
     where they loaded none before (the SDK's batch playouts and the research bridges load numpy when used)."""

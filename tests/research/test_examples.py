@@ -41,7 +41,7 @@ def test_the_worked_example_trains_a_policy_and_its_folder_plays_in_the_sandbox(
         pytest.skip(f"the bubblewrap sandbox is not usable here: {reason}")
     bots = [submission, resolve_bot("heuristic"), resolve_bot("random")]
     clock = TimeControl(move_ms=1000, bank_ms=10_000, startup_ms=30_000)
-    result, stderr = run_sync(run_local_match(bots, preset("knaves", limit=10), 3, clock, seat_kind="process"))
+    result, stderr = run_sync(run_local_match(bots, preset("knaves", limit=5), 3, clock, seat_kind="process"))
     assert result.status == "finished" and sum(result.faults[0].values()) == 0, (result.faults, stderr)
 
 

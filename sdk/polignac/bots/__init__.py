@@ -50,8 +50,10 @@ def builtin_bot(name: str, seed: int | None = None) -> Bot:
         problem = builtin_unavailable(name)
         if problem is not None:
             raise ValueError(problem)
-        from polignac.envs import openspiel_bots  # OpenSpiel is loaded only for its bots
-
+        try:
+            from polignac.envs import openspiel_bots  # OpenSpiel is loaded only for its bots
+        except ImportError as exc:  # installed but broken (a missing shared library, say)
+            raise ValueError(f"built-in bot {name!r} needs OpenSpiel, which does not load: {exc}") from None
         return openspiel_bots.IsmctsBot(seed) if name == "openspiel:ismcts" else openspiel_bots.UniformRandomBot(seed)
     try:
         cls = BUILTIN_BOTS[name]

@@ -2,7 +2,7 @@
 
 >>> from polignac.envs.pettingzoo import env
 >>> table = env(rules="knaves")
->>> table.reset(seed=1)
+>>> table.reset(seed=1, options={"first_dealer": 2})
 >>> table.agent_selection, table.observation_space("player_0")["action_mask"].shape
 ('player_0', (55,))
 
