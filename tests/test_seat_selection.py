@@ -85,6 +85,17 @@ def test_builtin_prefix_and_bare_names(tmp_path: Path, monkeypatch: pytest.Monke
     assert result.exit_code == 2 and "builtin:random" in result.output and len(result.output.strip().splitlines()) == 1
 
 
+def test_builtin_prefix_names_openspiel_bots_too() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("pyspiel") is None:
+        with pytest.raises(BotSpecError, match="needs OpenSpiel"):
+            resolve_bot("builtin:openspiel:random")
+    else:
+        found = resolve_bot("builtin:openspiel:random")
+        assert found.builtin and found.name == "openspiel:random" and found == resolve_bot("openspiel:random")
+
+
 def test_a_tournament_entrant_is_a_builtin_only_where_no_folder_of_that_name_is_given(tmp_path: Path) -> None:
     shutil.copytree(SAMPLES / "random", tmp_path / "random")
     path = tmp_path / "t.toml"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Final
 
 from polignac import Ruleset
-from polignac.bots import BUILTIN_BOTS
+from polignac.bots import BUILTIN_NAMES
 from polignac_arena.folders import FolderError, scan_folder
 from polignac_arena.games import Game, GameRefused, check_seating, game_of
 from polignac_arena.match_folder import match_folder
@@ -53,10 +53,10 @@ def builtin_name(text: str, folder: Path) -> str | None:
     """
     if text.startswith(BUILTIN_PREFIX):
         name = text.removeprefix(BUILTIN_PREFIX)
-        if name not in BUILTIN_BOTS:
-            raise BotSpecError(f"no built-in bot {name!r}: the built-in bots are {', '.join(BUILTIN_BOTS)}")
+        if name not in BUILTIN_NAMES:
+            raise BotSpecError(f"no built-in bot {name!r}: the built-in bots are {', '.join(BUILTIN_NAMES)}")
         return name
-    if text not in BUILTIN_BOTS:
+    if text not in BUILTIN_NAMES:
         return None
     if folder.is_dir():
         raise BotSpecError(
@@ -69,7 +69,10 @@ def builtin_name(text: str, folder: Path) -> str | None:
 def resolve_bot(text: str) -> Submission:
     """``builtin:NAME``, a built-in name, a folder with ``bot.toml``, or a ``.py`` file, as a validated submission."""
     if (name := builtin_name(text, Path(text))) is not None:
-        return builtin_submission(name)
+        try:
+            return builtin_submission(name)
+        except SubmissionError as exc:
+            raise BotSpecError("; ".join(exc.problems)) from None
     path = Path(text)
     if path.is_dir():
         try:
@@ -83,7 +86,8 @@ def resolve_bot(text: str) -> Submission:
             raise BotSpecError(f"{exc} (a .py bot brings its whole folder: give it a folder of its own)") from None
         return Submission(path=path.resolve().parent, name=path.stem[:64], version="0", language="python", command=("python", path.name))
     raise BotSpecError(
-        f"no bot {text!r}: give a built-in name ({', '.join(BUILTIN_BOTS)}, or {BUILTIN_PREFIX}NAME), a folder with bot.toml, or a .py file"
+        f"no bot {text!r}: give a built-in name ({', '.join(BUILTIN_NAMES)}, or {BUILTIN_PREFIX}NAME), a folder with bot.toml,"
+        " or a .py file"
     )
 
 

@@ -37,8 +37,9 @@ def match(
             "-b",
             metavar="PATH_OR_BUILTIN",
             help=(
-                "A seat, in seat order: a built-in bot (random, cautious, heuristic, expert; builtin:NAME where a folder"
-                " has that name), a folder with bot.toml (always its own code), or a .py file. Give 3 to 6."
+                "A seat, in seat order: a built-in bot (random, cautious, heuristic, expert; openspiel:ismcts and"
+                " openspiel:random with the research extra; builtin:NAME where a folder has that name), a folder"
+                " with bot.toml (always its own code), or a .py file. Give 3 to 6."
             ),
         ),
     ] = None,

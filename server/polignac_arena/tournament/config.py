@@ -5,7 +5,8 @@ A tournament file looks like ``tournaments/quickstart.toml``::
     name = "quickstart"            # required: 1-64 of A-Z a-z 0-9 . _ -
     description = ""               # optional text
     entrants = ["random", "../sample_bots/cautious"]   # required: built-in names ("builtin:random"
-                                   # where a folder next to this file has that name), submission
+                                   # where a folder next to this file has that name; openspiel:ismcts
+                                   # and openspiel:random need the research extra), submission
                                    # folders (relative to this file; always their own code), or
                                    # registered bots "name" / "name@version"
     format = "round-robin"         # round-robin | duplicate | ladder
