@@ -2,8 +2,8 @@
 
 ``bot.toml`` keys (see sample_bots/ for examples)::
 
-    name = "heuristic"              # required: 1-64 of A-Z a-z 0-9 . _ -
-    version = "1.0"                 # required: 1-32 printable characters
+    name = "heuristic"              # required: 1-64 of A-Z a-z 0-9 . _ -, a letter or digit first
+    version = "1.0"                 # required: 1-64 printable characters
     author = "Ada"                  # optional, up to 100 characters
     language = "python"             # required: python, javascript, c, cpp, rust, go, java, other
     command = ["python", "bot.py"]  # required: a list of strings, or one command line
@@ -34,12 +34,12 @@ from typing import Any, Final
 
 from polignac_arena.folders import FolderError, folder_digest, read_file, scan_folder
 from polignac_arena.games import DEFAULT_GAMES, GamesError, parse_games
+from polignac_arena.settings import NAME_RULE, VERSION_MAX, is_name, is_version_text
 
 __all__ = ["LANGUAGES", "ResourceRequest", "Submission", "SubmissionError", "builtin_submission", "content_digest", "load_submission"]
 
 LANGUAGES: Final = ("python", "javascript", "c", "cpp", "rust", "go", "java", "other")
 TRANSPORTS: Final = ("grpc", "stdio")
-_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _KEYS: Final = ("name", "version", "author", "language", "command", "transport", "dockerfile", "image", "build", "games", "resources")
 MAX_MANIFEST_BYTES: Final = 64 << 10
 MAX_DOCKERFILE_BYTES: Final = 1 << 20
@@ -143,11 +143,11 @@ def load_submission(path: Path | str) -> Submission:
         if key not in _KEYS:
             bad(key, f"unknown key; known keys: {', '.join(_KEYS)}")
     name = table.get("name")
-    if not isinstance(name, str) or not _NAME.match(name):
-        bad("name", f"must be 1 to 64 letters, digits, '.', '_' or '-', got {name!r}")
+    if not is_name(name):
+        bad("name", f"must be {NAME_RULE}, got {name!r}")
     version = table.get("version")
-    if not isinstance(version, str) or not 1 <= len(version) <= 32 or not version.isprintable():
-        bad("version", f"must be 1 to 32 printable characters, got {version!r}")
+    if not is_version_text(version):
+        bad("version", f"must be 1 to {VERSION_MAX} printable characters, got {version!r}")
     author = table.get("author", "")
     if not isinstance(author, str) or len(author) > 100 or not author.isprintable():
         bad("author", f"must be up to 100 printable characters, got {author!r}")

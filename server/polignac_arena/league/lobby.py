@@ -30,6 +30,7 @@ from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.wire import ruleset_to_pb
 from polignac_arena.referee.host import TimeControl
 from polignac_arena.referee.versions import SPOKEN, parse_version
+from polignac_arena.settings import NAME_MAX, VERSION_MAX, is_display_name, is_version_text
 
 __all__ = [
     "LOBBY_SERVICE_NAME",
@@ -274,7 +275,7 @@ def _token(context: grpc.aio.ServicerContext[Any, Any]) -> str:
 
 
 def _bad_name(name: str, version: str) -> bool:
-    return not 1 <= len(name) <= 64 or not name.isprintable() or len(version) > 64 or not version.isprintable()
+    return not is_display_name(name) or not is_version_text(version, empty=True)
 
 
 class LobbyService:
@@ -337,7 +338,9 @@ class LobbyService:
             )
             return
         if _bad_name(join.bot_name, join.bot_version):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "bot_name must be 1 to 64 printable characters, bot_version up to 64")
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"bot_name must be 1 to {NAME_MAX} printable characters, bot_version up to {VERSION_MAX}"
+            )
             return
         try:
             label = await asyncio.to_thread(self.directory.claim, author, join.bot_name, join.bot_version)

@@ -48,6 +48,7 @@ from polignac_arena.league.tokens import BadTokenThrottle
 from polignac_arena.league.validation import validate
 from polignac_arena.ratings import RatingEnv, new_version
 from polignac_arena.referee import RefereeServer
+from polignac_arena.settings import ExecutorKind
 from polignac_arena.store import ConflictError, StoreError
 from polignac_arena.store.records import Rating
 from polignac_arena.submission import Submission, SubmissionError, load_submission
@@ -354,7 +355,7 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
     league._loop = asyncio.get_running_loop()
     await asyncio.to_thread(league.mend)
     # Matches with a remote bot stay on this server, whose address the bot is connected to.
-    executor = executor_for(config.executor) if config.executor.kind != "local" else None
+    executor = executor_for(config.executor) if config.executor.kind is not ExecutorKind.LOCAL else None
     if executor is not None:
         await executor.start()
     referee = RefereeServer(str(config.grpc), credentials=_grpc_credentials(config))

@@ -31,15 +31,15 @@ its history and ratings.  Results and ratings live in the league's tournament (o
 from __future__ import annotations
 
 import hashlib
-import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any
 
 from polignac_arena.league.tokens import hash_secret, make_token, parse_token, verify_secret
+from polignac_arena.settings import NAME_RULE, VERSION_MAX, VERSION_PATTERN, is_name
 from polignac_arena.store import ConflictError, Store, StoreError
 from polignac_arena.store.encoding import _now, _timestamp
 from polignac_arena.store.records import Rating
@@ -57,9 +57,7 @@ __all__ = [
     "VersionState",
 ]
 
-NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 """Authors' and bots' names: 1 to 64 letters, digits, '.', '_' or '-', not starting with a sign."""
-_REMOTE_VERSION: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 
 
 class VersionState(StrEnum):
@@ -161,8 +159,8 @@ class Version:
 
 
 def _check_name(what: str, name: object) -> str:
-    if not isinstance(name, str) or not NAME.match(name):
-        raise ValueError(f"{what} must be 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or digit), got {name!r}")
+    if not is_name(name):
+        raise ValueError(f"{what} must be {NAME_RULE}, got {name!r}")
     return name
 
 
@@ -446,8 +444,11 @@ class LeagueStore(Store):
         self, author: str, bot: str, version: str, limits: LeagueLimits, prior: Callable[[Rating | None], Rating], tournament_id: int
     ) -> Version:
         """The active remote version ``bot@version`` of ``author``, made (and activated) on its first connection."""
-        if not isinstance(version, str) or not _REMOTE_VERSION.match(version):
-            raise ValueError(f"a remote bot's version must be 1 to 64 letters, digits, '.', '_', '+' or '-', got {version!r}")
+        if not isinstance(version, str) or not VERSION_PATTERN.match(version):
+            raise ValueError(
+                f"a remote bot's version must be 1 to {VERSION_MAX} letters, digits, '.', '_', '+' or '-', starting with a letter"
+                f" or digit, got {version!r}"
+            )
         with self._write() as conn:
             bot_id, _ = self._claim(conn, author, bot, limits)
             row = conn.execute("SELECT id, kind, state FROM league_versions WHERE bot_id = ? AND version = ?", (bot_id, version)).fetchone()

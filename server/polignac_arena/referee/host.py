@@ -49,6 +49,7 @@ from polignac.events import HandDealt, HandEnded
 from polignac.wire import TrickMessages, card_from_wire, contract_from_pb, event_to_pb, request_to_pb, ruleset_to_pb
 from polignac_arena.referee.faults import Fault, rule_on_fault
 from polignac_arena.referee.record import FORMAT, write_record
+from polignac_arena.settings import TimeControl
 from polignac_arena.statuses import ActionStatus, MatchStatus
 
 __all__ = ["MAX_BACKLOG", "MAX_REQUEST_ID", "MatchHost", "MatchResult", "SeatConnection", "TimeControl"]
@@ -72,21 +73,6 @@ MAX_REQUEST_ID = (1 << 53) - 1
 """Request ids stay at or below this, so that clients holding numbers as doubles (JSON) keep them exact."""
 MAX_BACKLOG = 8
 """Messages of one seat read ahead of the host: beyond, the stream is not read until the host catches up."""
-
-
-@dataclass(frozen=True, slots=True)
-class TimeControl:
-    """The clock of a match, in milliseconds."""
-
-    move_ms: int = 1000
-    bank_ms: int = 10_000
-    startup_ms: int = 10_000
-
-    def __post_init__(self) -> None:
-        for name in ("move_ms", "bank_ms", "startup_ms"):
-            value = getattr(self, name)
-            if type(value) is not int or (not 1 <= value <= 3_600_000 and not (name == "bank_ms" and value == 0)):
-                raise ValueError(f"time control {name!r} must be an integer number of milliseconds in 1..3600000, got {value!r}")
 
 
 class SeatConnection:

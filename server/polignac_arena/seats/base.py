@@ -5,20 +5,12 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from pathlib import Path
 
+from polignac_arena.settings import SeatKind
 from polignac_arena.submission import ResourceRequest, Submission
 
 __all__ = ["BuildLimits", "BuildResult", "SeatContext", "SeatError", "SeatKind", "SeatLauncher", "SeatLimits", "SeatProcess"]
-
-
-class SeatKind(StrEnum):
-    """How a bot gets its seat (DESIGN.md, "Running bots")."""
-
-    INPROCESS = "inprocess"
-    PROCESS = "process"
-    DOCKER = "docker"
 
 
 class SeatError(RuntimeError):

@@ -31,6 +31,7 @@ from polignac_arena.runner import BotSpecError, builtin_name
 from polignac_arena.schedule import Fixture, duplicate, extra_round, ladder_next, match_seed, round_robin
 from polignac_arena.seats import SeatKind, launcher_for
 from polignac_arena.seats.folder_bot import folder_refusal
+from polignac_arena.settings import ExecutorKind
 from polignac_arena.statuses import MatchStatus, TournamentStatus
 from polignac_arena.store import ConflictError, GroupRate, GroupResults, RateFunction, Store
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, content_digest, load_submission
@@ -168,7 +169,7 @@ async def run_tournament(
     """
     owned = executor is None
     executor = executor or executor_for(config.executor)
-    if executor.kind == "local":  # a cluster's nodes judge for themselves
+    if executor.kind is ExecutorKind.LOCAL:  # a cluster's nodes judge for themselves
         launcher = launcher_for(config.seat_kind)
         reason = launcher.unavailable() or launcher.refusal(config.trusted)
         if reason is not None:

@@ -17,6 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from polignac_arena.plaintext import plain
+from polignac_arena.settings import SQLITE_INTEGER_MAX
 from polignac_arena.store import Store, StoreError, schema_version
 from polignac_arena.web import data, live, pages
 from polignac_arena.web.models import (
@@ -49,7 +50,9 @@ FaultFilter = Annotated[bool | None, Query(description="true: only matches with 
 Limit = Annotated[int, Query(ge=1, le=1000, description="Rows to return.")]
 Offset = Annotated[int, Query(ge=0, le=1_000_000, description="Rows to skip (in the chosen sort order).")]
 Top = Annotated[int, Query(ge=1, le=data.CROSSTABLE_MAX_TOP, description="The bots shown: the top of the leaderboard.")]
-Before = Annotated[int | None, Query(ge=1, le=2**63 - 1, description="The cursor of the next (older) page: a previous page's `next`.")]
+Before = Annotated[
+    int | None, Query(ge=1, le=SQLITE_INTEGER_MAX, description="The cursor of the next (older) page: a previous page's `next`.")
+]
 
 
 def _plain_strings(value: Any) -> Any:
