@@ -20,6 +20,7 @@ from typing import Any
 from polignac_arena.plaintext import plain
 from polignac_arena.referee import MatchHost, RefereeServer
 from polignac_arena.seats import SeatContext, SeatError, SeatLauncher, SeatLimits, SeatProcess
+from polignac_arena.settings import Transport
 from polignac_arena.submission import Submission
 
 __all__ = ["MatchSeats", "finish_shielded"]
@@ -84,7 +85,7 @@ class MatchSeats:
             return
         self.processes[seat] = process
         self._helpers.append(asyncio.ensure_future(_report_exit(host, seat, process)))
-        if submission.transport == "stdio":
+        if submission.transport is Transport.STDIO:
             from polignac_arena.seats.stdio_bridge import run_bridge
 
             address, token = f"unix:{self._sockets[seat]}", host.tokens[seat]

@@ -29,6 +29,8 @@ __all__ = [
     "ExecutorSettings",
     "SeatKind",
     "TimeControl",
+    "TournamentFormat",
+    "Transport",
     "is_display_name",
     "is_name",
     "is_version_text",
@@ -54,6 +56,21 @@ LEAGUE_SEED_MAX: Final = SQLITE_INTEGER_MAX
 def is_name(text: object) -> TypeGuard[str]:
     """Whether ``text`` is a name (:data:`NAME_PATTERN`)."""
     return isinstance(text, str) and NAME_PATTERN.match(text) is not None
+
+
+class Transport(StrEnum):
+    """How a bot talks to the referee: the gRPC protocol, or JSON lines on its stdin and stdout."""
+
+    GRPC = "grpc"
+    STDIO = "stdio"
+
+
+class TournamentFormat(StrEnum):
+    """How a tournament draws its tables (docs: tournament files)."""
+
+    ROUND_ROBIN = "round-robin"
+    DUPLICATE = "duplicate"
+    LADDER = "ladder"
 
 
 class SeatKind(StrEnum):

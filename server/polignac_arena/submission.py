@@ -34,12 +34,11 @@ from typing import Any, Final
 
 from polignac_arena.folders import FolderError, folder_digest, read_file, scan_folder
 from polignac_arena.games import DEFAULT_GAMES, GamesError, parse_games
-from polignac_arena.settings import NAME_RULE, VERSION_MAX, is_name, is_version_text
+from polignac_arena.settings import NAME_RULE, VERSION_MAX, Transport, is_name, is_version_text
 
 __all__ = ["LANGUAGES", "ResourceRequest", "Submission", "SubmissionError", "builtin_submission", "content_digest", "load_submission"]
 
 LANGUAGES: Final = ("python", "javascript", "c", "cpp", "rust", "go", "java", "other")
-TRANSPORTS: Final = ("grpc", "stdio")
 _KEYS: Final = ("name", "version", "author", "language", "command", "transport", "dockerfile", "image", "build", "games", "resources")
 MAX_MANIFEST_BYTES: Final = 64 << 10
 MAX_DOCKERFILE_BYTES: Final = 1 << 20
@@ -73,7 +72,7 @@ class Submission:
     version: str
     language: str
     command: tuple[str, ...]
-    transport: str = "grpc"
+    transport: Transport = Transport.GRPC
     author: str = ""
     dockerfile: str | None = None
     image: str | None = None
@@ -154,9 +153,10 @@ def load_submission(path: Path | str) -> Submission:
     language = table.get("language")
     if language not in LANGUAGES:
         bad("language", f"must be one of {', '.join(LANGUAGES)}, got {language!r}")
-    transport = table.get("transport", "grpc")
-    if transport not in TRANSPORTS:
+    transport = table.get("transport", Transport.GRPC.value)
+    if transport not in set(Transport):
         bad("transport", f"must be 'grpc' or 'stdio', got {transport!r}")
+        transport = Transport.GRPC
     command = _command(table.get("command"), "command", bad, required=True)
     build = _command(table.get("build"), "build", bad, required=False)
     dockerfile = table.get("dockerfile")
@@ -190,7 +190,7 @@ def load_submission(path: Path | str) -> Submission:
         version=version,  # type: ignore[arg-type]
         language=language,  # type: ignore[arg-type]
         command=command,
-        transport=transport,
+        transport=Transport(transport),
         author=author,
         dockerfile=dockerfile,
         image=image,

@@ -35,6 +35,7 @@ from polignac_arena.referee.options import server_options
 from polignac_arena.referee.service import SERVICE_NAME
 from polignac_arena.seats.base import SeatContext, SeatLimits, SeatProcess
 from polignac_arena.seats.process import ProcessLauncher
+from polignac_arena.settings import Transport
 from polignac_arena.submission import Submission, load_submission
 
 __all__ = ["SeatRelay", "connect_folder"]
@@ -191,7 +192,7 @@ async def play_through_relay(
                 match_id=match_id,
             )
             process = await ProcessLauncher().start(context)
-            if submission.transport == "stdio":
+            if submission.transport is Transport.STDIO:
                 from polignac_arena.seats.stdio_bridge import run_bridge
 
                 bridge = asyncio.ensure_future(

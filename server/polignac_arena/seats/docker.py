@@ -126,6 +126,7 @@ from polignac_arena.seats.docker_seat import (
 )
 from polignac_arena.seats.dockerfile import MAX_DOCKERFILE_BYTES, DockerfileError, LocalImage, vet_dockerfile
 from polignac_arena.seats.syscalls import SeccompUnavailable, docker_profile
+from polignac_arena.settings import Transport
 from polignac_arena.submission import Submission
 
 __all__ = [
@@ -508,8 +509,8 @@ class DockerLauncher(SeatLauncher):
             name=f"polignac-{_name_part(context.match_id)}-seat{context.seat}-{secrets.token_hex(3)}",
             labels={LABEL_MATCH: context.match_id, LABEL_SEAT: str(context.seat), LABEL_BOT: sub.label},
             label=sub.label,
-            stdin=sub.transport == "stdio",
-            stdout=sub.transport == "stdio",
+            stdin=sub.transport is Transport.STDIO,
+            stdout=sub.transport is Transport.STDIO,
         )
 
     def _create(self, spec: _Spec) -> str:

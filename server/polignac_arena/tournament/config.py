@@ -78,12 +78,13 @@ from polignac_arena.settings import (
     ExecutorSettings,
     SeatKind,
     TimeControl,
+    TournamentFormat,
     is_name,
 )
 
 __all__ = ["FORMATS", "ConfigError", "TournamentConfig", "TrueSkillSettings", "load_config", "parse_config"]
 
-FORMATS: Final = ("round-robin", "duplicate", "ladder")
+FORMATS: Final = tuple(form.value for form in TournamentFormat)
 _TOP_KEYS: Final = ("name", "description", "entrants", "format", "table_size", "rounds", "matches", "seed", "parallel")
 _SECTIONS: Final = ("rules", "time", "seats", "executor", "trueskill", "schedule")
 
@@ -122,7 +123,7 @@ class TournamentConfig:
     game: Game = field(default_factory=lambda: Game("classic"))
     """The game the rules are (:func:`polignac_arena.games.game_of`): what every entrant must declare."""
     description: str = ""
-    format: str = "round-robin"
+    format: TournamentFormat = TournamentFormat.ROUND_ROBIN
     table_size: int = 4
     rounds: int = 1
     matches: int = 100
@@ -414,7 +415,7 @@ def parse_config(text: str, path: Path | str = "<tournament>") -> TournamentConf
         base_dir=file.resolve().parent,
         game=game_of(rules, base),
         description=description,
-        format=form,
+        format=TournamentFormat(form),
         table_size=table_size,
         rounds=rounds,
         matches=matches,

@@ -31,7 +31,7 @@ from polignac_arena.runner import BotSpecError, builtin_name
 from polignac_arena.schedule import Fixture, duplicate, extra_round, ladder_next, match_seed, round_robin
 from polignac_arena.seats import SeatKind, launcher_for
 from polignac_arena.seats.folder_bot import folder_refusal
-from polignac_arena.settings import ExecutorKind
+from polignac_arena.settings import ExecutorKind, TournamentFormat
 from polignac_arena.statuses import MatchStatus, TournamentStatus
 from polignac_arena.store import ConflictError, GroupRate, GroupResults, RateFunction, Store
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, content_digest, load_submission
@@ -194,9 +194,9 @@ async def run_tournament(
     try:
         fixtures: list[Fixture] = []
         if existing is None:  # a stored schedule is read back, never drawn again (create_tournament checks the config)
-            if config.format == "round-robin":
+            if config.format is TournamentFormat.ROUND_ROBIN:
                 fixtures = round_robin(keys, config.table_size, config.rounds, config.seed)
-            elif config.format == "duplicate":
+            elif config.format is TournamentFormat.DUPLICATE:
                 fixtures = duplicate(keys, config.table_size, config.rounds, config.seed)
         tournament_id = store.create_tournament(
             config.name, config_record(config), fixtures, source=config.source, initial_ratings=_priors(keys, store, env)
@@ -235,10 +235,10 @@ async def _play_all(
         return rate_duplicate(env, {**priors, **before}, results)
 
     # Duplicate deals are scored as duplicates: a deal's rotations are compared with each other (docs/ratings.md).
-    rate: RateFunction | GroupRate = GroupRate(rate_deal) if config.format == "duplicate" else rate_one
+    rate: RateFunction | GroupRate = GroupRate(rate_deal) if config.format is TournamentFormat.DUPLICATE else rate_one
 
     so_far = store.progress(tournament_id)
-    total = config.matches if config.format == "ladder" else config.max_matches or so_far.total
+    total = config.matches if config.format is TournamentFormat.LADDER else config.max_matches or so_far.total
     done = so_far.done
     running = 0
     faults = sum(so_far.faults.values())
@@ -303,7 +303,7 @@ async def _play_all(
             return await play(fixture_index, seats, seed)
 
     try:
-        if config.format == "ladder":
+        if config.format is TournamentFormat.LADDER:
             complete, outcome.stop_reason = await _run_ladder(config, store, tournament_id, keys, env, width, guarded)
         else:
             complete, outcome.stop_reason = await _run_rounds(config, store, tournament_id, keys, guarded)
@@ -361,7 +361,7 @@ async def _run_rounds(config: TournamentConfig, store: Store, tournament_id: int
     stored = store.fixtures(tournament_id)
     count, groups = len(stored), (stored[-1].group + 1 if stored else 0)
     while not (reason := _separated(config, store, tournament_id, keys, count)):
-        more = extra_round(keys, config.table_size, config.seed, count, groups, replays=config.format == "duplicate")
+        more = extra_round(keys, config.table_size, config.seed, count, groups, replays=config.format is TournamentFormat.DUPLICATE)
         if count + len(more) > config.max_matches:
             return True, _over_budget(config, store, tournament_id, keys, count)
         store.add_fixtures(tournament_id, more)
