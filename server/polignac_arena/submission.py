@@ -182,13 +182,13 @@ def load_submission(path: Path | str) -> Submission:
             games = parse_games(table["games"])
         except GamesError as exc:
             bad("games", str(exc))
-    if problems:
+    if problems or not is_name(name) or not is_version_text(version) or not isinstance(language, str):
         raise SubmissionError(manifest, problems)
     return Submission(
         path=listing.root,
-        name=name,  # type: ignore[arg-type]  # validated above
-        version=version,  # type: ignore[arg-type]
-        language=language,  # type: ignore[arg-type]
+        name=name,
+        version=version,
+        language=language,
         command=command,
         transport=Transport(transport),
         author=author,

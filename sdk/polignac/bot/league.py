@@ -171,7 +171,7 @@ async def play_seat(
     welcomes = 0
     while True:
         async with security.channel(address) as channel:
-            stub = RefereeServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
+            stub = RefereeServiceStub(channel)
             call = stub.Play(metadata=_auth(seat_token))
             try:
                 outcome = await converse(bot, call, state)
@@ -275,7 +275,7 @@ async def _lobby(
 ) -> None:
     """One lobby stream: Join, then answer assignments until the stream ends."""
     async with security.channel(server) as channel:
-        stub = LobbyServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
+        stub = LobbyServiceStub(channel)
         call = stub.Lobby(metadata=_auth(token))
         await write(call, pb.LobbyRequest(join=join))
         event = await call.read()

@@ -83,7 +83,8 @@ def _play_one(
         if times is not None and seat == under_test:
             times.append(time.perf_counter() - start)
         if fault is None:
-            match.apply(decision)  # type: ignore[arg-type]  # judged legal
+            assert decision is not None  # _judge gives a decision exactly when it finds no fault
+            match.apply(decision)
             continue
         fault_counts[seat] += 1
         ruling = rule_on_fault(rules, fault, fault_counts[seat], answers_request=True)

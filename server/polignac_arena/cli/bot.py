@@ -130,11 +130,10 @@ def show(
         table.add_column(column)
     for bot in versions:
         row = rows.get(bot.key)
-        rated = row is not None and row.mu is not None
+        rating = (row.mu, row.sigma, row.conservative) if row is not None and row.mu is not None else None
         table.add_row(
             Text(plain(bot.version)), Text(plain(bot.language)),
-            f"{row.mu:.2f}" if rated else "-", f"{row.sigma:.2f}" if rated else "-",  # type: ignore[union-attr]
-            f"{row.conservative:.2f}" if rated else "-",  # type: ignore[union-attr]
+            *(f"{value:.2f}" for value in rating) if rating else ("-", "-", "-"),
             str(row.matches) if row else "0", str(row.wins) if row else "0",
             f"{row.average_place:.2f}" if row and row.average_place is not None else "-", Text(plain(str(bot.path))),
         )  # fmt: skip

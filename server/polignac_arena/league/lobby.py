@@ -23,7 +23,7 @@ from typing import Any, Final, Protocol
 
 import grpc
 import grpc.aio
-from google.protobuf.message import DecodeError  # type: ignore[import-untyped]  # protobuf ships no type stubs
+from google.protobuf.message import DecodeError
 
 from polignac import Ruleset
 from polignac._proto.polignac.v1 import referee_pb2 as pb

@@ -116,7 +116,7 @@ class SeatRelay:
         try:
             while True:
                 async with self._security.channel(self.upstream) as channel:
-                    stub = RefereeServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
+                    stub = RefereeServiceStub(channel)
                     call = stub.Play(metadata=(("authorization", f"Bearer {self._seat_token}"),))
                     try:
                         await write(call, hello)

@@ -391,9 +391,9 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
         if ready is not None:
             ready({"web": web_url, "grpc": grpc_address})
         done, _ = await asyncio.wait([web_task, *workers, stopping], return_when=asyncio.FIRST_COMPLETED)
-        failed = [task for task in done if task is not stopping and not task.cancelled() and task.exception() is not None]
+        failed = [error for task in done if task is not stopping and not task.cancelled() and (error := task.exception()) is not None]
         if failed:
-            raise failed[0].exception()  # type: ignore[misc]
+            raise failed[0]
     finally:
         stopping.cancel()
         log.warning("draining: no new matches; running ones have %g s to finish", config.drain_s)

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import grpc
 import grpc.aio
-from google.protobuf.message import DecodeError  # type: ignore[import-untyped]  # protobuf ships no type stubs
+from google.protobuf.message import DecodeError
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac_arena.referee.host import MatchHost, SeatConnection

@@ -388,7 +388,7 @@ async def run_bridge(
             log.error("stdio bridge: cannot reach the referee at %s within %g s", address, connect_timeout)
             _close_quietly(stdin)
             return
-        stub = RefereeServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
+        stub = RefereeServiceStub(channel)
         call = stub.Play(metadata=(("authorization", f"Bearer {token}"),))
         bridge = _Bridge(stdin, call)
         hello = pb.Hello(
