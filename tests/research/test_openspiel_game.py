@@ -15,11 +15,11 @@ from tests.research.common import EVERY_TABLE, EVERY_TABLE_IDS, need_openspiel
 need_openspiel()
 
 import pyspiel  # noqa: E402  # after the skip
-from open_spiel.integration_tests import api_test  # noqa: E402
-from open_spiel.python.observation import make_observation  # noqa: E402
-from open_spiel.python.tests import games_sim_test  # noqa: E402
+from open_spiel.integration_tests import api_test  # noqa: E402  # after the skip
+from open_spiel.python.observation import make_observation  # noqa: E402  # after the skip
+from open_spiel.python.tests import games_sim_test  # noqa: E402  # after the skip
 
-from polignac.envs.openspiel import GAME_NAME, PolignacState, game_params, load_game, state_from_view  # noqa: E402
+from polignac.envs.openspiel import GAME_NAME, PolignacState, game_params, load_game, state_from_view  # noqa: E402  # after the skip
 
 
 def game_of(name: str, players: int) -> pyspiel.Game:

@@ -16,9 +16,9 @@ from tests.research.common import EVERY_TABLE, EVERY_TABLE_IDS, need_pettingzoo
 need_pettingzoo()
 
 from pettingzoo.test import api_test, seed_test  # noqa: E402  # after the skip
-from pettingzoo.utils.wrappers import TerminateIllegalWrapper  # noqa: E402
+from pettingzoo.utils.wrappers import TerminateIllegalWrapper  # noqa: E402  # after the skip
 
-from polignac.envs.pettingzoo import IllegalAction, env, raw_env  # noqa: E402
+from polignac.envs.pettingzoo import IllegalAction, env, raw_env  # noqa: E402  # after the skip
 
 
 @pytest.mark.parametrize("episode", ["hand", "match"])
