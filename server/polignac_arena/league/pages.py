@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel
 
 from polignac_arena.web.live import DEFAULT_POLL_S, LiveMark, stamp
-from polignac_arena.web.pages import Links, _render
+from polignac_arena.web.pages import Links, render
 
 __all__ = ["LeagueStatus", "league_router", "league_status"]
 
@@ -127,6 +127,6 @@ def league_router(league: LeagueSource) -> APIRouter:
     def page() -> str:
         live = LiveMark(stamp(league.config.store).key, round(DEFAULT_POLL_S * 1000))  # before the read: see web.app
         status = league_status(league)
-        return _render("league.html", links, league.store, live, title=f"League {status.name}", status=status)
+        return render("league.html", links, league.store, live, title=f"League {status.name}", status=status)
 
     return router

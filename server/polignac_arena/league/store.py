@@ -41,7 +41,7 @@ from typing import Any
 from polignac_arena.league.tokens import hash_secret, make_token, parse_token, verify_secret
 from polignac_arena.settings import NAME_RULE, VERSION_MAX, VERSION_PATTERN, is_name
 from polignac_arena.store import ConflictError, Store, StoreError
-from polignac_arena.store.encoding import _now, _timestamp
+from polignac_arena.store.encoding import now_text, timestamp_text
 from polignac_arena.store.records import Rating
 
 __all__ = [
@@ -205,7 +205,7 @@ class LeagueStore(Store):
         with self._write() as conn:
             if conn.execute("SELECT 1 FROM league_authors WHERE name = ?", (name,)).fetchone():
                 raise ConflictError(f"there is already an author named {name!r}")
-            now = _now()
+            now = now_text()
             author_id = int(conn.execute("INSERT INTO league_authors (name, created_at) VALUES (?, ?)", (name, now)).lastrowid or 0)
             conn.execute(
                 "INSERT INTO league_tokens (id, author_id, salt, hash, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -232,7 +232,7 @@ class LeagueStore(Store):
             author_id = self._author_id(conn, author)
             conn.execute(
                 "INSERT INTO league_tokens (id, author_id, salt, hash, created_at) VALUES (?, ?, ?, ?, ?)",
-                (parts.id, author_id, salt, digest, _now()),
+                (parts.id, author_id, salt, digest, now_text()),
             )
         return token
 
@@ -243,7 +243,7 @@ class LeagueStore(Store):
         digest = hash_secret(parts.secret, salt)
         with self._write() as conn:
             author_id = self._author_id(conn, author)
-            now = _now()
+            now = now_text()
             conn.execute("UPDATE league_tokens SET revoked_at = ? WHERE author_id = ? AND revoked_at IS NULL", (now, author_id))
             conn.execute(
                 "INSERT INTO league_tokens (id, author_id, salt, hash, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -258,7 +258,7 @@ class LeagueStore(Store):
             if row is None:
                 raise StoreError(f"there is no token with id {token_id!r} (polignac league token list shows them)")
             if row[0] is None:
-                conn.execute("UPDATE league_tokens SET revoked_at = ? WHERE id = ?", (_now(), token_id))
+                conn.execute("UPDATE league_tokens SET revoked_at = ? WHERE id = ?", (now_text(), token_id))
         return next(t for t in self.tokens() if t.id == token_id)
 
     def tokens(self, author: str | None = None) -> list[TokenInfo]:
@@ -301,7 +301,7 @@ class LeagueStore(Store):
             self._checked_tokens.clear()
         self._checked_tokens[key] = (parts.id, str(row[3]))
         with self._write() as conn:
-            conn.execute("UPDATE league_tokens SET last_used_at = ? WHERE id = ?", (_now(), parts.id))
+            conn.execute("UPDATE league_tokens SET last_used_at = ? WHERE id = ?", (now_text(), parts.id))
         return str(row[3])
 
     # -- bots ---------------------------------------------------------------------------------
@@ -356,7 +356,7 @@ class LeagueStore(Store):
             )
         if row is not None:
             return int(row[0]), False
-        now = _now()
+        now = now_text()
         return int(
             conn.execute("INSERT INTO league_bots (name, author_id, created_at) VALUES (?, ?, ?)", (name, author_id, now)).lastrowid or 0
         ), True
@@ -374,7 +374,7 @@ class LeagueStore(Store):
 
     def _check_upload(self, conn: Any, author: str, bot: str, limits: LeagueLimits, moment: datetime) -> int:
         author_id = self._author_id(conn, author)
-        since = _timestamp(moment - timedelta(hours=1))
+        since = timestamp_text(moment - timedelta(hours=1))
         recent = [
             row[0]
             for row in conn.execute(
@@ -414,7 +414,7 @@ class LeagueStore(Store):
         with self._write() as conn:
             bot_id = self._check_upload(conn, author, bot, limits, moment)
             count = conn.execute("SELECT count(*) FROM league_versions WHERE bot_id = ? AND kind = 'upload'", (bot_id,)).fetchone()[0]
-            stamp = _timestamp(moment)
+            stamp = timestamp_text(moment)
             version_id = int(
                 conn.execute(
                     "INSERT INTO league_versions (bot_id, version, kind, archive, state, created_at, updated_at)"
@@ -455,7 +455,7 @@ class LeagueStore(Store):
             if row is not None and row[1] != VersionKind.REMOTE.value:
                 raise ConflictError(f"{bot}@{version} is an uploaded version: connect under another version text")
             if row is None:
-                now = _now()
+                now = now_text()
                 version_id = int(
                     conn.execute(
                         "INSERT INTO league_versions (bot_id, version, kind, state, created_at, updated_at)"
@@ -493,7 +493,7 @@ class LeagueStore(Store):
             conn.execute(
                 "UPDATE league_versions SET state = 'validating', log = '', updated_at = ?"
                 " WHERE id = ? AND state IN ('queued', 'validating')",
-                (_now(), version_id),
+                (now_text(), version_id),
             )
 
     def append_log(self, version_id: int, text: str, cap: int = 256_000) -> None:
@@ -504,7 +504,7 @@ class LeagueStore(Store):
                 return
             room = cap - row[0]
             piece = text if len(text) <= room else text[:room] + "\n[the log is cut here: too long]\n"
-            conn.execute("UPDATE league_versions SET log = log || ?, updated_at = ? WHERE id = ?", (piece, _now(), version_id))
+            conn.execute("UPDATE league_versions SET log = log || ?, updated_at = ? WHERE id = ?", (piece, now_text(), version_id))
 
     def finish_validation(
         self, version_id: int, ok: bool, reason: str, tournament_id: int, prior: Callable[[Rating | None], Rating]
@@ -520,7 +520,7 @@ class LeagueStore(Store):
                 else:
                     conn.execute(
                         "UPDATE league_versions SET state = 'refused', reason = ?, updated_at = ? WHERE id = ?",
-                        (reason, _now(), version_id),
+                        (reason, now_text(), version_id),
                     )
             return _version(conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
 
@@ -531,7 +531,7 @@ class LeagueStore(Store):
             f"SELECT {_VERSION_COLUMNS} WHERE b.name = ? AND v.state = 'active' AND v.id != ? ORDER BY v.activated_at DESC",
             (new.bot, version_id),
         ).fetchall()
-        now = _now()
+        now = now_text()
         inherited: Rating | None = None
         for row in previous:
             old = _version(row)
@@ -576,7 +576,9 @@ class LeagueStore(Store):
         if self.get_result(match_id) is None:
             raise StoreError(f"there is no match {match_id!r} in the store")
         with self._write() as conn:
-            return int(conn.execute("INSERT INTO league_reruns (match_id, requested_at) VALUES (?, ?)", (match_id, _now())).lastrowid or 0)
+            return int(
+                conn.execute("INSERT INTO league_reruns (match_id, requested_at) VALUES (?, ?)", (match_id, now_text())).lastrowid or 0
+            )
 
     def pending_reruns(self) -> list[tuple[int, str]]:
         with self._read() as conn:

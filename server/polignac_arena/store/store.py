@@ -17,16 +17,16 @@ from typing import Any, TypeVar
 from polignac_arena.statuses import MatchStatus, TournamentStatus, UnknownStatusError, parse_status
 from polignac_arena.store import aggregates, schema
 from polignac_arena.store.encoding import (
-    _canonical_config,
-    _check_fixture,
-    _decode_record,
-    _differences,
-    _encode_record,
-    _ints,
-    _json,
-    _now,
-    _split_key,
-    _timestamp,
+    canonical_config,
+    check_fixture,
+    checked_ints,
+    decode_record,
+    differences,
+    encode_record,
+    now_text,
+    split_key,
+    timestamp_text,
+    to_json,
 )
 from polignac_arena.store.records import (
     Bot,
@@ -210,7 +210,7 @@ class Store:
                 return int(row[0])
             cursor = conn.execute(
                 "INSERT INTO bots (name, version, path, digest, language, added_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (name, version, str(path), digest, language, _now()),
+                (name, version, str(path), digest, language, now_text()),
             )
             return int(cursor.lastrowid or 0)
 
@@ -267,20 +267,20 @@ class Store:
         """
         if not isinstance(name, str) or not name:
             raise ValueError(f"a tournament needs a name, got {name!r}")
-        canonical = _canonical_config(config)
+        canonical = canonical_config(config)
         rows = self._fixture_rows(fixtures, 0)
         priors = [(bot, *self._rating(bot, rating)) for bot, rating in (initial_ratings or {}).items()]
         with self._write() as conn:
             row = conn.execute("SELECT id, config FROM tournaments WHERE name = ?", (name,)).fetchone()
             if row is not None:
                 if row[1] != canonical:
-                    keys = ", ".join(_differences(json.loads(row[1]), json.loads(canonical))[:5])
+                    keys = ", ".join(differences(json.loads(row[1]), json.loads(canonical))[:5])
                     raise ConflictError(
                         f"a tournament named {name!r} is already stored with another configuration (differs in: {keys}); "
                         "resume it with its own file, or give this one another name"
                     )
                 return int(row[0])
-            now = _now()
+            now = now_text()
             tid = int(
                 conn.execute(
                     "INSERT INTO tournaments (name, config, source, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -296,12 +296,12 @@ class Store:
 
     @staticmethod
     def _fixture_rows(fixtures: Iterable[FixtureLike], start: int) -> list[tuple[int, str, str, str]]:
-        checked = sorted((_check_fixture(f) for f in fixtures), key=lambda f: f[0])
+        checked = sorted((check_fixture(f) for f in fixtures), key=lambda f: f[0])
         indices = [f[0] for f in checked]
         if indices != list(range(start, start + len(checked))):
             shown = indices if len(indices) <= 10 else [*indices[:10], "..."]
             raise ValueError(f"fixture indices must run {start}, {start + 1}, ... without gaps or repeats, got {shown}")
-        return [(idx, _json(seats), str(seed), group) for idx, seats, seed, group in checked]
+        return [(idx, to_json(seats), str(seed), group) for idx, seats, seed, group in checked]
 
     @staticmethod
     def _set_prior(conn: sqlite3.Connection, tournament_id: int, bot: str, rating: Rating, when: str) -> None:
@@ -311,7 +311,7 @@ class Store:
     @staticmethod
     def _insert_fixture(conn: sqlite3.Connection, tournament_id: int, idx: int, seats: Sequence[str], seed: int, group: str) -> None:
         """Append one fixture (inside an open write transaction), its bots joining the tournament's leaderboard."""
-        conn.execute("INSERT INTO fixtures VALUES (?, ?, ?, ?, ?)", (tournament_id, idx, _json(list(seats)), str(seed), group))
+        conn.execute("INSERT INTO fixtures VALUES (?, ?, ?, ?, ?)", (tournament_id, idx, to_json(list(seats)), str(seed), group))
         aggregates.add_fixture_bots(conn, tournament_id, [seats])
 
     @staticmethod
@@ -332,7 +332,7 @@ class Store:
             rows = self._fixture_rows(fixtures, count)
             conn.executemany("INSERT INTO fixtures VALUES (?, ?, ?, ?, ?)", [(tournament_id, *r) for r in rows])
             aggregates.add_fixture_bots(conn, tournament_id, (json.loads(r[1]) for r in rows))
-            conn.execute("UPDATE tournaments SET updated_at = ? WHERE id = ?", (_now(), tournament_id))
+            conn.execute("UPDATE tournaments SET updated_at = ? WHERE id = ?", (now_text(), tournament_id))
 
     def _require(self, conn: sqlite3.Connection, tournament_id: int) -> Tournament:
         row = conn.execute(f"{self._TOURNAMENT} WHERE id = ?", (tournament_id,)).fetchone()
@@ -358,7 +358,7 @@ class Store:
         status = TournamentStatus.parse(status)
         with self._write() as conn:
             self._require(conn, tournament_id)
-            conn.execute("UPDATE tournaments SET status = ?, updated_at = ? WHERE id = ?", (status.value, _now(), tournament_id))
+            conn.execute("UPDATE tournaments SET status = ?, updated_at = ? WHERE id = ?", (status.value, now_text(), tournament_id))
 
     @staticmethod
     def _fixture(row: Sequence[Any]) -> StoredFixture:
@@ -469,8 +469,8 @@ class Store:
             raise ValueError(f"a result needs a match id, got {match_id!r}")
         if not isinstance(hands, int) or hands < 0:
             raise ValueError(f"hands must be a count, got {hands!r}")
-        stamp = _timestamp(finished_at) if finished_at is not None else _now()
-        blob = None if record is None else _encode_record(record)
+        stamp = timestamp_text(finished_at) if finished_at is not None else now_text()
+        blob = None if record is None else encode_record(record)
         with self._write() as conn:
             tournament = self._require(conn, tournament_id)
             fixture = conn.execute("SELECT seats FROM fixtures WHERE tournament_id = ? AND idx = ?", (tournament_id, idx)).fetchone()
@@ -478,14 +478,14 @@ class Store:
                 raise StoreError(f"tournament {tournament.name!r} has no fixture {idx!r}")
             seats = json.loads(fixture[0])
             n = len(seats)
-            checked_places = None if not finished and places is None else _ints(places, "places", n, minimum=1)
+            checked_places = None if not finished and places is None else checked_ints(places, "places", n, minimum=1)
             checked_faults = self._faults(faults, n)
-            checked_penalties = _ints(totals if penalties is None else penalties, "penalties", n)
+            checked_penalties = checked_ints(totals if penalties is None else penalties, "penalties", n)
             values = (
-                None if checked_places is None else _json(checked_places),
-                _json(_ints(totals, "totals", n)),
-                _json(checked_faults),
-                _json(checked_penalties),
+                None if checked_places is None else to_json(checked_places),
+                to_json(checked_ints(totals, "totals", n)),
+                to_json(checked_faults),
+                to_json(checked_penalties),
             )
             existing = conn.execute(
                 "SELECT match_id FROM results WHERE tournament_id = ? AND idx = ? AND final = 1", (tournament_id, idx)
@@ -601,7 +601,7 @@ class Store:
             passed.append(cursor)
             cursor += 1
         if passed:
-            conn.execute("UPDATE tournaments SET rating_cursor = ?, updated_at = ? WHERE id = ?", (cursor, _now(), tid))
+            conn.execute("UPDATE tournaments SET rating_cursor = ?, updated_at = ? WHERE id = ?", (cursor, now_text(), tid))
         return tuple(passed)
 
     # -- reading results -----------------------------------------------------------------------
@@ -627,7 +627,7 @@ class Store:
             if row is None:
                 return None
             blob = conn.execute("SELECT encoding, data FROM records WHERE result_id = ?", (row[16],)).fetchone()
-        return self._result(row, None if blob is None else _decode_record(blob[0], blob[1]))
+        return self._result(row, None if blob is None else decode_record(blob[0], blob[1]))
 
     def list_results(self, tournament_id: int, *, attempts: bool = False) -> list[StoredResult]:
         """A tournament's final results in schedule order (with ``attempts``, the attempts too), without records."""
@@ -743,7 +743,7 @@ class Store:
     @staticmethod
     def _board_row(rank: int, row: Sequence[Any]) -> LeaderboardRow:
         bot, mu, sigma, recent, matches, wins, place_sum, _places, penalty_sum, hands, faults = row[:11]
-        name, version = _split_key(bot)
+        name, version = split_key(bot)
         return LeaderboardRow(
             rank, bot, name, version, mu, sigma, matches, wins, place_sum / matches if matches else None,
             penalty_sum / hands if hands else None, Store._added_faults(faults), tuple(aggregates.floats_of(recent)),
@@ -790,7 +790,7 @@ class Store:
                 # A page of the all-time board: its bots are ordered by their ratings alone, and only theirs are summed.
                 page = [bot for (bot,) in conn.execute(f"SELECT bot FROM {self._RANKING} {self._BOARD_ORDER} LIMIT ? OFFSET ?", window)]
                 chosen = self._board(None, "WHERE bot IN (SELECT value FROM json_each(?))")
-                found = {row[0]: row for row in conn.execute(f"SELECT {self._BOARD_COLUMNS} FROM {chosen}", (_json(page),))}
+                found = {row[0]: row for row in conn.execute(f"SELECT {self._BOARD_COLUMNS} FROM {chosen}", (to_json(page),))}
                 rows = [found[bot] for bot in page]
             else:
                 rows = conn.execute(
@@ -859,7 +859,7 @@ class Store:
             raise ValueError(f"bots must be a collection of bot keys, got the string {bots!r}")
         where, args = ["1"], list[Any]()
         if bots is not None:
-            chosen = _json(sorted(set(bots)))
+            chosen = to_json(sorted(set(bots)))
             where.append("a IN (SELECT value FROM json_each(?)) AND b IN (SELECT value FROM json_each(?))")
             args += [chosen, chosen]
         if tournament_id is not None:
@@ -890,7 +890,7 @@ class Store:
         if isinstance(bots, str):
             raise ValueError(f"bots must be a collection of bot keys, got the string {bots!r}")
         mine = set(bots)
-        chosen = _json(sorted(mine))
+        chosen = to_json(sorted(mine))
         where = "(a IN (SELECT value FROM json_each(?)) OR b IN (SELECT value FROM json_each(?)))"
         args: list[Any] = [chosen, chosen]
         if tournament_id is not None:
@@ -957,7 +957,9 @@ class Store:
 
     def _results_by_id(self, conn: sqlite3.Connection, ids: Sequence[int]) -> list[Sequence[Any]]:
         """The results with these ids, in the order given."""
-        rows = {row[16]: row for row in conn.execute(f"{self._RESULT} WHERE r.id IN (SELECT value FROM json_each(?))", (_json(list(ids)),))}
+        rows = {
+            row[16]: row for row in conn.execute(f"{self._RESULT} WHERE r.id IN (SELECT value FROM json_each(?))", (to_json(list(ids)),))
+        }
         return [rows[rid] for rid in ids]
 
     def count_results(

@@ -17,7 +17,18 @@ from polignac_arena.web import data
 from polignac_arena.web.live import LiveMark
 from polignac_arena.web.svg import rating_chart, sparkline
 
-__all__ = ["Links", "environment", "page_bot", "page_crosstable", "page_error", "page_leaderboard", "page_matches", "page_replay", "slug"]
+__all__ = [
+    "Links",
+    "environment",
+    "page_bot",
+    "page_crosstable",
+    "page_error",
+    "page_leaderboard",
+    "page_matches",
+    "page_replay",
+    "render",
+    "slug",
+]
 
 
 def slug(text: str) -> str:
@@ -146,7 +157,7 @@ def environment() -> jinja2.Environment:
 _ENV = environment()
 
 
-def _render(name: str, links: Links, store: Store | None, live: LiveMark | None = None, **context: Any) -> str:
+def render(name: str, links: Links, store: Store | None, live: LiveMark | None = None, **context: Any) -> str:
     tournaments = [t.name for t in store.list_tournaments()] if store is not None else []
     return _ENV.get_template(name).render(links=links, nav_tournaments=tournaments, live=live, **context)
 
@@ -178,7 +189,7 @@ def page_leaderboard(
     rows = board["rows"]
     detail = data.tournament_detail(store, tournament) if tournament is not None else None
     bands = _tie_bands(rows)
-    return _render(
+    return render(
         "leaderboard.html", links, store, live, rows=rows, board=board, tournament=tournament, detail=detail, sort=str(sort),
         sort_keys=[str(k) for k in data.SortKey], title=f"Leaderboard: {tournament or 'all-time'}",
         tournaments=data.tournaments(store) if tournament is None else [], bands=bands,
@@ -196,13 +207,13 @@ def page_bot(store: Store, links: Links, name: str, live: LiveMark | None = None
         (tournament, Markup(rating_chart([(key, pts)])))  # built from numbers and escaped labels
         for (tournament, key), pts in series.items()
     ]
-    return _render("bot.html", links, store, live, bot=bot, charts=charts, title=f"Bot {name}")
+    return render("bot.html", links, store, live, bot=bot, charts=charts, title=f"Bot {name}")
 
 
 def page_crosstable(store: Store, links: Links, tournament: str | None = None, top: int = data.CROSSTABLE_TOP) -> str:
     """The crosstable of the ``top`` bots, cells coloured by the probability that the row bot finishes above the column bot."""
     table = data.crosstable(store, tournament, top)
-    return _render("crosstable.html", links, store, table=table, tournament=tournament, title=f"Crosstable: {tournament or 'all-time'}")
+    return render("crosstable.html", links, store, table=table, tournament=tournament, title=f"Crosstable: {tournament or 'all-time'}")
 
 
 def page_matches(
@@ -211,7 +222,7 @@ def page_matches(
 ) -> str:  # fmt: skip
     """The match list with its filters: ``per_page`` matches, older than the cursor ``before``."""
     listing = data.matches(store, tournament, bot, faults, per_page=per_page, before=before)
-    return _render(
+    return render(
         "matches.html", links, store, live, listing=listing, tournament=tournament, bot=bot, faults=faults, before=before,
         title="Matches",
     )  # fmt: skip
@@ -220,9 +231,9 @@ def page_matches(
 def page_replay(store: Store, links: Links, match_id: str) -> str:
     """The replay viewer of one match."""
     replay = data.replay(store, match_id)
-    return _render("replay.html", links, store, replay=replay, title=f"Replay {match_id}")
+    return render("replay.html", links, store, replay=replay, title=f"Replay {match_id}")
 
 
 def page_error(links: Links, status: int, message: str) -> str:
     """A 404 (or other error) page."""
-    return _render("error.html", links, None, status=status, message=message, title="Not found" if status == 404 else "Error")
+    return render("error.html", links, None, status=status, message=message, title="Not found" if status == 404 else "Error")
