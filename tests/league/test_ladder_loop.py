@@ -189,11 +189,13 @@ def test_a_remote_bot_that_declines_gets_a_void_match_and_a_rest(tmp_path: Path)
                 offers.append(label)
                 return False
 
-            ladder = lg.ladder(assign=declines, decline_cooldown_s=600)
+            paused: list[tuple[str, float, str]] = []
+            ladder = lg.ladder(assign=declines, pause=lambda label, seconds, why: paused.append((label, seconds, why)))
             assert ladder.start_due() == 1, "a remote bot plays one match at a time"
             await lg.until(lambda: bool(lg.recorded))
             assert offers == ["far@1.0"] and lg.recorded == [(0, "aborted")]
             assert ladder.start_due() == 0, "the bot that declined is left out for its rest"
+            assert paused == [("far@1.0", 30.0, "match test-000000 declined or not answered: no match is offered for 30 s")]
             (result,) = lg.store.list_results(lg.tournament_id)
             assert result.status == "aborted" and result.places is None and result.match_id == "test-000000"
             assert lg.store.get_tournament(lg.tournament_id).rating_cursor == 1  # type: ignore[union-attr]

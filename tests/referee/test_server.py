@@ -113,13 +113,22 @@ def test_tokens_are_refused_once_the_match_is_over() -> None:
             bots = [asyncio.ensure_future(run_async(builtin_bot("random", s), server.address, host.tokens[s])) for s in range(3)]
             assert (await server.run_match(host)).status == "finished"
             await asyncio.gather(*bots)
+            # A late stream hears that its match is over, not that its token is unknown.
             late = RawSeat(server.address, host.tokens[0])
             await late.open()
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await late.hello()  # the referee may refuse before this is even written
                 await late.read()
-            assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert caught.value.details() == f"match {host.match_id!r} is over (finished)"
             await late.close()
+            # A token the referee never gave is unknown.
+            stranger = RawSeat(server.address, "x" + host.tokens[0][1:])
+            await stranger.open()
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await stranger.read()
+            assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED and "unknown seat token" in (caught.value.details() or "")
+            await stranger.close()
 
     run(scenario())
 

@@ -5,17 +5,24 @@ The bot joins ``LobbyService.Lobby`` with its author's API token, accepts each A
 stream with the assignment's seat token, exactly as a bot the referee starts would.  A
 Play stream that breaks mid-match is opened again with the same seat token and a Hello
 until the league's reattach grace runs out; the lobby stream is opened again with backoff
-whenever it drops, so a bot stays online across a restart of the server.  The flow is in
-docs/protocol.md, "Remote bots".
+whenever it drops, so a bot stays online across a restart of the server.  An assignment
+the league withdraws (another bot declined) is dropped.  The flow is in docs/protocol.md,
+"Remote bots".
+
+A connection whose path dies without a word (a NAT that forgot it, a Wi-Fi change) is
+found by HTTP/2 keepalive pings (:data:`KEEPALIVE_OPTIONS`, at the rate the league permits),
+so the bot notices within seconds and comes back, rather than waiting forever.
 
 Security: a league off this machine is reached over TLS only (the system's roots, or
 ``root_certificates`` / ``POLIGNAC_TLS_CA``); a loopback address is plaintext unless
-certificates are given.
+certificates are given.  A client whose choice disagrees with what the league's port speaks
+is told so in one line (:mod:`polignac.bot.probe`) instead of retrying forever.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import logging
 import os
@@ -32,10 +39,14 @@ import grpc.aio
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac._proto.polignac.v1.referee_pb2_grpc import LobbyServiceStub, RefereeServiceStub
 from polignac.bot.base import Bot
+from polignac.bot.probe import tls_mismatch
 from polignac.bot.stream import CHANNEL_OPTIONS, BotConnectionError, Conversation, MatchOutcome, converse, write
 from polignac.wire import PROTOCOL_VERSION
 
 __all__ = [
+    "KEEPALIVE_OPTIONS",
+    "KEEPALIVE_TIMEOUT_MS",
+    "KEEPALIVE_TIME_MS",
     "REATTACH_CODES",
     "TLS_CA_ENV",
     "Backoff",
@@ -75,6 +86,20 @@ REATTACH_CODES: Final = frozenset(
 )
 _LOBBY_BACKOFF_S: Final = (0.5, 15.0)
 _PLAY_BACKOFF_S: Final = (0.05, 1.0)
+KEEPALIVE_TIME_MS: Final = 2_000
+"""The client pings its connection this long after the last ping was answered (the league permits one a second) ..."""
+KEEPALIVE_TIMEOUT_MS: Final = 3_000
+"""... and drops it when a ping is not answered within this: a dead path is found within 5 s."""
+KEEPALIVE_OPTIONS: Final = [
+    ("grpc.keepalive_time_ms", KEEPALIVE_TIME_MS),
+    ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_MS),
+    ("grpc.http2.ping_timeout_ms", KEEPALIVE_TIMEOUT_MS),  # gRPC core waits for a ping's answer this long, whatever the above says
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),  # else gRPC core stops pinging a stream that is quiet between matches' moves
+]
+_LEAGUE_OPTIONS: Final = [*CHANNEL_OPTIONS, *KEEPALIVE_OPTIONS]
+_SLOT_WAIT_S: Final = 5.0
+"""How long an assignment that finds every slot taken waits for one to free (a match that ended may still be closing here)."""
 
 Status = Callable[[str], None]
 
@@ -134,11 +159,15 @@ class ChannelSecurity:
         return local and (self.insecure or self.root_certificates is None)
 
     def channel(self, address: str) -> grpc.aio.Channel:
-        """A channel to ``address``: plaintext on loopback without certificates (or when insecure), TLS otherwise."""
+        """A channel to ``address`` (with keepalive): plaintext on loopback without certificates (or when insecure), TLS otherwise."""
         if self.plaintext(address):
-            return grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+            return grpc.aio.insecure_channel(address, options=_LEAGUE_OPTIONS)
         credentials = grpc.ssl_channel_credentials(root_certificates=self.root_certificates)
-        return grpc.aio.secure_channel(address, credentials, options=CHANNEL_OPTIONS)
+        return grpc.aio.secure_channel(address, credentials, options=_LEAGUE_OPTIONS)
+
+    async def mismatch(self, address: str) -> str | None:
+        """One line when this client's TLS choice disagrees with what ``address`` speaks (None: it agrees, or cannot be told)."""
+        return await asyncio.to_thread(tls_mismatch, address, not self.plaintext(address))
 
 
 class Backoff:
@@ -229,79 +258,144 @@ async def stay_online(
 ) -> None:
     """Stay online in the lobby at ``server`` as the bot ``name`` ``version``; ``play`` each match accepted, until cancelled.
 
-    Up to ``max_matches`` matches are played at a time; assignments beyond are declined.
+    Up to ``max_matches`` matches are played at a time; assignments beyond are declined (the
+    league offers one match at a time: one that comes as the last ends waits a moment for it).
     Raises :class:`BotConnectionError` when the league refuses the bot for good (a bad
     token, another author's bot, a protocol it does not speak, another connection of
-    the same bot); any other end of the lobby stream is followed by a new one.
+    the same bot) or speaks TLS where this client does not (or the reverse); any other
+    end of the lobby stream is followed by a new one.
     """
     if max_matches < 1:
         raise ValueError(f"max_matches must be at least 1, got {max_matches!r}")
     say = on_status or _log
-    matches: set[asyncio.Task[None]] = set()
+    lobby = _LobbySession(PROTOCOL_VERSION, name, version, server, token, security, play, max_matches, say)
     backoff = Backoff(*_LOBBY_BACKOFF_S)
-    join = pb.Join(protocol_version=PROTOCOL_VERSION, bot_name=name, bot_version=version)
+    checked = False  # whether the port's TLS was checked after a failure to connect
     try:
         while True:
             try:
-                await _lobby(join, server, token, security, play, max_matches, matches, backoff, say)
+                await lobby.run(backoff)
                 reason = "the league closed the lobby stream"
             except grpc.aio.AioRpcError as exc:
                 if exc.code() in _FINAL:
                     raise BotConnectionError(f"the league refused the bot: {exc.code().name}: {exc.details()}") from None
+                if exc.code() == grpc.StatusCode.UNAVAILABLE and not lobby.joined and not checked:
+                    checked = True
+                    mismatch = await security.mismatch(server)
+                    if mismatch is not None:
+                        raise BotConnectionError(f"cannot join the league: {mismatch}") from None
                 reason = f"{exc.code().name}: {exc.details()}"
             delay = backoff.next()
             say(f"offline ({reason}); joining again in {delay:.1f} s")
             await asyncio.sleep(delay)
     finally:
-        for task in matches:
-            task.cancel()
-        await asyncio.gather(*matches, return_exceptions=True)
+        await lobby.close()
 
 
 def _log(text: str) -> None:
     log.info("%s", text)
 
 
-async def _lobby(
-    join: pb.Join,
-    server: str,
-    token: str,
-    security: ChannelSecurity,
-    play: PlayAssignment,
-    max_matches: int,
-    matches: set[asyncio.Task[None]],
-    backoff: Backoff,
-    say: Status,
-) -> None:
-    """One lobby stream: Join, then answer assignments until the stream ends."""
-    async with security.channel(server) as channel:
-        stub = LobbyServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
-        call = stub.Lobby(metadata=_auth(token))
-        await write(call, pb.LobbyRequest(join=join))
-        event = await call.read()
-        if event is grpc.aio.EOF:
-            return
-        if event.WhichOneof("event") != "joined":
-            raise BotConnectionError(f"the league answered Join with {event.WhichOneof('event')!r}, not Joined")
-        grace_s = event.joined.reattach_grace_ms / 1000
-        backoff.reset()
-        say(f"online as {event.joined.label} at {server}")
-        while True:
+class _LobbySession:
+    """The bot's side of the lobby, across its streams: the matches it plays outlive any one stream."""
+
+    def __init__(
+        self,
+        protocol: str,
+        name: str,
+        version: str,
+        server: str,
+        token: str,
+        security: ChannelSecurity,
+        play: PlayAssignment,
+        max_matches: int,
+        say: Status,
+    ) -> None:
+        self.join = pb.Join(protocol_version=protocol, bot_name=name, bot_version=version)
+        self.server = server
+        self.token = token
+        self.security = security
+        self.play = play
+        self.max_matches = max_matches
+        self.say = say
+        self.matches: dict[str, asyncio.Task[None]] = {}  # match_id -> the task playing it
+        self.joined = False
+        """Joined at least once: the league's address and TLS are right."""
+        self._slot_freed = asyncio.Event()
+        self._answers: set[asyncio.Task[None]] = set()
+
+    async def run(self, backoff: Backoff) -> None:
+        """One lobby stream: Join, then answer assignments until the stream ends."""
+        async with self.security.channel(self.server) as channel:
+            stub = LobbyServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
+            call = stub.Lobby(metadata=_auth(self.token))
+            await write(call, pb.LobbyRequest(join=self.join))
             event = await call.read()
             if event is grpc.aio.EOF:
                 return
-            if event.WhichOneof("event") != "assignment":
-                continue  # a later version's event: not for this client
-            assignment = event.assignment
-            busy = sum(not task.done() for task in matches)
-            if busy >= max_matches:
-                reason = f"busy: playing {busy} match{'es' if busy > 1 else ''}"
-                await write(call, pb.LobbyRequest(reply=pb.AssignmentReply(match_id=assignment.match_id, accept=False, reason=reason)))
-                continue
-            await write(call, pb.LobbyRequest(reply=pb.AssignmentReply(match_id=assignment.match_id, accept=True)))
-            task = asyncio.ensure_future(play(assignment, assignment.address or server, grace_s))
-            matches.add(task)
-            task.add_done_callback(matches.discard)
+            if event.WhichOneof("event") != "joined":
+                raise BotConnectionError(f"the league answered Join with {event.WhichOneof('event')!r}, not Joined")
+            grace_s = event.joined.reattach_grace_ms / 1000
+            backoff.reset()
+            self.joined = True
+            self.say(f"online as {event.joined.label} at {self.server}")
+            writing = asyncio.Lock()  # one write at a time on the stream
+            try:
+                while (event := await call.read()) is not grpc.aio.EOF:
+                    kind = event.WhichOneof("event")
+                    if kind == "assignment":
+                        answer = asyncio.ensure_future(self._answer(call, writing, event.assignment, grace_s))
+                        self._answers.add(answer)
+                        answer.add_done_callback(self._answers.discard)
+                    elif kind == "withdrawn":
+                        self._withdrawn(event.withdrawn)
+                    elif kind == "paused":
+                        paused = event.paused
+                        self.say(f"paused: {paused.reason[:500]} ({paused.pause_ms / 1000:g} s)")
+                    # Any other event is a later version's: not for this client.
+            finally:
+                for answer in list(self._answers):
+                    answer.cancel()
+
+    async def _answer(self, call: grpc.aio.StreamStreamCall, writing: asyncio.Lock, assignment: pb.Assignment, grace_s: float) -> None:
+        """Accept ``assignment`` (waiting a moment for a slot if none is free) or decline it as busy; start playing it."""
+        if self._busy() >= self.max_matches:
+            wait_s = min(_SLOT_WAIT_S, assignment.reply_ms / 2000)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait_s):
+                    while self._busy() >= self.max_matches:
+                        self._slot_freed.clear()
+                        await self._slot_freed.wait()
+        busy = self._busy()
+        accept = busy < self.max_matches
+        reason = "" if accept else f"busy: playing {busy} match{'es' if busy > 1 else ''}"
+        if accept:  # the task is there before the reply leaves: a Withdrawn that follows finds it
+            task = asyncio.ensure_future(self.play(assignment, assignment.address or self.server, grace_s))
+            self.matches[assignment.match_id] = task
+            task.add_done_callback(lambda _: self._ended(assignment.match_id, task))
+        async with writing:
+            await write(call, pb.LobbyRequest(reply=pb.AssignmentReply(match_id=assignment.match_id, accept=accept, reason=reason)))
+
+    def _busy(self) -> int:
+        return sum(not task.done() for task in self.matches.values())
+
+    def _ended(self, match_id: str, task: asyncio.Task[None]) -> None:
+        if self.matches.get(match_id) is task:
+            del self.matches[match_id]
+        self._slot_freed.set()
+
+    def _withdrawn(self, withdrawn: pb.Withdrawn) -> None:
+        match_id = withdrawn.match_id[:64]
+        task = self.matches.get(withdrawn.match_id)
+        if task is not None and not task.done():
+            task.cancel()
+        self.say(f"match {match_id} withdrawn before it began: {withdrawn.reason[:500]}")
+
+    async def close(self) -> None:
+        tasks = [*self._answers, *self.matches.values()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _play_assignment(

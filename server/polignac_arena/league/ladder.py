@@ -66,6 +66,10 @@ log = logging.getLogger(__name__)
 
 AssignRemote = Callable[[str, int, str, str], Awaitable[bool]]
 """``assign(label, seat, match_id, seat_token)``: offer the online remote bot ``label`` its seat; True when it takes it."""
+WithdrawRemote = Callable[[str, str, str], None]
+"""``withdraw(label, match_id, reason)``: tell the remote bot ``label`` that the match it was offered is called off."""
+PauseRemote = Callable[[str, float, str], None]
+"""``pause(label, seconds, reason)``: tell the remote bot ``label`` that the ladder leaves it out for ``seconds``, and why."""
 
 
 class LadderError(ValueError):
@@ -157,9 +161,12 @@ class Ladder:
     active versions (a disabled bot's are not): uploaded ones whose folder ``submission_of``
     gives (None: not ready, left out; a rerun asks it for retired versions too), remote ones
     while ``online()`` lists their label.
-    ``assign`` hands a remote bot its seat (the lobby), and ``release(label, match_id)`` is
-    called when a match a remote bot was offered is over.  A remote bot that declines is
-    left out for ``decline_cooldown_s``.  Records go to ``record_dir`` when given.
+    ``assign`` hands a remote bot its seat (the lobby), ``withdraw`` tells it when a match it
+    was offered is called off (another bot did not take its seat), and ``release(label,
+    match_id)`` is called when a match a remote bot was offered is over.  A remote bot that
+    declines or does not answer is left out for ``[remote] decline_pause_s``, and after
+    ``pause_after`` of those in a row (no acceptance between) for ``pause_s``; ``pause`` tells
+    it so.  Records go to ``record_dir`` when given.
     ``on_recorded(index, status)`` is called after each result is stored.
     """
 
@@ -173,12 +180,13 @@ class Ladder:
         submission_of: Callable[[Version], Submission | None],
         online: Callable[[], Collection[str]] = frozenset,
         assign: AssignRemote | None = None,
+        withdraw: WithdrawRemote | None = None,
+        pause: PauseRemote | None = None,
         release: Callable[[str, str], None] | None = None,
         launcher: SeatLauncher | None = None,
         record_dir: Path | None = None,
         window: int = 200,
         max_concurrent: int = 2,
-        decline_cooldown_s: float = 30.0,
         poll_s: float = 2.0,
         on_recorded: Callable[[int, MatchStatus], None] | None = None,
         executor: Executor | None = None,
@@ -191,12 +199,13 @@ class Ladder:
         self._submission_of = submission_of
         self._online = online
         self._assign = assign
+        self._withdraw = withdraw
+        self._pause = pause
         self._release = release
         self._launcher = launcher or launcher_for(config.seat_kind)
         self._record_dir = record_dir
         self._window = window
         self._max_concurrent = max_concurrent
-        self._cooldown_s = decline_cooldown_s
         self._poll_s = poll_s
         self._on_recorded = on_recorded
         self._executor = executor
@@ -205,6 +214,7 @@ class Ladder:
         self._meetings = Meetings(self._history)
         self._busy: collections.Counter[str] = collections.Counter()
         self._declined: dict[str, float] = {}  # label -> time.monotonic() until which it is left out
+        self._strikes: collections.Counter[str] = collections.Counter()  # label -> assignments not taken in a row
         self._unplayable: set[int] = set()  # rerun requests that cannot be played (logged once)
         self._running: dict[str, tuple[LeagueFixture, asyncio.Task[None]]] = {}
         self._wake = asyncio.Event()
@@ -369,13 +379,13 @@ class Ladder:
                     match_id=match_id,
                     record_path=record_path,
                     remote=lambda seat, mid, token: self._hand_out(fixture, seat, mid, token),
+                    withdraw=lambda seat, mid, reason: self._withdraw_seat(fixture, seat, mid, reason),
                     game=self.config.game,
                     reattach_grace_s=self.config.reattach_grace_s,
                 )
         except RemoteDeclined as exc:
-            until = time.monotonic() + self._cooldown_s
             for label in exc.labels.values():
-                self._declined[label] = until
+                self._strike(label, match_id)
             log.info("ladder: %s", exc)
             self._record_void(fixture.index, match_id, players, MatchStatus.ABORTED)
         except asyncio.CancelledError:
@@ -406,7 +416,30 @@ class Ladder:
     async def _hand_out(self, fixture: LeagueFixture, seat: int, match_id: str, token: str) -> bool:
         if self._assign is None:
             return False
-        return await self._assign(fixture.seats[seat].label, seat, match_id, token)
+        label = fixture.seats[seat].label
+        taken = await self._assign(label, seat, match_id, token)
+        if taken:
+            self._strikes.pop(label, None)
+        return taken
+
+    def _withdraw_seat(self, fixture: LeagueFixture, seat: int, match_id: str, reason: str) -> None:
+        if self._withdraw is not None:
+            self._withdraw(fixture.seats[seat].label, match_id, reason)
+
+    def _strike(self, label: str, match_id: str) -> None:
+        """``label`` did not take its seat in ``match_id``: leave it out for a while (longer after a few in a row), and say why."""
+        self._strikes[label] += 1
+        strikes = self._strikes[label]
+        config = self.config
+        if strikes >= config.pause_after:
+            seconds = config.pause_s
+            reason = f"{strikes} assignments in a row declined or not answered (the last: match {match_id})"
+        else:
+            seconds = config.decline_pause_s
+            reason = f"match {match_id} declined or not answered"
+        self._declined[label] = time.monotonic() + seconds
+        if self._pause is not None:
+            self._pause(label, seconds, f"{reason}: no match is offered for {seconds:g} s")
 
     def _rate(self, current: Mapping[str, tuple[float, float]], seats: Sequence[str], places: Sequence[int]) -> dict[str, Rating]:
         before = [current.get(label) or self.env.initial for label in seats]
