@@ -256,7 +256,10 @@ class OnlineBots:
 
     def pause(self, label: str, seconds: float, reason: str) -> None:
         """Note that the ladder leaves ``label`` out for ``seconds``, and tell it why (``Paused``), now and when it joins again."""
-        self._pauses[label] = (time.monotonic() + seconds, reason)
+        now = time.monotonic()
+        for ended in [other for other, (until, _) in self._pauses.items() if until <= now]:
+            del self._pauses[ended]  # kept only while they last: one per bot paused now
+        self._pauses[label] = (now + seconds, reason)
         session = self._sessions.get(label)
         if session is not None:
             self._tell(session, self._paused_event(label))

@@ -52,15 +52,14 @@ from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.errors import CardParseError
 from polignac.events import HandDealt, HandEnded
 from polignac.wire import TrickMessages, card_from_wire, contract_from_pb, event_to_pb, request_to_pb, ruleset_to_pb
+from polignac_arena.referee import texts
 from polignac_arena.referee.faults import Fault, rule_on_fault
 from polignac_arena.referee.record import FORMAT, write_record
 from polignac_arena.statuses import ActionStatus, MatchStatus
 
 __all__ = [
-    "HALF_CLOSED",
     "MAX_BACKLOG",
     "MAX_REQUEST_ID",
-    "STREAM_BROKE",
     "MatchHost",
     "MatchResult",
     "Refusal",
@@ -87,11 +86,6 @@ MAX_REQUEST_ID = (1 << 53) - 1
 """Request ids stay at or below this, so that clients holding numbers as doubles (JSON) keep them exact."""
 MAX_BACKLOG = 8
 """Messages of one seat read ahead of the host: beyond, the stream is not read until the host catches up."""
-STREAM_BROKE = (
-    "the stream broke before the match ended (the connection was lost or reset, the call was cancelled,"
-    " or gRPC refused a message over 16 KiB with RESOURCE_EXHAUSTED)"
-)
-HALF_CLOSED = "the bot closed its side of the stream (a half-close) before the match ended"
 Refusal = tuple[grpc.StatusCode, str]
 """Why a stream cannot take its seat: the status it ends with, and its detail text."""
 
@@ -156,7 +150,7 @@ class SeatConnection:
             if not expired or task.uncancel() > 0:
                 raise  # cancelled from outside, not (only) by our timer
             log.info("write to %s timed out after %g s", self.name, self._write_timeout_s)
-            self.broken_why = f"the bot did not read what the referee sent it within {self._write_timeout_s:g} s"
+            self.broken_why = texts.NOT_READ.format(seconds=f"{self._write_timeout_s:g}")
         except Exception as exc:  # any failure to write (grpc raises several kinds, some internal) breaks the stream
             log.info("write to %s failed: %r", self.name, exc)
         finally:
@@ -339,7 +333,7 @@ class MatchHost:
             if seat not in self._grace:
                 return grpc.StatusCode.ALREADY_EXISTS, f"seat {seat} is already connected"
             self.conns[seat] = conn
-            old.end(grpc.StatusCode.ABORTED, f"a new Play stream with the token of seat {seat} replaced this one")
+            old.end(grpc.StatusCode.ABORTED, texts.REPLACED.format(seat=seat))
             log.info("match %s: a new stream of seat %s replaces the one the referee held", self.match_id, seat)
             self._inbox.put_nowait((seat, "replaced", conn))
             return None
@@ -396,15 +390,14 @@ class MatchHost:
     def closing_words(self, seat: int) -> str:
         """Why the token of ``seat`` cannot take its seat any more: the text a late stream is refused with."""
         if self._called_off is not None:
-            return f"match {self.match_id!r} was called off before it began: {self._called_off}"
+            return texts.CALLED_OFF.format(match_id=self.match_id, reason=self._called_off)
         over = self.result is not None or self._aborted is not None or self.match.is_over
         why = self._forfeits.get(seat)
         if why is not None:
-            return f"seat {seat} of match {self.match_id!r} has forfeited ({why}); " + (
-                "the match is over" if over else "the match goes on without it"
-            )
+            now = "the match is over" if over else "the match goes on without it"
+            return texts.FORFEITED.format(seat=seat, match_id=self.match_id, why=why, now=now)
         status = self.result.status.value if self.result is not None else ("aborted" if self._aborted is not None else "finished")
-        return f"match {self.match_id!r} is over ({status})"
+        return texts.MATCH_OVER.format(match_id=self.match_id, status=status)
 
     # -- the match ------------------------------------------------------------------------
 
@@ -492,7 +485,7 @@ class MatchHost:
             conn = None
         if (conn is None and seat not in self._away) or (conn is not None and conn.broken):
             # A seat without a working stream cannot answer; its departure is in the inbox or overdue.
-            await self._fault(seat, Fault.DISCONNECTED, "no working stream", 0)
+            await self._fault(seat, Fault.DISCONNECTED, texts.NO_STREAM, 0)
             return
         tc = self.time_control
         self._request_id = self._request_id + 1 if self._request_id < MAX_REQUEST_ID else 1
@@ -618,7 +611,7 @@ class MatchHost:
         if kind == "grace_over":
             grace = self._grace[seat]
             if self._away.pop(seat, None) is not None:
-                await self._fault(seat, Fault.DISCONNECTED, f"the stream ended and the bot did not come back within {grace:g} s", 0)
+                await self._fault(seat, Fault.DISCONNECTED, texts.NOT_BACK.format(grace=f"{grace:g}"), 0)
             return
         if kind == "message":
             message = payload[0]
@@ -650,9 +643,9 @@ class MatchHost:
             elif conn is not None and seat in self._grace:
                 self._go_away(seat, conn, "closed its side of the stream (a half-close)" if kind == "closed" else "lost its stream")
             elif kind == "closed":
-                await self._fault(seat, Fault.DISCONNECTED, HALF_CLOSED, 0)
+                await self._fault(seat, Fault.DISCONNECTED, texts.HALF_CLOSED, 0)
             else:
-                why = conn.broken_why if conn is not None and conn.broken_why else STREAM_BROKE
+                why = conn.broken_why if conn is not None and conn.broken_why else texts.STREAM_BROKE
                 await self._fault(seat, Fault.DISCONNECTED, why, 0)
 
     def _go_away(self, seat: int, conn: SeatConnection, why: str) -> None:
@@ -661,11 +654,7 @@ class MatchHost:
         ``why`` completes "seat N ...".  The stream ends (``UNAVAILABLE``: come back) if it is still open.
         """
         grace = self._grace[seat]
-        conn.end(
-            grpc.StatusCode.UNAVAILABLE,
-            f"seat {seat} {why} before the match ended: it is away, and forfeits unless a new Play stream"
-            f" with its seat token says Hello within {grace:g} s",
-        )
+        conn.end(grpc.StatusCode.UNAVAILABLE, texts.AWAY.format(seat=seat, why=why, grace=f"{grace:g}"))
         self.conns[seat] = None
         self._away[seat] = time.monotonic() + grace
         log.info("match %s: seat %s %s; it is away and may come back within %g s", self.match_id, seat, why, grace)

@@ -29,10 +29,11 @@ import grpc.aio
 from google.protobuf.message import DecodeError  # type: ignore[import-untyped]  # protobuf ships no type stubs
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
+from polignac_arena.referee import texts
 from polignac_arena.referee.host import MatchHost, SeatConnection
 from polignac_arena.referee.versions import refusal as version_refusal
 
-__all__ = ["HALF_CLOSE_PROBE_S", "MAX_ENDED_TOKENS", "SERVICE_NAME", "UNKNOWN_TOKEN", "RefereeService", "Undecodable", "decode_request"]
+__all__ = ["HALF_CLOSE_PROBE_S", "MAX_ENDED_TOKENS", "SERVICE_NAME", "RefereeService", "Undecodable", "decode_request"]
 
 log = logging.getLogger(__name__)
 SERVICE_NAME: Final = pb.DESCRIPTOR.services_by_name["RefereeService"].full_name
@@ -40,7 +41,6 @@ MAX_ENDED_TOKENS: Final = 10_000
 """Seat tokens of ended matches whose end a late stream is told of; older ones are forgotten (then UNAUTHENTICATED)."""
 HALF_CLOSE_PROBE_S: Final = 0.25
 """After the client's side of a stream ends, how long the call must stay up for it to be a half-close, not a break."""
-UNKNOWN_TOKEN: Final = "missing or unknown seat token (send 'authorization: Bearer <token>')"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +123,7 @@ class RefereeService:
             gone = self._ended.get(_digest(token)) if token else None
             if gone is not None:
                 await context.abort(grpc.StatusCode.FAILED_PRECONDITION, gone)
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, UNKNOWN_TOKEN)
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, texts.UNKNOWN_TOKEN)
             return
         host, seat = seated
         startup_s = host.time_control.startup_ms / 1000
