@@ -174,7 +174,7 @@ class Link:
             way.ended = "reset"
         self.closed_at.setdefault(source, time.monotonic())
         way.arrived.set()
-        if self._dead:
+        if self._dead and source not in self._dead:
             # The other end was reset alone: now that this one has closed too, nothing is left to carry.
             asyncio.get_running_loop().call_soon(self._finish)
 

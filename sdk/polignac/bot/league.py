@@ -41,9 +41,11 @@ from polignac._proto.polignac.v1.referee_pb2_grpc import LobbyServiceStub, Refer
 from polignac.bot.base import Bot
 from polignac.bot.probe import tls_mismatch
 from polignac.bot.stream import CHANNEL_OPTIONS, BotConnectionError, Conversation, MatchOutcome, converse, write
-from polignac.wire import PROTOCOL_VERSION
+from polignac.errors import PolignacError
+from polignac.wire import PROTOCOL_VERSION, ruleset_from_pb
 
 __all__ = [
+    "DETECTION_S",
     "KEEPALIVE_OPTIONS",
     "KEEPALIVE_TIMEOUT_MS",
     "KEEPALIVE_TIME_MS",
@@ -98,6 +100,8 @@ KEEPALIVE_OPTIONS: Final = [
     ("grpc.http2.max_pings_without_data", 0),  # else gRPC core stops pinging a stream that is quiet between matches' moves
 ]
 _LEAGUE_OPTIONS: Final = [*CHANNEL_OPTIONS, *KEEPALIVE_OPTIONS]
+DETECTION_S: Final = 5.0
+"""How long a league may take to find a dead path (docs/protocol.md, "Timings"): a seat's grace counts from then."""
 _SLOT_WAIT_S: Final = 5.0
 """How long an assignment that finds every slot taken waits for one to free (a match that ended may still be closing here)."""
 
@@ -193,7 +197,8 @@ def _auth(token: str) -> tuple[tuple[str, str], ...]:
 async def play_seat(
     bot: Bot, address: str, seat_token: str, security: ChannelSecurity, grace_s: float, on_status: Status | None = None
 ) -> MatchOutcome:
-    """Play one seat of one match, opening its Play stream again if it breaks, until ``grace_s`` after it broke."""
+    """Play one seat of one match, opening its Play stream again if it breaks, until ``grace_s`` (plus the time the referee
+    may take to find the break, from which its grace counts) after it broke."""
     state = Conversation()
     backoff = Backoff(*_PLAY_BACKOFF_S)
     broke_at: float | None = None  # when the stream broke: the grace counts from then, not from each try
@@ -216,8 +221,10 @@ async def play_seat(
             broke_at = None  # it was back: a new break has a new grace
         welcomes = state.welcomes
         broke_at = broke_at if broke_at is not None else now
-        if now - broke_at > grace_s:
-            raise BotConnectionError(f"the match stream broke ({code.name}: {details}) and could not be opened again within {grace_s:g} s")
+        if now - broke_at > grace_s + DETECTION_S:
+            raise BotConnectionError(
+                f"the match stream broke ({code.name}: {details}) and could not be opened again within {grace_s + DETECTION_S:g} s"
+            )
         if on_status is not None and state.welcomed:
             on_status(f"the match stream broke ({code.name}); opening it again")
         await asyncio.sleep(backoff.next())
@@ -225,6 +232,8 @@ async def play_seat(
 
 PlayAssignment = Callable[[pb.Assignment, str, float], Awaitable[None]]
 """Plays one accepted assignment, given it, the address of its Play stream and the reattach grace in seconds."""
+Accepts = Callable[[pb.Assignment], str | None]
+"""Whether to take an assignment: None takes it, a reason declines it."""
 
 
 async def play_in_league(
@@ -242,7 +251,14 @@ async def play_in_league(
     async def play(assignment: pb.Assignment, address: str, grace_s: float) -> None:
         await _play_assignment(bot, assignment, address, security, grace_s, say)
 
-    await stay_online(bot.name, bot.version, server, token, security, play, max_matches=max_matches, on_status=say)
+    def accepts(assignment: pb.Assignment) -> str | None:
+        try:
+            rules = ruleset_from_pb(assignment.rules)
+        except PolignacError as exc:
+            return f"cannot read the assignment's rules: {exc}"[:200]
+        return bot.accepts(rules)
+
+    await stay_online(bot.name, bot.version, server, token, security, play, max_matches=max_matches, on_status=say, accepts=accepts)
 
 
 async def stay_online(
@@ -255,8 +271,11 @@ async def stay_online(
     *,
     max_matches: int = 1,
     on_status: Status | None = None,
+    accepts: Accepts | None = None,
 ) -> None:
     """Stay online in the lobby at ``server`` as the bot ``name`` ``version``; ``play`` each match accepted, until cancelled.
+
+    ``accepts`` may decline an assignment (with a reason) before it is played.
 
     Up to ``max_matches`` matches are played at a time; assignments beyond are declined (the
     league offers one match at a time: one that comes as the last ends waits a moment for it).
@@ -268,7 +287,7 @@ async def stay_online(
     if max_matches < 1:
         raise ValueError(f"max_matches must be at least 1, got {max_matches!r}")
     say = on_status or _log
-    lobby = _LobbySession(PROTOCOL_VERSION, name, version, server, token, security, play, max_matches, say)
+    lobby = _LobbySession(PROTOCOL_VERSION, name, version, server, token, security, play, max_matches, say, accepts)
     backoff = Backoff(*_LOBBY_BACKOFF_S)
     checked = False  # whether the port's TLS was checked after a failure to connect
     try:
@@ -310,8 +329,10 @@ class _LobbySession:
         play: PlayAssignment,
         max_matches: int,
         say: Status,
+        accepts: Accepts | None,
     ) -> None:
         self.join = pb.Join(protocol_version=protocol, bot_name=name, bot_version=version)
+        self.accepts = accepts
         self.server = server
         self.token = token
         self.security = security
@@ -358,7 +379,14 @@ class _LobbySession:
                     answer.cancel()
 
     async def _answer(self, call: grpc.aio.StreamStreamCall, writing: asyncio.Lock, assignment: pb.Assignment, grace_s: float) -> None:
-        """Accept ``assignment`` (waiting a moment for a slot if none is free) or decline it as busy; start playing it."""
+        """Accept ``assignment`` (waiting a moment for a slot if none is free) or decline it; start playing it."""
+        refusal = self.accepts(assignment) if self.accepts is not None else None
+        if refusal is not None:
+            self.say(f"declining match {assignment.match_id[:64]}: {refusal[:200]}")
+            async with writing:
+                reply = pb.AssignmentReply(match_id=assignment.match_id, accept=False, reason=refusal[:200])
+                await write(call, pb.LobbyRequest(reply=reply))
+            return
         if self._busy() >= self.max_matches:
             wait_s = min(_SLOT_WAIT_S, assignment.reply_ms / 2000)
             with contextlib.suppress(TimeoutError):
