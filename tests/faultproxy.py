@@ -83,6 +83,8 @@ class _Way:
     ended: Literal["", "eof", "reset"] = ""
     """How the sending end closed its side: a FIN, a reset (or error), or not yet."""
     last_delivery: float = 0.0
+    next_send: float = 0.0
+    """Under a bandwidth cap: when the next piece may leave."""
 
     def __post_init__(self) -> None:
         self.room.set()
@@ -205,11 +207,8 @@ class Link:
                 way.last_delivery = due
                 if destination in self._dead:
                     continue
-                writer.write(data)
-                await writer.drain()
+                await self._write(writer, data, way)
                 self.carried[source] += len(data)
-                if self.bytes_per_s:
-                    await asyncio.sleep(len(data) / self.bytes_per_s)
         except (ConnectionError, OSError):
             self.closed_at.setdefault(destination, time.monotonic())
             _rst(self._writers[source])
@@ -221,6 +220,23 @@ class Link:
         else:
             with contextlib.suppress(OSError, RuntimeError):
                 writer.write_eof()
+
+    async def _write(self, writer: asyncio.StreamWriter, data: bytes, way: _Way) -> None:
+        """Write ``data``; under a bandwidth cap, in pieces of a twentieth of a second's worth, each in its turn."""
+        rate = self.bytes_per_s
+        if not rate:
+            writer.write(data)
+            await writer.drain()
+            return
+        piece = max(1, int(rate / 20))
+        for start in range(0, len(data), piece):
+            chunk = data[start : start + piece]
+            wait = way.next_send - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            writer.write(chunk)
+            await writer.drain()
+            way.next_send = max(time.monotonic(), way.next_send) + len(chunk) / rate
 
     async def run(self) -> None:
         """Carry bytes until both ways are over."""

@@ -15,6 +15,7 @@ from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot import MatchOutcome, run_async
 from polignac.bots import builtin_bot
 from polignac_arena.league.config import LeagueConfig, parse_league_config
+from polignac_arena.league.entrants import Entrant, LeagueFixture
 from polignac_arena.league.ladder import Ladder
 from polignac_arena.league.store import LeagueLimits, LeagueStore, Version
 from polignac_arena.referee import RefereeServer
@@ -256,5 +257,27 @@ def test_a_restarted_ladder_voids_the_matches_a_killed_one_left(tmp_path: Path) 
             await ladder.drain(30)
             assert [f.index for f in lg.store.fixtures(lg.tournament_id)] == [0, 1, 2]
             assert [status for _, status in lg.recorded] == ["aborted", "finished", "finished"]
+
+    run(scenario(), timeout=60)
+
+
+def test_a_bot_that_keeps_declining_is_paused_longer_and_an_acceptance_forgives_it(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with league(tmp_path) as lg:
+            paused: list[tuple[str, float, str]] = []
+            answers = iter([False, False, True, False, False, False])
+
+            async def assign(label: str, seat: int, match_id: str, token: str) -> bool:
+                return next(answers)
+
+            ladder = lg.ladder(assign=assign, pause=lambda label, seconds, why: paused.append((label, seconds, why)))
+            fixture = LeagueFixture(0, 1, (Entrant("far@1.0", "far"),))
+            for number in range(6):
+                if not await ladder._hand_out(fixture, 0, f"test-{number:06d}", "token"):
+                    ladder._strike("far@1.0", f"test-{number:06d}")
+            assert [seconds for _, seconds, _ in paused] == [30.0, 30.0, 30.0, 30.0, 300.0]
+            assert paused[-1][2] == (
+                "3 assignments in a row declined or not answered (the last: match test-000005): no match is offered for 300 s"
+            )
 
     run(scenario(), timeout=60)

@@ -14,6 +14,7 @@ from polignac import preset
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot import BotConnectionError, run_async
 from polignac.bot.league import ChannelSecurity, is_loopback
+from polignac.bot.probe import speaks_tls, tls_mismatch
 from polignac.bots import builtin_bot
 from polignac_arena.league.lobby import AssignmentSpec, LobbyService, OnlineBots
 from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
@@ -158,5 +159,40 @@ def test_the_lobby_over_tls_with_a_test_ca(tmp_path: Path) -> None:
             remote.cancel()
         finally:
             await server.stop(0.5)
+
+    run(scenario())
+
+
+def test_a_plaintext_client_to_a_tls_league_and_the_reverse_are_told_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trustme = pytest.importorskip("trustme")
+    monkeypatch.delenv("POLIGNAC_TLS_CA", raising=False)
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1", "localhost")
+    ca_file = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+
+    async def scenario() -> None:
+        service = LobbyService(FakeDirectory())
+        server = grpc.aio.server(options=server_options(16))
+        service.add_to(server)
+        credentials = grpc.ssl_server_credentials([(cert.private_key_pem.bytes(), cert.cert_chain_pems[0].bytes())])
+        port = server.add_secure_port("127.0.0.1:0", credentials)
+        await server.start()
+        try:
+            with pytest.raises(BotConnectionError) as told:
+                await asyncio.wait_for(run_async(builtin_bot("random"), server=f"127.0.0.1:{port}", token="alice-token"), 30)
+            assert str(told.value) == (
+                f"cannot join the league: 127.0.0.1:{port} speaks TLS, and this client connected in plaintext: trust the league's"
+                " certificate authority (root_certificates=..., or POLIGNAC_TLS_CA=ca.pem; --ca for polignac league connect)"
+            )
+            assert speaks_tls(f"127.0.0.1:{port}") is True
+        finally:
+            await server.stop(0.5)
+        async with lobby_server() as (_, address):
+            with pytest.raises(BotConnectionError, match=r"speaks plaintext \(no TLS\), and this client connected with TLS"):
+                await asyncio.wait_for(run_async(builtin_bot("random"), server=address, token="alice-token", root_certificates=ca_file), 30)
+            assert speaks_tls(address) is False
+        assert speaks_tls("unix:/nonexistent.sock") is None
+        assert tls_mismatch("127.0.0.1:1", client_tls=False) is None, "nothing listens: nothing can be told"
 
     run(scenario())
