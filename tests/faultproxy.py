@@ -102,6 +102,8 @@ class Link:
         self.bytes_per_s = proxy.bytes_per_s
         self.frozen_at: float | None = None
         """When the link was last frozen (None: never)."""
+        self.thawed_at: float | None = None
+        """When it was last thawed (None: never, or frozen now)."""
         self.closed_at: dict[Side, float] = {}
         """When each end closed its side (FIN or reset), as the proxy saw it."""
         self.carried: dict[Side, int] = {"client": 0, "server": 0}
@@ -122,10 +124,13 @@ class Link:
         """Stop carrying bytes both ways, closing nothing."""
         if not self.frozen:
             self.frozen_at = time.monotonic()
+            self.thawed_at = None
             self._thawed.clear()
 
     def thaw(self) -> None:
         """Carry bytes again: what waited goes through first, in order, then any close that came meanwhile."""
+        if self.frozen:
+            self.thawed_at = time.monotonic()
         self._thawed.set()
 
     def reset(self, side: Side | None = None) -> None:
@@ -141,9 +146,12 @@ class Link:
             self.freeze()  # the survivor's bytes go nowhere, and its own close is still noted
 
     def detection_s(self, side: Side) -> float | None:
-        """How long after the link froze ``side`` closed its side (None: it did not, or the link never froze)."""
+        """How long after the link froze ``side`` closed its side, having found it dead (None: it did not close during
+        the last freeze)."""
         closed = self.closed_at.get(side)
         if closed is None or self.frozen_at is None or closed < self.frozen_at:
+            return None
+        if self.thawed_at is not None and closed > self.thawed_at:
             return None
         return closed - self.frozen_at
 
@@ -299,7 +307,8 @@ class FaultProxy:
         run = asyncio.ensure_future(link.run())
         self._runs.add(run)
         run.add_done_callback(self._runs.discard)
-        await asyncio.shield(run)
+        with contextlib.suppress(asyncio.CancelledError):  # the loop is closing: the link is reset by stop(), or dies with it
+            await asyncio.shield(run)
 
     async def next_link(self, after: int) -> Link:
         """The first link made once ``after`` links exist (waits for it)."""

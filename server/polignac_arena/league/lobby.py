@@ -354,6 +354,12 @@ class LobbyService:
         self._write_timeout_s = write_timeout_s
         self._on_offline = on_offline
         """Called (in a thread: it may block) with each label that goes offline."""
+        self._noting: set[asyncio.Future[None]] = set()  # on_offline calls under way
+
+    async def settle(self) -> None:
+        """Wait for the ``on_offline`` calls under way (before what they write to is closed)."""
+        if self._noting:
+            await asyncio.gather(*self._noting, return_exceptions=True)
 
     def add_to(self, server: grpc.aio.Server) -> None:
         """Serve this service on ``server`` (whose options bound the size of a message)."""
@@ -423,7 +429,9 @@ class LobbyService:
             self.bots._remove(session)
             log.info("lobby: %s is offline", label)
             if self._on_offline is not None:
-                asyncio.get_running_loop().run_in_executor(None, self._on_offline, label)
+                noting = asyncio.get_running_loop().run_in_executor(None, self._on_offline, label)
+                self._noting.add(noting)
+                noting.add_done_callback(self._noting.discard)
         if session.status is not None:
             await context.abort(*session.status)
 

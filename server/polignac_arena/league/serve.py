@@ -438,6 +438,7 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
         web.stop()
         await asyncio.gather(web_task, return_exceptions=True)
         await referee.stop(grace=1)
+        await lobby.settle()
         if executor is not None:
             await executor.close()
         for signum in (signal.SIGTERM, signal.SIGINT):
