@@ -11,7 +11,7 @@ import pytest
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot.stream import write
-from polignac_arena.league.lobby import MAX_REASON, MAX_UNSOLICITED, LobbyService, OnlineBots
+from polignac_arena.league.lobby import MAX_REASON, MAX_UNSOLICITED, MAX_WITHDRAWN, LobbyService, OnlineBots
 from tests.league.lobby_helpers import FakeDirectory, LobbyClient, lobby_server, spec
 from tests.referee.helpers import run
 
@@ -341,5 +341,19 @@ def test_a_kicked_bot_hears_why() -> None:
             refused = await _refusal(client)
             assert refused.code() == grpc.StatusCode.FAILED_PRECONDITION and refused.details() == "mybot@1.0 was retired by its author"
             assert service.bots.kick("mybot@1.0", grpc.StatusCode.FAILED_PRECONDITION, "again") is False
+
+    run(scenario())
+
+
+def test_a_session_remembers_a_bounded_number_of_withdrawn_matches() -> None:
+    async def scenario() -> None:
+        async with lobby_server() as (service, address):
+            client, _ = await _joined(address)
+            await _online(service.bots, 1)
+            for number in range(MAX_WITHDRAWN + 10):
+                service.bots.withdraw("mybot@1.0", f"x{number}", "called off")
+            (session,) = service.bots._sessions.values()
+            assert len(session.withdrawn) == MAX_WITHDRAWN and session.withdrawn[-1] == f"x{MAX_WITHDRAWN + 9}"
+            await client.close()
 
     run(scenario())

@@ -44,6 +44,8 @@ def test_a_reset_mid_match_is_survived_without_a_fault(kind: str, tmp_path: Path
 
     async def scenario() -> None:
         async with remote_league(tmp_path) as league:
+            # The banner says how each address is served: this league has no [tls].
+            assert (league.server.web_security, league.server.grpc_security) == ("plaintext: loopback only",) * 2
             fillers = [await league.sdk(f"filler{i}") for i in range(2)]
             bot = await league.client(kind, "tested", modules)
             assignment = await bot.event("assignment")

@@ -46,6 +46,7 @@ def test_the_protocol_page_tells_the_lobby_and_every_remote_timing() -> None:
         f"{config.reattach_grace_s:g} s by default, counted from when the referee found the stream gone",
         f"{config.decline_pause_s:g} s; {config.pause_s:g} s after {config.pause_after} in a row",
         f"{config.idle_minutes:g} minutes after it was last seen",
+        f"until the grace plus {sdk_league.DETECTION_S:g} s after you noticed it",
         "0.5 s doubling to 15 s",
         "50 ms doubling to 1 s",
         # What a Node, Go or Java author needs.
