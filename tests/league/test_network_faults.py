@@ -298,10 +298,13 @@ def test_a_restart_of_the_league_loses_no_match_and_leaves_nothing_running(
             played = await league.final(second)
             assert played.status == "finished" and all(faults == {} for faults in played.faults), played.faults
             cut = await league.final(first)
-            # A match the restart cut short is void (unrated): nobody lost anything in it.
-            assert cut.status in ("finished", "aborted")
-            if cut.status == "aborted":
-                assert cut.places is None
+            # The match the restart cut short is void (unrated): nobody lost anything in it, and its result says why.
+            assert cut.status == "aborted" and cut.places is None, cut
+            if kill:
+                assert cut.record is None, "killed outright: the restarted league records it aborted, with no record to keep"
+            else:
+                (ended,) = record_lines(cut, "result")
+                assert ended["reason"] == "the league stopped this match"
             for filler in fillers:
                 assert filler.seen("match_ended", match_id=second)
 
