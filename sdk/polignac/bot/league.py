@@ -383,9 +383,7 @@ class _LobbySession:
         refusal = self.accepts(assignment) if self.accepts is not None else None
         if refusal is not None:
             self.say(f"declining match {assignment.match_id[:64]}: {refusal[:200]}")
-            async with writing:
-                reply = pb.AssignmentReply(match_id=assignment.match_id, accept=False, reason=refusal[:200])
-                await write(call, pb.LobbyRequest(reply=reply))
+            await self._reply(call, writing, pb.AssignmentReply(match_id=assignment.match_id, accept=False, reason=refusal[:200]))
             return
         if self._busy() >= self.max_matches:
             wait_s = min(_SLOT_WAIT_S, assignment.reply_ms / 2000)
@@ -401,8 +399,14 @@ class _LobbySession:
             task = asyncio.ensure_future(self.play(assignment, assignment.address or self.server, grace_s))
             self.matches[assignment.match_id] = task
             task.add_done_callback(lambda _: self._ended(assignment.match_id, task))
-        async with writing:
-            await write(call, pb.LobbyRequest(reply=pb.AssignmentReply(match_id=assignment.match_id, accept=accept, reason=reason)))
+        await self._reply(call, writing, pb.AssignmentReply(match_id=assignment.match_id, accept=accept, reason=reason))
+
+    @staticmethod
+    async def _reply(call: grpc.aio.StreamStreamCall, writing: asyncio.Lock, reply: pb.AssignmentReply) -> None:
+        """Write one reply; a stream that has ended takes none (its reader sees the end and the lobby is joined again)."""
+        with contextlib.suppress(grpc.aio.AioRpcError, BotConnectionError):
+            async with writing:
+                await write(call, pb.LobbyRequest(reply=reply))
 
     def _busy(self) -> int:
         return sum(not task.done() for task in self.matches.values())
