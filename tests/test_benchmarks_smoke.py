@@ -184,12 +184,12 @@ CHAOS_KEYS = {
 @pytest.mark.slow
 def test_league_chaos_benchmark_smoke_run() -> None:
     """benchmarks/league_chaos.py --json on a small, fast, very faulty network: faults are injected, and none costs a forfeit."""
-    command = [sys.executable, str(CHAOS_SCRIPT), "--json", "--only", "faulty", "--bots", "4", "--seconds", "20"]
-    command += ["--latency-ms", "5", "--jitter-ms", "2", "--fault-every", "4,6"]
+    command = [sys.executable, str(CHAOS_SCRIPT), "--json", "--only", "faulty", "--bots", "4", "--seconds", "10"]
+    command += ["--latency-ms", "5", "--jitter-ms", "2", "--fault-every", "2,3"]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
-    assert (result["table_size"], result["latency_ms"], result["fault_every_s"], result["grace_s"]) == (4, 5, [4, 6], 10)
+    assert (result["table_size"], result["latency_ms"], result["fault_every_s"], result["grace_s"]) == (4, 5, [2, 3], 10)
     faulty = result["faulty"]
     assert faulty.keys() >= CHAOS_KEYS, f"missing keys: {sorted(CHAOS_KEYS - faulty.keys())}"
     assert "clean" not in result

@@ -174,7 +174,9 @@ def test_a_declined_assignment_costs_the_others_nothing(kind: str, tmp_path: Pat
             assert f"match {match_id} declined or not answered: no match is offered for 30 s" in paused["reason"]
             result = await league.final(match_id)
             assert result.status == "aborted" and result.places is None, "void: unrated"
-            assert result.record is None, "never begun: no record"
+            # The record says what happened: called off before anything was played, and why.
+            assert [line["type"] for line in result.record or []] == ["header", "result"]
+            assert "called off before it began" in record_lines(result, "result")[0]["reason"] and "decliner@1.0" in str(result.record)
             for bot in (tested, filler, decliner):
                 assert not bot.seen("welcome", match_id=match_id) and not bot.seen("decision", match_id=match_id), "no clock started"
             # A Play stream the bot that accepted had opened ends with the reason (if the Withdrawn did not stop it first).
@@ -215,7 +217,9 @@ def test_an_assignment_never_answered_costs_the_others_nothing(kind: str, tmp_pa
             paused = await silent.event("paused")
             assert f"match {match_id} declined or not answered" in paused["reason"]
             result = await league.final(match_id)
-            assert result.status == "aborted" and result.places is None and result.record is None
+            assert result.status == "aborted" and result.places is None
+            (ended,) = record_lines(result, "result")
+            assert "called off before it began" in ended["reason"] and "silent@1.0" in ended["reason"]
             for bot in (tested, filler):
                 assert not bot.seen("decision", match_id=match_id)
 

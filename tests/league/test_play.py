@@ -144,7 +144,9 @@ def test_a_remote_bot_that_declines_leaves_nothing_running(tmp_path: Path) -> No
                 await play(server, fixture, launcher, lobby, tmp_path)
             assert declined.value.labels == {3: "far-b@2"}
             assert launcher.seats == [] and server.running_matches == []
-            assert not (tmp_path / "3.jsonl").exists()
+            called_off = result_line(tmp_path / "3.jsonl")  # its record says what happened, and nothing was played
+            assert called_off["status"] == "aborted" and "called off before it began" in str(called_off["reason"])
+            assert [json.loads(line)["type"] for line in (tmp_path / "3.jsonl").read_text().splitlines()] == ["header", "result"]
             # The remote bot that took its seat is told (Withdrawn, on its lobby stream), and its Play stream,
             # never welcomed, ends with the same reason.
             reason = "the remote bot in seat 3 ('far-b@2') declined its seat or did not answer"
@@ -333,7 +335,8 @@ def test_the_first_decline_calls_the_match_off_without_waiting_for_the_others(tm
                 await match
             assert waiting.is_set() and cancelled.is_set(), "the silent seat's question is dropped, not waited for"
             assert [(seat, match_id) for seat, match_id, _ in withdrawn] == [(0, "league-00006")]
-            assert server.running_matches == [] and not (tmp_path / "6.jsonl").exists()
+            assert server.running_matches == []
+            assert "seat 2 ('far-b@2') declined its seat" in str(result_line(tmp_path / "6.jsonl")["reason"])
         finally:
             await server.stop(grace=0.5)
 

@@ -387,7 +387,7 @@ class Ladder:
             for label in exc.labels.values():
                 self._strike(label, match_id)
             log.info("ladder: %s", exc)
-            self._record_void(fixture.index, match_id, players, MatchStatus.ABORTED)
+            self._record_void(fixture.index, match_id, players, MatchStatus.ABORTED, record_path)
         except asyncio.CancelledError:
             self._record_void(fixture.index, match_id, players, MatchStatus.ABORTED, record_path)
             raise

@@ -79,7 +79,8 @@ async def play_league_match(
 ) -> MatchResult:
     """Play ``fixture`` on ``server`` (started, with a main address when a seat is remote) and return its result.
 
-    Raises :class:`RemoteDeclined` when a remote bot does not take its seat, and
+    Raises :class:`RemoteDeclined` when a remote bot does not take its seat (the match's
+    record, with no action, says so), and
     :class:`LeagueMatchError` for a seating the league should never make (a bot that does
     not play the game, seat kinds that cannot run here); cancelled, the match is recorded
     as aborted and every seat stopped.  ``reattach_grace_s``: how long a remote seat
@@ -107,7 +108,7 @@ async def play_league_match(
                 if seat not in uploaded:  # a remote seat may lose its connection and come back
                     host.allow_reattach(seat, reattach_grace_s)
         running: asyncio.Future[MatchResult] | None = None
-        called_off = "the league stopped this match before it began"
+        called_off: str | None = None  # why the remote bots' answers called it off (its record keeps it)
         try:
             try:
                 await _hand_out(fixture, host, remote, withdraw)
@@ -161,12 +162,14 @@ async def _hand_out(fixture: LeagueFixture, host: MatchHost, remote: RemoteHandO
 
 
 async def _clean_up(
-    server: RefereeServer, host: MatchHost, seats: MatchSeats, running: asyncio.Future[MatchResult] | None, called_off: str
+    server: RefereeServer, host: MatchHost, seats: MatchSeats, running: asyncio.Future[MatchResult] | None, called_off: str | None
 ) -> None:
-    """Stop every seat; end the match (called off with ``called_off`` if it never ran, cancelled if it outlived its abort)."""
+    """Stop every seat; end the match (called off if it never ran: with its record when a remote bot's answer did it;
+    cancelled if it outlived its abort)."""
     await seats.stop()
     if running is None:
-        await server.discard_match(host, called_off)
+        reason = called_off or "the league stopped this match before it began"
+        await server.discard_match(host, reason, keep_record=called_off is not None)
     elif not running.done():
         running.cancel()
         await asyncio.wait({running})

@@ -248,13 +248,15 @@ class RefereeServer:
         self.service.register(host, seats=remote)
         return host
 
-    async def discard_match(self, host: MatchHost, reason: str = "the league called it off") -> None:
-        """Drop a created match that will not be played, leaving no record: its seat sockets are removed, and a
-        seat that joined (or is joining, or comes later) is refused with ``FAILED_PRECONDITION`` and ``reason``."""
+    async def discard_match(self, host: MatchHost, reason: str = "the league called it off", *, keep_record: bool = False) -> None:
+        """Drop a created match that will not be played: its seat sockets are removed, and a seat that joined (or
+        is joining, or comes later) is refused with ``FAILED_PRECONDITION`` and ``reason``.  It leaves no record,
+        unless ``keep_record``: then its record (no action, its result aborted) says why it was called off."""
         if self._matches.get(host.match_id, (None, None))[1] is not None:
             raise RuntimeError(f"match {host.match_id!r} is running: abort it instead")
         # A stream whose token passed before may still be saying Hello: the host, called off, refuses it.
-        host.record_path = None
+        if not keep_record:
+            host.record_path = None
         host.call_off(reason)
         self.service.unregister(host)
         try:
