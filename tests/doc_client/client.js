@@ -139,7 +139,7 @@ function playSeat(assignment, address, graceMs) {
         delay = Math.min(1000, delay * 2);
       });
       call.on('error', () => {}); // the 'status' event says it all
-      call.write({ hello: { protocol_version: '1.1', bot_name: NAME, bot_version: VERSION } });
+      call.write({ hello: { protocol_version: '1.2', bot_name: NAME, bot_version: VERSION } });
     };
     open();
   });
@@ -206,7 +206,7 @@ function stayOnline(server, apiToken) {
       again(`${grpc.status[status.code]}: ${status.details}`);
     });
     call.on('error', () => {});
-    call.write({ join: { protocol_version: '1.1', bot_name: NAME, bot_version: VERSION } });
+    call.write({ join: { protocol_version: '1.2', bot_name: NAME, bot_version: VERSION } });
   };
   join();
 }
