@@ -1,7 +1,7 @@
 """A fault-injecting TCP proxy on loopback, for tests and benchmarks/league_chaos.py.
 
 Every connection to the proxy's address is carried to ``target`` by a :class:`Link`, which
-can be told, at any moment, to:
+can be told, at any moment and apart from the proxy's other links, to:
 
 * **freeze**: carry no byte either way, without closing anything, as a dead path does (a
   NAT that forgot the connection, a Wi-Fi change, a cable pulled); what the two ends send
@@ -61,6 +61,16 @@ def _split(target: str) -> tuple[str, int]:
     if not _loopback(host) or not port.isdigit():
         raise ValueError(f"the proxy carries connections to a loopback host:port only, not {target!r}")
     return host, int(port)
+
+
+def _check_latency(latency_s: float, jitter_s: float) -> None:
+    if latency_s < 0 or jitter_s < 0:
+        raise ValueError(f"latency and jitter must be >= 0, got {latency_s!r} and {jitter_s!r}")
+
+
+def _check_bandwidth(bytes_per_s: float | None) -> None:
+    if bytes_per_s is not None and bytes_per_s <= 0:
+        raise ValueError(f"bandwidth must be > 0 bytes a second, got {bytes_per_s!r}")
 
 
 def _rst(writer: asyncio.StreamWriter) -> None:
@@ -144,6 +154,16 @@ class Link:
             self._finish()
         else:
             self.freeze()  # the survivor's bytes go nowhere, and its own close is still noted
+
+    def set_latency(self, latency_s: float, jitter_s: float = 0.0) -> None:
+        """Delay each chunk of this link by ``latency_s ± jitter_s``, each way."""
+        _check_latency(latency_s, jitter_s)
+        self.latency_s, self.jitter_s = latency_s, jitter_s
+
+    def set_bandwidth(self, bytes_per_s: float | None) -> None:
+        """Cap each way of this link at ``bytes_per_s``; None lifts the cap."""
+        _check_bandwidth(bytes_per_s)
+        self.bytes_per_s = bytes_per_s
 
     def detection_s(self, side: Side) -> float | None:
         """How long after the link froze ``side`` closed its side, having found it dead (None: it did not close during
@@ -343,19 +363,17 @@ class FaultProxy:
 
     def set_latency(self, latency_s: float, jitter_s: float = 0.0) -> None:
         """Delay each chunk by ``latency_s ± jitter_s`` on every open link and on later ones."""
-        if latency_s < 0 or jitter_s < 0:
-            raise ValueError(f"latency and jitter must be >= 0, got {latency_s!r} and {jitter_s!r}")
+        _check_latency(latency_s, jitter_s)
         self.latency_s, self.jitter_s = latency_s, jitter_s
         for link in self.open_links:
-            link.latency_s, link.jitter_s = latency_s, jitter_s
+            link.set_latency(latency_s, jitter_s)
 
     def set_bandwidth(self, bytes_per_s: float | None) -> None:
         """Cap each way of every open link (and of later ones) at ``bytes_per_s``; None lifts the cap."""
-        if bytes_per_s is not None and bytes_per_s <= 0:
-            raise ValueError(f"bandwidth must be > 0 bytes a second, got {bytes_per_s!r}")
+        _check_bandwidth(bytes_per_s)
         self.bytes_per_s = bytes_per_s
         for link in self.open_links:
-            link.bytes_per_s = bytes_per_s
+            link.set_bandwidth(bytes_per_s)
 
     async def stop(self) -> None:
         """Stop listening and reset every link."""

@@ -192,3 +192,33 @@ def test_a_bandwidth_cap_slows_a_transfer() -> None:
             writer.close()
 
     run(scenario())
+
+
+def test_faults_on_one_connection_leave_the_others_alone() -> None:
+    async def scenario() -> None:
+        async with echo_and_proxy() as (_, proxy):
+            slow_reader, slow_writer = await connect(proxy)
+            slow = await proxy.next_link(0)
+            fast_reader, fast_writer = await connect(proxy)
+            await proxy.next_link(1)
+            slow.set_latency(0.5)
+            slow.set_bandwidth(1024)
+            slow.freeze()
+            slow_writer.write(b"x" * 2048)
+            fast_writer.write(b"fast")
+            assert await asyncio.wait_for(fast_reader.readexactly(4), 10) == b"fast", "the other link carries on at once"
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(slow_reader.readexactly(1), 0.3)  # the frozen one carries nothing
+            started = time.monotonic()
+            slow.thaw()
+            assert await slow_reader.readexactly(2048) == b"x" * 2048
+            assert time.monotonic() - started >= 1.0, "2 KiB each way at 1 KiB/s, after 0.5 s each way"
+            assert proxy.links[1].latency_s == 0 and proxy.links[1].bytes_per_s is None
+            with pytest.raises(ValueError):
+                slow.set_bandwidth(-1)
+            with pytest.raises(ValueError):
+                slow.set_latency(0, -1)
+            slow_writer.close()
+            fast_writer.close()
+
+    run(scenario())
