@@ -23,6 +23,8 @@ For each run, from the league's store and the proxies:
 - ``timeouts``: decisions that timed out (``FAULT_TIMEOUT``: a freeze during a bot's turn
   spends its bank, and a long one its whole move);
 - ``away``: times a seat was away (its stream lost or replaced) and ``back`` came back;
+  ``away_at_end``: seats still away, within their grace, when their match ended (their last
+  card played): no fault, and nothing left to come back for;
 - ``detect_server_s`` / ``detect_client_s``: how long after a freeze began the league (resp.
   the bot) closed a connection it found dead, median and max, over the freezes that lasted
   long enough for it (``detections_*``: how many);
@@ -168,15 +170,19 @@ def _figures(config: Path, window: tuple[str, str], proxies: list[FaultProxy], f
     done = [r for r in results if r is not None and window[0] <= r.finished_at <= window[1]]
     finished = [r for r in done if r.status == "finished"]
     reasons: Counter[str] = Counter()
-    timeouts = away = back = 0
+    timeouts = away = back = away_at_end = 0
     for result in finished:
+        last: dict[int, str] = {}  # seat -> its last "away" or "back" line
         for line in result.record or []:
             if line.get("type") == "away":
                 away += 1
+                last[line["seat"]] = "away"
             elif line.get("type") == "back":
                 back += 1
+                last[line["seat"]] = "back"
             elif line.get("type") == "action" and line.get("status") == "timeout":
                 timeouts += 1
+        away_at_end += sum(1 for seat, kind in last.items() if kind == "away" and not result.faults[seat].get("disconnected"))
         for counts in result.faults:
             if counts.get("disconnected") or counts.get("crashed"):
                 reasons["disconnected" if counts.get("disconnected") else "crashed"] += 1
@@ -194,6 +200,7 @@ def _figures(config: Path, window: tuple[str, str], proxies: list[FaultProxy], f
         "timeouts": timeouts,
         "away": away,
         "back": back,
+        "away_at_end": away_at_end,
         "detect_server_s": {"median": server_median, "max": server_max},
         "detect_client_s": {"median": client_median, "max": client_max},
         "detections_server": len(server),
@@ -305,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(out))
         return 0
-    keys = ("matches_finished", "matches_void", "network_forfeits", "timeouts", "away", "back", "freezes", "resets")
+    keys = ("matches_finished", "matches_void", "network_forfeits", "timeouts", "away", "back", "away_at_end", "freezes", "resets")
     runs = [name for name in ("faulty", "clean") if name in out]
     print(f"{'':24}" + "".join(f"{name:>12}" for name in runs))
     for key in keys:

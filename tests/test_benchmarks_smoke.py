@@ -174,6 +174,7 @@ CHAOS_KEYS = {
     "timeouts",
     "away",
     "back",
+    "away_at_end",
     "detect_server_s",
     "detect_client_s",
     "freezes",
@@ -195,3 +196,4 @@ def test_league_chaos_benchmark_smoke_run() -> None:
     assert "clean" not in result
     assert faulty["freezes"] + faulty["resets"] > 0, "the proxy injected faults"
     assert faulty["network_forfeits"] == 0, faulty
+    assert faulty["away_at_end"] <= faulty["away"]
