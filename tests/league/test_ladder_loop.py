@@ -16,9 +16,11 @@ from polignac.bot import MatchOutcome, run_async
 from polignac.bots import builtin_bot
 from polignac_arena.league.config import LeagueConfig, parse_league_config
 from polignac_arena.league.entrants import Entrant, LeagueFixture
-from polignac_arena.league.ladder import Ladder
+from polignac_arena.league.ladder import INTERRUPTED, Ladder
 from polignac_arena.league.store import LeagueLimits, LeagueStore, Version
 from polignac_arena.referee import RefereeServer
+from polignac_arena.referee.record import read_record
+from polignac_arena.replay import replay_lines
 from polignac_arena.seats.process import ProcessLauncher
 from polignac_arena.statuses import MatchStatus
 from polignac_arena.submission import Submission, load_submission
@@ -247,11 +249,19 @@ def test_a_restarted_ladder_voids_the_matches_a_killed_one_left(tmp_path: Path) 
     async def scenario() -> None:
         async with league(tmp_path) as lg:
             lg.store.schedule(lg.tournament_id, ["alpha@1", "beta@1", "gamma@1"], 1)  # drawn, then the server was killed
-            ladder = lg.ladder()
+            ladder = lg.ladder(record_dir=tmp_path / "records")
             assert ladder.void_interrupted() == [0]
             assert ladder.void_interrupted() == []
             (result,) = lg.store.list_results(lg.tournament_id)
             assert result.status == "aborted" and result.match_id == "test-000000"
+            # Its record says what happened: who sat where, and that the server stopped during it.
+            stored = lg.store.get_result(result.match_id)
+            assert stored is not None and stored.record is not None
+            header, ended = stored.record
+            assert [seat["name"] + "@" + seat["version"] for seat in header["seats"]] == ["alpha@1", "beta@1", "gamma@1"]
+            assert header["seed"] == 1 and header["match_id"] == "test-000000"
+            assert ended["status"] == "aborted" and ended["places"] is None and ended["reason"] == INTERRUPTED
+            assert replay_lines(read_record(tmp_path / "records" / "test-000000.jsonl")).divergence is None, "replay verify reads it"
             assert lg.store.get_tournament(lg.tournament_id).rating_cursor == 1  # type: ignore[union-attr]
             assert ladder.start_due() == 2
             await ladder.drain(30)

@@ -44,6 +44,7 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
+from polignac import ENGINE_VERSION
 from polignac_arena.executors import Executor, MatchJob, local_node_name
 from polignac_arena.league.config import LeagueConfig
 from polignac_arena.league.entrants import Entrant, LeagueFixture
@@ -52,15 +53,17 @@ from polignac_arena.league.store import LeagueStore, Version, VersionKind
 from polignac_arena.matchmaking import Meetings, fill_table
 from polignac_arena.ratings import Rating, RatingEnv, rate_match
 from polignac_arena.referee import MatchResult, RefereeServer
-from polignac_arena.referee.record import RecordFileError, read_record
+from polignac_arena.referee.record import FORMAT as RECORD_FORMAT
+from polignac_arena.referee.record import RecordFileError, read_record, write_record
 from polignac_arena.schedule import MAX_TABLE_SIZE, MIN_TABLE_SIZE, match_seed, seat_order
 from polignac_arena.seats import SeatLauncher, launcher_for
 from polignac_arena.statuses import MatchStatus
 from polignac_arena.store import StoreError
+from polignac_arena.store.records import StoredFixture
 from polignac_arena.submission import Submission
 from polignac_arena.tournament.runner import store_result
 
-__all__ = ["AssignRemote", "Ladder", "LadderError", "pick_table"]
+__all__ = ["INTERRUPTED", "AssignRemote", "Ladder", "LadderError", "pick_table"]
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +73,13 @@ WithdrawRemote = Callable[[str, str, str], None]
 """``withdraw(label, match_id, reason)``: tell the remote bot ``label`` that the match it was offered is called off."""
 PauseRemote = Callable[[str, float, str], None]
 """``pause(label, seconds, reason)``: tell the remote bot ``label`` that the ladder leaves it out for ``seconds``, and why."""
+INTERRUPTED = "the league server stopped during this match (killed, or it crashed) and voided it when it started again"
+"""The reason in the record of a match a restarted league found without a result."""
+
+
+def _name_and_version(label: str) -> dict[str, str]:
+    name, _, version = label.rpartition("@")
+    return {"name": name, "version": version} if name else {"name": label, "version": ""}
 
 
 class LadderError(ValueError):
@@ -264,12 +274,51 @@ class Ladder:
             await asyncio.wait(late)
 
     def void_interrupted(self) -> list[int]:
-        """Give every fixture without a final result (a server killed mid-match) a void one; their indices."""
+        """Give every fixture without a final result (a server killed mid-match) a void one, with a record that says
+        so; their indices."""
         voided = []
         for fixture in self.store.pending_fixtures(self.tournament_id):
-            self._record_void(fixture.index, self._match_id(fixture.index), len(fixture.seats), MatchStatus.ABORTED)
+            match_id = self._match_id(fixture.index)
+            record_path = self._interrupted_record(fixture, match_id)
+            self._record_void(fixture.index, match_id, len(fixture.seats), MatchStatus.ABORTED, record_path)
             voided.append(fixture.index)
         return voided
+
+    def _interrupted_record(self, fixture: StoredFixture, match_id: str) -> Path | None:
+        """The record of a match the server left without a result: the one it wrote, if it got that far, else one (no
+        action) whose result says the server stopped; None without a record folder or when it cannot be written."""
+        if self._record_dir is None:
+            return None
+        path = self._record_dir / f"{match_id}.jsonl"
+        if path.exists():
+            return path
+        clock = self.config.time
+        header: dict[str, object] = {
+            "type": "header",
+            "format": RECORD_FORMAT,
+            "match_id": match_id,
+            "engine_version": ENGINE_VERSION,
+            "rules": self.config.rules.to_dict(),
+            "seed": fixture.seed,
+            "time_control": {"move_ms": clock.move_ms, "bank_ms": clock.bank_ms, "startup_ms": clock.startup_ms},
+            "seats": [{"seat": seat, **_name_and_version(label)} for seat, label in enumerate(fixture.seats)],
+            "started_at": None,  # not kept anywhere the killed server could leave it
+        }
+        players = len(fixture.seats)
+        result: dict[str, object] = {
+            "type": "result",
+            "status": MatchStatus.ABORTED.value,
+            "places": None,
+            "totals": [0] * players,
+            "faults": [{}] * players,
+            "reason": INTERRUPTED,
+        }
+        try:
+            write_record(path, [header, result])
+        except OSError as exc:
+            log.warning("ladder: the record of interrupted match %s cannot be written: %s", match_id, exc)
+            return None
+        return path
 
     def start_due(self) -> int:
         """Start what may start now (reruns first, then picked tables) up to ``parallel``; how many started."""
