@@ -17,6 +17,7 @@ from polignac_arena.cli._errors import fail
 from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
 from polignac_arena.plaintext import plain
 from polignac_arena.seats import SeatKind
+from polignac_arena.settings import NAME_RULE
 from polignac_arena.signals import Stopped
 from polignac_arena.store import ConflictError
 from polignac_arena.submission import SubmissionError, content_digest, load_submission
@@ -35,7 +36,7 @@ class Language(StrEnum):
 
 @app.command("new")
 def new(
-    name: Annotated[str, typer.Argument(help="The bot's name: 1 to 64 letters, digits, '.', '_' or '-'.")],
+    name: Annotated[str, typer.Argument(help=f"The bot's name: {NAME_RULE}.")],
     lang: Annotated[Language, typer.Option("--lang", "-l", help="The language of the starter bot.")] = Language.PYTHON,
     directory: Annotated[
         Path | None, typer.Option("--dir", "-d", metavar="PATH", help="The folder to create (default: ./NAME); never overwritten.")
