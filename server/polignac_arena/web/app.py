@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -65,6 +65,34 @@ def tidy_openapi(schema: dict[str, Any]) -> dict[str, Any]:
     components = schema.get("components", {}).get("schemas", {})
     for name in ("HTTPValidationError", "ValidationError"):  # what only the 422 answers used
         components.pop(name, None)
+    return _published_names(schema)
+
+
+def _published_names(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with each ``XOut`` component titled ``X`` named ``X`` (:mod:`polignac_arena.web.models`), its references too.
+
+    Pydantic names a component after its class; the classes end in ``Out`` so that they do not
+    clash with the store's and the referee's types, and the schema keeps the names clients know.
+    """
+    components: dict[str, Any] = schema.get("components", {}).get("schemas", {})
+    renamed = {key: body["title"] for key, body in components.items() if key == f"{body.get('title')}Out"}
+    if not renamed:
+        return schema
+    taken = set(renamed.values()) & (components.keys() - renamed.keys())
+    if taken:
+        raise ValueError(f"two schema components would be named {sorted(taken)}")
+    refs = {f"#/components/schemas/{old}": f"#/components/schemas/{new}" for old, new in renamed.items()}
+
+    def rename(value: object) -> object:
+        if isinstance(value, dict):
+            return {k: refs.get(v, v) if k == "$ref" and isinstance(v, str) else rename(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [rename(v) for v in value]
+        return value
+
+    schema = cast(dict[str, Any], rename(schema))
+    named = ((renamed.get(key, key), body) for key, body in schema["components"]["schemas"].items())
+    schema["components"]["schemas"] = dict(sorted(named, key=lambda item: item[0]))
     return schema
 
 
