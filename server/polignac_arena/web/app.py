@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -74,26 +74,29 @@ def _published_names(schema: dict[str, Any]) -> dict[str, Any]:
     Pydantic names a component after its class; the classes end in ``Out`` so that they do not
     clash with the store's and the referee's types, and the schema keeps the names clients know.
     """
-    components: dict[str, Any] = schema.get("components", {}).get("schemas", {})
+    components = schema.get("components", {}).get("schemas", {})
     renamed = {key: body["title"] for key, body in components.items() if key == f"{body.get('title')}Out"}
-    if not renamed:
-        return schema
     taken = set(renamed.values()) & (components.keys() - renamed.keys())
     if taken:
         raise ValueError(f"two schema components would be named {sorted(taken)}")
-    refs = {f"#/components/schemas/{old}": f"#/components/schemas/{new}" for old, new in renamed.items()}
-
-    def rename(value: object) -> object:
-        if isinstance(value, dict):
-            return {k: refs.get(v, v) if k == "$ref" and isinstance(v, str) else rename(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [rename(v) for v in value]
-        return value
-
-    schema = cast(dict[str, Any], rename(schema))
-    named = ((renamed.get(key, key), body) for key, body in schema["components"]["schemas"].items())
-    schema["components"]["schemas"] = dict(sorted(named, key=lambda item: item[0]))
+    _rename_refs(schema, {f"#/components/schemas/{old}": f"#/components/schemas/{new}" for old, new in renamed.items()})
+    named = sorted(((renamed.get(key, key), body) for key, body in components.items()), key=lambda item: item[0])
+    components.clear()
+    components.update(named)
     return schema
+
+
+def _rename_refs(value: object, refs: Mapping[str, str]) -> None:
+    """Every ``$ref`` in ``value`` that ``refs`` names replaced by its new target, in place."""
+    if isinstance(value, dict):
+        ref = value.get("$ref")
+        if isinstance(ref, str) and ref in refs:
+            value["$ref"] = refs[ref]
+        for item in value.values():
+            _rename_refs(item, refs)
+    elif isinstance(value, list):
+        for item in value:
+            _rename_refs(item, refs)
 
 
 def _operation_id(route: APIRoute) -> str:

@@ -159,7 +159,7 @@ def environment() -> jinja2.Environment:
 _ENV = environment()
 
 
-def render(name: str, links: Links, store: Store | None, live: LiveMark | None = None, **context: Any) -> str:
+def render(name: str, links: Links, store: Store | None, live: LiveMark | None = None, **context: object) -> str:
     tournaments = [t.name for t in store.list_tournaments()] if store is not None else []
     return _ENV.get_template(name).render(links=links, nav_tournaments=tournaments, live=live, **context)
 
