@@ -39,17 +39,16 @@ __all__ = [
     "TournamentDetailOut",
     "TournamentStampOut",
     "TournamentSummaryOut",
-    "published_name",
 ]
 
 
-def published_name(model: type) -> str:
+def _published_name(model: type) -> str:
     """The name a body's schema has: its class's name without ``Out``."""
     return model.__name__.removesuffix("Out")
 
 
 class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid", model_title_generator=published_name)
+    model_config = ConfigDict(extra="forbid", model_title_generator=_published_name)
 
 
 class ErrorOut(_Out):
@@ -236,7 +235,7 @@ class MatchPageOut(_Out):
 class ReplayEventOut(BaseModel):
     """One engine event (``polignac.engine``'s ``to_dict``): its kind in ``event``, the rest by kind."""
 
-    model_config = ConfigDict(extra="allow", model_title_generator=published_name)
+    model_config = ConfigDict(extra="allow", model_title_generator=_published_name)
 
     event: str
 
