@@ -9,17 +9,17 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from polignac_arena.settings import SQLITE_INTEGER_MAX
 from polignac_arena.web import data
 from polignac_arena.web.models import (
-    BotDetail,
-    BotSummary,
-    Crosstable,
+    BotDetailOut,
+    BotSummaryOut,
+    CrosstableOut,
     ErrorOut,
-    LeaderboardRow,
-    MatchPage,
-    MatchResult,
-    Replay,
-    Stamp,
-    TournamentDetail,
-    TournamentSummary,
+    LeaderboardRowOut,
+    MatchPageOut,
+    MatchResultOut,
+    ReplayOut,
+    StampOut,
+    TournamentDetailOut,
+    TournamentSummaryOut,
 )
 from polignac_arena.web.state import StoreDep, WebState
 
@@ -46,57 +46,57 @@ _BOTH = {**_BAD, **_UNKNOWN}
 api_router = APIRouter(prefix="/api")
 
 
-@api_router.get("/tournaments", tags=["tournaments"], response_model=list[TournamentSummary])
-def api_tournaments(store: StoreDep) -> list[dict[str, Any]]:
+@api_router.get("/tournaments", tags=["tournaments"])
+def api_tournaments(store: StoreDep) -> list[TournamentSummaryOut]:
     """Every tournament with its progress."""
     return data.tournaments(store)
 
 
-@api_router.get("/tournaments/{name}", tags=["tournaments"], response_model=TournamentDetail, responses=_UNKNOWN)
-def api_tournament(store: StoreDep, name: str) -> dict[str, Any]:
+@api_router.get("/tournaments/{name}", tags=["tournaments"], responses=_UNKNOWN)
+def api_tournament(store: StoreDep, name: str) -> TournamentDetailOut:
     """One tournament: progress, entrants and configuration."""
     return data.tournament_detail(store, name)
 
 
-@api_router.get("/leaderboard", tags=["ratings"], response_model=list[LeaderboardRow], responses=_BOTH)
+@api_router.get("/leaderboard", tags=["ratings"], responses=_BOTH)
 def api_leaderboard(
     store: StoreDep,
     tournament: Tournament = None,
     sort: Sort = data.SortKey.RANK,
     limit: Limit = data.LEADERBOARD_PER_PAGE,
     offset: Offset = 0,
-) -> list[dict[str, Any]]:
+) -> list[LeaderboardRowOut]:
     """The leaderboard, all-time or of one tournament, with how sure it is of each place: ``limit`` rows from ``offset``."""
     return data.leaderboard(store, tournament, sort, limit=limit, offset=offset)
 
 
-@api_router.get("/tournaments/{name}/leaderboard", tags=["ratings"], response_model=list[LeaderboardRow], responses=_BOTH)
+@api_router.get("/tournaments/{name}/leaderboard", tags=["ratings"], responses=_BOTH)
 def api_tournament_leaderboard(
     store: StoreDep, name: str, sort: Sort = data.SortKey.RANK, limit: Limit = data.LEADERBOARD_PER_PAGE, offset: Offset = 0
-) -> list[dict[str, Any]]:
+) -> list[LeaderboardRowOut]:
     """The leaderboard of one tournament: ``limit`` rows from ``offset`` in the sort order."""
     return data.leaderboard(store, name, sort, limit=limit, offset=offset)
 
 
-@api_router.get("/crosstable", tags=["ratings"], response_model=Crosstable, responses=_BOTH)
-def api_crosstable(store: StoreDep, tournament: Tournament = None, top: Top = data.CROSSTABLE_TOP) -> dict[str, Any]:
+@api_router.get("/crosstable", tags=["ratings"], responses=_BOTH)
+def api_crosstable(store: StoreDep, tournament: Tournament = None, top: Top = data.CROSSTABLE_TOP) -> CrosstableOut:
     """For each pair of the top rated bots, the probability the row bot finishes above the column bot in one match, and their record."""
     return data.crosstable(store, tournament, top)
 
 
-@api_router.get("/bots", tags=["bots"], response_model=list[BotSummary])
-def api_bots(store: StoreDep) -> list[dict[str, Any]]:
+@api_router.get("/bots", tags=["bots"])
+def api_bots(store: StoreDep) -> list[BotSummaryOut]:
     """Every bot with its versions."""
     return data.bots(store)
 
 
-@api_router.get("/bots/{name}", tags=["bots"], response_model=BotDetail, responses=_UNKNOWN)
-def api_bot(store: StoreDep, name: str) -> dict[str, Any]:
+@api_router.get("/bots/{name}", tags=["bots"], responses=_UNKNOWN)
+def api_bot(store: StoreDep, name: str) -> BotDetailOut:
     """One bot: versions, rating history, places, recent matches and fault log."""
     return data.bot_detail(store, name)
 
 
-@api_router.get("/matches", tags=["matches"], response_model=MatchPage, responses=_BOTH)
+@api_router.get("/matches", tags=["matches"], responses=_BOTH)
 def api_matches(
     store: StoreDep,
     tournament: Tournament = None,
@@ -105,25 +105,25 @@ def api_matches(
     page: Page = 1,
     per_page: PerPage = 50,
     before: Before = None,
-) -> dict[str, Any]:
+) -> MatchPageOut:
     """Final results, newest first, filtered; one page, and ``next``: the ``before`` of the next (older) page."""
     return data.matches(store, tournament, bot, faults, page, per_page, before)
 
 
-@api_router.get("/matches/{match_id}", tags=["matches"], response_model=MatchResult, responses=_UNKNOWN)
-def api_match(store: StoreDep, match_id: str) -> dict[str, Any]:
+@api_router.get("/matches/{match_id}", tags=["matches"], responses=_UNKNOWN)
+def api_match(store: StoreDep, match_id: str) -> MatchResultOut:
     """One match's result."""
     return data.match_detail(store, match_id)
 
 
-@api_router.get("/matches/{match_id}/replay", tags=["matches"], response_model=Replay, responses=_UNKNOWN)
-def api_replay(store: StoreDep, match_id: str) -> dict[str, Any]:
+@api_router.get("/matches/{match_id}/replay", tags=["matches"], responses=_UNKNOWN)
+def api_replay(store: StoreDep, match_id: str) -> ReplayOut:
     """One match re-run through the engine: every event, as JSON."""
     return data.replay(store, match_id)
 
 
-@api_router.get("/stamp", tags=["live"], response_model=Stamp)
-def api_stamp(request: Request) -> Stamp:
+@api_router.get("/stamp", tags=["live"])
+def api_stamp(request: Request) -> StampOut:
     """A cheap mark of the store's state (the latest result, each tournament's progress): poll it to know when to reload."""
     web: WebState = request.app.state.web
     return web.stamps.read()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -65,7 +65,38 @@ def tidy_openapi(schema: dict[str, Any]) -> dict[str, Any]:
     components = schema.get("components", {}).get("schemas", {})
     for name in ("HTTPValidationError", "ValidationError"):  # what only the 422 answers used
         components.pop(name, None)
+    return _published_names(schema)
+
+
+def _published_names(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with each ``XOut`` component titled ``X`` named ``X`` (:mod:`polignac_arena.web.models`), its references too.
+
+    Pydantic names a component after its class; the classes end in ``Out`` so that they do not
+    clash with the store's and the referee's types, and the schema keeps the names clients know.
+    """
+    components = schema.get("components", {}).get("schemas", {})
+    renamed = {key: body["title"] for key, body in components.items() if key == f"{body.get('title')}Out"}
+    taken = set(renamed.values()) & (components.keys() - renamed.keys())
+    if taken:
+        raise ValueError(f"two schema components would be named {sorted(taken)}")
+    _rename_refs(schema, {f"#/components/schemas/{old}": f"#/components/schemas/{new}" for old, new in renamed.items()})
+    named = sorted(((renamed.get(key, key), body) for key, body in components.items()), key=lambda item: item[0])
+    components.clear()
+    components.update(named)
     return schema
+
+
+def _rename_refs(value: object, refs: Mapping[str, str]) -> None:
+    """Every ``$ref`` in ``value`` that ``refs`` names replaced by its new target, in place."""
+    if isinstance(value, dict):
+        ref = value.get("$ref")
+        if isinstance(ref, str) and ref in refs:
+            value["$ref"] = refs[ref]
+        for item in value.values():
+            _rename_refs(item, refs)
+    elif isinstance(value, list):
+        for item in value:
+            _rename_refs(item, refs)
 
 
 def _operation_id(route: APIRoute) -> str:
