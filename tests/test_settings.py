@@ -142,3 +142,13 @@ def test_reading_a_tournament_or_league_file_does_not_import_grpc() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_a_submission_made_in_code_with_the_transports_text_has_the_transport(tmp_path: Path) -> None:
+    from polignac_arena.settings import Transport
+    from polignac_arena.submission import Submission
+
+    made = Submission(path=tmp_path, name="x", version="1", language="c", command=("./bot",), transport="stdio")  # type: ignore[arg-type]  # text, as callers write it
+    assert made.transport is Transport.STDIO
+    with pytest.raises(ValueError):
+        Submission(path=tmp_path, name="x", version="1", language="c", command=("./bot",), transport="pigeon")  # type: ignore[arg-type]  # on purpose

@@ -85,6 +85,10 @@ class Submission:
     identity: tuple[int, int] | None = None
     """The folder's ``(st_dev, st_ino)`` when it was checked: a seat refuses a folder replaced since (None: not checked)."""
 
+    def __post_init__(self) -> None:
+        # Made in code as well as from bot.toml: a transport given as its text is the same transport.
+        object.__setattr__(self, "transport", Transport(self.transport))
+
     @property
     def label(self) -> str:
         """``name@version``."""
