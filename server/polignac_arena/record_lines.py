@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, TypeGuard, get_args
 
 from pydantic import (
     BaseModel,
@@ -62,6 +62,8 @@ __all__ = [
     "ResultLine",
     "SeatEntry",
     "UnknownLine",
+    "header_problem",
+    "is_json_line",
     "parse_line",
     "parse_lines",
 ]
@@ -365,7 +367,21 @@ KnownLine = HeaderLine | ActionLine | FaultLine | AwayLine | BackLine | HandEnde
 RecordLine = KnownLine | UnknownLine
 
 _KNOWN: Final = TypeAdapter[KnownLine](Annotated[KnownLine, Field(discriminator="type")])
-_KINDS: Final = frozenset(("header", "action", "fault", "away", "back", "hand_ended", "result"))
+_KINDS: Final = frozenset(kind.__dataclass_fields__["type"].default for kind in get_args(KnownLine))
+
+
+def is_json_line(raw: object) -> TypeGuard[Mapping[str, Any]]:
+    """Whether ``raw`` has the shape of a line's JSON form: an object with a ``type`` text."""
+    return isinstance(raw, Mapping) and isinstance(raw.get("type"), str)
+
+
+def header_problem(first: Mapping[str, Any] | None) -> str | None:
+    """What keeps ``first`` (a line's JSON form) from starting a record this arena reads, or None."""
+    if first is None or first.get("type") != "header":
+        return "the first line must be the match header"
+    if first.get("format") != FORMAT:
+        return f"unknown record format {first.get('format')!r}; this arena reads {FORMAT!r}"
+    return None
 
 
 def parse_line(raw: object, number: int) -> RecordLine:
@@ -374,7 +390,7 @@ def parse_line(raw: object, number: int) -> RecordLine:
     Raises :class:`ValueError` naming the line and the key at fault (an unknown status:
     :class:`UnknownStatusError`, as ``MatchStatus.parse`` and ``ActionStatus.parse`` do).
     """
-    if not isinstance(raw, Mapping) or not isinstance(raw.get("type"), str):
+    if not is_json_line(raw):
         raise ValueError(f"line {number}: each line must be an object with a 'type'")
     kind = raw["type"]
     if kind not in _KINDS:
@@ -401,8 +417,5 @@ def parse_lines(lines: Iterable[RecordLine | Mapping[str, object]]) -> list[Reco
     """A record's lines as types: lines already typed are kept, JSON forms are read with :func:`parse_line`."""
     typed: list[RecordLine] = []
     for number, line in enumerate(lines, start=1):
-        typed.append(line if isinstance(line, _TYPED) else parse_line(line, number))
+        typed.append(line if isinstance(line, RecordLine) else parse_line(line, number))
     return typed
-
-
-_TYPED: Final = (HeaderLine, ActionLine, FaultLine, AwayLine, BackLine, HandEndedLine, ResultLine, UnknownLine)

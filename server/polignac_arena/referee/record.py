@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from polignac_arena.record_lines import FORMAT, JsonLine, RecordLine, parse_lines
+from polignac_arena.record_lines import FORMAT, JsonLine, RecordLine, header_problem, is_json_line, parse_lines
 
 __all__ = ["FORMAT", "RecordFileError", "read_lines", "read_record", "write_record"]
 
@@ -58,13 +58,12 @@ def read_record(path: Path) -> list[JsonLine]:
             line = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise RecordFileError(f"{path}:{number}: not JSON ({exc.msg})") from None
-        if not isinstance(line, dict) or not isinstance(line.get("type"), str):
+        if not (is_json_line(line) and isinstance(line, dict)):
             raise RecordFileError(f"{path}:{number}: each line must be an object with a 'type'")
         lines.append(line)
-    if not lines or lines[0]["type"] != "header":
-        raise RecordFileError(f"{path}: the first line must be the match header")
-    if lines[0].get("format") != FORMAT:
-        raise RecordFileError(f"{path}: unknown record format {lines[0].get('format')!r}; this arena reads {FORMAT!r}")
+    problem = header_problem(lines[0] if lines else None)
+    if problem is not None:
+        raise RecordFileError(f"{path}: {problem}")
     return lines
 
 
