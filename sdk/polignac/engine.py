@@ -756,7 +756,7 @@ class Match:
                 raise RecordError(f"match record action {number} ({action!r}) does not replay: {exc}") from None
         return match
 
-    def apply_action(self, action: Action | str | Mapping[str, Any]) -> None:
+    def apply_action(self, action: Action | str | Mapping[str, object]) -> None:
         """Apply one action: an entry of :attr:`action_log`, or of a record's ``actions`` (a decision text, a penalty or a forfeit)."""
         if not isinstance(action, Card | Contract | Penalty | Forfeit):
             action = action_from_record(action)

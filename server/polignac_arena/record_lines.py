@@ -25,6 +25,7 @@ except a result's ``places`` and ``reason``, always written.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal, TypeGuard, get_args
@@ -105,7 +106,7 @@ def _action_entry(value: object) -> str | Penalty | Forfeit:
 
 
 ActionEntry = Annotated[str | Penalty | Forfeit, PlainValidator(_action_entry)]
-Seats = tuple[StrictInt, ...]
+BySeat = tuple[StrictInt, ...]
 """Numbers by seat (scores, totals, places...)."""
 
 
@@ -128,7 +129,11 @@ class SeatEntry:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HeaderLine:
-    """The first line: what was played, by whom, from which seed."""
+    """The first line: what was played, by whom, from which seed.
+
+    The referee writes every field; a replay needs only ``rules`` and ``seed``, so the others
+    may be missing from a record made by other means.
+    """
 
     type: Literal["header"] = "header"
     format: StrictStr | None = None
@@ -153,7 +158,7 @@ class HeaderLine:
             format=self.format,
             match_id=self.match_id,
             engine_version=self.engine_version,
-            rules=self.rules,
+            rules=copy.deepcopy(self.rules),
             seed=self.seed,
             time_control=None if clock is None else {"move_ms": clock.move_ms, "bank_ms": clock.bank_ms, "startup_ms": clock.startup_ms},
             seats=[seat.to_dict() for seat in self.seats],
@@ -163,7 +168,10 @@ class HeaderLine:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ActionLine:
-    """One engine action: a seat's decision (its own, or the fallback played for a fault), a penalty or a forfeit."""
+    """One engine action: a seat's decision (its own, or the fallback played for a fault), a penalty or a forfeit.
+
+    A replay needs only ``action``; a penalty line has no request, reply, ``ms`` or detail.
+    """
 
     type: Literal["action"] = "action"
     seat: StrictInt | None = None
@@ -184,17 +192,24 @@ class ActionLine:
         return self.action if isinstance(self.action, str) else self.action.to_record()
 
     def to_dict(self) -> JsonLine:
-        return _present(
-            "action",
-            seat=self.seat,
-            hand=self.hand,
-            action=self.recorded_action,
-            request_id=self.request_id,
-            reply=self.reply,
-            status=None if self.status is None else self.status.value,
-            ms=self.ms,
-            detail=self.detail,
-        )
+        # Written out, not through _present: a record holds one of these per decision.
+        out: JsonLine = {"type": "action"}
+        if self.seat is not None:
+            out["seat"] = self.seat
+        if self.hand is not None:
+            out["hand"] = self.hand
+        out["action"] = self.recorded_action
+        if self.request_id is not None:
+            out["request_id"] = self.request_id
+        if self.reply is not None:
+            out["reply"] = self.reply
+        if self.status is not None:
+            out["status"] = self.status.value
+        if self.ms is not None:
+            out["ms"] = self.ms
+        if self.detail is not None:
+            out["detail"] = self.detail
+        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -251,12 +266,12 @@ class BackLine:
 class HandParts:
     """What a hand's scores were made of (the parts of :class:`polignac.HandResult` a HandEnded event carries)."""
 
-    seats: Seats
-    tricks: Seats
-    card_points: Seats
-    trick_points: Seats
-    first_last_points: Seats
-    fault_points: Seats
+    seats: BySeat
+    tricks: BySeat
+    card_points: BySeat
+    trick_points: BySeat
+    first_last_points: BySeat
+    fault_points: BySeat
     exception: ScoreException
 
     def to_dict(self) -> JsonLine:
@@ -280,8 +295,8 @@ class HandEndedLine:
     contract: Contract
     declarer: StrictInt | None = None
     contract_made: StrictBool | None = None
-    scores: Seats
-    totals: Seats
+    scores: BySeat
+    totals: BySeat
     tiebreak: StrictBool
     result: HandParts | None = None
     """Absent from records of engine 1.0."""
@@ -332,9 +347,9 @@ class ResultLine:
 
     type: Literal["result"] = "result"
     status: MatchStatus
-    places: Seats | None = None
+    places: BySeat | None = None
     """None unless the match finished."""
-    totals: Seats
+    totals: BySeat
     faults: tuple[dict[StrictStr, StrictInt], ...] = ()
     """By seat, fault counts by kind."""
     reason: StrictStr | None = None
@@ -370,12 +385,12 @@ _KNOWN: Final = TypeAdapter[KnownLine](Annotated[KnownLine, Field(discriminator=
 _KINDS: Final = frozenset(kind.__dataclass_fields__["type"].default for kind in get_args(KnownLine))
 
 
-def is_json_line(raw: object) -> TypeGuard[Mapping[str, Any]]:
+def is_json_line(raw: object) -> TypeGuard[Mapping[str, object]]:
     """Whether ``raw`` has the shape of a line's JSON form: an object with a ``type`` text."""
     return isinstance(raw, Mapping) and isinstance(raw.get("type"), str)
 
 
-def header_problem(first: Mapping[str, Any] | None) -> str | None:
+def header_problem(first: Mapping[str, object] | None) -> str | None:
     """What keeps ``first`` (a line's JSON form) from starting a record this arena reads, or None."""
     if first is None or first.get("type") != "header":
         return "the first line must be the match header"
@@ -392,7 +407,7 @@ def parse_line(raw: object, number: int) -> RecordLine:
     """
     if not is_json_line(raw):
         raise ValueError(f"line {number}: each line must be an object with a 'type'")
-    kind = raw["type"]
+    kind = str(raw["type"])
     if kind not in _KINDS:
         return UnknownLine(kind, dict(raw))
     try:

@@ -793,12 +793,13 @@ class MatchHost:
             reason=self._aborted,
         )
         lines = (header, *self._lines, result_line)
-        if self.record_path is not None:
-            write_record(self.record_path, lines)
-        self.result = MatchResult(
+        result = MatchResult(
             self.match_id, status, places, match.totals, tuple(self.names), tuple(self.versions), self.fault_counts, lines, self.record_path
         )
-        return self.result
+        if self.record_path is not None:
+            write_record(self.record_path, result.record)  # the JSON form made once, for the file and the store
+        self.result = result
+        return result
 
 
 def _exit_fault(code: int | None) -> tuple[Fault, str]:
