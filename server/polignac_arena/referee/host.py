@@ -43,7 +43,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from polignac import ENGINE_VERSION, Card, Contract, Match, Phase, Ruleset, redact
+from polignac import ENGINE_VERSION, Card, Contract, FaultPolicy, Match, Phase, Ruleset, redact
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.errors import CardParseError
 from polignac.events import HandDealt, HandEnded
@@ -656,9 +656,8 @@ class MatchHost:
         hand = match.hand_number
         fallback = ""
         if ruling.forfeit:
-            reason = (
-                fault.value if fault in (Fault.DISCONNECTED, Fault.CRASHED) or self.rules.fault_policy.value == "forfeit" else "max_faults"
-            )
+            by_fault = fault in (Fault.DISCONNECTED, Fault.CRASHED) or self.rules.fault_policy is FaultPolicy.FORFEIT
+            reason = fault.value if by_fault else "max_faults"
             match.forfeit(seat, reason)
             self._lines.append(
                 ActionLine(
