@@ -26,6 +26,7 @@ except a result's ``places`` and ``reason``, always written.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal, TypeGuard, get_args
@@ -381,7 +382,13 @@ class UnknownLine:
 KnownLine = HeaderLine | ActionLine | FaultLine | AwayLine | BackLine | HandEndedLine | ResultLine
 RecordLine = KnownLine | UnknownLine
 
-_KNOWN: Final = TypeAdapter[KnownLine](Annotated[KnownLine, Field(discriminator="type")])
+
+@functools.cache
+def _known_lines() -> TypeAdapter[KnownLine]:
+    """The reader of the known kinds, built on first use: the referee, which only writes lines, never builds it."""
+    return TypeAdapter(Annotated[KnownLine, Field(discriminator="type")])
+
+
 _KINDS: Final = frozenset(kind.__dataclass_fields__["type"].default for kind in get_args(KnownLine))
 
 
@@ -419,7 +426,7 @@ def parse_line(raw: object, number: int) -> RecordLine:
     except UnknownStatusError as exc:
         raise UnknownStatusError(f"line {number}: {exc}") from None
     try:
-        return _KNOWN.validate_python(raw)
+        return _known_lines().validate_python(raw)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         where = ".".join(str(part) for part in error["loc"][1:])
