@@ -124,7 +124,7 @@ def match(
         fail(str(exc))
     result, stderrs = outcome
     if not quiet:
-        replayed = replay_lines(result.record)
+        replayed = replay_lines(result.lines)
         for line in render_events(replayed.match.events, rules):
             console.print(line, markup=False, soft_wrap=True)
         console.print()

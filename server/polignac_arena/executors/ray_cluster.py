@@ -156,7 +156,7 @@ class RayExecutor:
         except ray.exceptions.RayError as exc:  # the cluster lost the task past its retries
             raise ExecutorError(f"the Ray cluster could not play match {job.match_id}: {type(exc).__name__}: {exc}") from None
         if record_path is not None:
-            write_record(record_path, played.result.record)
+            write_record(record_path, played.result.lines)
             played = replace(played, result=replace(played.result, record_path=record_path))
         return played
 

@@ -26,6 +26,7 @@ from polignac_arena.games import GameRefused, check_seating
 from polignac_arena.matchmaking import Meetings
 from polignac_arena.plaintext import plain
 from polignac_arena.ratings import Rating, RatingEnv, conservative, new_version, rate_duplicate, rate_result, stronger_probability
+from polignac_arena.record_lines import HandEndedLine
 from polignac_arena.referee import MatchResult
 from polignac_arena.runner import BotSpecError, builtin_name
 from polignac_arena.schedule import Fixture, duplicate, extra_round, ladder_next, match_seed, round_robin
@@ -432,7 +433,7 @@ def store_result(
 
     ``final`` and ``node`` are as in :meth:`~polignac_arena.store.Store.record_result`.
     """
-    hands = [line for line in result.record if line.get("type") == "hand_ended" and not line.get("tiebreak")]
+    hands = [line for line in result.lines if isinstance(line, HandEndedLine) and not line.tiebreak]
     store.record_result(
         tournament_id,
         index,
@@ -443,7 +444,7 @@ def store_result(
         faults=result.faults,
         hands=len(hands),
         rate=rate,
-        penalties=[sum(line["scores"][seat] for line in hands) for seat in range(len(result.totals))],
+        penalties=[sum(line.scores[seat] for line in hands) for seat in range(len(result.totals))],
         record=result.record,
         duration_s=duration_s,
         final=final,
