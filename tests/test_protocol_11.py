@@ -271,7 +271,7 @@ async def _hello_answer(server: RefereeServer, rules: Ruleset, version: str) -> 
     await raw.open()
     await raw.hello(version)
     try:
-        answer: pb.PlayResponse | grpc.aio.AioRpcError = await raw.read()  # type: ignore[assignment]
+        answer: pb.PlayResponse | grpc.aio.AioRpcError = await raw.read()
     except grpc.aio.AioRpcError as exc:
         answer = exc
         await raw.close()
@@ -395,7 +395,7 @@ def test_the_referee_judges_a_low_card_by_the_games_pack(game: str, fault: int) 
             held = set(request.view.hand) | {request.view.turned}
             low = next(t for t in ("2C", "3C", "4C", "5C", "6C", "2D") if t not in held)
             await raw.decide(request.request_id, card=low)
-            notice = (await raw.next_payload("fault_notice")).fault_notice  # type: ignore[union-attr]
+            notice = (await raw.expect("fault_notice")).fault_notice
             assert notice.fault == fault and notice.request_id == request.request_id and notice.fallback
             await raw.play_politely()
             assert (await result).status == "finished"
