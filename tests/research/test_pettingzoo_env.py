@@ -62,7 +62,7 @@ def test_a_match_episode_is_the_engines_match_with_the_same_deal_and_actions(nam
             table.step(None)
             continue
         seat = engine.to_act
-        assert agent == f"player_{seat}"
+        assert seat is not None and agent == f"player_{seat}"
         legal = sorted(action_of(d) for d in engine.legal_decisions())
         assert [int(a) for a in np.flatnonzero(observation["action_mask"])] == legal  # the legal set at every step
         assert np.array_equal(observation["observation"], encode(engine.view(seat)))
