@@ -87,7 +87,7 @@ def test_a_match_cancelled_while_a_seat_starts_stops_the_seat_that_started_all_t
                 await asyncio.Event().wait()
             return Seat()
 
-        match = asyncio.ensure_future(match_seats._start_unless_stopped(Server(), start_that_finishes_regardless()))  # type: ignore[arg-type]
+        match = asyncio.ensure_future(match_seats._start_unless_stopped(Server(), start_that_finishes_regardless()))  # type: ignore[arg-type]  # stand-ins for the server and its seat
         await begun.wait()
         match.cancel()
         done, _ = await asyncio.wait({match}, timeout=30)

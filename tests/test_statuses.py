@@ -158,9 +158,9 @@ def test_writing_an_unknown_status_is_refused(tmp_path: Path) -> None:
     store, tid = _store(tmp_path)
     with store:
         with pytest.raises(ValueError, match="unknown tournament status 'paused'"):
-            store.set_status(tid, "paused")  # type: ignore[arg-type]
+            store.set_status(tid, "paused")  # type: ignore[arg-type]  # no such status, on purpose
         with pytest.raises(ValueError, match="unknown match status 'lost'"):
-            store.record_result(tid, 0, match_id="m", status="lost", places=None, totals=[0, 0], faults=[{}, {}], hands=0, rate=_elo)  # type: ignore[arg-type]
+            store.record_result(tid, 0, match_id="m", status="lost", places=None, totals=[0, 0], faults=[{}, {}], hands=0, rate=_elo)  # type: ignore[arg-type]  # no such status, on purpose
 
 
 # -- the referee and the records ------------------------------------------------------------------
@@ -316,14 +316,14 @@ def _against(ended: pb.MatchEnded | None) -> tuple[MatchOutcome, _Listener]:
 )
 def test_the_sdk_reads_the_enum_and_falls_back_to_the_text(status_code: int, status: str, expected: MatchStatus) -> None:
     places = [1, 2, 3, 4] if expected is MatchStatus.FINISHED else []
-    outcome, bot = _against(pb.MatchEnded(places=places, totals=[0, 1, 2, 3], status=status, status_code=status_code))  # type: ignore[arg-type]
+    outcome, bot = _against(pb.MatchEnded(places=places, totals=[0, 1, 2, 3], status=status, status_code=status_code))  # type: ignore[arg-type]  # 99: no such enum value, on purpose
     assert outcome.status is expected and outcome.seat == 0
     assert bot.ends == [(tuple(places), (0, 1, 2, 3), expected)] and bot.ends[0][2] is expected
 
 
 def test_the_sdk_refuses_a_status_it_cannot_read_and_tells_a_match_without_an_end() -> None:
     with pytest.raises(BotConnectionError, match="a status this SDK does not know: 'paused' \\(status_code 7\\)"):
-        _against(pb.MatchEnded(totals=[0, 0, 0, 0], status="paused", status_code=7))  # type: ignore[arg-type]
+        _against(pb.MatchEnded(totals=[0, 0, 0, 0], status="paused", status_code=7))  # type: ignore[arg-type]  # no such status, on purpose
     outcome, bot = _against(None)
     assert outcome.status is None and bot.ends == []
 

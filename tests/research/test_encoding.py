@@ -29,16 +29,16 @@ def test_every_card_and_contract_has_one_action_and_back() -> None:
     actions = [action_of(d) for d in decisions]
     assert sorted(actions) == list(range(ACTIONS))
     assert [decision_of(a) for a in actions] == decisions
-    # numpy integers on purpose: a policy's argmax returns them
-    assert decision_of(np.int64(52)) is Contract.PASS and decision_of(np.int32(0)) is CARDS[0]  # type: ignore[arg-type]
+    assert decision_of(np.int64(52)) is Contract.PASS  # type: ignore[arg-type]  # numpy integers, as a policy's argmax gives
+    assert decision_of(np.int32(0)) is CARDS[0]  # type: ignore[arg-type]  # numpy integers, as a policy's argmax gives
 
 
 @pytest.mark.parametrize("bad", [-1, 55, 1000, 2.5, "JS", None, True + 54.5])
 def test_a_bad_action_is_a_clear_error(bad: object) -> None:
     with pytest.raises(ValueError, match=r"an action is an integer in 0\.\.54"):
-        decision_of(bad)  # type: ignore[arg-type]
+        decision_of(bad)  # type: ignore[arg-type]  # not an int, on purpose
     with pytest.raises(ValueError, match="not a card or a contract"):
-        action_of("JS")  # type: ignore[arg-type]
+        action_of("JS")  # type: ignore[arg-type]  # text, not a Card, on purpose
 
 
 def test_the_layout_tiles_the_vector_in_order() -> None:

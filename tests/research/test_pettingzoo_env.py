@@ -129,7 +129,7 @@ def test_an_illegal_action_is_refused_and_changes_nothing() -> None:
     before = table.observe(agent)
     for bad in (0 if not before["action_mask"][0] else 31, 55, -1, "JS", 2.5):
         with pytest.raises(IllegalAction, match=agent):
-            table.step(bad)  # type: ignore[arg-type]
+            table.step(bad)  # type: ignore[arg-type]  # not an action, on purpose
     assert table.agent_selection == agent and np.array_equal(table.observe(agent)["observation"], before["observation"])
     # The illegal-move policy is a wrapper's: PettingZoo's own ends the episode with a penalty.
     wrapped = TerminateIllegalWrapper(raw_env(rules="classic"), illegal_reward=-1)
