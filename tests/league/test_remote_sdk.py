@@ -15,11 +15,11 @@ from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot import BotConnectionError, run_async
 from polignac.bot.league import ChannelSecurity, is_loopback
 from polignac.bots import builtin_bot
+from polignac_arena.conformance.proxy import cuttable_proxy
 from polignac_arena.league.lobby import AssignmentSpec, LobbyService, OnlineBots
 from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
 from polignac_arena.referee.options import server_options
 from tests.league.lobby_helpers import FakeDirectory, lobby_server, referee_with_lobby
-from tests.league.tcp_proxy import cuttable_proxy
 from tests.referee.helpers import referee, run
 
 CLOCK = TimeControl(move_ms=2000, bank_ms=5000, startup_ms=5000)
