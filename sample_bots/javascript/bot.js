@@ -1,12 +1,13 @@
 'use strict';
 // A Polignac bot in JavaScript (Node): speaks gRPC to the referee directly, loading the
-// protocol from the .proto at run time (a copy of proto/polignac/v1/referee.proto, so
-// this folder is self-contained).  See docs/protocol.md.
+// protocol at run time from proto/polignac/v1/referee.proto, which `polignac bot proto .`
+// copies from the arena's proto/ (it is not committed here).  See docs/protocol.md.
 //
-// Strategy, read from the ruleset and the view alone (no game is known by its name): pass
-// in the auction; take a trick when it is worth taking (Knaves: a trick is worth a point,
-// a Jack costs some), with the weakest card that takes it; otherwise play the strongest
-// card that does not take it, or the weakest card when every card would.  Trumps (the
+// The strategy, the same in every starter kit, reads the game from the ruleset alone: pass
+// in the auction; lead the weakest card; take a trick only when it is worth taking (where
+// tricks score for their taker, as in Knaves: then lead the strongest), with the weakest
+// card that takes it; otherwise duck under the winning card, shedding the most dangerous
+// card that does not take the trick (the most points, then the highest).  Trumps (the
 // suit of the view's turned card) beat every other suit.
 
 const fs = require('node:fs');
@@ -17,7 +18,9 @@ const protoLoader = require('@grpc/proto-loader');
 const NAME = 'javascript';
 const VERSION = '1.1';
 
-const definition = protoLoader.loadSync(path.join(__dirname, 'proto', 'polignac', 'v1', 'referee.proto'), {
+const PROTO = path.join(__dirname, 'proto', 'polignac', 'v1', 'referee.proto');
+if (!fs.existsSync(PROTO)) throw new Error(`${PROTO} is missing: run \`polignac bot proto .\` in this folder`);
+const definition = protoLoader.loadSync(PROTO, {
   keepCase: true, // field names as in the .proto: request_id, legal_cards
   longs: String, // uint64 request_id as text, echoed back exactly
   enums: String, // 'CONTRACT_PASS'
@@ -27,13 +30,8 @@ const definition = protoLoader.loadSync(path.join(__dirname, 'proto', 'polignac'
 const { RefereeService } = grpc.loadPackageDefinition(definition).polignac.v1;
 
 // How high a card ranks in trick order ("KQJAT987" lists ranks from highest to lowest).
-function strength(card, order) {
-  return order.length - order.indexOf(card[0]);
-}
-
-function suit(card) {
-  return card.slice(-1);
-}
+const strength = (card, order) => order.length - order.indexOf(card[0]);
+const suit = (card) => card.slice(-1);
 
 // What the welcome's ruleset says a trick is worth.
 function gameOf(ruleset) {
@@ -50,9 +48,10 @@ function chooseCard(request, game) {
   const trick = request.view.current_trick.map((p) => p.card);
   const trump = request.view.turned ? suit(request.view.turned) : ''; // empty: no trumps
   const power = (c) => strength(c, game.order) + (suit(c) === trump ? 100 : 0);
-  const weakestFirst = [...request.legal_cards].sort((a, b) => power(a) - power(b));
+  const weakestFirst = [...request.legal_cards].sort((a, b) => power(a) - power(b)); // stable: equals keep their order
   const weakest = weakestFirst[0];
-  if (trick.length === 0) return game.trickGain > 0 ? weakestFirst[weakestFirst.length - 1] : weakest;
+  const strongest = request.legal_cards.reduce((a, c) => (power(c) > power(a) ? c : a)); // the first of equals
+  if (trick.length === 0) return game.trickGain > 0 ? strongest : weakest; // leading
   const led = suit(trick[0]);
   // The card taking the trick is the highest trump, or the highest card of the suit led.
   const standing = (c) => (suit(c) === trump ? 200 : suit(c) === led ? 100 : 0) + strength(c, game.order);
@@ -62,14 +61,14 @@ function chooseCard(request, game) {
     const takers = weakestFirst.filter((c) => standing(c) > best && worth([...trick, c]) > 0);
     return takers.length > 0 ? takers[0] : weakest;
   }
-  const ducks = weakestFirst.filter((c) => standing(c) < best);
-  return ducks.length > 0 ? ducks[ducks.length - 1] : weakest;
+  // Duck under the winning card, shedding the most points, then the highest card.
+  const danger = (c) => 100 * (game.points[c] || 0) + strength(c, game.order);
+  const ducks = request.legal_cards.filter((c) => standing(c) < best).sort((a, b) => danger(b) - danger(a));
+  return ducks[0] ?? weakest;
 }
 
 function decide(request, game) {
-  if (request.kind === 'DECISION_KIND_CONTRACT') {
-    return { request_id: request.request_id, contract: 'CONTRACT_PASS' };
-  }
+  if (request.kind === 'DECISION_KIND_CONTRACT') return { request_id: request.request_id, contract: 'CONTRACT_PASS' };
   return { request_id: request.request_id, card: chooseCard(request, game) };
 }
 
@@ -116,8 +115,6 @@ function playSeat(address, token, credentials, graceMs) {
           case 'match_ended':
             ended = true;
             console.error(`${NAME}: match ${response.match_ended.status}, places ${response.match_ended.places.join(' ')}`);
-            break;
-          default:
             break;
         }
       });

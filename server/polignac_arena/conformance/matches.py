@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from polignac import Card, Contract, PlayerView, Ruleset
@@ -32,12 +33,14 @@ from polignac_arena.seats import SeatLauncher, SeatLimits
 from polignac_arena.seats.inprocess import InProcessLauncher
 from polignac_arena.submission import Submission, builtin_submission
 
-__all__ = ["OPPONENTS", "Played", "Scenario", "play_scenario"]
+__all__ = ["OPPONENTS", "Observer", "Played", "Scenario", "play_scenario"]
 
 OPPONENTS = ("heuristic", "cautious", "random")
 """The built-in bots in seats 1, 2, ... (in turn)."""
 REATTACH_GRACE_S = 10.0
 """How long the bot's seat may be away after the cut (a league's default)."""
+Observer = Callable[[int, pb.PlayResponse], None]
+"""Told of every message the referee sends, with its seat, as it is sent (benchmarks/kits.py times the bot with it)."""
 
 
 class Forfeiter(Bot):
@@ -75,10 +78,23 @@ class Played:
     stderr: str
     cuts: int = 0
     opponents: Sequence[str] = field(default_factory=tuple)
+    launched_at: float = 0.0
+    """``time.monotonic()`` when the bot's seat began to start."""
 
 
-async def play_scenario(submission: Submission, scenario: Scenario, launcher: SeatLauncher, *, limits: SeatLimits, trusted: bool) -> Played:
-    """Play ``scenario`` with ``submission`` in seat 0, started by ``launcher``; everything started is stopped at the end."""
+async def play_scenario(
+    submission: Submission,
+    scenario: Scenario,
+    launcher: SeatLauncher,
+    *,
+    limits: SeatLimits,
+    trusted: bool,
+    observe: Observer | None = None,
+) -> Played:
+    """Play ``scenario`` with ``submission`` in seat 0, started by ``launcher``; everything started is stopped at the end.
+
+    ``observe`` is told of every message the referee sends (after the scenario's own changes to it).
+    """
     players = scenario.rules.players
     names = [OPPONENTS[(seat - 1) % len(OPPONENTS)] for seat in range(1, players)]
     bots: dict[int, Bot] = {seat: builtin_bot(name, bot_seed(scenario.seed, seat)) for seat, name in enumerate(names, start=1)}
@@ -117,10 +133,11 @@ async def play_scenario(submission: Submission, scenario: Scenario, launcher: Se
                 await relay.start(sockets[0])
                 sockets[0].chmod(0o666)  # the sandboxed bot runs as a user of its own; the relay's token guards the socket
                 token = relay.local_token
-            _watch(host, scenario, proxy)
+            _watch(host, scenario, proxy, observe)
             opponents = InProcessLauncher(bots)
             for seat, name in enumerate(names, start=1):
                 await seats.start(server, host, opponents, seat, builtin_submission(name), limits=limits, trusted=True, bot_seed=0)
+            launched_at = time.monotonic()
             await seats.start(
                 server, host, launcher, 0, submission, limits=limits, trusted=trusted, bot_seed=bot_seed(scenario.seed, 0), token=token,
                 lines_hook=add_future_keys if scenario.future_fields else None,
@@ -129,17 +146,21 @@ async def play_scenario(submission: Submission, scenario: Scenario, launcher: Se
             cuts = proxy.cuts if proxy is not None else 0  # before the proxy stops (which cuts what is left)
         finally:
             await finish_shielded(clean_up())
-        return Played(result, seats.stderr()[0], cuts, tuple(names))
+        return Played(result, seats.stderr()[0], cuts, tuple(names), launched_at)
 
 
-def _watch(host: MatchHost, scenario: Scenario, proxy: CuttableProxy | None) -> None:
+def _watch(host: MatchHost, scenario: Scenario, proxy: CuttableProxy | None, observe: Observer | None) -> None:
     """What the referee does to seat 0's messages: later fields added, the stream cut at the n-th request."""
     requests = 0
 
     def on_message_sent(seat: int, message: pb.PlayResponse) -> None:
+        if seat == 0:
+            seat_zero(message)
+        if observe is not None:
+            observe(seat, message)
+
+    def seat_zero(message: pb.PlayResponse) -> None:
         nonlocal requests
-        if seat != 0:
-            return
         if scenario.future_fields:
             add_future_fields(message)
         if proxy is not None and message.WhichOneof("payload") == "decision_request":

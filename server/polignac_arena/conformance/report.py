@@ -42,7 +42,7 @@ CLOCK: Final = TimeControl(move_ms=2000, bank_ms=10_000, startup_ms=20_000)
 CUT_AT_REQUEST: Final = 4
 """The reattach scenario cuts the bot's stream to the referee when the referee sends this request of the bot's."""
 SEED: Final = 20_261_203
-"""Scripted matches are dealt from this seed onwards: the same bot plays the same matches every time."""
+"""Each scripted match is dealt from this seed plus its own offset: the same bot plays the same matches every time."""
 
 Progress = Callable[[str], None]
 _MARKS: Final = {True: "held", False: "FAILED", None: "n/a"}
@@ -97,7 +97,6 @@ class _Session:
         self.say = say
         self.report = ConformanceReport(submission.label, submission.transport, str(launcher.kind))
         self.gate = asyncio.Semaphore(PARALLEL)
-        self.seeds = iter(range(SEED, SEED + 10_000))
         games = submission.games
         self.main = "classic" if "classic" in games else games[0]
         """The game of the scripted situations: classic when the bot plays it."""
@@ -108,8 +107,8 @@ class _Session:
         self.report.lines.append(line)
         self.say(f"{_MARKS[line.held]}  {line.situation}: {line.detail}  [{line.doc}]")
 
-    async def play(self, rules: Ruleset, clock: TimeControl = CLOCK, **how: Any) -> tuple[Played, Asked]:
-        scenario = Scenario(rules, next(self.seeds), clock, **how)
+    async def play(self, rules: Ruleset, offset: int, clock: TimeControl = CLOCK, **how: Any) -> tuple[Played, Asked]:
+        scenario = Scenario(rules, SEED + offset, clock, **how)
         async with self.gate:
             played = await play_scenario(self.submission, scenario, self.launcher, limits=self.limits, trusted=self.trusted)
         return played, asked(played.result.record)
@@ -119,12 +118,12 @@ class _Session:
         tied = [game for game in games if preset(game).tiebreak is Tiebreak.TIED]
         async with asyncio.TaskGroup() as group:  # a failure cancels the matches still to play
             # The scripted situations start at once, beside the game matches (they wait on the same gate).
-            reattach = group.create_task(self.play(self.main_rules, cut_at_request=CUT_AT_REQUEST))
-            future = group.create_task(self.play(self.main_rules, future_fields=True))
-            tiebreak = group.create_task(self.play(preset(tied[0], players=3, limit=5), forfeit_seat=2)) if tied else None
+            reattach = group.create_task(self.play(self.main_rules, 1, cut_at_request=CUT_AT_REQUEST))
+            future = group.create_task(self.play(self.main_rules, 2, future_fields=True))
+            tiebreak = group.create_task(self.play(preset(tied[0], players=3, limit=5), 3, forfeit_seat=2)) if tied else None
             total = Asked()
-            for game in games:
-                total += await self.game(game)
+            for number, game in enumerate(games):
+                total += await self.game(game, 100 + 10 * number)
             self.situations(total, any(preset(game).capot or preset(game).general for game in games))
             if tiebreak is None:
                 detail = "no game the bot plays has tie-break hands among the tied"
@@ -139,14 +138,14 @@ class _Session:
             detail = f"{self.main}: unknown fields, message types and event kinds in every message, ignored"
             self.add(scenario_line("a later protocol version", played, seen, True, detail, doc))
         # Last, alone: nothing else keeps the referee's event loop busy.
-        played, seen = await self.play(self.main_rules, TimeControl(PRESSED_MOVE_MS, 0, CLOCK.startup_ms))
+        played, seen = await self.play(self.main_rules, 4, TimeControl(PRESSED_MOVE_MS, 0, CLOCK.startup_ms))
         detail = f"{self.main}: every request with {PRESSED_MOVE_MS} ms and no bank; slowest answer {seen.slowest_ms:.0f} ms"
         self.add(scenario_line("a time-pressed request", played, seen, True, detail, "docs/protocol.md, The clock"))
 
-    async def game(self, game: str) -> Asked:
+    async def game(self, game: str, offset: int) -> Asked:
         """A match of ``game`` at every table size; its line; what the bot was asked in them."""
         sizes = table_sizes(game)
-        results = await asyncio.gather(*(self.play(preset(game, players=players, limit=1)) for players in sizes))
+        results = await asyncio.gather(*(self.play(preset(game, players=players, limit=1), offset + players) for players in sizes))
         self.add(game_line(game, [(players, played, seen) for players, (played, seen) in zip(sizes, results, strict=True)]))
         total = Asked()
         for _, seen in results:
