@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from polignac_arena import protofiles
 from polignac_arena.cli import app
+from polignac_arena.seats.dockerfile import DockerfileError, LocalImage, vet_dockerfile
 from polignac_arena.submission import load_submission
 from polignac_arena.templates import PREPARE, TEMPLATE_LANGUAGES, WITH_PROTO, ScaffoldError, scaffold
 
@@ -114,6 +115,13 @@ def test_proto_copies_the_protocol_and_checks_a_copy(tmp_path: Path) -> None:
     assert polignac("bot", "proto", str(folder)).exit_code == 0 and copy.read_bytes() == PROTO.read_bytes()  # copied again
     missing = polignac("bot", "proto", str(tmp_path / "nowhere"))
     assert missing.exit_code == 2 and "not a folder" in missing.output
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "proto").symlink_to(elsewhere)  # a link out of the bot's folder is not written through
+    refused = polignac("bot", "proto", str(linked))
+    assert refused.exit_code == 2 and "is a symbolic link" in refused.output and not any(elsewhere.iterdir())
 
 
 def test_the_arena_finds_its_protocol_files_when_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -129,3 +137,20 @@ def test_the_arena_finds_its_protocol_files_when_installed(tmp_path: Path, monke
     (installed / "polignac" / "v1").mkdir(parents=True)
     (installed / "polignac" / "v1" / "referee.proto").write_bytes(PROTO.read_bytes())
     assert protofiles.proto_root() == installed
+
+
+@pytest.mark.parametrize("lang", TEMPLATE_LANGUAGES)
+def test_every_kit_dockerfile_passes_the_arenas_vetting_once_its_base_image_is_here(lang: str, tmp_path: Path) -> None:
+    """The static kits' FROM scratch builds as it is; the others' builds once its author's base image is on the machine."""
+    folder = tmp_path / lang
+    assert polignac("bot", "new", "kit", "--lang", lang, "--dir", str(folder)).exit_code == 0
+    text = (folder / "Dockerfile").read_text()
+    local = LocalImage(id="sha256:" + "ab" * 32, platform="linux/amd64")
+    vetted = vet_dockerfile(text, lambda reference: local)
+    assert "USER 65534:65534" in vetted.text
+    if "FROM scratch" in text:
+        assert vetted.images == {} and load_submission(folder).dockerfile == "Dockerfile"
+    else:  # an image of the author's: the arena never pulls it, and bot.toml does not name the Dockerfile until it is here
+        assert len(vetted.images) == 1 and load_submission(folder).dockerfile is None
+        with pytest.raises(DockerfileError, match="is not on this machine, and the arena never pulls images"):
+            vet_dockerfile(text, lambda reference: None)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Final
 
-__all__ = ["PROTO_FILES", "ProtoFilesMissing", "copy_proto", "proto_root", "stale_protos"]
+__all__ = ["PROTO_FILES", "ProtoCopyRefused", "ProtoFilesMissing", "copy_proto", "proto_root", "stale_protos"]
 
 PROTO_FILES: Final = ("polignac/v1/referee.proto",)
 """The protocol's files, relative to the proto folder."""
@@ -26,6 +26,10 @@ class ProtoFilesMissing(FileNotFoundError):
     """The arena's installation holds no ``.proto`` files (a broken install)."""
 
 
+class ProtoCopyRefused(ValueError):
+    """A bot's folder the protocol's files are not written into: the message says why."""
+
+
 def proto_root() -> Path:
     """The folder holding :data:`PROTO_FILES`: the checkout's ``proto/``, else the installed copy."""
     for root in (_CHECKOUT, _INSTALLED):
@@ -35,8 +39,18 @@ def proto_root() -> Path:
 
 
 def copy_proto(folder: Path) -> list[Path]:
-    """Write the protocol's files into ``folder/proto`` (replacing older copies); returns the files written."""
+    """Write the protocol's files into ``folder/proto`` (replacing older copies); returns the files written.
+
+    Raises :class:`ProtoCopyRefused` when a folder or file on the way is a symbolic link: nothing is written
+    through one (it could lead out of the bot's folder).
+    """
     root = proto_root()
+    for name in PROTO_FILES:
+        path = folder
+        for part in Path("proto", name).parts:
+            path = path / part
+            if path.is_symlink():
+                raise ProtoCopyRefused(f"{path} is a symbolic link: the protocol's files are not written through one")
     written = []
     for name in PROTO_FILES:
         target = folder / "proto" / name

@@ -17,7 +17,7 @@ from polignac_arena.botcheck import check_submission
 from polignac_arena.cli._errors import fail
 from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
 from polignac_arena.plaintext import plain
-from polignac_arena.protofiles import PROTO_FILES, ProtoFilesMissing, copy_proto, stale_protos
+from polignac_arena.protofiles import PROTO_FILES, ProtoCopyRefused, ProtoFilesMissing, copy_proto, stale_protos
 from polignac_arena.seats import SeatKind
 from polignac_arena.signals import Stopped
 from polignac_arena.store import ConflictError
@@ -90,7 +90,7 @@ def proto(
         if not path.is_dir():
             fail(f"{path} is not a folder")
         written = copy_proto(path)
-    except ProtoFilesMissing as exc:
+    except (ProtoFilesMissing, ProtoCopyRefused) as exc:
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot write {path / 'proto'}: {exc.strerror or exc}")
