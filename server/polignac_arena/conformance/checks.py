@@ -156,4 +156,4 @@ def scenario_line(situation: str, played: Played, seen: Asked, held: bool, detai
     if clean(played, seen) and held:
         return Line(situation, True, detail, doc)
     trouble = _trouble(played, seen)
-    return Line(situation, False, "; ".join(part for part in (detail if not held else "", trouble) if part) or detail, doc)
+    return Line(situation, False, f"{detail}; {trouble}" if trouble else detail, doc)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from polignac import Card, Contract, PlayerView, Ruleset
 from polignac._proto.polignac.v1 import referee_pb2 as pb
@@ -77,7 +77,7 @@ class Played:
     result: MatchResult
     stderr: str
     cuts: int = 0
-    opponents: Sequence[str] = field(default_factory=tuple)
+    """How often the bot's stream to the referee was cut (the reattach scenario: once)."""
     launched_at: float = 0.0
     """``time.monotonic()`` when the bot's seat began to start."""
 
@@ -146,7 +146,7 @@ async def play_scenario(
             cuts = proxy.cuts if proxy is not None else 0  # before the proxy stops (which cuts what is left)
         finally:
             await finish_shielded(clean_up())
-        return Played(result, seats.stderr()[0], cuts, tuple(names), launched_at)
+        return Played(result, seats.stderr()[0], cuts, launched_at)
 
 
 def _watch(host: MatchHost, scenario: Scenario, proxy: CuttableProxy | None, observe: Observer | None) -> None:
