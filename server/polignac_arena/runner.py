@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from polignac import Ruleset
-from polignac.bots import BUILTIN_BOTS
+from polignac.bots import BUILTIN_NAMES
 from polignac_arena.folders import FolderError, scan_folder
 from polignac_arena.games import Game, GameRefused, check_seating, game_of
 from polignac_arena.match_folder import match_folder
@@ -40,8 +40,11 @@ def bot_seed(seed: int, seat: int) -> int:
 
 def resolve_bot(text: str) -> Submission:
     """A built-in name, a folder with ``bot.toml``, or a ``.py`` file, as a validated submission."""
-    if text in BUILTIN_BOTS:
-        return builtin_submission(text)
+    if text in BUILTIN_NAMES:
+        try:
+            return builtin_submission(text)
+        except SubmissionError as exc:
+            raise BotSpecError("; ".join(exc.problems)) from None
     path = Path(text)
     if path.is_dir():
         try:
@@ -54,7 +57,7 @@ def resolve_bot(text: str) -> Submission:
         except FolderError as exc:
             raise BotSpecError(f"{exc} (a .py bot brings its whole folder: give it a folder of its own)") from None
         return Submission(path=path.resolve().parent, name=path.stem[:64], version="0", language="python", command=("python", path.name))
-    raise BotSpecError(f"no bot {text!r}: give a built-in name ({', '.join(BUILTIN_BOTS)}), a folder with bot.toml, or a .py file")
+    raise BotSpecError(f"no bot {text!r}: give a built-in name ({', '.join(BUILTIN_NAMES)}), a folder with bot.toml, or a .py file")
 
 
 async def run_local_match(

@@ -37,8 +37,8 @@ def match(
             "-b",
             metavar="PATH_OR_BUILTIN",
             help=(
-                "A seat, in seat order: a built-in bot (random, cautious, heuristic, expert), a folder with bot.toml,"
-                " or a .py file. Give 3 to 6."
+                "A seat, in seat order: a built-in bot (random, cautious, heuristic, expert; openspiel:ismcts and"
+                " openspiel:random with the research extra), a folder with bot.toml, or a .py file. Give 3 to 6."
             ),
         ),
     ] = None,

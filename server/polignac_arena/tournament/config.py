@@ -5,7 +5,8 @@ A tournament file looks like ``tournaments/quickstart.toml``::
     name = "quickstart"            # required: 1-64 of A-Z a-z 0-9 . _ -
     description = ""               # optional text
     entrants = ["random", "../sample_bots/cautious"]   # required: built-in names, submission folders
-                                   # (relative to this file), or registered bots "name" / "name@version"
+                                   # (relative to this file), or registered bots "name" / "name@version";
+                                   # openspiel:ismcts and openspiel:random need the research extra
     format = "round-robin"         # round-robin | duplicate | ladder
     table_size = 3                 # players per match, 3..6 (at most the number of entrants)
     rounds = 1                     # round-robin and duplicate: times over the schedule, 1..1000

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from polignac.bots import BUILTIN_BOTS
+from polignac.bots import BUILTIN_NAMES
 from polignac_arena.executors import Executor, MatchJob, executor_for
 from polignac_arena.games import GameRefused, check_seating
 from polignac_arena.matchmaking import Meetings
@@ -101,7 +101,7 @@ def resolve_entrants(config: TournamentConfig, store: Store) -> dict[str, Submis
 
 
 def _resolve(entrant: str, base: Path, store: Store) -> Submission:
-    if entrant in BUILTIN_BOTS:
+    if entrant in BUILTIN_NAMES:
         return builtin_submission(entrant)
     path = (base / entrant).resolve()
     if path.is_dir():
