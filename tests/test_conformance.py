@@ -24,6 +24,7 @@ from tests.aio import run_sync
 #   narrow  exits on a card of rank 2 to 6 (it knows only the 32-card pack)
 #   pairs   exits in a hand of two players (it assumes three or more)
 #   slow    takes 800 ms over a request that allows less than a second
+#   general declares "general" in every auction (a contract classic does not enable: illegal)
 BOT = r"""
 import json, sys, time
 
@@ -46,7 +47,7 @@ for line in sys.stdin:
         time.sleep(0.8)
     answer = {"request_id": message["request_id"]}
     if message["kind"] == "contract":
-        answer["contract"] = "pass"
+        answer["contract"] = "general" if "general" in modes else "pass"
     else:
         answer["card"] = message["legal_cards"][0]
     print(json.dumps(answer), flush=True)
@@ -109,6 +110,15 @@ def test_a_bot_that_breaks_in_a_hand_of_two_and_one_that_ignores_its_clock_fail_
     lines = {line.situation: line for line in report.lines}
     assert "a hand of two" in lines["a tie-break hand"].detail
     assert "timeout" in lines["a time-pressed request"].detail
+
+
+def test_a_fault_in_one_situation_fails_that_situation_and_the_games_it_came_up_in(tmp_path: Path) -> None:
+    report = conformance(stdio_bot(tmp_path / "general", ["classic"], "general"))
+    results = held(report)
+    assert results["the auction"] is False and results["classic, 3, 4, 5, 6 players"] is False
+    assert results["a void in the suit led"] is True and results["the last trick"] is True
+    lines = {line.situation: line for line in report.lines}
+    assert "of them faults" in lines["the auction"].detail and "illegal" in lines["classic, 3, 4, 5, 6 players"].detail
 
 
 def test_bot_check_prints_the_report_and_its_json(tmp_path: Path) -> None:

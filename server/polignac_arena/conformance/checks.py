@@ -52,10 +52,14 @@ class Asked:
     hands: int = 0
     slowest_ms: float = 0.0
     faults: list[str] = field(default_factory=list)
+    faulted: dict[str, int] = field(default_factory=dict)
+    """Decisions the referee judged a fault (a timeout, an illegal or malformed answer), by situation."""
 
     def __iadd__(self, other: Asked) -> Asked:
         for name in ("decisions", "auction", "void", "last_trick", "tiebreak", "hands"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        for situation, count in other.faulted.items():
+            self.faulted[situation] = self.faulted.get(situation, 0) + count
         self.slowest_ms = max(self.slowest_ms, other.slowest_ms)
         self.faults += other.faults
         return self
@@ -77,13 +81,19 @@ def asked(record: Sequence[dict[str, Any]], seat: int = 0) -> Asked:
         if line.get("seat") == seat and isinstance(line.get("action"), str):
             out.decisions += 1
             out.slowest_ms = max(out.slowest_ms, float(line.get("ms") or 0.0))
-            out.tiebreak += match.is_tiebreak
+            situations = ["tiebreak"] if match.is_tiebreak else []
             if match.phase is Phase.AUCTION:
-                out.auction += 1
+                situations.append("auction")
             else:
                 hand, trick = match.hand(seat), match.current_trick
-                out.void += bool(trick) and all(card.suit is not trick[0][1].suit for card in hand)
-                out.last_trick += len(hand) == 1
+                if trick and all(card.suit is not trick[0][1].suit for card in hand):
+                    situations.append("void")
+                if len(hand) == 1:
+                    situations.append("last_trick")
+            for situation in situations:
+                setattr(out, situation, getattr(out, situation) + 1)
+                if line.get("status", "ok") != "ok":
+                    out.faulted[situation] = out.faulted.get(situation, 0) + 1
         match.apply_action(line["action"])
     return out
 
@@ -142,12 +152,17 @@ def game_line(game: str, matches: Iterable[tuple[int, Played, Asked]]) -> Line:
     return Line(situation, True, detail, rules_doc(game))
 
 
-def situation_line(situation: str, count: int, what: str, doc: str, applies: bool = True) -> Line:
-    """A situation seen across the game matches: held when it came up and the bot answered each time without a fault."""
-    if not applies:
-        return Line(situation, None, f"no game the bot plays has {what}", doc)
+def situation_line(situation: str, count: int, faulted: int, what: str, doc: str, absent: str | None = None) -> Line:
+    """A situation seen across the game matches: held when it came up and the bot answered each time without a fault.
+
+    ``absent`` says why it does not apply to this bot (None: it applies).
+    """
+    if absent is not None:
+        return Line(situation, None, absent, doc)
     if count == 0:
         return Line(situation, False, f"never came up in the matches ({what})", doc)
+    if faulted:
+        return Line(situation, False, f"{count} decisions ({what}), {faulted} of them faults", doc)
     return Line(situation, True, f"{count} decisions ({what}), each legal and in time", doc)
 
 

@@ -124,7 +124,7 @@ class _Session:
             total = Asked()
             for number, game in enumerate(games):
                 total += await self.game(game, 100 + 10 * number)
-            self.situations(total, any(preset(game).capot or preset(game).general for game in games))
+            self.situations(total, contracts=any(preset(game).capot or preset(game).general for game in games))
             if tiebreak is None:
                 detail = "no game the bot plays has tie-break hands among the tied"
                 self.add(Line("a tie-break hand", None, detail, "docs/rules.md section 7"))
@@ -152,11 +152,22 @@ class _Session:
             total += seen
         return total
 
-    def situations(self, total: Asked, auctions: bool) -> None:
+    def situations(self, total: Asked, contracts: bool) -> None:
         """The lines of what came up in the game matches."""
-        self.add(situation_line("the auction", total.auction, "asked to pass or declare", "docs/rules.md section 4", applies=auctions))
-        self.add(situation_line("a void in the suit led", total.void, "any card may be played", "docs/rules.md section 5"))
-        self.add(situation_line("the last trick", total.last_trick, "one card left, one legal", "docs/rules.md section 5"))
+        faulted = total.faulted.get
+        no_auction = None if contracts else "no game the bot plays has contracts: there is no auction"
+        auction = situation_line(
+            "the auction", total.auction, faulted("auction", 0), "asked to pass or declare", "docs/rules.md section 4", no_auction
+        )
+        self.add(auction)
+        self.add(
+            situation_line("a void in the suit led", total.void, faulted("void", 0), "any card may be played", "docs/rules.md section 5")
+        )
+        self.add(
+            situation_line(
+                "the last trick", total.last_trick, faulted("last_trick", 0), "one card left, one legal", "docs/rules.md section 5"
+            )
+        )
 
     def reattach(self, played: Played, seen: Asked) -> None:
         moves = [line["type"] for line in played.result.record if line.get("type") in ("away", "back") and line.get("seat") == 0]
