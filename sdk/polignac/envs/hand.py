@@ -394,6 +394,7 @@ def return_bounds(rules: Ruleset) -> tuple[float, float]:
         return float(min(returns)), float(max(returns))
     per_trick = -against * rules.trick_points * (rules.pack // 2)
     contract = rules.contract_points if rules.contracts else 0
-    low = min(min(0, per_trick) - rules.points_per_hand - contract, -contract)
-    high = max(0, per_trick, contract if rules.general else 0)
+    general = -rules.general_points if rules.general else 0  # the declarer's return for a made general
+    low = min(min(0, per_trick) - rules.points_per_hand - contract, -contract, general)
+    high = max(0, per_trick, general)
     return float(low), float(high)

@@ -98,7 +98,7 @@ int main() {
   auto stream = stub->Play(&context);
 
   pb::PlayRequest hello;
-  hello.mutable_hello()->set_protocol_version("1.1");
+  hello.mutable_hello()->set_protocol_version("1.2");  // the arena's protocol version: docs/protocol.md, "Versions"
   hello.mutable_hello()->set_bot_name(kName);
   hello.mutable_hello()->set_bot_version(kVersion);
   stream->Write(hello);

@@ -139,8 +139,8 @@ function playSeat(address, token, credentials, graceMs) {
         console.error(`${NAME}: the referee ended the stream: ${err.code} ${err.details}`);
         resolve(false);
       });
-      // Protocol 1.1: the ruleset's pack, trumps, trick points and direction, the turned card.
-      call.write({ hello: { protocol_version: '1.1', bot_name: NAME, bot_version: VERSION } });
+      // Protocol 1.2: the ruleset's pack, trumps, trick points, direction and general points, the turned card.
+      call.write({ hello: { protocol_version: '1.2', bot_name: NAME, bot_version: VERSION } });
     };
     open();
   });
@@ -208,7 +208,7 @@ function joinLeague(server, apiToken) {
       again(`${err.code} ${err.details}`);
     });
     call.on('end', () => again('the league closed the lobby stream'));
-    call.write({ join: { protocol_version: '1.1', bot_name: NAME, bot_version: VERSION } });
+    call.write({ join: { protocol_version: '1.2', bot_name: NAME, bot_version: VERSION } });
   };
   join();
 }

@@ -127,7 +127,7 @@ function main(): void {
     client.close();
     process.exitCode = 1;
   });
-  call.write({ hello: { protocol_version: '1.1', bot_name: NAME, bot_version: VERSION } });
+  call.write({ hello: { protocol_version: '1.2', bot_name: NAME, bot_version: VERSION } });
 }
 
 if (require.main === module) main();
