@@ -3,22 +3,28 @@
 Each kit is made and checked once per session (tests/kits.py): ``polignac bot new``, then
 ``polignac bot check DIR --conformance --json``, which builds it offline in the sandbox, plays
 the smoke match and every situation of the conformance report.  Then it plays a match against
-three built-in bots in process seats, and the statically linked kits play one together in
-docker seats, each in the image its own Dockerfile makes.
+three built-in bots in process seats; packed as an upload, it builds and plays again (as a
+league or a tournament's machine receives it); and the statically linked kits play one
+together in docker seats, each in the image its own Dockerfile makes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 import tomllib
+from pathlib import Path
 
 import pytest
 
 from polignac import PRESETS, preset
+from polignac_arena.archive import pack_folder
+from polignac_arena.executors.node import CACHE_ENV, SHIPPING_CAPS, ShippedBot, prepare_bot
 from polignac_arena.referee import MatchResult, TimeControl
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import resolve_bot, run_local_match
+from polignac_arena.seats import SeatKind, SeatLimits
 from polignac_arena.submission import Submission
 from polignac_arena.templates import KIT_SOURCES, TEMPLATE_LANGUAGES, WITH_PROTO
 from tests.aio import run_sync
@@ -99,6 +105,26 @@ def test_the_kit_plays_three_built_in_bots_in_process_seats(kit: Kit) -> None:
     assert result.faults == [{}, {}, {}, {}], result.faults
     assert result.names[0] == f"{kit.lang}-kit"  # a gRPC kit says its own name; the bridge says a stdio kit's
     assert replay_lines(result.record).divergence is None
+
+
+@pytest.mark.parametrize("lang", [lang for lang in TEMPLATE_LANGUAGES if lang != "cpp"])
+def test_the_kit_builds_and_plays_as_uploaded_to_a_league_or_shipped_to_a_tournament(
+    lang: str, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Packed as ``polignac league submit`` and a tournament pack it (no links, no node_modules/.bin), built in the sandbox.
+
+    Not the C++ kit: its build reads only its sources and proto/, as the C kit's does, and
+    compiling gRPC's generated code a second time would cost the suite a minute.
+    """
+    kit = checked_kit(lang, tmp_path_factory)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "node-cache"))
+    data = pack_folder(kit.folder, SHIPPING_CAPS)
+    shipped = ShippedBot(sha=hashlib.sha256(data).hexdigest(), archive="handle")
+    builds: list[str] = []
+    submission = run_sync(prepare_bot(shipped, lambda _: data, SeatKind.PROCESS, SeatLimits(), False, "kits", builds))
+    assert submission.path != kit.folder and len(builds) == (kit.lang != "python"), builds
+    result = play([submission, resolve_bot("heuristic"), resolve_bot("cautious"), resolve_bot("random")], "process")
+    assert result.faults == [{}, {}, {}, {}], result.faults
 
 
 def test_every_kit_plays_the_same_strategy(tmp_path_factory: pytest.TempPathFactory) -> None:
