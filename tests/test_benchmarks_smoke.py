@@ -182,3 +182,37 @@ def test_kits_benchmark_quick_run(tmp_path: Path) -> None:
         assert kit["start_ms"] > 0 and kit["decision_ms"] > 0 and kit["decisions"] > 10 and kit["prepare_s"] is None
     assert result["kits"][0]["build_s"] > 0 and result["kits"][1]["build_s"] == 0  # the Python kit has nothing to build
     assert (tmp_path / "c-kit" / "bot").is_file()
+
+
+CHAOS_SCRIPT = ROOT / "benchmarks" / "league_chaos.py"
+CHAOS_KEYS = {
+    "matches_finished",
+    "matches_void",
+    "network_forfeits",
+    "forfeits_by_reason",
+    "timeouts",
+    "away",
+    "back",
+    "away_at_end",
+    "detect_server_s",
+    "detect_client_s",
+    "freezes",
+    "resets",
+}
+
+
+@pytest.mark.slow
+def test_league_chaos_benchmark_smoke_run() -> None:
+    """benchmarks/league_chaos.py --json on a small, fast, very faulty network: faults are injected, and none costs a forfeit."""
+    command = [sys.executable, str(CHAOS_SCRIPT), "--json", "--only", "faulty", "--bots", "4", "--seconds", "10"]
+    command += ["--latency-ms", "5", "--jitter-ms", "2", "--fault-every", "2,3"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert (result["table_size"], result["latency_ms"], result["fault_every_s"], result["grace_s"]) == (4, 5, [2, 3], 10)
+    faulty = result["faulty"]
+    assert faulty.keys() >= CHAOS_KEYS, f"missing keys: {sorted(CHAOS_KEYS - faulty.keys())}"
+    assert "clean" not in result
+    assert faulty["freezes"] + faulty["resets"] > 0, "the proxy injected faults"
+    assert faulty["network_forfeits"] == 0, faulty
+    assert faulty["away_at_end"] <= faulty["away"]
