@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from polignac_arena.protofiles import copy_proto
 from polignac_arena.seats import SeatLimits, launcher_for
 from polignac_arena.submission import Submission, load_submission
 from tests.aio import run_sync
@@ -23,7 +24,8 @@ def built(name: str, tmp_path_factory: pytest.TempPathFactory, tools: tuple[str,
         pytest.skip(f"{' and '.join(missing)} not installed: the {name} sample bot cannot be built here")
     folder = tmp_path_factory.mktemp(name) / name
     shutil.copytree(SAMPLES / name, folder, ignore=shutil.ignore_patterns("node_modules", "bot"))
-    if (folder / "package-lock.json").is_file():  # the author's step before submitting: builds run offline
+    if (folder / "package-lock.json").is_file():  # the author's steps before submitting: builds run offline
+        copy_proto(folder)  # polignac bot proto .: the protocol is never committed beside the sample
         env = {**os.environ, "npm_config_prefer_offline": "true", "npm_config_update_notifier": "false"}
         npm = ["npm", "ci", "--omit=dev", "--no-audit", "--no-fund"]
         done = subprocess.run(npm, cwd=folder, capture_output=True, text=True, timeout=300, env=env, check=False)

@@ -6,6 +6,7 @@ About 8 s (spawned processes, real sockets); not marked slow, as it stays well u
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -163,6 +164,24 @@ def test_league_benchmark_smoke_run() -> None:
     assert result["void_total"] == 0
     assert result["exit_code"] == 0 and result["drain_s"] > 0
     assert result["cpus_busy"] is not None and result["cpus_busy"] >= 0
+
+
+KITS_SCRIPT = ROOT / "benchmarks" / "kits.py"
+
+
+def test_kits_benchmark_quick_run(tmp_path: Path) -> None:
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed: the C kit cannot be built")
+    command = [sys.executable, str(KITS_SCRIPT), "--json", "--langs", "c,python", "--matches", "1", "--out", str(tmp_path)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert [kit["lang"] for kit in result["kits"]] == ["c", "python"] and result["unavailable"] == {}
+    for kit in result["kits"]:
+        assert 0 < kit["code_lines"] < kit["lines"] < 250
+        assert kit["start_ms"] > 0 and kit["decision_ms"] > 0 and kit["decisions"] > 10 and kit["prepare_s"] is None
+    assert result["kits"][0]["build_s"] > 0 and result["kits"][1]["build_s"] == 0  # the Python kit has nothing to build
+    assert (tmp_path / "c-kit" / "bot").is_file()
 
 
 CHAOS_SCRIPT = ROOT / "benchmarks" / "league_chaos.py"

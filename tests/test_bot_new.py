@@ -1,76 +1,28 @@
-"""``polignac bot new``: a starter bot in each language that validates, builds and plays a match."""
+"""``polignac bot new`` and ``polignac bot proto``: the kits written, the protocol copied (tests/test_kits.py builds and plays them)."""
 
 from __future__ import annotations
 
-import asyncio
 import fnmatch
-import os
-import shutil
-import subprocess
 import tomllib
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from polignac import preset
+from polignac_arena import protofiles
 from polignac_arena.cli import app
-from polignac_arena.referee import MatchResult, TimeControl
-from polignac_arena.replay import replay_lines
-from polignac_arena.runner import resolve_bot, run_local_match
-from polignac_arena.submission import Submission, load_submission
-from polignac_arena.templates import TEMPLATE_LANGUAGES, ScaffoldError, scaffold
-from tests.aio import run_sync
+from polignac_arena.seats.dockerfile import DockerfileError, LocalImage, vet_dockerfile
+from polignac_arena.submission import load_submission
+from polignac_arena.templates import PREPARE, TEMPLATE_LANGUAGES, WITH_PROTO, ScaffoldError, scaffold
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "server" / "polignac_arena" / "templates"
-TOOLS = {"python": (), "javascript": ("node", "npm"), "c": ("gcc",)}
+PROTO = ROOT / "proto" / "polignac" / "v1" / "referee.proto"
 runner = CliRunner()
 
 
 def polignac(*args: str):
     return runner.invoke(app, list(args), catch_exceptions=False)
-
-
-def play(submission: Submission) -> MatchResult:
-    bots = [submission, resolve_bot("heuristic"), resolve_bot("cautious"), resolve_bot("random")]
-
-    async def capped() -> MatchResult:
-        async with asyncio.timeout(60):
-            clock = TimeControl(move_ms=2000, bank_ms=5000, startup_ms=10_000)
-            result, _ = await run_local_match(bots, preset("classic"), 2, clock, seat_kind="process", trusted=True)
-            return result
-
-    return run_sync(capped())
-
-
-@pytest.mark.parametrize("lang", TEMPLATE_LANGUAGES)
-def test_new_bot_validates_builds_and_plays_a_match(lang: str, tmp_path: Path) -> None:
-    missing = [t for t in TOOLS[lang] if shutil.which(t) is None]
-    if missing:
-        pytest.skip(f"{' and '.join(missing)} not installed: a {lang} starter bot cannot be built here")
-    folder = tmp_path / f"my-{lang}-bot"
-    result = polignac("bot", "new", f"my-{lang}-bot", "--lang", lang, "--dir", str(folder))
-    assert result.exit_code == 0, result.output
-    assert f"Made {lang} bot 'my-{lang}-bot'" in result.output and "polignac match --bot" in result.output
-    submission = load_submission(folder)
-    assert submission.name == f"my-{lang}-bot" and submission.language == lang
-    assert (folder / "README.md").is_file() and (folder / ".gitignore").is_file()
-    assert not list(folder.rglob("*{{name}}*")) and "{{name}}" not in "".join(p.read_text() for p in folder.rglob("*") if p.is_file())
-    if submission.build:
-        assert "Build it:" in result.output
-        env = {**os.environ, "npm_config_prefer_offline": "true", "npm_config_update_notifier": "false"}
-        if lang == "javascript":  # the README's first step: builds run offline, node_modules/ is part of the submission
-            npm = ["npm", "ci", "--omit=dev", "--no-audit", "--no-fund"]
-            done = subprocess.run(npm, cwd=folder, capture_output=True, text=True, timeout=300, env=env, check=False)
-            assert done.returncode == 0, f"npm ci failed:\n{done.stdout}\n{done.stderr}"
-        done = subprocess.run(submission.build, cwd=folder, capture_output=True, text=True, timeout=300, env=env, check=False)
-        assert done.returncode == 0, f"{' '.join(submission.build)} failed:\n{done.stdout}\n{done.stderr}"
-    match = play(submission)
-    assert match.status == "finished" and match.places is not None
-    assert match.faults[0] == {}, match.faults
-    assert match.names[0] == f"my-{lang}-bot"  # the bot says its own name
-    assert replay_lines(match.record).divergence is None
 
 
 def test_new_defaults_to_python_in_a_folder_named_after_the_bot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,3 +78,79 @@ def test_templates_follow_their_samples() -> None:
     lock_sample = (samples / "javascript" / "package-lock.json").read_text()
     lock_template = (TEMPLATES / "javascript" / "package-lock.json").read_text()
     assert lock_sample.split('"node_modules/')[1:] == lock_template.split('"node_modules/')[1:]
+
+
+@pytest.mark.parametrize("lang", TEMPLATE_LANGUAGES)
+def test_every_language_makes_a_valid_submission_with_its_readme(lang: str, tmp_path: Path) -> None:
+    folder = tmp_path / lang
+    result = polignac("bot", "new", f"my.{lang}_bot", "--lang", lang, "--dir", str(folder))
+    assert result.exit_code == 0, result.output
+    submission = load_submission(folder)  # a name with '.' and '_' fits every kit: no kit puts it in a package name
+    assert submission.name == f"my.{lang}_bot" and submission.language == lang
+    assert (folder / "README.md").read_text().startswith(f"# my.{lang}_bot\n")
+    assert ("Install its packages:" in result.output) == (lang in PREPARE)
+    assert (folder / "proto" / "polignac" / "v1" / "referee.proto").read_bytes() == PROTO.read_bytes() if lang in WITH_PROTO else True
+    assert not (folder / "proto").exists() or lang in WITH_PROTO
+
+
+def test_new_lists_every_language_in_its_help() -> None:
+    result = polignac("bot", "new", "--help")
+    assert result.exit_code == 0
+    assert all(lang in result.output for lang in TEMPLATE_LANGUAGES), result.output
+
+
+def test_proto_copies_the_protocol_and_checks_a_copy(tmp_path: Path) -> None:
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    assert polignac("bot", "proto", str(folder), "--check").exit_code == 1  # none yet
+    result = polignac("bot", "proto", str(folder))
+    assert result.exit_code == 0 and "Wrote" in result.output
+    copy = folder / "proto" / "polignac" / "v1" / "referee.proto"
+    assert copy.read_bytes() == PROTO.read_bytes()
+    checked = polignac("bot", "proto", str(folder), "--check")
+    assert checked.exit_code == 0 and "holds this arena's protocol" in checked.output
+    copy.write_text(copy.read_text() + "\n// an old copy\n")
+    stale = polignac("bot", "proto", str(folder), "--check")
+    assert stale.exit_code == 1 and "missing or not this arena's" in stale.output and "polignac bot proto" in stale.output
+    assert polignac("bot", "proto", str(folder)).exit_code == 0 and copy.read_bytes() == PROTO.read_bytes()  # copied again
+    missing = polignac("bot", "proto", str(tmp_path / "nowhere"))
+    assert missing.exit_code == 2 and "not a folder" in missing.output
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "proto").symlink_to(elsewhere)  # a link out of the bot's folder is not written through
+    refused = polignac("bot", "proto", str(linked))
+    assert refused.exit_code == 2 and "is a symbolic link" in refused.output and not any(elsewhere.iterdir())
+
+
+def test_the_arena_finds_its_protocol_files_when_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wheel carries proto/ as data files (pyproject.toml); without a checkout the arena reads them from there."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    data = config["tool"]["setuptools"]["data-files"]
+    assert data == {"share/polignac-arena/proto/polignac/v1": ["proto/polignac/v1/referee.proto"]}
+    installed = tmp_path / "share" / "polignac-arena" / "proto"
+    monkeypatch.setattr(protofiles, "_CHECKOUT", tmp_path / "no-checkout")
+    monkeypatch.setattr(protofiles, "_INSTALLED", installed)
+    with pytest.raises(protofiles.ProtoFilesMissing, match="reinstall polignac-arena"):
+        protofiles.proto_root()
+    (installed / "polignac" / "v1").mkdir(parents=True)
+    (installed / "polignac" / "v1" / "referee.proto").write_bytes(PROTO.read_bytes())
+    assert protofiles.proto_root() == installed
+
+
+@pytest.mark.parametrize("lang", TEMPLATE_LANGUAGES)
+def test_every_kit_dockerfile_passes_the_arenas_vetting_once_its_base_image_is_here(lang: str, tmp_path: Path) -> None:
+    """The static kits' FROM scratch builds as it is; the others' builds once its author's base image is on the machine."""
+    folder = tmp_path / lang
+    assert polignac("bot", "new", "kit", "--lang", lang, "--dir", str(folder)).exit_code == 0
+    text = (folder / "Dockerfile").read_text()
+    local = LocalImage(id="sha256:" + "ab" * 32, platform="linux/amd64")
+    vetted = vet_dockerfile(text, lambda reference: local)
+    assert "USER 65534:65534" in vetted.text
+    if "FROM scratch" in text:
+        assert vetted.images == {} and load_submission(folder).dockerfile == "Dockerfile"
+    else:  # an image of the author's: the arena never pulls it, and bot.toml does not name the Dockerfile until it is here
+        assert len(vetted.images) == 1 and load_submission(folder).dockerfile is None
+        with pytest.raises(DockerfileError, match="is not on this machine, and the arena never pulls images"):
+            vet_dockerfile(text, lambda reference: None)

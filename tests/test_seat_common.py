@@ -105,3 +105,20 @@ def test_the_trampoline_is_a_real_file_run_as_a_script() -> None:
     command = plan.trampoline(99)
     assert command[1:4] == ["-I", "-S", str(SEATS / "trampoline.py")]
     assert "-c" not in command
+
+
+def test_the_runtime_holds_the_jdk_configuration_a_jvm_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Debian's JDK links jvm.cfg and java.security into /etc/java-*-openjdk: without that folder a JVM cannot start."""
+    etc = tmp_path / "etc"
+    (etc / "java-17-openjdk" / "security").mkdir(parents=True)
+    (etc / "java-21-openjdk").mkdir()
+    (etc / "java-home").mkdir()  # no match: only the JDKs' configuration folders
+    (etc / "java-8-openjdk").symlink_to(etc / "java-17-openjdk")  # a link is not followed out of /etc
+    monkeypatch.setattr(common, "ETC_PATTERNS", (f"{etc}/java-*-openjdk",))
+    common.host_runtime.cache_clear()
+    try:
+        runtime = common.host_runtime()
+        assert [path for path in runtime.etc if path.startswith(str(etc))] == [f"{etc}/java-17-openjdk", f"{etc}/java-21-openjdk"]
+        assert "/etc/passwd" not in runtime.etc and "/etc/shadow" not in runtime.etc
+    finally:
+        common.host_runtime.cache_clear()

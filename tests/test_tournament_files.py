@@ -13,6 +13,7 @@ import pytest
 from polignac import preset
 from polignac_arena.games import Game, check_seating
 from polignac_arena.store import Store
+from polignac_arena.templates import TEMPLATE_LANGUAGES
 from polignac_arena.tournament.config import load_config
 from polignac_arena.tournament.runner import resolve_entrants
 
@@ -51,3 +52,9 @@ def test_each_game_of_the_family_has_a_file_whose_rules_are_its_preset(name: str
 def test_knaves_is_played_by_exactly_three() -> None:
     config = load_config(ROOT / "tournaments" / "knaves.toml")
     assert config.table_size == config.rules.players == 3 == len(config.entrants)
+
+
+def test_the_languages_tournament_seats_every_starter_kit_from_build_kits() -> None:
+    config = load_config(ROOT / "tournaments" / "languages.toml")
+    assert sorted(config.entrants) == sorted(f"../build/kits/{lang}-kit" for lang in TEMPLATE_LANGUAGES)
+    assert len(TEMPLATE_LANGUAGES) == 8 and config.table_size == 4 and config.format == "round-robin"

@@ -6,10 +6,11 @@
  * hand (the arena writes compact JSON, keys in a fixed order): enough for this bot,
  * not a general parser.
  *
- * Strategy, read from the ruleset and the view alone (no game is known by its name):
- * pass in the auction; take a trick when it is worth taking (Knaves: a trick is worth a
- * point, a Jack costs some), with the weakest card that takes it; otherwise play the
- * strongest card that does not take it, or the weakest card when every card would.
+ * The strategy, the same in every starter kit, reads the game from the ruleset alone:
+ * pass in the auction; lead the weakest card; take a trick only when it is worth taking
+ * (where tricks score for their taker, as in Knaves: then lead the strongest), with the
+ * weakest card that takes it; otherwise duck under the winning card, shedding the most
+ * dangerous card that does not take the trick (the most points, then the highest).
  * Trumps (the suit of the view's turned card) beat every other suit.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -93,6 +94,9 @@ static int points_of(const char *card) {
     return 0;
 }
 
+/* The cards to shed first when ducking: the most points, then the highest. */
+static int danger(const char *card) { return 100 * points_of(card) + strength(card); }
+
 /* The welcome line: trick order, the cards with points, and what a trick is worth. */
 static void read_ruleset(const char *line) {
     const char *p = value_of(line, "trick_order");
@@ -160,7 +164,7 @@ static const char *choose_card(const char *line) {
         if (trick_gain - taken > 0) { /* worth taking: the weakest card that takes it and keeps it worth it */
             if (takes && trick_gain - taken - points_of(legal[i]) > 0 && (pick < 0 || power(legal[i], trump) < power(legal[pick], trump)))
                 pick = i;
-        } else if (!takes && (pick < 0 || power(legal[i], trump) > power(legal[pick], trump))) { /* the strongest duck */
+        } else if (!takes && (pick < 0 || danger(legal[i]) > danger(legal[pick]))) { /* duck, shedding the worst card */
             pick = i;
         }
     }

@@ -1,13 +1,12 @@
 'use strict';
 // A Polignac bot in JavaScript (Node): speaks gRPC to the referee directly, loading the
-// protocol from the .proto at run time (a copy of proto/polignac/v1/referee.proto, so
-// this folder is self-contained).  See docs/protocol.md.
+// protocol at run time from proto/polignac/v1/referee.proto, which `polignac bot proto .`
+// copies from the arena's proto/ (it is not committed here).  See docs/protocol.md.
 //
-// Strategy, read from the ruleset and the view alone (no game is known by its name): pass
-// in the auction; take a trick when it is worth taking (Knaves: a trick is worth a point,
-// a Jack costs some), with the weakest card that takes it; otherwise play the strongest
-// card that does not take it, or the weakest card when every card would.  Trumps (the
-// suit of the view's turned card) beat every other suit.
+// The strategy, the same in every starter kit (docs/languages.md), reads the game from the
+// ruleset alone: pass in the auction; lead the weakest card (the strongest where tricks score
+// for their taker); take a trick only when it is worth taking, with the weakest card that
+// takes it; otherwise duck, shedding the most dangerous card (most points, then highest).
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -17,7 +16,9 @@ const protoLoader = require('@grpc/proto-loader');
 const NAME = 'javascript';
 const VERSION = '1.1';
 
-const definition = protoLoader.loadSync(path.join(__dirname, 'proto', 'polignac', 'v1', 'referee.proto'), {
+const PROTO = path.join(__dirname, 'proto', 'polignac', 'v1', 'referee.proto');
+if (!fs.existsSync(PROTO)) throw new Error(`${PROTO} is missing: run \`polignac bot proto .\` in this folder`);
+const definition = protoLoader.loadSync(PROTO, {
   keepCase: true, // field names as in the .proto: request_id, legal_cards
   longs: String, // uint64 request_id as text, echoed back exactly
   enums: String, // 'CONTRACT_PASS'
@@ -27,13 +28,8 @@ const definition = protoLoader.loadSync(path.join(__dirname, 'proto', 'polignac'
 const { RefereeService } = grpc.loadPackageDefinition(definition).polignac.v1;
 
 // How high a card ranks in trick order ("KQJAT987" lists ranks from highest to lowest).
-function strength(card, order) {
-  return order.length - order.indexOf(card[0]);
-}
-
-function suit(card) {
-  return card.slice(-1);
-}
+const strength = (card, order) => order.length - order.indexOf(card[0]);
+const suit = (card) => card.slice(-1);
 
 // What the welcome's ruleset says a trick is worth.
 function gameOf(ruleset) {
@@ -50,9 +46,10 @@ function chooseCard(request, game) {
   const trick = request.view.current_trick.map((p) => p.card);
   const trump = request.view.turned ? suit(request.view.turned) : ''; // empty: no trumps
   const power = (c) => strength(c, game.order) + (suit(c) === trump ? 100 : 0);
-  const weakestFirst = [...request.legal_cards].sort((a, b) => power(a) - power(b));
+  const weakestFirst = [...request.legal_cards].sort((a, b) => power(a) - power(b)); // stable: equals keep their order
   const weakest = weakestFirst[0];
-  if (trick.length === 0) return game.trickGain > 0 ? weakestFirst[weakestFirst.length - 1] : weakest;
+  const strongest = request.legal_cards.reduce((a, c) => (power(c) > power(a) ? c : a)); // the first of equals
+  if (trick.length === 0) return game.trickGain > 0 ? strongest : weakest; // leading
   const led = suit(trick[0]);
   // The card taking the trick is the highest trump, or the highest card of the suit led.
   const standing = (c) => (suit(c) === trump ? 200 : suit(c) === led ? 100 : 0) + strength(c, game.order);
@@ -62,14 +59,14 @@ function chooseCard(request, game) {
     const takers = weakestFirst.filter((c) => standing(c) > best && worth([...trick, c]) > 0);
     return takers.length > 0 ? takers[0] : weakest;
   }
-  const ducks = weakestFirst.filter((c) => standing(c) < best);
-  return ducks.length > 0 ? ducks[ducks.length - 1] : weakest;
+  // Duck under the winning card, shedding the most points, then the highest card.
+  const danger = (c) => 100 * (game.points[c] || 0) + strength(c, game.order);
+  const ducks = request.legal_cards.filter((c) => standing(c) < best).sort((a, b) => danger(b) - danger(a));
+  return ducks[0] ?? weakest;
 }
 
 function decide(request, game) {
-  if (request.kind === 'DECISION_KIND_CONTRACT') {
-    return { request_id: request.request_id, contract: 'CONTRACT_PASS' };
-  }
+  if (request.kind === 'DECISION_KIND_CONTRACT') return { request_id: request.request_id, contract: 'CONTRACT_PASS' };
   return { request_id: request.request_id, card: chooseCard(request, game) };
 }
 
@@ -77,19 +74,13 @@ function decide(request, game) {
 // done with the broken stream (ALREADY_EXISTS).
 const REATTACH = new Set([grpc.status.UNAVAILABLE, grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.status.CANCELLED, grpc.status.ALREADY_EXISTS]);
 // Codes after which the lobby is not joined again: trying again will not change them.
-const FINAL = new Set([
-  grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED, grpc.status.FAILED_PRECONDITION,
-  grpc.status.INVALID_ARGUMENT, grpc.status.ABORTED, grpc.status.UNIMPLEMENTED,
-]);
+const FINAL = new Set([grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED, grpc.status.FAILED_PRECONDITION,
+  grpc.status.INVALID_ARGUMENT, grpc.status.ABORTED, grpc.status.UNIMPLEMENTED]);
 
 // A league's connections ping as docs/protocol.md ("Timings") says, so that a connection
 // that dies without a word is found within seconds; the receive limit is the referee's.
-const LEAGUE_CHANNEL = {
-  'grpc.keepalive_time_ms': 2000,
-  'grpc.keepalive_timeout_ms': 3000,
-  'grpc.keepalive_permit_without_calls': 1,
-  'grpc.max_receive_message_length': 1 << 20,
-};
+const LEAGUE_CHANNEL = { 'grpc.keepalive_time_ms': 2000, 'grpc.keepalive_timeout_ms': 3000,
+  'grpc.keepalive_permit_without_calls': 1, 'grpc.max_receive_message_length': 1 << 20 };
 
 function bearer(token) {
   const metadata = new grpc.Metadata();
@@ -109,10 +100,7 @@ function playSeat(address, token, credentials, graceMs, seat = {}) {
     let delay = 50;
     let withdrawn = false;
     let current = null;
-    seat.cancel = () => {
-      withdrawn = true;
-      if (current !== null) current.cancel();
-    };
+    seat.cancel = () => { withdrawn = true; current?.cancel(); };
     const open = () => {
       const client = new RefereeService(address, credentials, graceMs > 0 ? LEAGUE_CHANNEL : {});
       const call = client.Play(bearer(token));
@@ -134,14 +122,9 @@ function playSeat(address, token, credentials, graceMs, seat = {}) {
             ended = true;
             console.error(`${NAME}: match ${response.match_ended.status}, places ${response.match_ended.places.join(' ')}`);
             break;
-          default:
-            break;
         }
       });
-      call.on('end', () => {
-        call.end();
-        client.close();
-      });
+      call.on('end', () => { call.end(); client.close(); });
       call.on('status', (status) => {
         if (status.code === grpc.status.OK) resolve(true);
       });
@@ -158,8 +141,8 @@ function playSeat(address, token, credentials, graceMs, seat = {}) {
         console.error(`${NAME}: the referee ended the stream: ${err.code} ${err.details}`);
         resolve(false);
       });
-      // Protocol 1.1: the ruleset's pack, trumps, trick points and direction, the turned card.
-      call.write({ hello: { protocol_version: '1.1', bot_name: NAME, bot_version: VERSION } });
+      // Protocol 1.2: the ruleset's pack, trumps, trick points, direction and general points, the turned card.
+      call.write({ hello: { protocol_version: '1.2', bot_name: NAME, bot_version: VERSION } });
     };
     open();
   });
@@ -216,8 +199,7 @@ function joinLeague(server, apiToken) {
         playSeat(address, a.seat_token, credentialsFor(address), graceMs, seat).then(() => seats.delete(a.match_id));
       } else if (event.event === 'withdrawn') {
         console.error(`${NAME}: match ${event.withdrawn.match_id} withdrawn before it began: ${event.withdrawn.reason}`);
-        const seat = seats.get(event.withdrawn.match_id);
-        if (seat !== undefined && seat.cancel) seat.cancel();
+        seats.get(event.withdrawn.match_id)?.cancel?.();
       } else if (event.event === 'paused') {
         console.error(`${NAME}: paused for ${event.paused.pause_ms / 1000} s: ${event.paused.reason}`);
       }
@@ -231,7 +213,7 @@ function joinLeague(server, apiToken) {
       again(`${err.code} ${err.details}`);
     });
     call.on('end', () => again('the league closed the lobby stream'));
-    call.write({ join: { protocol_version: '1.1', bot_name: NAME, bot_version: VERSION } });
+    call.write({ join: { protocol_version: '1.2', bot_name: NAME, bot_version: VERSION } });
   };
   join();
 }
@@ -261,8 +243,5 @@ function main() {
   });
 }
 
-if (require.main === module) {
-  main();
-} else {
-  module.exports = { chooseCard, gameOf }; // for trying the strategy without a referee
-}
+if (require.main === module) main();
+else module.exports = { chooseCard, gameOf }; // for trying the strategy without a referee

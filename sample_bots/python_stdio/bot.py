@@ -1,12 +1,14 @@
 """A Polignac bot speaking the stdio JSON-lines protocol (docs/stdio-protocol.md): no SDK, no gRPC.
 
 The arena writes one JSON object per line on stdin; this bot answers each
-``decision_request`` with one line on stdout and flushes it.  Strategy, read from the
-ruleset and the view alone (no game is known by its name): pass in the auction; take a
-trick when it is worth taking (Knaves: a trick is worth a point, a Jack costs some), with
-the weakest card that takes it; otherwise play the strongest card that does not take it,
-or the weakest card when every card would.  Trumps (the suit of the view's turned card)
-beat every other suit.
+``decision_request`` with one line on stdout and flushes it.
+
+The strategy, the same as the starter kits' (docs/languages.md), reads the game from the
+ruleset alone: pass in the auction; lead the weakest card; take a trick only when it is
+worth taking (where tricks score for their taker, as in Knaves: then lead the strongest),
+with the weakest card that takes it; otherwise duck under the winning card, shedding the
+most dangerous card that does not take the trick (the most points, then the highest).
+Trumps (the suit of the view's turned card) beat every other suit.
 """
 
 import json
@@ -32,10 +34,15 @@ def choose_card(request: dict, game: dict) -> str:
     order, points, gain = game["order"], game["points"], game["gain"]
     turned = request["view"].get("turned") or ""
     trump = turned[-1:]  # the trump suit's letter, empty when the game has no trumps
-    weakest_first = sorted(request["legal_cards"], key=lambda c: strength(c, order) + (100 if c[-1] == trump else 0))
+    legal = request["legal_cards"]
+
+    def power(card: str) -> int:  # trumps above the plain suits, then trick order
+        return strength(card, order) + (100 if card[-1] == trump else 0)
+
+    weakest_first = sorted(legal, key=power)  # stable: of equal cards, the first in legal order
     trick = [p["card"] for p in request["view"]["current_trick"]]
     if not trick:
-        return weakest_first[-1] if gain > 0 else weakest_first[0]
+        return max(legal, key=power) if gain > 0 else weakest_first[0]
     led = trick[0][-1]
 
     def standing(card: str) -> int:  # the highest trump takes the trick, else the highest of the suit led
@@ -46,8 +53,8 @@ def choose_card(request: dict, game: dict) -> str:
     if worth > 0:
         takers = [c for c in weakest_first if standing(c) > best and worth - points.get(c, 0) > 0]
         return takers[0] if takers else weakest_first[0]
-    ducks = [c for c in weakest_first if standing(c) < best]
-    return ducks[-1] if ducks else weakest_first[0]
+    ducks = [c for c in legal if standing(c) < best]  # shed the most points, then the highest card
+    return max(ducks, key=lambda c: (points.get(c, 0), strength(c, order))) if ducks else weakest_first[0]
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""``polignac bot check``: is a submission valid, does it build, does it play a legal match?"""
+"""``polignac bot check``: is a submission valid, does it build, does it play a legal match (and, asked, every situation)?"""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from polignac import Ruleset, preset
+from polignac_arena.conformance import ConformanceReport, run_conformance
 from polignac_arena.games import GameRefused, check_seating, game_of
 from polignac_arena.record_lines import ActionLine, AwayLine, FaultLine
 from polignac_arena.referee import TimeControl
@@ -45,12 +46,24 @@ class CheckReport:
 
     submission: Submission | None = None
     steps: list[tuple[str, bool, str]] = field(default_factory=list)
+    conformance: ConformanceReport | None = None
+    """The conformance report, when it was asked for and the steps before it passed."""
     progress: Progress | None = field(default=None, repr=False, compare=False)
     """Told of each step as it starts (:meth:`note`) and ends (:meth:`add`)."""
 
     @property
     def ok(self) -> bool:
-        return bool(self.steps) and all(passed for _, passed, _ in self.steps)
+        steps = bool(self.steps) and all(passed for _, passed, _ in self.steps)
+        return steps and (self.conformance is None or self.conformance.ok)
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as ``polignac bot check --json`` prints it (docs/languages.md)."""
+        return {
+            "bot": self.submission.label if self.submission is not None else None,
+            "ok": self.ok,
+            "steps": [{"step": step, "ok": passed, "detail": detail} for step, passed, detail in self.steps],
+            "conformance": self.conformance.to_json() if self.conformance is not None else None,
+        }
 
     def add(self, step: str, passed: bool, detail: str) -> bool:
         self.steps.append((step, passed, detail))
@@ -72,13 +85,20 @@ def check_submission(
     build: bool = True,
     seed: int = 1,
     time_control: TimeControl | None = None,
+    conformance: bool = False,
+    progress: Progress | None = None,
 ) -> CheckReport:
-    """Validate ``path``/bot.toml, run its build step, then play a short match against random bots.
+    """Validate ``path``/bot.toml, run its build step, then play a short match against random bots (and, with
+    ``conformance``, every scripted situation of the conformance report).
 
     SIGTERM stops it (:class:`~polignac_arena.signals.Stopped`) once what it started is stopped and removed.
     See :func:`check_submission_async`.
     """
-    return _run(check_submission_async(path, seat_kind=seat_kind, trusted=trusted, build=build, seed=seed, time_control=time_control))
+    check = check_submission_async(
+        path, seat_kind=seat_kind, trusted=trusted, build=build, seed=seed, time_control=time_control, conformance=conformance,
+        progress=progress,
+    )  # fmt: skip
+    return _run(check)
 
 
 async def check_submission_async(
@@ -92,14 +112,16 @@ async def check_submission_async(
     rules: Ruleset | None = None,
     limits: SeatLimits | None = None,
     progress: Progress | None = None,
+    conformance: bool = False,
 ) -> CheckReport:
     """:func:`check_submission` in a running event loop, told step by step to ``progress``.
 
     The build step runs in the sandbox of ``seat_kind`` (:meth:`SeatLauncher.build`); what it makes is
     installed in the submission folder (docs/builds.md).  The smoke match is in ``rules`` when given
     (a bot that does not declare its game fails, before its build), else in a game the bot declares.
-    Seats and builds get ``limits`` (default :class:`SeatLimits`).  Cancelled, it stops and removes
-    what it started.
+    Seats and builds get ``limits`` (default :class:`SeatLimits`).  With ``conformance``, once every
+    step passed, the bot plays the scripted situations of :func:`~polignac_arena.conformance.run_conformance`
+    in seats of ``seat_kind`` (``report.conformance``).  Cancelled, it stops and removes what it started.
     """
     report = CheckReport(progress=progress)
     limits = limits or SeatLimits()
@@ -159,4 +181,8 @@ async def check_submission_async(
     report.add("smoke match", passed, detail)
     replay = replay_lines(result.lines)
     report.add("replay", replay.divergence is None, replay.divergence or "the record replays exactly")
+    if conformance and report.ok:
+        launcher = launcher_for(seat_kind)
+        say = (lambda text: progress(f"conformance: {text}")) if progress is not None else None
+        report.conformance = await run_conformance(submission, launcher, limits=limits, trusted=trusted, progress=say)
     return report

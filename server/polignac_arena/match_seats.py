@@ -20,6 +20,7 @@ from typing import Any
 from polignac_arena.plaintext import plain
 from polignac_arena.referee import MatchHost, RefereeServer
 from polignac_arena.seats import SeatContext, SeatError, SeatLauncher, SeatLimits, SeatProcess
+from polignac_arena.seats.stdio_bridge import LinesHook, run_bridge
 from polignac_arena.settings import Transport
 from polignac_arena.submission import Submission
 
@@ -61,14 +62,21 @@ class MatchSeats:
         limits: SeatLimits,
         trusted: bool,
         bot_seed: int,
+        token: str | None = None,
+        lines_hook: LinesHook | None = None,
     ) -> None:
-        """Start ``submission`` in ``seat`` on its socket (:meth:`socket`); a seat that cannot start forfeits as crashed."""
+        """Start ``submission`` in ``seat`` on its socket (:meth:`socket`); a seat that cannot start forfeits as crashed.
+
+        ``token`` is the one the bot presents (default: the seat's, ``host.tokens[seat]``); a stdio bot's bridge
+        passes its lines through ``lines_hook``, when given.
+        """
+        token = token if token is not None else host.tokens[seat]
         workdir = self.root / f"seat{seat}"
         workdir.mkdir(mode=0o777)
         os.chmod(workdir, 0o777)  # the sandbox user writes here
         context = SeatContext(
             seat=seat,
-            token=host.tokens[seat],
+            token=token,
             submission=submission,
             limits=limits.granted(submission.resources),
             referee_socket=self._sockets[seat],
@@ -86,10 +94,8 @@ class MatchSeats:
         self.processes[seat] = process
         self._helpers.append(asyncio.ensure_future(_report_exit(host, seat, process)))
         if submission.transport is Transport.STDIO:
-            from polignac_arena.seats.stdio_bridge import run_bridge
-
-            address, token = f"unix:{self._sockets[seat]}", host.tokens[seat]
-            bridge = run_bridge(process, address, token, bot_name=submission.name, bot_version=submission.version)
+            address = f"unix:{self._sockets[seat]}"
+            bridge = run_bridge(process, address, token, bot_name=submission.name, bot_version=submission.version, lines_hook=lines_hook)
             self._helpers.append(asyncio.ensure_future(bridge))
 
     def stderr(self) -> list[str]:

@@ -5,7 +5,7 @@
     name = "heuristic"              # required: 1-64 of A-Z a-z 0-9 . _ -, a letter or digit first
     version = "1.0"                 # required: 1-64 printable characters
     author = "Ada"                  # optional, up to 100 characters
-    language = "python"             # required: python, javascript, c, cpp, rust, go, java, other
+    language = "python"             # required: python, javascript, typescript, c, cpp, rust, go, java, other
     command = ["python", "bot.py"]  # required: a list of strings, or one command line
     transport = "grpc"              # optional: grpc (default) or stdio
     dockerfile = "Dockerfile"       # optional: build the docker image from this file in the folder
@@ -38,7 +38,7 @@ from polignac_arena.settings import NAME_RULE, VERSION_MAX, Transport, is_name, 
 
 __all__ = ["LANGUAGES", "ResourceRequest", "Submission", "SubmissionError", "builtin_submission", "content_digest", "load_submission"]
 
-LANGUAGES: Final = ("python", "javascript", "c", "cpp", "rust", "go", "java", "other")
+LANGUAGES: Final = ("python", "javascript", "typescript", "c", "cpp", "rust", "go", "java", "other")
 _KEYS: Final = ("name", "version", "author", "language", "command", "transport", "dockerfile", "image", "build", "games", "resources")
 MAX_MANIFEST_BYTES: Final = 64 << 10
 MAX_DOCKERFILE_BYTES: Final = 1 << 20

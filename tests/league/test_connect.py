@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot.league import ChannelSecurity
 from polignac_arena.cli import app
+from polignac_arena.conformance.proxy import cuttable_proxy
 from polignac_arena.league.relay import connect_folder
 from tests.league.lobby_helpers import referee_with_lobby
-from tests.league.tcp_proxy import cuttable_proxy
 from tests.league.test_remote_sdk import assigned_match, first_online
 from tests.referee.helpers import run
 

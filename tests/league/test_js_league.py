@@ -6,9 +6,9 @@ import asyncio
 import os
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
+from polignac_arena.conformance.proxy import cuttable_proxy
 from polignac_arena.submission import Submission
 from tests.league.lobby_helpers import referee_with_lobby
-from tests.league.tcp_proxy import cuttable_proxy
 from tests.league.test_remote_sdk import assigned_match, first_online
 from tests.referee.helpers import run
 

@@ -28,8 +28,8 @@ import pytest
 from typer.testing import CliRunner
 
 from polignac_arena.cli import app
+from polignac_arena.conformance.proxy import CuttableProxy
 from polignac_arena.submission import Submission
-from tests.league.tcp_proxy import CuttableProxy
 
 trustme = pytest.importorskip("trustme")
 

@@ -16,11 +16,11 @@ from polignac.bot import BotConnectionError, run_async
 from polignac.bot.league import ChannelSecurity, is_loopback, stay_online
 from polignac.bot.probe import speaks_tls, tls_mismatch
 from polignac.bots import builtin_bot
+from polignac_arena.conformance.proxy import cuttable_proxy
 from polignac_arena.league.lobby import AssignmentSpec, LobbyService, OnlineBots
 from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
 from polignac_arena.referee.options import server_options
 from tests.league.lobby_helpers import FakeDirectory, lobby_server, referee_with_lobby, spec
-from tests.league.tcp_proxy import cuttable_proxy
 from tests.referee.helpers import referee, run
 
 CLOCK = TimeControl(move_ms=2000, bank_ms=5000, startup_ms=5000)

@@ -650,6 +650,8 @@ class MatchHost:
                     code = None
             if code is not None:
                 await self._fault(seat, *_exit_fault(code), 0)
+            elif conn is not self.conns[seat]:
+                return  # while the exit status was awaited, a new stream took the seat (attach ended this one)
             elif conn is not None and seat in self._grace:
                 self._go_away(seat, conn, "closed its side of the stream (a half-close)" if kind == "closed" else "lost its stream")
             elif kind == "closed":

@@ -10,6 +10,7 @@ that out here, once, so the two cannot drift apart.
 from __future__ import annotations
 
 import functools
+import glob
 import importlib.util
 import os
 import sys
@@ -22,7 +23,17 @@ from polignac_arena.folders import FolderError, check_same_folder
 from polignac_arena.seats.base import SeatError
 from polignac_arena.submission import Submission
 
-__all__ = ["ETC_FILES", "SYSTEM_DIRS", "HostRuntime", "checked_folder", "exit_status", "host_runtime", "module_root", "within"]
+__all__ = [
+    "ETC_FILES",
+    "ETC_PATTERNS",
+    "SYSTEM_DIRS",
+    "HostRuntime",
+    "checked_folder",
+    "exit_status",
+    "host_runtime",
+    "module_root",
+    "within",
+]
 
 SYSTEM_DIRS: Final = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 """Top folders of the host's system: a launcher binds each that exists (or recreates it as the link it is)."""
@@ -35,6 +46,9 @@ ETC_FILES: Final = (
     "/etc/nsswitch.conf",
 )
 """Host files of /etc that programs need; nothing secret (no passwd, shadow, ssh or TLS keys)."""
+ETC_PATTERNS: Final = ("/etc/java-*-openjdk",)
+"""Folders of /etc a runtime cannot start without, by pattern: Debian's JDKs keep ``jvm.cfg`` and ``java.security``
+there (links from ``/usr/lib/jvm``), so a Java bot or build needs them; their configuration holds nothing secret."""
 SDK_DEPENDENCIES: Final = ("grpc", "google.protobuf")
 """Modules the SDK imports: the folders holding them are mounted and put on PYTHONPATH."""
 
@@ -112,7 +126,7 @@ class HostRuntime:
     python_path: tuple[str, ...]
     """The entries of ``python`` to put on ``PYTHONPATH`` (after the SDK's folder)."""
     etc: tuple[str, ...]
-    """Those of :data:`ETC_FILES` that exist here."""
+    """Those of :data:`ETC_FILES` that exist here, and the folders matching :data:`ETC_PATTERNS`."""
     sdk: str
     """The SDK's ``polignac`` package folder: a launcher mounts it as ``polignac`` in a folder on ``PYTHONPATH``."""
 
@@ -136,6 +150,7 @@ def host_runtime() -> HostRuntime:
     for folder in (sys.base_prefix, sys.prefix, os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), installation):
         add(folder)
     python_path = [root for module in SDK_DEPENDENCIES if (root := module_root(module)) is not None and add(root)]
-    etc = tuple(path for path in ETC_FILES if os.path.exists(path))
+    matched = sorted(path for pattern in ETC_PATTERNS for path in glob.glob(pattern) if os.path.isdir(path) and not os.path.islink(path))
+    etc = tuple(path for path in ETC_FILES if os.path.exists(path)) + tuple(matched)
     sdk = str(Path(polignac.__file__).resolve().parent)
     return HostRuntime(system=system, python=tuple(python), python_path=tuple(python_path), etc=etc, sdk=sdk)

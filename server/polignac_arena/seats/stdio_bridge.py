@@ -34,6 +34,7 @@ import collections
 import contextlib
 import json
 import logging
+from collections.abc import Callable
 from functools import cache
 from typing import Any, Final
 
@@ -46,7 +47,7 @@ from polignac.wire import PROTOCOL_VERSION
 from polignac_arena.seats.base import SeatProcess
 from polignac_arena.settings import NAME_MAX, VERSION_MAX
 
-__all__ = ["MAX_LINE_BYTES", "TOO_LONG", "LineReader", "message_json", "parse_answer", "response_lines", "run_bridge"]
+__all__ = ["MAX_LINE_BYTES", "TOO_LONG", "LineReader", "LinesHook", "message_json", "parse_answer", "response_lines", "run_bridge"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +57,8 @@ _CHANNEL_OPTIONS: Final = [("grpc.max_receive_message_length", 1 << 20), ("grpc.
 _CONTRACTS: Final = {"pass": pb.CONTRACT_PASS, "capot": pb.CONTRACT_CAPOT, "general": pb.CONTRACT_GENERAL}
 _MAX_ID: Final = (1 << 64) - 1
 _READ_CHUNK: Final = 64 * 1024
+LinesHook = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+"""Changes the lines of one message before the bot reads them (the conformance report adds a later version's keys)."""
 TOO_LONG: Final = b"\n"
 """What :meth:`LineReader.next_line` returns for an over-long line (a newline: no real line holds one)."""
 
@@ -250,9 +253,10 @@ class LineReader:
 class _Bridge:
     """The state one bridge shares between its two directions (both run on one event loop)."""
 
-    def __init__(self, stdin: asyncio.StreamWriter, call: grpc.aio.StreamStreamCall) -> None:
+    def __init__(self, stdin: asyncio.StreamWriter, call: grpc.aio.StreamStreamCall, lines_hook: LinesHook | None = None) -> None:
         self.stdin = stdin
         self.call = call
+        self.lines_hook = lines_hook
         self.pending: int | None = None  # the request the bot has been asked and not answered
         self.timed_out: int | None = None  # the request that timed out last: its late answer is forwarded, and dropped
         self.unsolicited_in_flight = False  # an unsolicited fault is sent and not yet answered by the referee
@@ -281,7 +285,8 @@ class _Bridge:
                     self.forfeited.set()
             elif payload == "match_ended":
                 self.pending = None
-            await self._to_bot(_encode(response_lines(response)))
+            lines = response_lines(response)
+            await self._to_bot(_encode(lines if self.lines_hook is None else self.lines_hook(lines)))
 
     def _explain(self, notice: pb.FaultNotice) -> None:
         for entry in self.reasons:
@@ -371,10 +376,12 @@ async def run_bridge(
     bot_name: str = "stdio-bot",
     bot_version: str = "0",
     connect_timeout: float = 10.0,
+    lines_hook: LinesHook | None = None,
 ) -> None:
     """Bridge a started stdio bot to the referee at ``address`` for the seat of ``token``, until either side ends.
 
-    ``bot_name`` and ``bot_version`` go in the Hello (the runner passes the submission's).
+    ``bot_name`` and ``bot_version`` go in the Hello (the runner passes the submission's);
+    ``lines_hook`` may change the lines of each message before the bot reads them.
     Never raises for anything the bot or the referee does; cancel it to stop it early.
     """
     stdin, stdout = process.stdin, process.stdout
@@ -390,7 +397,7 @@ async def run_bridge(
             return
         stub = RefereeServiceStub(channel)
         call = stub.Play(metadata=(("authorization", f"Bearer {token}"),))
-        bridge = _Bridge(stdin, call)
+        bridge = _Bridge(stdin, call, lines_hook)
         hello = pb.Hello(
             protocol_version=PROTOCOL_VERSION, bot_name=bot_name[:NAME_MAX] or "stdio-bot", bot_version=bot_version[:VERSION_MAX]
         )

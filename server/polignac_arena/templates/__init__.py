@@ -11,13 +11,30 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Final
 
+from polignac_arena.protofiles import copy_proto
 from polignac_arena.settings import NAME_RULE, is_name
 
-__all__ = ["TEMPLATE_LANGUAGES", "ScaffoldError", "scaffold"]
+__all__ = ["KIT_SOURCES", "PREPARE", "TEMPLATE_LANGUAGES", "WITH_PROTO", "ScaffoldError", "scaffold"]
 
-TEMPLATE_LANGUAGES: Final = ("python", "javascript", "c")
-_RENAMED: Final = {"gitignore": ".gitignore", "dockerignore": ".dockerignore"}
+TEMPLATE_LANGUAGES: Final = ("python", "javascript", "typescript", "c", "cpp", "go", "rust", "java")
+_RENAMED: Final = {"gitignore": ".gitignore", "dockerignore": ".dockerignore", "cargo": ".cargo"}
 _SKIPPED: Final = ("__pycache__", ".mypy_cache", ".ruff_cache")
+KIT_SOURCES: Final = {
+    "python": ("bot.py",),
+    "javascript": ("bot.js",),
+    "typescript": ("src/bot.ts",),
+    "c": ("bot.c",),
+    "cpp": ("bot.cpp", "Makefile"),
+    "go": ("bot.go",),
+    "rust": ("src/main.rs",),
+    "java": ("src/Bot.java", "Makefile"),
+}
+"""The author's own code in each kit (its build files that hold steps, not settings, included): what a kit's size counts."""
+PREPARE: Final = {"javascript": "npm ci --omit=dev", "typescript": "npm ci"}
+"""What an author runs once, with the network, before the offline build step: the packages the kit's lock file names."""
+WITH_PROTO: Final = frozenset({"javascript", "typescript", "cpp"})
+"""The starters that speak gRPC from a ``.proto`` (generated at build time or loaded at run time): they get the
+protocol's files in ``proto/`` (:func:`polignac_arena.protofiles.copy_proto`)."""
 
 
 class ScaffoldError(ValueError):
@@ -36,6 +53,8 @@ def scaffold(name: str, language: str, folder: Path) -> list[Path]:
     written: list[Path] = []
     folder.mkdir(parents=True, exist_ok=True)
     _copy(source, folder, name, written)
+    if language in WITH_PROTO:
+        written += copy_proto(folder)
     return written
 
 

@@ -1,7 +1,14 @@
-"""{{name}}: a Polignac bot, started by `polignac bot new`.
+"""{{name}}: a Polignac bot in Python, made by `polignac bot new`.
 
 It uses the Python SDK (``import polignac``), which speaks gRPC to the referee for you:
 ``declare`` and ``play`` get the full view of the table and return a decision.
+
+The strategy, the same in every starter kit, reads the game from the ruleset alone: pass in
+the auction; lead the weakest card; take a trick only when it is worth taking (where tricks
+score for their taker, as in Knaves: then lead the strongest), with the weakest card that
+takes it; otherwise duck under the winning card, shedding the most dangerous card that does
+not take the trick (the most points, then the highest).  Trumps (the suit of the view's
+turned card) beat every other suit.
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ from polignac.bot import Bot, run
 
 
 class StarterBot(Bot):
-    """Passes in the auction; ducks tricks, or takes them where each trick scores for its taker."""
+    """Passes in the auction; ducks tricks, or takes those worth taking with the weakest card that does."""
 
     name = "{{name}}"
     version = "0.1"
@@ -20,32 +27,33 @@ class StarterBot(Bot):
         return Contract.PASS
 
     def play(self, view: PlayerView) -> Card:
-        legal = view.legal_cards
-        strength = view.rules.strength  # by card index: higher takes the trick within a suit
+        rules = view.rules
+        strength, points = rules.strength, rules.card_points  # by card index: trick order, points against the taker
         trump = view.trump  # the suit of the card turned for trumps this hand, or None
+        # What taking a trick is worth before the points of its cards: trick points count against you where lower is better.
+        gain = rules.trick_points if rules.direction is Direction.HIGHER else -rules.trick_points
+        legal = view.legal_cards
 
-        def beats(card: Card, best: Card) -> bool:
-            if card.suit is best.suit:
-                return strength[card.index] > strength[best.index]
-            return card.suit is trump  # a trump beats any other suit; any other discard never wins
+        def power(card: Card) -> int:  # trumps above the plain suits, then trick order
+            return strength[card.index] + (100 if card.suit is trump else 0)
 
-        def low_first(card: Card) -> tuple[bool, int]:
-            return card.suit is trump, strength[card.index]
-
+        weakest, strongest = min(legal, key=power), max(legal, key=power)  # the first of equals
         trick = [card for _, card in view.current_trick]
         if not trick:
-            return min(legal, key=low_first)
-        best = trick[0]
-        for card in trick[1:]:
-            if beats(card, best):
-                best = card
-        winners = [c for c in legal if beats(c, best)]
-        losers = [c for c in legal if not beats(c, best)]
-        if view.rules.direction is Direction.HIGHER and winners:
-            return min(winners, key=low_first)  # Knaves: a trick scores for its taker; take it cheaply
-        if losers:
-            return max(losers, key=lambda c: strength[c.index])  # the highest card that does not take the trick
-        return min(legal, key=low_first)
+            return strongest if gain > 0 else weakest
+
+        def standing(card: Card) -> int:  # the highest trump takes the trick, else the highest card of the suit led
+            if card.suit is trump:
+                return 200 + strength[card.index]
+            return 100 + strength[card.index] if card.suit is trick[0].suit else 0
+
+        best = max(standing(card) for card in trick)
+        worth = gain - sum(points[card.index] for card in trick)
+        if worth > 0:  # worth taking: the weakest card that takes it and keeps it worth taking
+            takers = [c for c in legal if standing(c) > best and worth - points[c.index] > 0]
+            return min(takers, key=power) if takers else weakest
+        ducks = [c for c in legal if standing(c) < best]  # shed the most points, then the highest card
+        return max(ducks, key=lambda c: (points[c.index], strength[c.index])) if ducks else weakest
 
 
 if __name__ == "__main__":

@@ -1,10 +1,19 @@
-"""A loopback TCP proxy that a test can cut: every connection through it is reset at once."""
+"""A loopback TCP proxy that can be cut: every connection through it is reset at once, as a broken network does.
+
+The conformance report cuts a bot's match stream with it to make the bot reattach; the league's
+tests use it the same way.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Final
+
+__all__ = ["CuttableProxy", "cuttable_proxy"]
+
+_CHUNK: Final = 65536
 
 
 class CuttableProxy:
@@ -20,6 +29,7 @@ class CuttableProxy:
         self.cuts = 0
 
     async def start(self) -> str:
+        """Listen on a loopback port the system picks; returns ``127.0.0.1:PORT``."""
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
         self.address = f"127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
         return self.address
@@ -36,7 +46,7 @@ class CuttableProxy:
         self._writers -= {writer, up_writer}
 
     def cut(self) -> None:
-        """Reset every connection open now, both sides, as a broken network does."""
+        """Reset every connection open now, both sides."""
         self.cuts += 1
         for writer in list(self._writers):
             writer.transport.abort()
@@ -51,7 +61,7 @@ class CuttableProxy:
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     try:
-        while data := await reader.read(65536):
+        while data := await reader.read(_CHUNK):
             writer.write(data)
             await writer.drain()
     finally:
@@ -60,6 +70,7 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
 
 @contextlib.asynccontextmanager
 async def cuttable_proxy(target: str) -> AsyncIterator[CuttableProxy]:
+    """A started :class:`CuttableProxy` to ``target``, stopped on the way out."""
     proxy = CuttableProxy(target)
     await proxy.start()
     try:

@@ -1,0 +1,3 @@
+module polignac-bot
+
+go 1.19
