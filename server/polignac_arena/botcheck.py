@@ -15,6 +15,7 @@ from polignac_arena.referee import TimeControl
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import BotSpecError, run_local_match
 from polignac_arena.seats import SeatKind, SeatLimits, launcher_for
+from polignac_arena.seats.base import BuildLimits, BuildResult
 from polignac_arena.signals import until_signal
 from polignac_arena.statuses import MatchStatus
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, load_submission
@@ -44,6 +45,8 @@ class CheckReport:
 
     submission: Submission | None = None
     steps: list[tuple[str, bool, str]] = field(default_factory=list)
+    build: BuildResult | None = None
+    """How the build step went, when it ran."""
     progress: Progress | None = field(default=None, repr=False, compare=False)
     """Told of each step as it starts (:meth:`note`) and ends (:meth:`add`)."""
 
@@ -91,13 +94,16 @@ async def check_submission_async(
     rules: Ruleset | None = None,
     limits: SeatLimits | None = None,
     progress: Progress | None = None,
+    build_timeout_s: float = BUILD_TIMEOUT_S,
+    build_caps: BuildLimits | None = None,
 ) -> CheckReport:
     """:func:`check_submission` in a running event loop, told step by step to ``progress``.
 
     The build step runs in the sandbox of ``seat_kind`` (:meth:`SeatLauncher.build`); what it makes is
     installed in the submission folder (docs/builds.md).  The smoke match is in ``rules`` when given
     (a bot that does not declare its game fails, before its build), else in a game the bot declares.
-    Seats and builds get ``limits`` (default :class:`SeatLimits`).  Cancelled, it stops and removes
+    Seats and builds get ``limits`` (default :class:`SeatLimits`); the build step gets ``build_timeout_s``
+    of wall clock and ``build_caps`` (default :class:`BuildLimits`).  Cancelled, it stops and removes
     what it started.
     """
     report = CheckReport(progress=progress)
@@ -118,9 +124,10 @@ async def check_submission_async(
             return report
         report.add("game", True, f"it plays {game_of(rules)}")
     if build and submission.build:
-        report.note(f"building: {shlex.join(submission.build)} (at most {BUILD_TIMEOUT_S} s)")
+        report.note(f"building: {shlex.join(submission.build)} (at most {build_timeout_s:g} s)")
         launcher = launcher_for(seat_kind)
-        built = await launcher.build(submission, limits, timeout_s=BUILD_TIMEOUT_S, trusted=trusted)
+        built = await launcher.build(submission, limits, timeout_s=build_timeout_s, trusted=trusted, caps=build_caps)
+        report.build = built
         tail = built.output.strip().splitlines()[-BUILD_OUTPUT_LINES:]
         if not report.add("build", built.ok, "\n".join([built.reason, *tail])):
             return report

@@ -17,6 +17,22 @@ from polignac_arena.league.authoring import (
 )
 
 Step = tuple[SubmissionState, tuple[str, ...], str]
+
+
+@dataclass
+class FakeUpload:
+    """An upload received into memory (the fake keeps everything in memory): its chunks, and whether it was closed."""
+
+    league: FakeLeague
+    chunks: list[bytes] = field(default_factory=list)
+    closed: bool = False
+
+    def write(self, data: bytes) -> None:
+        self.chunks.append(data)
+
+    def close(self) -> None:
+        self.closed = True
+        self.league.calls.append("close")
 """One step of a scripted validation: the state it reaches, the log lines it adds, the reason."""
 
 
@@ -46,15 +62,17 @@ class FakeLeague:
             raise Throttled(12.2)
         return self.tokens.get(token)
 
-    def admit(self, author: str, bot_name: str) -> None:
+    def admit(self, author: str, bot_name: str) -> FakeUpload:
         self.calls.append(f"admit {author} {bot_name}")
         owner = self.owners.setdefault(bot_name, author)
         if owner != author:
             raise SubmissionRefused(f"bot {bot_name!r} belongs to another author", 403)
         if author in self.over_limit:
             raise SubmissionRefused("you uploaded 10 versions in the last hour, the limit", 429, retry_after_s=1800.5)
+        return FakeUpload(self)
 
-    def submit(self, author: str, bot_name: str, data: bytes) -> SubmissionStatus:
+    def submit(self, author: str, bot_name: str, upload: FakeUpload) -> SubmissionStatus:  # type: ignore[override]
+        data = b"".join(upload.chunks)
         self.calls.append(f"submit {author} {bot_name} {len(data)} bytes")
         if data == b"too big unpacked":
             raise SubmissionRefused("the archive unpacks to more than 100 MB", 413)

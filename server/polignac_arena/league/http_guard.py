@@ -1,0 +1,309 @@
+"""The league's web listener: uvicorn's HTTP protocol behind an accept loop that caps connections and times them out.
+
+uvicorn times out a connection only between requests (``timeout_keep_alive``): one whose TLS
+handshake or request headers never complete stays open for good, and its TLS buffers (a
+quarter of a megabyte each) with it.  So the league accepts connections itself
+(:class:`ConnectionGuard`):
+
+* a connection past ``max_connections_per_address`` from its address (an IPv6 network counted
+  as one: :func:`polignac_arena.peers.address_key`; trusted proxies exempt) is closed at once,
+  before any TLS work;
+* past ``max_connections`` in all, the connection that has waited longest for its handshake or
+  its next request's headers is dropped to make room (a slow client's, or an idle one's): a
+  flood from many addresses cannot keep a quick client out, nor hold more than the cap;
+* the TLS handshake must end within ``handshake_timeout_s`` (asyncio's own timeout);
+* each request's headers must be in within ``header_timeout_s`` of the connection's start or
+  of the previous response's end: the ASGI wrapper (:meth:`ConnectionGuard.asgi`) tells the
+  guard when a request reached the app, which is when its headers were complete;
+* between requests uvicorn's keep-alive timeout applies, and h11 refuses headers larger than
+  ``max_header_kb``; an upload's body has its own timeout (the authors' API).
+
+:class:`GuardedServer` is the uvicorn server that accepts through the guard and leaves signals
+to the league.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import ssl
+import struct
+from collections import Counter, OrderedDict
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from typing import Any, Final
+
+import uvicorn
+
+from polignac_arena.league.limits import HttpLimits
+from polignac_arena.peers import TrustedProxies, address_key
+
+__all__ = ["ConnectionGuard", "GuardedServer"]
+
+log = logging.getLogger(__name__)
+
+Receive = Callable[[], Awaitable[Any]]
+Send = Callable[[Any], Awaitable[None]]
+ASGIApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
+_RESET: Final = struct.pack("ii", 1, 0)
+"""SO_LINGER on, zero seconds: a refused connection is reset, and leaves nothing waiting in TIME_WAIT."""
+
+
+class _Slot:
+    """One admitted connection's place in the counts; released once, whichever way the connection ends."""
+
+    def __init__(self, guard: ConnectionGuard, key: str) -> None:
+        self.guard = guard
+        self.key = key
+        self.held = True
+
+    def waiting(self, drop: Callable[[], object]) -> None:
+        """The connection waits for its client (a handshake, a request's headers): ``drop`` ends it if room is needed."""
+        if self.held:
+            self.guard._waiting[self] = drop
+            self.guard._waiting.move_to_end(self)
+
+    def busy(self) -> None:
+        self.guard._waiting.pop(self, None)
+
+    def release(self) -> None:
+        self.guard._waiting.pop(self, None)
+        if self.held:
+            self.held = False
+            self.guard._release(self.key)
+
+
+class _GuardedProtocol(asyncio.Protocol):
+    """uvicorn's protocol for one connection, with the header timer of the guard around it."""
+
+    def __init__(self, guard: ConnectionGuard, inner: asyncio.Protocol, slot: _Slot) -> None:
+        self.guard = guard
+        self.inner = inner
+        self.slot = slot
+        self.transport: asyncio.BaseTransport | None = None
+        self.client: tuple[str, int] | None = None
+        self.timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        if isinstance(peer, tuple) and len(peer) >= 2:
+            self.client = (str(peer[0]), int(peer[1]))
+            self.guard._connections[self.client] = self
+        self.waiting()
+        self.inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received()
+
+    def pause_writing(self) -> None:
+        self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.inner.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.busy()
+        if self.client is not None and self.guard._connections.get(self.client) is self:
+            del self.guard._connections[self.client]
+        self.slot.release()
+        self.inner.connection_lost(exc)
+
+    def waiting(self) -> None:
+        """Waiting for a request's headers: they must be in within the header timeout."""
+        self.busy()
+        self.timer = asyncio.get_running_loop().call_later(self.guard.limits.header_timeout_s, self._too_slow)
+        if self.transport is not None:
+            self.slot.waiting(self.transport.abort)  # type: ignore[attr-defined]  # every stream transport has abort()
+
+    def busy(self) -> None:
+        """A request is with the app (or the connection is over): no header timer."""
+        self.slot.busy()
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def _too_slow(self) -> None:
+        self.timer = None
+        self.guard.timed_out += 1
+        if self.transport is not None:
+            self.transport.abort()  # type: ignore[attr-defined]  # every stream transport has abort()
+
+
+class ConnectionGuard:
+    """Accepts the web listener's connections within the limits, and hands each to uvicorn's protocol (see the module notes)."""
+
+    def __init__(self, limits: HttpLimits, *, ipv6_prefix: int = 64, ssl_context: ssl.SSLContext | None = None) -> None:
+        self.limits = limits
+        self.ipv6_prefix = ipv6_prefix
+        self.ssl_context = ssl_context
+        self.proxies = TrustedProxies(limits.trusted_proxies)
+        self.open = 0
+        """Connections admitted and not yet closed (TLS handshakes included)."""
+        self.per_address: Counter[str] = Counter()
+        self.refused = 0
+        """Connections closed at once, over a cap (for the operator's figures and the tests)."""
+        self.timed_out = 0
+        """Connections closed for headers that did not come in time."""
+        self.evicted = 0
+        """Waiting connections dropped to make room for new ones."""
+        self._connections: dict[tuple[str, int], _GuardedProtocol] = {}
+        self._waiting: OrderedDict[_Slot, Callable[[], object]] = OrderedDict()
+        """The connections waiting for their clients, longest waiting first, with how to drop each."""
+        self._starting: set[asyncio.Task[None]] = set()
+        self._accepting: asyncio.Task[None] | None = None
+        self._on_idle: Callable[[], object] | None = None
+
+    # -- the accept loop ---------------------------------------------------------------------------
+
+    def start(self, sock: socket.socket, protocol: Callable[[], asyncio.Protocol], on_idle: Callable[[], object] | None = None) -> None:
+        """Accept on the listening ``sock``, each admitted connection served by a new ``protocol()``.
+
+        ``on_idle`` is called when the last open connection closes (the league gives memory back then).
+        """
+        sock.setblocking(False)
+        self._on_idle = on_idle
+        self._accepting = asyncio.ensure_future(self._accept(sock, protocol))
+
+    async def close(self) -> None:
+        """Stop accepting; drop the connections still in their TLS handshake (uvicorn closes the others)."""
+        tasks = [task for task in (self._accepting, *self._starting) if task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _accept(self, sock: socket.socket, protocol: Callable[[], asyncio.Protocol]) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                conn, peer = await loop.sock_accept(sock)
+            except OSError as exc:  # out of descriptors, or the peer gave up while queued: go on accepting
+                log.warning("web: accepting a connection failed: %s", exc)
+                await asyncio.sleep(0.05)
+                continue
+            host = str(peer[0]) if isinstance(peer, tuple) else str(peer)
+            key = address_key(host, self.ipv6_prefix)
+            if not self._admit(key, host):
+                self.refused += 1
+                with contextlib.suppress(OSError):
+                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET)
+                conn.close()
+                continue
+            task = asyncio.ensure_future(self._serve(conn, _Slot(self, key), protocol))
+            self._starting.add(task)
+            task.add_done_callback(self._starting.discard)
+
+    def _admit(self, key: str, host: str) -> bool:
+        if self.per_address[key] >= self.limits.max_connections_per_address and host not in self.proxies:
+            return False
+        if self.open >= self.limits.max_connections:
+            if not self._waiting:
+                return False
+            slot, drop = self._waiting.popitem(last=False)
+            slot.release()
+            drop()
+            self.evicted += 1
+        self.open += 1
+        self.per_address[key] += 1
+        return True
+
+    def _release(self, key: str) -> None:
+        self.open -= 1
+        self.per_address[key] -= 1
+        if self.per_address[key] <= 0:
+            del self.per_address[key]
+        if self.open == 0 and self._on_idle is not None:
+            self._on_idle()
+
+    async def _serve(self, conn: socket.socket, slot: _Slot, protocol: Callable[[], asyncio.Protocol]) -> None:
+        loop = asyncio.get_running_loop()
+        tls: dict[str, Any] = {}
+        if self.ssl_context is not None:
+            tls = {
+                "ssl": self.ssl_context,
+                "ssl_handshake_timeout": self.limits.handshake_timeout_s,
+                "ssl_shutdown_timeout": self.limits.handshake_timeout_s,
+            }
+        task = asyncio.current_task()
+        if task is not None:
+            slot.waiting(task.cancel)  # in its handshake
+        try:
+            await loop.connect_accepted_socket(lambda: _GuardedProtocol(self, protocol(), slot), conn, **tls)
+        except (OSError, ssl.SSLError, TimeoutError, EOFError) as exc:  # a handshake that failed or took too long
+            log.debug("web: a connection ended in its handshake: %r", exc)
+            slot.release()
+            conn.close()
+        except asyncio.CancelledError:
+            slot.release()
+            conn.close()
+            raise
+
+    # -- the requests ------------------------------------------------------------------------------
+
+    def asgi(self, app: ASGIApp) -> ASGIApp:
+        """``app`` behind the header timer: a request that reached it had its headers complete."""
+
+        async def guarded(scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
+            client = scope.get("client") if scope.get("type") == "http" else None
+            connection = self._connections.get(tuple(client)) if client else None
+            if connection is None:
+                await app(scope, receive, send)
+                return
+            connection.busy()
+            try:
+                await app(scope, receive, send)
+            finally:
+                if connection.transport is not None and not connection.transport.is_closing():
+                    connection.waiting()
+
+        return guarded
+
+
+class GuardedServer:
+    """uvicorn serving ``app`` on the listening ``sock`` through a :class:`ConnectionGuard`; signals are left to the league."""
+
+    def __init__(self, app: ASGIApp, sock: socket.socket, guard: ConnectionGuard, *, on_idle: Callable[[], object] | None = None) -> None:
+        limits = guard.limits
+        config = uvicorn.Config(
+            guard.asgi(app),
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=5,
+            http="h11",
+            timeout_keep_alive=max(1, round(limits.keepalive_s)),
+            h11_max_incomplete_event_size=limits.max_header_kb * 1024,
+            proxy_headers=False,  # X-Forwarded-For is read only from trusted proxies, by the league's own middleware
+        )
+
+        class Server(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self) -> Iterator[None]:
+                yield
+
+            async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+                await super().startup(sockets=[])  # the app's lifespan; no listener of uvicorn's own
+                if self.started:
+                    guard.start(sock, self._protocol, on_idle)
+
+            def _protocol(self) -> asyncio.Protocol:
+                made: asyncio.Protocol = self.config.http_protocol_class(  # type: ignore[call-arg]
+                    config=self.config, server_state=self.server_state, app_state=self.lifespan.state
+                )
+                return made
+
+            async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+                await guard.close()
+                await super().shutdown(sockets=[])
+
+        self.server = Server(config)
+        self.guard = guard
+
+    async def serve(self) -> None:
+        await self.server.serve()
+
+    def stop(self) -> None:
+        self.server.should_exit = True
