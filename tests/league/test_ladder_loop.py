@@ -178,7 +178,7 @@ def test_a_rerun_request_is_played_first_with_the_same_seats_and_deal(tmp_path: 
     run(scenario(), timeout=60)
 
 
-def test_a_remote_bot_that_declines_gets_a_void_match_and_a_rest(tmp_path: Path) -> None:
+def test_a_remote_bot_that_declines_leaves_no_match_behind_and_gets_a_rest(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with league(tmp_path) as lg:
             lg.online.add("far@1.0")
@@ -189,17 +189,27 @@ def test_a_remote_bot_that_declines_gets_a_void_match_and_a_rest(tmp_path: Path)
                 offers.append(label)
                 return False
 
-            ladder = lg.ladder(assign=declines, decline_cooldown_s=600)
-            assert ladder.start_due() == 1, "a remote bot plays one match at a time"
-            await lg.until(lambda: bool(lg.recorded))
-            assert offers == ["far@1.0"] and lg.recorded == [(0, "aborted")]
-            assert ladder.start_due() == 0, "the bot that declined is left out for its rest"
-            (result,) = lg.store.list_results(lg.tournament_id)
-            assert result.status == "aborted" and result.places is None and result.match_id == "test-000000"
-            assert lg.store.get_tournament(lg.tournament_id).rating_cursor == 1  # type: ignore[union-attr]
-            assert lg.released == [("far@1.0", "test-000000")] and ladder.running == []
+            def release(label: str, match_id: str) -> None:
+                lg.released.append((label, match_id))
+                lg.changed.set()
 
-    run(scenario(), timeout=60)
+            ladder = lg.ladder(assign=declines, decline_cooldown_s=600, release=release)
+            assert ladder.start_due() == 1, "a remote bot plays one match at a time"
+            await lg.until(lambda: bool(lg.released))
+            assert offers == ["far@1.0"] and lg.released == [("far@1.0", "test-000000")] and ladder.running == []
+            # No match, public or void: the offer was never a fixture (a bot that joins and leaves costs nothing).
+            assert lg.recorded == [] and lg.store.list_results(lg.tournament_id) == []
+            assert lg.store.fixtures(lg.tournament_id) == []
+            assert ladder.start_due() == 0, "the bot that declined is left out for its rest"
+            lg.store.set_disabled("gamma", False)
+            assert ladder.start_due() == 2  # two tables of alpha, beta, gamma (an uploaded version plays two at once)
+            assert sorted(match for match, _ in ladder.running) == ["test-000000", "test-000001"]  # the free index taken first
+            await lg.until(lambda: len(lg.recorded) == 2)
+            assert sorted(lg.recorded) == [(0, "finished"), (1, "finished")]
+            assert all("far@1.0" not in result.seats for result in lg.store.list_results(lg.tournament_id))
+            assert lg.store.get_tournament(lg.tournament_id).rating_cursor == 2  # type: ignore[union-attr]
+
+    run(scenario(), timeout=120)
 
 
 def test_a_drain_past_its_deadline_aborts_the_match_and_stops_its_seats(tmp_path: Path) -> None:

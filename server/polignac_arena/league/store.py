@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import re
 import secrets
@@ -374,6 +375,35 @@ class LeagueStore(Store):
                 else conn.execute(f"{query} ORDER BY b.name").fetchall()
             )
         return [LeagueBot(int(r[0]), r[1], r[2], bool(r[3]), r[4]) for r in rows]
+
+    def bots_page(self, after: str | None = None, limit: int = 50) -> tuple[list[LeagueBot], int]:
+        """Up to ``limit`` bots by name, after the name ``after``; and how many bots there are in all."""
+        query = "SELECT b.id, b.name, a.name, b.disabled, b.created_at FROM league_bots b JOIN league_authors a ON a.id = b.author_id"
+        with self._read() as conn:
+            total = int(conn.execute("SELECT count(*) FROM league_bots").fetchone()[0])
+            rows = conn.execute(f"{query} WHERE b.name > ? ORDER BY b.name LIMIT ?", (after or "", max(0, limit))).fetchall()
+        return [LeagueBot(int(r[0]), r[1], r[2], bool(r[3]), r[4]) for r in rows], total
+
+    def latest_versions(self, bots: list[str], per_bot: int) -> dict[str, tuple[list[Version], int]]:
+        """The newest ``per_bot`` versions of each of ``bots`` (newest first), and how many each has in all."""
+        if not bots:
+            return {}
+        with self._read() as conn:
+            # Every column of a Version but its log (the pages never show it: it may be long).
+            rows = conn.execute(
+                """SELECT * FROM (SELECT v.id AS vid, b.name, a.name, v.version, v.kind, v.archive, v.state, v.reason, '',
+                        v.created_at, v.updated_at, v.activated_at, b.disabled,
+                        row_number() OVER (PARTITION BY v.bot_id ORDER BY v.id DESC) AS n,
+                        count(*) OVER (PARTITION BY v.bot_id) AS total
+                    FROM league_versions v JOIN league_bots b ON b.id = v.bot_id JOIN league_authors a ON a.id = b.author_id
+                    WHERE b.name IN (SELECT value FROM json_each(?))) WHERE n <= ? ORDER BY vid DESC""",
+                (json.dumps(bots), per_bot),
+            ).fetchall()
+        found: dict[str, tuple[list[Version], int]] = {}
+        for row in rows:
+            versions, _ = found.setdefault(row[1], ([], int(row[-1])))
+            versions.append(_version(row))
+        return found
 
     def set_disabled(self, name: str, disabled: bool) -> None:
         """Take a bot out of matchmaking (or put it back); its versions and history stay."""
@@ -751,11 +781,15 @@ class LeagueStore(Store):
         with self._write() as conn:
             conn.execute("UPDATE league_reruns SET fixture_idx = ? WHERE id = ?", (fixture_idx, request_id))
 
-    def schedule(self, tournament_id: int, seats: list[str], seed: int, rerun: int | None = None) -> int:
-        """Append one match to the league's schedule (and close the rerun request it answers), in one transaction; its index."""
+    def schedule(self, tournament_id: int, seats: list[str], seed: int, rerun: int | None = None, *, index: int | None = None) -> int:
+        """Add one match to the league's schedule (and close the rerun request it answers), in one transaction; its index.
+
+        ``index``: the fixture's (one no fixture has); by default the next after the last.
+        """
         with self._write() as conn:
             self._require(conn, tournament_id)
-            idx = int(conn.execute("SELECT count(*) FROM fixtures WHERE tournament_id = ?", (tournament_id,)).fetchone()[0])
+            last = conn.execute("SELECT max(idx) FROM fixtures WHERE tournament_id = ?", (tournament_id,)).fetchone()[0]
+            idx = (-1 if last is None else int(last)) + 1 if index is None else index
             group = "null" if rerun is None else f'{{"rerun":{int(rerun)}}}'
             self._insert_fixture(conn, tournament_id, idx, seats, seed, group)
             if rerun is not None:
