@@ -33,6 +33,8 @@ class FakeUpload:
     def close(self) -> None:
         self.closed = True
         self.league.calls.append("close")
+
+
 """One step of a scripted validation: the state it reaches, the log lines it adds, the reason."""
 
 
