@@ -5,7 +5,9 @@ own ``mmap`` and unmaps it when freed, but after the first such free it raises t
 and serves later ones from its heap, where freed memory stays with the process: a server that
 held thousands of connections for a moment keeps their memory for good.  Fixing the threshold
 (``mallopt``) keeps large buffers unmapped on free; :func:`trim` hands back the heap's free
-pages too.  Elsewhere (another C library) both do nothing.
+pages too.  Elsewhere (another C library) both do nothing.  A connection's objects hold one
+another (its transport, its protocol, its buffers): once it is gone they wait for Python's cycle
+collector, so :func:`release` runs that first.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import gc
 from typing import Any, Final
 
-__all__ = ["MMAP_THRESHOLD", "return_large_frees", "trim"]
+__all__ = ["MMAP_THRESHOLD", "release", "return_large_frees", "trim"]
 
 MMAP_THRESHOLD: Final = 128 * 1024
 """Allocations of this size and more get their own mapping, given back when freed (glibc's initial threshold)."""
@@ -41,3 +44,9 @@ def trim() -> bool:
     """Give the heap's free pages back to the system; whether any was (False without glibc)."""
     libc = _libc()
     return libc is not None and bool(libc.malloc_trim(0))
+
+
+def release() -> None:
+    """Collect what only cycles keep alive, then give the freed memory back (what a server does once a flood has gone)."""
+    gc.collect()
+    trim()

@@ -8,9 +8,10 @@ quarter of a megabyte each) with it.  So the league accepts connections itself
 * a connection past ``max_connections_per_address`` from its address (an IPv6 network counted
   as one: :func:`polignac_arena.peers.address_key`; trusted proxies exempt) is closed at once,
   before any TLS work;
-* past ``max_connections`` in all, the connection that has waited longest for its handshake or
-  its next request's headers is dropped to make room (a slow client's, or an idle one's): a
-  flood from many addresses cannot keep a quick client out, nor hold more than the cap;
+* past ``max_connections`` in all, a connection waiting for its client (its handshake, its next
+  request's headers) is dropped to make room: the longest waiting of the address that holds
+  the most connections.  A flood from many addresses cannot hold more than the cap, nor push
+  out the client of an address that holds fewer (a quick visitor, a page that polls);
 * the TLS handshake must end within ``handshake_timeout_s`` (asyncio's own timeout);
 * each request's headers must be in within ``header_timeout_s`` of the connection's start or
   of the previous response's end: the ASGI wrapper (:meth:`ConnectionGuard.asgi`) tells the
@@ -46,6 +47,8 @@ log = logging.getLogger(__name__)
 Receive = Callable[[], Awaitable[Any]]
 Send = Callable[[Any], Awaitable[None]]
 ASGIApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
+IDLE_AFTER: Final = 64
+"""Connections closed since the last call of ``on_idle`` before the next (it collects garbage: not after every visitor)."""
 _RESET: Final = struct.pack("ii", 1, 0)
 """SO_LINGER on, zero seconds: a refused connection is reset, and leaves nothing waiting in TIME_WAIT."""
 
@@ -61,14 +64,19 @@ class _Slot:
     def waiting(self, drop: Callable[[], object]) -> None:
         """The connection waits for its client (a handshake, a request's headers): ``drop`` ends it if room is needed."""
         if self.held:
-            self.guard._waiting[self] = drop
-            self.guard._waiting.move_to_end(self)
+            waiting = self.guard._waiting.setdefault(self.key, OrderedDict())
+            waiting[self] = drop
+            waiting.move_to_end(self)
 
     def busy(self) -> None:
-        self.guard._waiting.pop(self, None)
+        waiting = self.guard._waiting.get(self.key)
+        if waiting is not None:
+            waiting.pop(self, None)
+            if not waiting:
+                del self.guard._waiting[self.key]
 
     def release(self) -> None:
-        self.guard._waiting.pop(self, None)
+        self.busy()
         if self.held:
             self.held = False
             self.guard._release(self.key)
@@ -152,18 +160,20 @@ class ConnectionGuard:
         self.evicted = 0
         """Waiting connections dropped to make room for new ones."""
         self._connections: dict[tuple[str, int], _GuardedProtocol] = {}
-        self._waiting: OrderedDict[_Slot, Callable[[], object]] = OrderedDict()
-        """The connections waiting for their clients, longest waiting first, with how to drop each."""
+        self._waiting: dict[str, OrderedDict[_Slot, Callable[[], object]]] = {}
+        """The connections waiting for their clients, by address, longest waiting first, with how to drop each."""
         self._starting: set[asyncio.Task[None]] = set()
         self._accepting: asyncio.Task[None] | None = None
         self._on_idle: Callable[[], object] | None = None
+        self._closed_since_idle = 0
 
     # -- the accept loop ---------------------------------------------------------------------------
 
     def start(self, sock: socket.socket, protocol: Callable[[], asyncio.Protocol], on_idle: Callable[[], object] | None = None) -> None:
         """Accept on the listening ``sock``, each admitted connection served by a new ``protocol()``.
 
-        ``on_idle`` is called when the last open connection closes (the league gives memory back then).
+        ``on_idle`` is called when the last open connection closes, after :data:`IDLE_AFTER` at least have
+        closed since its last call (the league gives memory back then).
         """
         sock.setblocking(False)
         self._on_idle = on_idle
@@ -203,7 +213,10 @@ class ConnectionGuard:
         if self.open >= self.limits.max_connections:
             if not self._waiting:
                 return False
-            slot, drop = self._waiting.popitem(last=False)
+            hog = max(self._waiting, key=lambda address: self.per_address[address])
+            if self.per_address[hog] <= self.per_address[key]:
+                return False  # room would be made at the expense of an address holding no more than this one
+            slot, drop = next(iter(self._waiting[hog].items()))
             slot.release()
             drop()
             self.evicted += 1
@@ -216,7 +229,9 @@ class ConnectionGuard:
         self.per_address[key] -= 1
         if self.per_address[key] <= 0:
             del self.per_address[key]
-        if self.open == 0 and self._on_idle is not None:
+        self._closed_since_idle += 1
+        if self.open == 0 and self._closed_since_idle >= IDLE_AFTER and self._on_idle is not None:
+            self._closed_since_idle = 0
             self._on_idle()
 
     async def _serve(self, conn: socket.socket, slot: _Slot, protocol: Callable[[], asyncio.Protocol]) -> None:

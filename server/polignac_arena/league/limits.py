@@ -31,9 +31,9 @@ def bounds(cls: type[Any], name: str) -> tuple[float, float]:
 class HttpLimits:
     """The web listener (pages, JSON API, authors' API): connections, their timeouts, who is a proxy."""
 
-    max_connections: int = _limit(256, 1, 100_000)
-    """Open connections in all; past it a new one is closed at once, before its TLS handshake."""
-    max_connections_per_address: int = _limit(32, 1, 100_000)
+    max_connections: int = _limit(128, 1, 100_000)
+    """Open connections in all (each holds about a third of a megabyte of TLS buffers); past it the longest waiting goes."""
+    max_connections_per_address: int = _limit(16, 1, 100_000)
     """Open connections from one address (trusted proxies are not held to it)."""
     handshake_timeout_s: float = _limit(5.0, 0.1, 600)
     """A TLS handshake must be over within this."""

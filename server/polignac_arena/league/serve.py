@@ -3,18 +3,22 @@
 What runs, all in one asyncio loop:
 
 - the web pages and JSON API of ``polignac web`` over the league's store, with the authors'
-  API under ``/api/league/`` and the league's own page at ``/league`` (uvicorn; TLS when the
-  league file gives a certificate);
+  API under ``/api/league/`` and the league's own page at ``/league`` (uvicorn, behind the
+  connection guard of :mod:`~polignac_arena.league.http_guard`; TLS when the league file gives
+  a certificate);
 - the gRPC endpoint: the lobby where remote bots come online and the referee where they play
-  (TLS likewise; plaintext on loopback only);
-- the validation worker: each upload's sandboxed build and smoke match, one at a time, oldest
-  first;
+  (TLS likewise; plaintext on loopback only), under the limits of
+  :mod:`~polignac_arena.league.grpc_guard`;
+- the validation workers (:mod:`~polignac_arena.league.validator`): each upload's sandboxed
+  build and smoke match, a few at once, one per author, the authors in turn;
 - the ladder, keeping ``parallel`` matches running among the active versions.
 
+Every limit is declared in :mod:`polignac_arena.league.limits` (docs/league.md, "Limits").
 Start-up mends what a kill left: a match without a result is recorded aborted (void, unrated:
 its bots get another match instead), an upload cut short in its validation is validated again,
-and files half-written are swept.  SIGTERM or SIGINT drains: no new match starts, running ones
-may finish for ``[drain] deadline_s``, then are aborted and recorded aborted; the servers stop.
+and files half-written are put aside (renamed: the league serves at once) and removed in the
+background.  SIGTERM or SIGINT drains: no new match starts, running ones may finish for
+``[drain] deadline_s``, then are aborted and recorded aborted; the servers stop.
 """
 
 from __future__ import annotations
@@ -380,7 +384,7 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
     grpc_address = await referee.start()
     sock = _bind_http(config)
     guard = ConnectionGuard(config.http_limits, ipv6_prefix=config.author_limits.ipv6_prefix, ssl_context=_tls_context(config))
-    web = GuardedServer(league_app(league), sock, guard, on_idle=memory.trim)
+    web = GuardedServer(league_app(league), sock, guard, on_idle=memory.release)
     scheme = "https" if config.tls else "http"
     host, port = sock.getsockname()[:2]
     web_url = f"{scheme}://{'[' + host + ']' if ':' in host else host}:{port}"
