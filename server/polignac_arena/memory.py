@@ -7,7 +7,8 @@ held thousands of connections for a moment keeps their memory for good.  Fixing 
 (``mallopt``) keeps large buffers unmapped on free; :func:`trim` hands back the heap's free
 pages too.  Elsewhere (another C library) both do nothing.  A connection's objects hold one
 another (its transport, its protocol, its buffers): once it is gone they wait for Python's cycle
-collector, so :func:`release` runs that first.
+collector, so :func:`release` runs that first; :func:`settle`, once a server is up, keeps what
+it will hold for good out of every later collection, which then costs what is new only.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import functools
 import gc
 from typing import Any, Final
 
-__all__ = ["MMAP_THRESHOLD", "release", "return_large_frees", "trim"]
+__all__ = ["MMAP_THRESHOLD", "release", "return_large_frees", "settle", "trim"]
 
 MMAP_THRESHOLD: Final = 128 * 1024
 """Allocations of this size and more get their own mapping, given back when freed (glibc's initial threshold)."""
@@ -50,3 +51,9 @@ def release() -> None:
     """Collect what only cycles keep alive, then give the freed memory back (what a server does once a flood has gone)."""
     gc.collect()
     trim()
+
+
+def settle() -> None:
+    """Collect once, then leave everything alive now out of later collections (a started server's modules and state)."""
+    gc.collect()
+    gc.freeze()

@@ -89,12 +89,12 @@ def test_memory_held_by_a_flood_of_connections_goes_back_once_they_close(tmp_pat
         idle = league.rss_mb()
 
         async def flood() -> float:
-            # 300 connections from 100 addresses: within the per-address cap, past the cap in all (whose
-            # newest connections take the place of the longest waiting).
+            # 300 connections from 100 addresses: within the per-address cap, past the cap in all (past which
+            # the longest waiting connection of the address that holds the most makes room, or the new one goes).
             opened, refused = await slow_clients(host, port, 300, league.ca, lambda n: f"127.0.5.{n % 100 + 1}")
             async with held(opened):
-                assert refused == 0 and len(opened) == 300
-                await asyncio.to_thread(wait_until, "the flood's memory", lambda: league.rss_mb() > idle + 40)
+                assert len(opened) + refused == 300 and len(opened) >= 128
+                await asyncio.to_thread(wait_until, "the flood's memory", lambda: league.rss_mb() > idle + 20)
                 return league.rss_mb()
 
         peak = run(flood(), timeout=120)

@@ -6,8 +6,9 @@ quarter of a megabyte each) with it.  So the league accepts connections itself
 (:class:`ConnectionGuard`):
 
 * a connection past ``max_connections_per_address`` from its address (an IPv6 network counted
-  as one: :func:`polignac_arena.peers.address_key`; trusted proxies exempt) is closed at once,
-  before any TLS work;
+  as one: :func:`polignac_arena.peers.address_key`; trusted proxies exempt), or past the
+  address's ``new_connections_per_s`` (a token bucket as deep as the per-address cap), is
+  closed at once, before any TLS work (a handshake costs the server CPU);
 * past ``max_connections`` in all, a connection waiting for its client (its handshake, its next
   request's headers) is dropped to make room: the longest waiting of the address that holds
   the most connections.  A flood from many addresses cannot hold more than the cap, nor push
@@ -31,6 +32,7 @@ import logging
 import socket
 import ssl
 import struct
+import time
 from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import Any, Final
@@ -49,8 +51,31 @@ Send = Callable[[Any], Awaitable[None]]
 ASGIApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
 IDLE_AFTER: Final = 64
 """Connections closed since the last call of ``on_idle`` before the next (it collects garbage: not after every visitor)."""
+CHURN_AFTER: Final = 64
+CHURN_EVERY_S: Final = 1.0
+"""Under a flood the last connection never closes: ``on_idle`` is then called after this many closed, at most once a second."""
 _RESET: Final = struct.pack("ii", 1, 0)
 """SO_LINGER on, zero seconds: a refused connection is reset, and leaves nothing waiting in TIME_WAIT."""
+
+
+class _Rates:
+    """New connections per address: a token bucket each, ``burst`` deep and refilled at ``per_s``; ``keep`` addresses at most."""
+
+    def __init__(self, per_s: float, burst: int, keep: int = 10_000) -> None:
+        self.per_s = per_s
+        self.burst = float(burst)
+        self.keep = keep
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def allow(self, key: str) -> bool:
+        now = time.monotonic()
+        tokens, last = self._buckets.pop(key, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - last) * self.per_s)
+        allowed = tokens >= 1
+        self._buckets[key] = (tokens - 1 if allowed else tokens, now)  # re-inserted: the order is of last use
+        while len(self._buckets) > self.keep:
+            self._buckets.popitem(last=False)
+        return allowed
 
 
 class _Slot:
@@ -82,6 +107,82 @@ class _Slot:
             self.guard._release(self.key)
 
 
+class _Detachable(asyncio.Transport):
+    """The connection's transport as uvicorn's protocol sees it, let go of once the connection is lost.
+
+    uvicorn's protocol and its request cycle hold each other, so they wait for the cycle
+    collector once the connection is gone; through this they do not hold the TLS transport,
+    whose buffers (a quarter of a megabyte) go back as soon as the connection is lost.
+    """
+
+    _KEPT = ("peername", "sockname", "sslcontext")
+
+    def __init__(self, target: asyncio.Transport) -> None:
+        super().__init__()
+        self._target: asyncio.Transport | None = target
+        self._kept = {name: target.get_extra_info(name) for name in self._KEPT}
+
+    def detach(self) -> None:
+        self._target = None
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        if self._target is not None:
+            return self._target.get_extra_info(name, default)
+        return self._kept.get(name, default)
+
+    def is_closing(self) -> bool:
+        return self._target is None or self._target.is_closing()
+
+    def close(self) -> None:
+        if self._target is not None:
+            self._target.close()
+
+    def abort(self) -> None:
+        if self._target is not None:
+            self._target.abort()
+
+    def write(self, data: Any) -> None:
+        if self._target is not None:
+            self._target.write(data)
+
+    def writelines(self, list_of_data: Any) -> None:
+        if self._target is not None:
+            self._target.writelines(list_of_data)
+
+    def write_eof(self) -> None:
+        if self._target is not None:
+            self._target.write_eof()
+
+    def can_write_eof(self) -> bool:
+        return self._target is not None and self._target.can_write_eof()
+
+    def pause_reading(self) -> None:
+        if self._target is not None:
+            self._target.pause_reading()
+
+    def resume_reading(self) -> None:
+        if self._target is not None:
+            self._target.resume_reading()
+
+    def is_reading(self) -> bool:
+        return self._target is not None and self._target.is_reading()
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        if self._target is not None:
+            self._target.set_protocol(protocol)
+
+    def get_protocol(self) -> asyncio.BaseProtocol:
+        assert self._target is not None, "the connection is gone"
+        return self._target.get_protocol()
+
+    def get_write_buffer_size(self) -> int:
+        return 0 if self._target is None else self._target.get_write_buffer_size()
+
+    def set_write_buffer_limits(self, high: int | None = None, low: int | None = None) -> None:
+        if self._target is not None:
+            self._target.set_write_buffer_limits(high, low)
+
+
 class _GuardedProtocol(asyncio.Protocol):
     """uvicorn's protocol for one connection, with the header timer of the guard around it."""
 
@@ -90,6 +191,7 @@ class _GuardedProtocol(asyncio.Protocol):
         self.inner = inner
         self.slot = slot
         self.transport: asyncio.BaseTransport | None = None
+        self.shown: _Detachable | None = None
         self.client: tuple[str, int] | None = None
         self.timer: asyncio.TimerHandle | None = None
 
@@ -100,7 +202,9 @@ class _GuardedProtocol(asyncio.Protocol):
             self.client = (str(peer[0]), int(peer[1]))
             self.guard._connections[self.client] = self
         self.waiting()
-        self.inner.connection_made(transport)
+        assert isinstance(transport, asyncio.Transport)
+        self.shown = _Detachable(transport)
+        self.inner.connection_made(self.shown)
 
     def data_received(self, data: bytes) -> None:
         self.inner.data_received(data)
@@ -120,6 +224,9 @@ class _GuardedProtocol(asyncio.Protocol):
             del self.guard._connections[self.client]
         self.slot.release()
         self.inner.connection_lost(exc)
+        if self.shown is not None:
+            self.shown.detach()
+        self.transport = None
 
     def waiting(self) -> None:
         """Waiting for a request's headers: they must be in within the header timeout."""
@@ -159,6 +266,7 @@ class ConnectionGuard:
         """Connections closed for headers that did not come in time."""
         self.evicted = 0
         """Waiting connections dropped to make room for new ones."""
+        self._rates = _Rates(limits.new_connections_per_s, limits.max_connections_per_address)
         self._connections: dict[tuple[str, int], _GuardedProtocol] = {}
         self._waiting: dict[str, OrderedDict[_Slot, Callable[[], object]]] = {}
         """The connections waiting for their clients, by address, longest waiting first, with how to drop each."""
@@ -166,6 +274,7 @@ class ConnectionGuard:
         self._accepting: asyncio.Task[None] | None = None
         self._on_idle: Callable[[], object] | None = None
         self._closed_since_idle = 0
+        self._last_idle = 0.0
 
     # -- the accept loop ---------------------------------------------------------------------------
 
@@ -208,7 +317,7 @@ class ConnectionGuard:
             task.add_done_callback(self._starting.discard)
 
     def _admit(self, key: str, host: str) -> bool:
-        if self.per_address[key] >= self.limits.max_connections_per_address and host not in self.proxies:
+        if host not in self.proxies and (self.per_address[key] >= self.limits.max_connections_per_address or not self._rates.allow(key)):
             return False
         if self.open >= self.limits.max_connections:
             if not self._waiting:
@@ -230,8 +339,11 @@ class ConnectionGuard:
         if self.per_address[key] <= 0:
             del self.per_address[key]
         self._closed_since_idle += 1
-        if self.open == 0 and self._closed_since_idle >= IDLE_AFTER and self._on_idle is not None:
+        if self._on_idle is None or self._closed_since_idle < IDLE_AFTER:
+            return
+        if self.open == 0 or (self._closed_since_idle >= CHURN_AFTER and time.monotonic() - self._last_idle >= CHURN_EVERY_S):
             self._closed_since_idle = 0
+            self._last_idle = time.monotonic()
             self._on_idle()
 
     async def _serve(self, conn: socket.socket, slot: _Slot, protocol: Callable[[], asyncio.Protocol]) -> None:

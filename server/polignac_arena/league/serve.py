@@ -391,6 +391,7 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
     web_task = asyncio.ensure_future(web.serve())
     workers = [asyncio.ensure_future(league.validator.run()), asyncio.ensure_future(ladder.run())]
     tidying = asyncio.ensure_future(asyncio.to_thread(league.tidy))
+    memory.settle()  # later collections (after a flood of connections) cost only what came since
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
