@@ -22,14 +22,14 @@ EXTRAS = ("test", "ray")  # what .ci/run installs
 TEST_TOOLS = ("pytest", "hypothesis", "mypy", "ruff", "httpx", "trustme", "playwright", "openapi-core")
 
 
-def pins() -> dict[str, str]:
+def pins(path: Path = ROOT / "constraints.txt") -> dict[str, str]:
     found: dict[str, str] = {}
-    for number, line in enumerate((ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         match = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]+)", line)
-        assert match, f"constraints.txt line {number} is not name==version: {line!r}"
+        assert match, f"{path.name} line {number} is not name==version: {line!r}"
         found[canonicalize_name(match[1])] = match[2]
     return found
 
@@ -95,9 +95,11 @@ def test_every_installed_dependency_direct_or_not_is_pinned() -> None:
 
 @pytest.mark.skipif(not os.environ.get("PIP_CONSTRAINT"), reason="installed without constraints (only .ci/run installs through them)")
 def test_under_ci_every_dependency_is_at_its_pinned_version() -> None:
-    pinned = pins()
+    """What .ci/run installed matches the file it installed through (constraints.txt, or POLIGNAC_CONSTRAINTS's)."""
+    used = Path(os.environ["PIP_CONSTRAINT"])
+    pinned = pins(used)
     off = {name: (version, pinned[name]) for name, version in installed_closure().items() if pinned.get(name) != version}
-    assert off == {}, f"installed (left) differs from constraints.txt (right): {off}"
+    assert off == {}, f"installed (left) differs from {used} (right): {off}"
 
 
 def test_ci_installs_through_the_constraints_file() -> None:
