@@ -94,7 +94,7 @@ async def check_submission_async(
     rules: Ruleset | None = None,
     limits: SeatLimits | None = None,
     progress: Progress | None = None,
-    build_timeout_s: float = BUILD_TIMEOUT_S,
+    build_timeout_s: float | None = None,
     build_caps: BuildLimits | None = None,
 ) -> CheckReport:
     """:func:`check_submission` in a running event loop, told step by step to ``progress``.
@@ -103,8 +103,8 @@ async def check_submission_async(
     installed in the submission folder (docs/builds.md).  The smoke match is in ``rules`` when given
     (a bot that does not declare its game fails, before its build), else in a game the bot declares.
     Seats and builds get ``limits`` (default :class:`SeatLimits`); the build step gets ``build_timeout_s``
-    of wall clock and ``build_caps`` (default :class:`BuildLimits`).  Cancelled, it stops and removes
-    what it started.
+    of wall clock (default :data:`BUILD_TIMEOUT_S`) and ``build_caps`` (default :class:`BuildLimits`).
+    Cancelled, it stops and removes what it started.
     """
     report = CheckReport(progress=progress)
     limits = limits or SeatLimits()
@@ -124,6 +124,7 @@ async def check_submission_async(
             return report
         report.add("game", True, f"it plays {game_of(rules)}")
     if build and submission.build:
+        build_timeout_s = BUILD_TIMEOUT_S if build_timeout_s is None else build_timeout_s
         report.note(f"building: {shlex.join(submission.build)} (at most {build_timeout_s:g} s)")
         launcher = launcher_for(seat_kind)
         built = await launcher.build(submission, limits, timeout_s=build_timeout_s, trusted=trusted, caps=build_caps)

@@ -7,7 +7,6 @@ unpacking on the way in, start-up after a kill).
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import io
 import tarfile
@@ -31,6 +30,7 @@ from polignac_arena.league.store import LeagueStore, VersionState
 from polignac_arena.league.validation import validate
 from polignac_arena.referee import TimeControl
 from polignac_arena.seats import BuildLimits, SeatKind, SeatLimits
+from tests.aio import run_sync
 from tests.league.abuse import wait_until
 from tests.league.league_process import DEADLINE_S, LeagueProcess, add_author, bot_folder, sandbox_missing, write_league
 
@@ -142,7 +142,7 @@ def test_a_refused_version_leaves_nothing_on_disk_but_a_small_log(server: Server
 def test_what_a_build_installs_is_capped(tmp_path: Path) -> None:
     folder = bot_folder(tmp_path, "builder", build=["sh", "-c", "head -c 3000000 /dev/urandom > weights.bin"])
     told: list[str] = []
-    validation = asyncio.run(
+    validation = run_sync(
         validate(
             folder,
             game_rules=preset("classic", limit=5),

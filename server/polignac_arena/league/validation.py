@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from polignac import Ruleset
-from polignac_arena.botcheck import BUILD_TIMEOUT_S, CheckReport, check_submission_async
+from polignac_arena.botcheck import CheckReport, check_submission_async
 from polignac_arena.plaintext import plain
 from polignac_arena.referee import TimeControl
 from polignac_arena.seats import BuildLimits, SeatKind, SeatLimits
@@ -55,16 +55,16 @@ async def validate(
     log: Callable[[str], None],
     trusted: bool = False,
     bot_name: str | None = None,
-    build_timeout_s: float = BUILD_TIMEOUT_S,
+    build_timeout_s: float | None = None,
     build_caps: BuildLimits | None = None,
 ) -> Validation:
     """Validate the unpacked submission in ``folder`` for a league playing ``game_rules``; never raises for a bad submission.
 
     Its build step (which installs what it makes in ``folder``, as ``polignac bot check`` does) and
     its smoke match run in ``seat_kind`` seats with ``limits`` and ``time_control``; the build within
-    ``build_timeout_s`` and ``build_caps``.  With ``bot_name``, the upload must be a version of that
-    bot.  Each line of progress is passed to ``log`` as it happens.  Cancelled, it stops and removes
-    what it started.
+    ``build_timeout_s`` (default :data:`~polignac_arena.botcheck.BUILD_TIMEOUT_S`) and
+    ``build_caps``.  With ``bot_name``, the upload must be a version of that bot.  Each line of
+    progress is passed to ``log`` as it happens.  Cancelled, it stops and removes what it started.
     """
     lines: list[str] = []
 
