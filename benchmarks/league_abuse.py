@@ -62,13 +62,15 @@ ROOT = Path(__file__).resolve().parent.parent
 LEAGUE = "abuse"
 AUTHORS = ("ada", "mallory")
 SEEDED = ("r1", "r2", "r3", "r4", "r5", "r6")
+LEGIT = "legit"
+"""The legitimate author's bot: each timed upload is a new version of it (within active_bots and the hourly limit)."""
 WEB_LINE = re.compile(r"web and authors' API on (\S+?)/?$")
 GRPC_LINE = re.compile(r"remote bots connect to (\S+)$")
 START_S = 60.0
 ACTIVE_S = 300.0
 PARTIAL = b"GET /api/leaderboard HTTP/1.1\r\nHost: league\r\n"
-FRESH_EVERY = 10
-"""One leaderboard sample in this many on a new connection (2 a second at the default rate)."""
+FRESH_EVERY = 20
+"""One leaderboard sample in this many on a new connection (one a second at the default rate: a visitor's pace)."""
 TOKEN_GUESSERS = 8
 """At most this many threads guess tokens: they share the author's address, and its connection cap (16)."""
 
@@ -142,9 +144,11 @@ def launcher_unavailable() -> str | None:
     return "process seats are not sandboxed here" if type(launcher).__name__ != "SandboxLauncher" else launcher.unavailable()
 
 
-def bot_folder(folder: Path, name: str, build: list[str] | None = None) -> Path:
-    copy = folder / "bots" / name
+def bot_folder(folder: Path, name: str, build: list[str] | None = None, copy_name: str | None = None) -> Path:
+    """A copy of the random sample bot named ``name`` (in a folder of its own, ``copy_name``: one bot's versions differ)."""
+    copy = folder / "bots" / (copy_name or name)
     shutil.copytree(ROOT / "sample_bots" / "random", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "copy.txt").write_text(copy.name, encoding="utf-8")
     toml = copy / "bot.toml"
     text = toml.read_text(encoding="utf-8").replace('name = "random"', f'name = "{name}"', 1)
     toml.write_text(text + (f"build = {json.dumps(build)}\n" if build else ""), encoding="utf-8")
@@ -296,7 +300,7 @@ def upload_to_active(server: Server, ca: Path, token: str, folder: Path) -> floa
     began = time.monotonic()
     with httpx.Client(verify=str(ca), timeout=60) as client:
         answer = client.post(
-            f"{server.web}/api/league/bots/{folder.name}/versions", content=data, headers={**headers, "Content-Type": "application/gzip"}
+            f"{server.web}/api/league/bots/{LEGIT}/versions", content=data, headers={**headers, "Content-Type": "application/gzip"}
         )
         if answer.status_code != 202:
             raise BenchError(f"the legitimate upload of {folder.name} was refused: {answer.status_code} {answer.text}")
@@ -475,7 +479,9 @@ def run(settings: Settings, folder: Path, tokens: dict[str, str], server: Server
     idle = server.rss_mb()
     unloaded: dict[str, Any] = {"rss_mb": round(idle, 1)}
     with Sampler(server, ca, settings.samples_per_s) as sampler:
-        times = [upload_to_active(server, ca, tokens["ada"], bot_folder(folder, f"calm-{n}")) for n in range(settings.uploads)]
+        times = [
+            upload_to_active(server, ca, tokens["ada"], bot_folder(folder, LEGIT, copy_name=f"calm-{n}")) for n in range(settings.uploads)
+        ]
     unloaded.update(sampler.figures())
     unloaded["upload_to_active_s"] = round(statistics.median(times), 2)
     unloaded["upload_to_active_runs_s"] = [round(t, 2) for t in times]
@@ -538,7 +544,9 @@ def run(settings: Settings, folder: Path, tokens: dict[str, str], server: Server
         attacker(upload_flood, server.web, str(ca), tokens["mallory"], settings.flooders, settings.seconds * 3) as report,
     ):
         time.sleep(1.0)  # the flood under way
-        times = [upload_to_active(server, ca, tokens["ada"], bot_folder(folder, f"busy-{n}")) for n in range(settings.uploads)]
+        times = [
+            upload_to_active(server, ca, tokens["ada"], bot_folder(folder, LEGIT, copy_name=f"busy-{n}")) for n in range(settings.uploads)
+        ]
         stats = report.get(timeout=settings.seconds * 3 + 120)
     flood = {"slow_builds_queued": queued, "flood_answers": stats, **sampler.figures()}
     flood["upload_to_active_s"] = round(statistics.median(times), 2)

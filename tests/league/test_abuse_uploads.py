@@ -45,24 +45,22 @@ class Server:
     config: LeagueConfig
     bots: Path
 
-    def upload(self, token: str, bot: str, body: Any, client: httpx.Client | None = None) -> httpx.Response:
+    def upload(self, token: str, bot: str, body: Any) -> httpx.Response:
+        """POST an upload, on a connection of its own (the uploads of a test may run at once)."""
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/gzip"}
-        post = (client or httpx).post  # type: ignore[attr-defined]
-        answer: httpx.Response = post(
-            f"{self.process.web}/api/league/bots/{bot}/versions", content=body, headers=headers, timeout=DEADLINE_S
-        )
-        return answer
+        with httpx.Client(timeout=DEADLINE_S) as client:
+            return client.post(f"{self.process.web}/api/league/bots/{bot}/versions", content=body, headers=headers)
 
     def final(self, token: str, submission: str) -> dict[str, Any]:
-        """The submission once its validation is over."""
+        """The submission once its validation is over (polled on one kept-alive connection)."""
+        with httpx.Client(timeout=DEADLINE_S) as client:
 
-        def probe() -> dict[str, Any] | None:
-            body: dict[str, Any] = httpx.get(
-                f"{self.process.web}/api/league/submissions/{submission}", headers={"Authorization": f"Bearer {token}"}, timeout=DEADLINE_S
-            ).json()
-            return body if body["final"] else None
+            def probe() -> dict[str, Any] | None:
+                answer = client.get(f"{self.process.web}/api/league/submissions/{submission}", headers={"Authorization": f"Bearer {token}"})
+                body: dict[str, Any] = answer.json()
+                return body if body["final"] else None
 
-        return self.process.wait_for(f"the validation of {submission}", probe, deadline_s=120)
+            return self.process.wait_for(f"the validation of {submission}", probe, deadline_s=120)
 
     def files(self) -> tuple[set[str], set[str]]:
         """The archives and unpacked folders the league keeps."""

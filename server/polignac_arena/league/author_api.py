@@ -20,6 +20,7 @@ being received) is refused before the body is read at all.
 # local to author_router, where a string annotation could not be resolved.
 
 import asyncio
+import contextlib
 import math
 import re
 from collections.abc import Callable, Coroutine, Mapping
@@ -29,6 +30,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response, Security
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPBearer
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from polignac_arena.archive import ArchiveCaps
 from polignac_arena.league.author_models import BotOut, ErrorOut, MeOut, SubmissionOut, VersionOut
@@ -64,7 +66,16 @@ class _Refusal(Exception):
 
 
 class _RefusingRoute(APIRoute):
-    """Answers a :class:`_Refusal` (from a route or its dependencies) itself: the app's handlers may drop headers."""
+    """Answers a :class:`_Refusal` (from a route or its dependencies) itself: the app's handlers may drop headers.
+
+    A refused upload ends its connection: the refusal is sent once the body is in (at most
+    ``body_cap`` bytes, with the body's pause timeout, so that the client reads it rather than
+    a reset), and the next upload needs a new connection, which the web listener rate-limits
+    per address.  So a client cannot send body after body to be refused on one connection.
+    """
+
+    body_cap = 0
+    body_pause_s = 30.0
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handle = super().get_route_handler()
@@ -73,6 +84,9 @@ class _RefusingRoute(APIRoute):
             try:
                 return await handle(request)
             except _Refusal as refusal:
+                if request.method == "POST":
+                    await _finish_body(request, self.body_cap, self.body_pause_s)
+                    refusal.headers["Connection"] = "close"
                 return PlainJSONResponse({"error": refusal.message}, status_code=refusal.status, headers=refusal.headers)
 
         return refusing
@@ -122,12 +136,17 @@ def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None,
     with 413 as soon as they pass it; one whose body pauses longer than ``body_timeout_s`` with 408.
     """
     cap = max_upload_bytes if max_upload_bytes is not None else ArchiveCaps().compressed_bytes
+
+    class Route(_RefusingRoute):
+        body_cap = cap
+        body_pause_s = body_timeout_s
+
     router = APIRouter(
         prefix=PREFIX,
         tags=["league authors"],
         # Declares the bearer token in the OpenAPI schema (so a generated client sends it); `author` below checks it.
         dependencies=[Security(_BEARER)],
-        route_class=_RefusingRoute,
+        route_class=Route,
         default_response_class=PlainJSONResponse,
         responses={401: {"model": ErrorOut}, 429: {"model": ErrorOut}},
     )
@@ -227,13 +246,27 @@ def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None,
 
 async def _receive(request: Request, upload: Upload, cap: int, pause_s: float) -> None:
     """Hand the request's body to ``upload`` as it arrives: refused (413) once past ``cap`` bytes, (408) after a pause of ``pause_s``."""
+    await _chunks(request, cap, pause_s, upload.write)
+
+
+async def _finish_body(request: Request, cap: int, pause_s: float) -> None:
+    """Read what is left of a refused request's body (within ``cap`` and ``pause_s``), dropping it."""
+    if getattr(request.state, "body", None) is None:
+        with contextlib.suppress(_Refusal, ClientDisconnect, SubmissionRefused):
+            await _chunks(request, cap, pause_s, lambda _: None)
+
+
+async def _chunks(request: Request, cap: int, pause_s: float, take: Callable[[bytes], None]) -> None:
+    """Hand each chunk of the body to ``take``; ``request.state.body`` says how it ended (``read`` or ``cut``)."""
     total = 0
     chunks = request.stream().__aiter__()
+    request.state.body = "cut"
     while True:
         try:
             async with asyncio.timeout(pause_s):
                 chunk = await anext(chunks)
         except StopAsyncIteration:
+            request.state.body = "read"
             return
         except TimeoutError:
             raise _Refusal(408, f"the upload stopped coming: nothing for {pause_s:g} s") from None
@@ -241,4 +274,4 @@ async def _receive(request: Request, upload: Upload, cap: int, pause_s: float) -
         if total > cap:
             raise _Refusal(413, f"the upload is more than the {cap} bytes allowed")
         if chunk:
-            upload.write(chunk)
+            take(chunk)

@@ -11,8 +11,9 @@ quarter of a megabyte each) with it.  So the league accepts connections itself
   closed at once, before any TLS work (a handshake costs the server CPU);
 * past ``max_connections`` in all, a connection waiting for its client (its handshake, its next
   request's headers) is dropped to make room: the longest waiting of the address that holds
-  the most connections.  A flood from many addresses cannot hold more than the cap, nor push
-  out the client of an address that holds fewer (a quick visitor, a page that polls);
+  the most connections.  A flood from many addresses cannot hold more than the cap (and the
+  few dropped connections still on their way out: :data:`DROPPING_MAX`), nor push out the
+  client of an address that holds fewer (a quick visitor, a page that polls);
 * the TLS handshake must end within ``handshake_timeout_s`` (asyncio's own timeout);
 * each request's headers must be in within ``header_timeout_s`` of the connection's start or
   of the previous response's end: the ASGI wrapper (:meth:`ConnectionGuard.asgi`) tells the
@@ -49,11 +50,16 @@ log = logging.getLogger(__name__)
 Receive = Callable[[], Awaitable[Any]]
 Send = Callable[[Any], Awaitable[None]]
 ASGIApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
+DROPPING_MAX: Final = 16
+"""Connections dropped to make room that may be on their way out at once: past it a new one is refused instead, so that
+the connections held (the cap, and these) bound the memory even when the loop is slow to tear dropped ones down."""
 IDLE_AFTER: Final = 64
 """Connections closed since the last call of ``on_idle`` before the next (it collects garbage: not after every visitor)."""
 CHURN_AFTER: Final = 64
-CHURN_EVERY_S: Final = 1.0
-"""Under a flood the last connection never closes: ``on_idle`` is then called after this many closed, at most once a second."""
+CHURN_EVERY_S: Final = 0.1
+"""Under a flood the last connection never closes: ``on_idle`` is then called after this many closed, at most ten times a
+second (a TLS connection that failed or was dropped in its handshake is kept by a cycle with its error: its buffers wait
+for the collector, which costs what came since the server started only)."""
 _RESET: Final = struct.pack("ii", 1, 0)
 """SO_LINGER on, zero seconds: a refused connection is reset, and leaves nothing waiting in TIME_WAIT."""
 
@@ -85,10 +91,11 @@ class _Slot:
         self.guard = guard
         self.key = key
         self.held = True
+        self.dropped = False
 
     def waiting(self, drop: Callable[[], object]) -> None:
         """The connection waits for its client (a handshake, a request's headers): ``drop`` ends it if room is needed."""
-        if self.held:
+        if self.held and not self.dropped:
             waiting = self.guard._waiting.setdefault(self.key, OrderedDict())
             waiting[self] = drop
             waiting.move_to_end(self)
@@ -100,10 +107,19 @@ class _Slot:
             if not waiting:
                 del self.guard._waiting[self.key]
 
+    def dropping(self) -> None:
+        """Dropped to make room: still counted until it is gone (its buffers are), but room for another already."""
+        self.busy()
+        if self.held and not self.dropped:
+            self.dropped = True
+            self.guard._dropping += 1
+
     def release(self) -> None:
         self.busy()
         if self.held:
             self.held = False
+            if self.dropped:
+                self.guard._dropping -= 1
             self.guard._release(self.key)
 
 
@@ -205,6 +221,8 @@ class _GuardedProtocol(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self.shown = _Detachable(transport)
         self.inner.connection_made(self.shown)
+        if self.slot.dropped:  # dropped to make room as its handshake ended
+            transport.abort()
 
     def data_received(self, data: bytes) -> None:
         self.inner.data_received(data)
@@ -268,6 +286,8 @@ class ConnectionGuard:
         """Waiting connections dropped to make room for new ones."""
         self._rates = _Rates(limits.new_connections_per_s, limits.max_connections_per_address)
         self._connections: dict[tuple[str, int], _GuardedProtocol] = {}
+        self._dropping = 0
+        """Connections dropped to make room and not gone yet: counted in ``open`` (their memory is), not against the cap."""
         self._waiting: dict[str, OrderedDict[_Slot, Callable[[], object]]] = {}
         """The connections waiting for their clients, by address, longest waiting first, with how to drop each."""
         self._starting: set[asyncio.Task[None]] = set()
@@ -319,14 +339,14 @@ class ConnectionGuard:
     def _admit(self, key: str, host: str) -> bool:
         if host not in self.proxies and (self.per_address[key] >= self.limits.max_connections_per_address or not self._rates.allow(key)):
             return False
-        if self.open >= self.limits.max_connections:
-            if not self._waiting:
+        if self.open - self._dropping >= self.limits.max_connections:
+            if not self._waiting or self._dropping >= DROPPING_MAX:
                 return False
             hog = max(self._waiting, key=lambda address: self.per_address[address])
             if self.per_address[hog] <= self.per_address[key]:
                 return False  # room would be made at the expense of an address holding no more than this one
             slot, drop = next(iter(self._waiting[hog].items()))
-            slot.release()
+            slot.dropping()
             drop()
             self.evicted += 1
         self.open += 1

@@ -35,7 +35,7 @@ class HttpLimits:
     """Open connections in all (each holds about a third of a megabyte of TLS buffers); past it the longest waiting goes."""
     max_connections_per_address: int = _limit(16, 1, 100_000)
     """Open connections from one address (trusted proxies are not held to it)."""
-    new_connections_per_s: float = _limit(4.0, 0.1, 100_000)
+    new_connections_per_s: float = _limit(2.0, 0.1, 100_000)
     """New connections one address may open a second, on average (``max_connections_per_address`` at once); past it,
     reset before any TLS work: each TLS handshake costs the server CPU."""
     handshake_timeout_s: float = _limit(5.0, 0.1, 600)
