@@ -71,6 +71,9 @@ ACTIVE_S = 300.0
 PARTIAL = b"GET /api/leaderboard HTTP/1.1\r\nHost: league\r\n"
 FRESH_EVERY = 20
 """One leaderboard sample in this many on a new connection (one a second at the default rate: a visitor's pace)."""
+REFUSED_PAUSE_S = 0.1
+"""A flooder whose connection is refused tries again this much later: on the server's own machine, a client spinning on
+refusals would measure its own CPU, not the server's."""
 TOKEN_GUESSERS = 8
 """At most this many threads guess tokens: they share the author's address, and its connection cap (16)."""
 
@@ -384,6 +387,7 @@ def bad_tokens(web: str, ca: str, real_id: str, flooders: int, seconds: float, o
                     status = client.get(f"{web}/api/league/me", headers=headers).status_code
                 except httpx.HTTPError as exc:
                     status = type(exc).__name__  # type: ignore[assignment]
+                    time.sleep(REFUSED_PAUSE_S)
                 with lock:
                     stats[str(status)] += 1
 
@@ -414,6 +418,7 @@ def upload_flood(web: str, ca: str, token: str, flooders: int, seconds: float, o
                     ).status_code
                 except httpx.HTTPError as exc:
                     status = type(exc).__name__  # type: ignore[assignment]
+                    time.sleep(REFUSED_PAUSE_S)
                 with lock:
                     stats[str(status)] += 1
 
