@@ -50,6 +50,8 @@ class FakeLeague:
     owners: dict[str, str] = field(default_factory=lambda: {"ada-bot": "ada", "bob-bot": "bob"})
     throttled: set[str] = field(default_factory=set)
     over_limit: set[str] = field(default_factory=set)
+    busy: int = 0
+    """Uploads to refuse as the league receiving others does (429, Retry-After 1), before taking the next."""
     statuses: dict[str, SubmissionStatus] = field(default_factory=dict)
     scripts: dict[str, list[Step]] = field(default_factory=dict)
     calls: list[str] = field(default_factory=list)
@@ -71,6 +73,9 @@ class FakeLeague:
             raise SubmissionRefused(f"bot {bot_name!r} belongs to another author", 403)
         if author in self.over_limit:
             raise SubmissionRefused("you uploaded 10 versions in the last hour, the limit", 429, retry_after_s=1800.5)
+        if self.busy > 0:
+            self.busy -= 1
+            raise SubmissionRefused("the league is receiving 4 upload(s), the most at once: try again in a few seconds", 429, 1.0)
         return FakeUpload(self)
 
     def submit(self, author: str, bot_name: str, upload: FakeUpload) -> SubmissionStatus:  # type: ignore[override]
