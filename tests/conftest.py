@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+
 import pytest
 
+from polignac_arena.executors.node import CACHE_ENV
 from polignac_arena.submission import Submission
+from tests.reaper import start_reaper
 from tests.sample_builds import built
 
 # The hostile bots are programs to run inside sandboxes, not modules to import:
 # --doctest-modules would start them.
 collect_ignore_glob = ["hostile/bots/*"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every process the run starts dies with it, even when it is interrupted (tests/reaper.py)."""
+    start_reaper()
 
 
 @pytest.fixture(scope="session")
@@ -22,3 +32,17 @@ def c_bot(tmp_path_factory: pytest.TempPathFactory) -> Submission:
 def js_bot(tmp_path_factory: pytest.TempPathFactory) -> Submission:
     """sample_bots/javascript built once per session (skips without node and npm)."""
     return built("javascript", tmp_path_factory, ("node", "npm"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def machine_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Where matches' submissions are unpacked and built (executors.node.cache_root): this session's temp dir, not the home
+    folder; the runners a test starts as subprocesses inherit it.  A test may point it elsewhere (monkeypatch.setenv)."""
+    if CACHE_ENV in os.environ:
+        yield
+        return
+    os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("machine-cache"))
+    try:
+        yield
+    finally:
+        os.environ.pop(CACHE_ENV, None)

@@ -18,7 +18,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
-EXTRAS = ("test", "ray")  # what .ci/run installs
+EXTRAS = ("test", "ray", "research", "train")  # what .ci/run installs
 TEST_TOOLS = ("pytest", "hypothesis", "mypy", "ruff", "httpx", "trustme", "playwright", "openapi-core")
 
 

@@ -28,6 +28,7 @@ from polignac import (
     Phase,
     PolignacError,
     Ruleset,
+    RulesetError,
     mask_of,
     preset,
     redact,
@@ -638,10 +639,47 @@ def test_contract_points_setting() -> None:
     rules = WITH_GENERAL.with_changes(contract_points=7)
     won = Match(rules, 1, deals={1: S1})
     play(won, "pass general", S1_PLAY)
-    assert hand_ended(won, 1).scores == (7, -7, 7, 7)
+    assert hand_ended(won, 1).scores == (7, -5, 7, 7)  # the declarer's bonus is general_points, not -contract_points
     lost = Match(rules, 1, deals={1: CF})
     play(lost, "capot", CF_PLAY)
     assert hand_ended(lost, 1).scores == (11, 1, 0, 0)
+
+
+@pytest.mark.parametrize(("general_points", "contract_points"), [(-5, 5), (-12, 5), (0, 7), (3, 2)])
+def test_a_made_general_scores_general_points_and_the_opponents_contract_points(general_points: int, contract_points: int) -> None:
+    rules = WITH_GENERAL.with_changes(general_points=general_points, contract_points=contract_points)
+    won = Match(rules, 1, start_totals=[0, 3, 0, 0], deals={1: S1})
+    play(won, "pass general", S1_PLAY)
+    end = hand_ended(won, 1)
+    assert end.contract_made is True
+    assert end.scores == (contract_points, general_points, contract_points, contract_points)
+    assert won.totals[1] == 3 + general_points
+    capot = Match(rules, 1, deals={1: S1})
+    play(capot, "pass capot", S1_PLAY)
+    assert hand_ended(capot, 1).scores == (contract_points, 0, contract_points, contract_points)  # capot: no bonus
+    failed = Match(rules, 1, deals={1: CF})
+    play(failed, "general", CF_PLAY)
+    assert hand_ended(failed, 1).scores == (contract_points + 4, 1, 0, 0)  # a failed general: as for capot
+
+
+def test_general_points_is_a_setting_of_its_own_with_bounds() -> None:
+    assert preset("classic").general_points == -5 and preset("classic").contract_points == 5
+    assert Ruleset.from_dict({"general": True, "general_points": -20}).general_points == -20
+    for bad in (-101, 101, 2.5, "5", True):
+        with pytest.raises(RulesetError, match="general_points"):
+            Ruleset.from_dict({"general_points": bad})
+    assert Ruleset.from_dict(preset("classic", general=True, general_points=-9).to_dict()).general_points == -9
+
+
+def test_a_record_from_before_general_points_scores_a_made_general_as_it_did() -> None:
+    rules = WITH_GENERAL.with_changes(contract_points=7)
+    match = Match(rules, 1, deals={1: S1})
+    play(match, "pass general", S1_PLAY)
+    record = match.record()
+    del record["rules"]["general_points"]  # as engine 1.0 wrote it
+    replayed = Match.from_record(record)
+    assert replayed.rules.general_points == -7
+    assert hand_ended(replayed, 1).scores == (7, -7, 7, 7)  # what engine 1.0 scored
 
 
 # == docs/rules.md 10: variants ==================================================================
@@ -1292,12 +1330,11 @@ def test_forfeit_mid_hand_with_a_tie_for_first_goes_to_a_tiebreak() -> None:
     assert match.places == (1, 2, 4, 3)
 
 
-@pytest.mark.parametrize("tiebreak_hands", [1, 3])
-def test_forfeit_inside_a_tiebreak_hand_the_others_go_on(tiebreak_hands: int) -> None:
+def test_forfeit_inside_a_tiebreak_hand_the_others_play_the_next_one() -> None:
     # Hand 3, if seats 1 and 3 play it: seat 1 holds spades and hearts, seat 3 diamonds and
     # clubs.  Whoever leads keeps the lead, wins every trick and takes all five points.
     fresh = ["8S 9S TS JS QS KS AS 7H 8H 9H TH JH QH KH AH", "7D 8D 9D TD JD QD KD AD 8C 9C TC JC QC KC AC"]
-    rules = CLASSIC.with_changes(tiebreak_hands=tiebreak_hands)
+    rules = CLASSIC.with_changes(tiebreak_hands=3)
     match = Match(rules, 1, start_totals=[15, 3, 3, 3], deals={1: SEG, 2: TB3, 3: fresh})
     play(match, "pass pass pass pass", SEG_PLAY)
     assert match.seats == (1, 2, 3)
@@ -1305,13 +1342,13 @@ def test_forfeit_inside_a_tiebreak_hand_the_others_go_on(tiebreak_hands: int) ->
     match.forfeit(2, "crashed")
     assert summary(match, Forfeited, "seat", "reason", "hand_abandoned") == [(2, "crashed", True)]
     assert not match.is_over
-    # A fresh tie-break hand for the two remaining tied players; the abandoned hand was not
-    # scored and (engine docstring) does not count toward tiebreak_hands.
+    # The abandoned hand scored nothing and was the first of the three tie-break hands: the two
+    # remaining tied players play the second.
     assert match.is_tiebreak
     assert match.hand_number == 3
     assert match.seats == (1, 3)
     assert all(len(match.hand(s)) == 15 for s in (1, 3))
-    assert tiebreaks(match)[-1] == ((1, 3), 1)
+    assert tiebreaks(match) == [((1, 2, 3), 1), ((1, 3), 2)]
     assert [e.hand_number for e in of_type(match, HandEnded)] == [1]
     assert match.dealer in (1, 3) and match.eldest == ({1, 3} - {match.dealer}).pop()
     leader_wins_all = match.eldest
@@ -1323,6 +1360,20 @@ def test_forfeit_inside_a_tiebreak_hand_the_others_go_on(tiebreak_hands: int) ->
     places = [0] * 4
     places[other], places[leader_wins_all], places[0], places[2] = 1, 2, 3, 4
     assert match.places == tuple(places)
+    assert match.totals == (20, 3, 3, 3)
+
+
+def test_a_tiebreak_hand_abandoned_by_a_forfeit_counts_toward_tiebreak_hands() -> None:
+    rules = CLASSIC.with_changes(tiebreak_hands=1)
+    match = Match(rules, 1, start_totals=[15, 3, 3, 3], deals={1: SEG, 2: TB3})
+    play(match, "pass pass pass pass", SEG_PLAY)
+    play(match, TB3_PLAY.split("|")[0])
+    match.forfeit(2, "crashed")
+    # The only tie-break hand allowed was the abandoned one: the two others share first.
+    assert match.is_over
+    assert tiebreaks(match) == [((1, 2, 3), 1)]
+    assert [e.hand_number for e in of_type(match, HandEnded)] == [1]
+    assert match.places == (3, 1, 4, 1)
     assert match.totals == (20, 3, 3, 3)
 
 

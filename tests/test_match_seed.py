@@ -1,5 +1,10 @@
 """``polignac match --seed N``: the same seed and bots give the same record, in every seat kind.
 
+For built-in bots and for the Python sample folders alike: an in-process seat runs a folder's
+own code (never the built-in of its name), so its record is the process seat's and the
+docker seat's.  The stdio sample, which no in-process seat runs, is compared between process
+and docker seats.
+
 A record holds four things that are not a function of (seed, bots, rules):
 
 * ``started_at`` in the header: a clock reading;
@@ -32,10 +37,22 @@ CLOCK_AND_IDENTITY = {"header": {"started_at", "match_id"}, "action": {"ms"}, "f
 KINDS = ["inprocess", "process", "docker"]
 
 
-def play(tmp_path: Path, kind: str, run: int, seed: int = 7) -> list[dict[str, Any]]:
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_bots"
+LINEUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # name: (bots in seat order, the seat kinds that run them, the first being the reference)
+    "built-ins": (("builtin:random", "cautious", "heuristic", "random"), tuple(KINDS)),
+    "samples": (
+        tuple(str(SAMPLES / name) for name in ("random", "cautious", "heuristic", "random")),  # one folder in two seats
+        tuple(KINDS),
+    ),
+    "stdio": ((str(SAMPLES / "python_stdio"), str(SAMPLES / "random"), "cautious", "heuristic"), ("process", "docker")),
+}
+
+
+def play(tmp_path: Path, kind: str, run: int, seed: int = 7, bots: tuple[str, ...] = ("random",) * 4) -> list[dict[str, Any]]:
     record = tmp_path / f"{kind}-{run}.jsonl"
-    bots = ["--bot", "random"] * 4
-    args = ["match", *bots, "--seed", str(seed), "--limit", "5", "--seat-kind", kind, "--trusted", "--replay", str(record), "-q"]
+    options = [f"--bot={bot}" for bot in bots]
+    args = ["match", *options, "--seed", str(seed), "--limit", "5", "--seat-kind", kind, "--trusted", "--replay", str(record), "-q"]
     result = CliRunner().invoke(app, args, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return [json.loads(line) for line in record.read_text().splitlines()]
@@ -75,6 +92,25 @@ def test_the_same_seed_gives_the_same_record_in_every_seat_kind(kind: str, tmp_p
     assert first[0]["match_id"] != second[0]["match_id"], "match ids stay unique"
     assert first[-1]["status"] == "finished" and first[-1]["faults"] == [{}, {}, {}, {}]
     assert len({line["action"] for line in first if line["type"] == "action"}) > 10, "the bots really played"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lineup", sorted(LINEUPS))
+def test_the_same_bots_give_the_same_record_in_every_seat_kind_that_runs_them(lineup: str, tmp_path: Path) -> None:
+    bots, kinds = LINEUPS[lineup]
+    if "docker" in kinds:
+        available("docker")
+    records = {kind: play(tmp_path, kind, 0, seed=29, bots=bots) for kind in kinds}
+    reference = without_clock_and_identity(records[kinds[0]])
+    for kind, record in records.items():
+        assert without_clock_and_identity(record) == reference, f"{kind} seats play {lineup} otherwise than {kinds[0]} seats"
+        assert record[-1]["status"] == "finished" and record[-1]["faults"] == [{}, {}, {}, {}], (kind, record[-1])
+    seats = [(seat["name"], seat["version"]) for seat in records[kinds[0]][0]["seats"]]
+    if lineup == "samples":  # the folders' own versions ran, not the built-ins of their names
+        assert seats == [("random", "1.1"), ("cautious", "1.1"), ("heuristic", "1.1"), ("random", "1.1")]
+    if lineup == "built-ins":
+        assert seats[0] == seats[3] == ("random", "1.0")
+    assert len({line["action"] for line in records[kinds[0]] if line["type"] == "action"}) > 10, "the bots really played"
 
 
 def test_another_seed_gives_another_match(tmp_path: Path, reference: list[dict[str, Any]]) -> None:

@@ -202,7 +202,7 @@ def test_made_contracts_score_the_same(rules: Ruleset) -> None:
                 break
             ended = lockstep(position, rnd)
             assert ended.contract is contract and ended.declarer == 0 and ended.contract_made is True
-            bonus = -rules.contract_points if contract is Contract.GENERAL else 0
+            bonus = rules.general_points if contract is Contract.GENERAL else 0
             assert list(ended.scores) == [bonus] + [rules.contract_points + (seat == 1) for seat in range(1, rules.players)]
             positions += 1
         assert positions == deck_mask(rules, rules.players).bit_count(), "one position before every card of the hand"

@@ -509,7 +509,7 @@ def expected_scores(rules: Ruleset, log: HandLog) -> tuple[list[int], Contract, 
         if made:
             for seat in log.dealt.seats:
                 scores[seat] = sign * rules.contract_points
-            scores[declarer] = -sign * rules.contract_points if contract is Contract.GENERAL else 0
+            scores[declarer] = sign * rules.general_points if contract is Contract.GENERAL else 0
         else:
             scores[declarer] += sign * rules.contract_points
     # Fault points always count against the offender (docs/rules.md 11).
@@ -672,9 +672,10 @@ def sure_capot_deal(rules: Ruleset, weaken: bool, rnd: random.Random) -> list[li
 def test_contracts_score_by_the_rules(table: Table, rnd: random.Random, contract: Contract, weaken: bool, penalty_at: int | None) -> None:
     """docs/rules.md 4: a made capot gives every opponent +5 and the declarer 0 (general: -5); random play never makes one.
 
-    Contracts go with points games only (a place score has no room for them), so Bassadewitz is left out.
+    Contracts go with points games without a turned trump only (docs/rules.md 11), so Bassadewitz and
+    Knaves are left out.
     """
-    assume(table.rules.hand_score is HandScore.POINTS)
+    assume(table.rules.hand_score is HandScore.POINTS and table.rules.trumps is Trumps.NONE)
     rules = table.rules.with_changes(capot=True, general=True)
     match = Match(rules, table.seed, deals={1: sure_capot_deal(rules, weaken, rnd)})
     assert match.to_act == 0

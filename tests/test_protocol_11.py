@@ -44,7 +44,7 @@ from polignac.wire import (
     view_from_pb,
 )
 from polignac_arena.referee import RefereeServer, TimeControl
-from polignac_arena.referee.versions import ProtocolVersion, beyond_1_0, parse_version, refusal
+from polignac_arena.referee.versions import SPOKEN, ProtocolVersion, beyond_1_0, parse_version, refusal
 from polignac_arena.seats.stdio_bridge import response_lines
 from tests import v10_session
 from tests.referee.helpers import RawSeat, match_with_raw_seat, referee, run
@@ -262,7 +262,7 @@ def test_the_games_1_0_describes_in_full_are_the_32_card_french_and_german_ones(
     for version in ("1.1", "1.2"):
         assert all(refusal(version, rules) is None for rules in polignac.PRESETS.values())
     why = refusal("1.0", preset("knaves"))
-    assert why is not None and "'knaves'" in why and "pack = 52" in why and '"1.1"' in why
+    assert why is not None and "'knaves'" in why and "pack = 52" in why and f'"{SPOKEN}"' in why
 
 
 async def _hello_answer(server: RefereeServer, rules: Ruleset, version: str) -> pb.PlayResponse | grpc.aio.AioRpcError:
@@ -309,7 +309,7 @@ def test_a_client_is_seated_or_refused_by_the_version_it_says(game: str, version
                 assert isinstance(answer, grpc.aio.AioRpcError)
                 assert answer.code() == grpc.StatusCode.FAILED_PRECONDITION
                 assert f"cannot describe the game {game!r}" in (answer.details() or "")
-                assert 'say protocol_version "1.1"' in (answer.details() or "")
+                assert f'say protocol_version "{SPOKEN}"' in (answer.details() or "")
             else:
                 assert isinstance(answer, pb.PlayResponse) and answer.WhichOneof("payload") == "welcome"
 

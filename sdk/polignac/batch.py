@@ -414,7 +414,7 @@ def _score(playout: Playout, cards: Int64Array, won: Int64Array, first: Array, l
             at = int(np.nonzero(order == playout.declarer)[0][0])
             made: Array = w[:, at : at + 1] == all_tricks
             made_row = np.full(k, against * rules.contract_points, dtype=np.int64)
-            made_row[at] = -against * rules.contract_points if contract is Contract.GENERAL else 0
+            made_row[at] = against * rules.general_points if contract is Contract.GENERAL else 0
             result[:, at] += against * rules.contract_points
             result = np.where(made, made_row, result)
     scores = np.zeros((deals, n), dtype=np.int64)

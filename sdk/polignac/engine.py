@@ -15,8 +15,9 @@ Points settled here where docs/rules.md is silent:
 - Extra points (:meth:`Match.add_penalty`) are scored with the hand they were given in;
   in a tie-break hand they count toward that hand's score only.
 - Several forfeiters all rank below everyone else; the one who forfeited earlier ranks lower.
-- A tie-break hand abandoned by a forfeit does not count toward ``tiebreak_hands``; the
-  remaining tied players (if two or more) play a fresh tie-break hand.
+- A tie-break hand abandoned by a forfeit scores nothing and counts toward ``tiebreak_hands``
+  (docs/rules.md 8); the remaining tied players (if two or more) play the next one if any is
+  left, else share first place.
 - When a tie-break leaves several players still tied after the last allowed hand, they
   share first place; every tied player knocked out along the way shares the next place.
 - Play-on hands (``tiebreak = "play-on"``) are whole hands: contracts are allowed in them
@@ -53,7 +54,7 @@ from polignac.view import PlayerView, player_view
 
 __all__ = ["ENGINE_VERSION", "Decision", "Match", "Phase", "Trick", "parse_decision"]
 
-ENGINE_VERSION: Final = "1.0.0"
+ENGINE_VERSION: Final = "1.1.0"
 """Changes whenever the same record could replay differently."""
 
 _PLAY: Final = Phase.PLAY
@@ -479,8 +480,9 @@ class Match:
         """``seat`` forfeits (docs/rules.md 8): it ranks last and the match ends, or goes on without it.
 
         In the regular match, the unfinished hand scores nothing and the others are ranked
-        by their totals, with tie-break hands if first place is tied.  In a tie-break hand
-        the remaining tied players go on.  With ``tiebreak = "play-on"`` the match ends at
+        by their totals, with tie-break hands if first place is tied.  A tie-break hand is
+        abandoned (it scores nothing but counts toward ``tiebreak_hands``): the remaining tied
+        players play the next one if any is left, else share first place.  With ``tiebreak = "play-on"`` the match ends at
         once and a tie among the others stands.
         """
         self._check_seat(seat)
@@ -499,9 +501,9 @@ class Match:
         elif not self.is_tiebreak:
             self._resolve_first_place()
         elif in_hand:
-            # The abandoned tie-break hand does not count: the others play a fresh one.
+            # The abandoned tie-break hand counts as one of tiebreak_hands: the others play
+            # the next one, if any is left.
             self._contenders.remove(seat)
-            self._tiebreak_round -= 1
             self._next_tiebreak_hand(self._contenders)
 
     # -- hands and the end of the match --------------------------------------------------
@@ -721,7 +723,7 @@ class Match:
                 if not isinstance(deals, Mapping):
                     raise RecordError("'deals' must map hand numbers to lists of hands")
                 deals = {int(k): v for k, v in deals.items()}
-            rules = Ruleset.from_dict(record["rules"])
+            rules = Ruleset.from_record(record["rules"])
             start_totals, first_dealer = record.get("start_totals"), record.get("first_dealer")
             match = cls(rules, record["seed"], start_totals=start_totals, deals=deals, first_dealer=first_dealer)
         except (PolignacError, TypeError, ValueError) as exc:

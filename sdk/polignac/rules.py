@@ -128,6 +128,11 @@ class Ruleset:
       takes every trick (``every_trick_scores``: taker, each other) or
       ``big_take_points`` or more without every trick (``big_take_scores``).
 
+    Contracts (``capot``, ``general``; not where ``hand_score = "place"`` or a card is turned
+    for trumps: Bassadewitz and Knaves have none): made, every opponent scores ``contract_points`` and the
+    declarer 0 (capot) or ``general_points`` (general); failed, the declarer scores
+    ``contract_points`` on top of its points.
+
     The match ends after the hand in which any total reaches ``limit``.  A tie for first
     is broken by ``tiebreak``: hands among the tied (``"tied"``) or whole hands among all,
     scores counting (``"play-on"``), at most ``tiebreak_hands``.  The fault fields
@@ -155,6 +160,7 @@ class Ruleset:
     capot: bool = True
     general: bool = False
     contract_points: int = 5
+    general_points: int = -5
     limit: int = 20
     tiebreak: Tiebreak = Tiebreak.TIED
     tiebreak_hands: int = 3
@@ -225,6 +231,31 @@ class Ruleset:
                 value = list(value)
             out[key] = value
         return out
+
+    @classmethod
+    def from_record(cls, table: Mapping[str, Any]) -> Ruleset:
+        """The ruleset of a match record or a stored configuration, read as it was played when written.
+
+        A table written before ``general_points`` was a setting scored a made general at
+        ``-contract_points``; it still does.
+
+        >>> Ruleset.from_record({"general": True, "contract_points": 8}).general_points
+        -8
+        """
+        if isinstance(table, Mapping) and "general_points" not in table:
+            contract = table.get("contract_points")
+            if type(contract) is int and _INT_BOUNDS["contract_points"][0] <= contract <= _INT_BOUNDS["contract_points"][1]:
+                table = {**table, "general_points": -contract}
+        return cls.from_dict(table)
+
+    def stored_dict(self) -> dict[str, Any]:
+        """:meth:`to_dict` as a stored configuration compares it: without ``general_points`` when it scores
+        what a made general scored before it was a setting (``-contract_points``), so that a tournament or
+        league stored before it is still the same one (:meth:`from_record` reads it back)."""
+        table = self.to_dict()
+        if self.general_points == -self.contract_points:
+            del table["general_points"]
+        return table
 
     def with_changes(self, **changes: Any) -> Ruleset:
         """A copy with some settings changed, each validated as in :meth:`from_dict`."""
@@ -310,6 +341,7 @@ _INT_BOUNDS: Final = {
     "last_trick_points": (0, 100),
     "big_take_points": (0, 1000),
     "contract_points": (0, 100),
+    "general_points": (-100, 100),
     "limit": (1, 10_000),
     "tiebreak_hands": (0, 20),
     "revoke_points": (0, 100),
@@ -476,10 +508,12 @@ def _validate_sense(rules: Ruleset) -> None:
             scores = list(rules.place_scores)
             raise RulesetError(f"rules setting 'place_scores' must give at least one score per player ({n}), got {scores}")
         if rules.contracts:
-            raise RulesetError("rules setting 'capot' / 'general': contracts need hand_score = 'points'")
+            raise RulesetError(f"rules setting 'capot' / 'general': {rules.name!r} has no contracts (contracts need hand_score = 'points')")
         if bool(rules.big_take_points) != bool(rules.big_take_scores):
             raise RulesetError("rules setting 'big_take_scores' and 'big_take_points' go together: set both or neither")
     else:
+        if rules.contracts and rules.trumps is Trumps.TURNED:
+            raise RulesetError(f"rules setting 'capot' / 'general': {rules.name!r} has no contracts (contracts need trumps = 'none')")
         for key in ("place_scores", "every_trick_scores", "big_take_scores"):
             if getattr(rules, key):
                 raise RulesetError(f"rules setting {key!r} needs hand_score = 'place'")

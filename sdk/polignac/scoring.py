@@ -72,7 +72,7 @@ def score_hand(
             if tricks_won[declarer] == sum(tricks_won):
                 for seat in order:
                     scores[seat] = against * rules.contract_points
-                scores[declarer] = -against * rules.contract_points if contract is Contract.GENERAL else 0
+                scores[declarer] = against * rules.general_points if contract is Contract.GENERAL else 0
             else:
                 scores[declarer] += against * rules.contract_points
     for seat in order:

@@ -46,8 +46,8 @@ __all__ = [
     "view_to_pb",
 ]
 
-PROTOCOL_VERSION: Final = "1.1"
-"""The protocol version this SDK speaks: package polignac.v1, minor version 1 (docs/protocol.md)."""
+PROTOCOL_VERSION: Final = "1.2"
+"""The protocol version this SDK speaks: package polignac.v1, minor version 2 (docs/protocol.md)."""
 
 _CONTRACT_TO_PB: Final[dict[Contract, pb.Contract]] = {
     Contract.PASS: pb.CONTRACT_PASS,
@@ -91,12 +91,15 @@ def ruleset_from_pb(message: pb.Ruleset) -> Ruleset:
 
     Settings a 1.0 referee does not send (``pack`` 0, empty texts) mean what 1.0 played:
     the 32-card pack, no trumps, scores by points, lower is better, tie-break hands among
-    the tied, French faces.
+    the tied, French faces; ``general_points`` unset (a referee before 1.2) means
+    ``-contract_points``.
     """
     table: dict[str, Any] = {}
     for field in pb.Ruleset.DESCRIPTOR.fields:
         value = getattr(message, field.name)
-        if field.name in _UNSET_MEANS and not value:
+        if field.name == "general_points" and not message.HasField("general_points"):
+            value = -message.contract_points  # what a made general scored before 1.2
+        elif field.name in _UNSET_MEANS and not value:
             value = _UNSET_MEANS[field.name]
         elif field.name == "penalty_cards":
             value = dict(value)

@@ -264,7 +264,7 @@ class _Renderer:
         declarer = seat_label(event.declarer)
         text = f"contract: {declarer} declared {event.contract.value} and "
         if event.contract_made:
-            mine = -against * points if event.contract is Contract.GENERAL else 0
+            mine = against * self.rules.general_points if event.contract is Contract.GENERAL else 0
             text += f"made it: {declarer} scores {mine}, every other seat {against * points:+d}"
         else:
             text += f"failed: {against * points:+d} to {declarer}"

@@ -70,7 +70,7 @@ def replay_lines(lines: Sequence[dict[str, Any]]) -> Replay:
     """
     header = lines[0]
     try:
-        rules = Ruleset.from_dict(header["rules"])
+        rules = Ruleset.from_record(header["rules"])
         match = Match(rules, header["seed"])
     except (KeyError, TypeError, PolignacError) as exc:
         raise ValueError(f"line 1: the header does not describe a match: {exc}") from None

@@ -1,7 +1,9 @@
 """Run one match through a real referee, each seat started by a seat launcher.
 
-A bot is named by a built-in name (``random``, ``cautious``, ``heuristic``, ``expert``), a submission
-folder holding ``bot.toml``, or a Python file.  The referee gives each seat a unix socket
+A bot is named by ``builtin:NAME`` (always the SDK's built-in bot ``NAME``: ``random``,
+``cautious``, ``heuristic``, ``expert``), a bare built-in name (the same, where no folder of
+that name is given), a submission folder holding ``bot.toml`` (always that folder's code,
+whatever its name), or a Python file.  The referee gives each seat a unix socket
 of its own, ``seatN-socket/referee.sock`` in a private temporary folder (the seat's sandbox
 mounts that socket's folder; see :mod:`polignac_arena.match_folder`), and serves nothing
 else: no health, no reflection, no shared address.  Every seat is stopped, with everything
@@ -14,9 +16,10 @@ import hashlib
 import secrets
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Final
 
 from polignac import Ruleset
-from polignac.bots import BUILTIN_BOTS
+from polignac.bots import BUILTIN_NAMES
 from polignac_arena.folders import FolderError, scan_folder
 from polignac_arena.games import Game, GameRefused, check_seating, game_of
 from polignac_arena.match_folder import match_folder
@@ -26,7 +29,7 @@ from polignac_arena.referee.server import raise_open_files_limit
 from polignac_arena.seats import SeatKind, SeatLauncher, SeatLimits, launcher_for
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, load_submission
 
-__all__ = ["BotSpecError", "bot_seed", "resolve_bot", "run_local_match"]
+__all__ = ["BUILTIN_PREFIX", "BotSpecError", "bot_seed", "builtin_name", "check_seats", "resolve_bot", "run_local_match"]
 
 
 class BotSpecError(ValueError):
@@ -38,10 +41,38 @@ def bot_seed(seed: int, seat: int) -> int:
     return int.from_bytes(hashlib.sha256(f"polignac-arena/bot-seed/{seed}/{seat}".encode()).digest()[:8], "big")
 
 
+BUILTIN_PREFIX: Final = "builtin:"
+"""``builtin:NAME`` names the built-in bot ``NAME``, whatever folders are around."""
+
+
+def builtin_name(text: str, folder: Path) -> str | None:
+    """The built-in bot ``text`` names (``builtin:NAME``, or a bare built-in name where ``folder`` is no folder), or None.
+
+    Raises :class:`BotSpecError` for ``builtin:`` and no such bot, and for a bare built-in name
+    that is also a folder here: which of the two is meant must be written out.
+    """
+    if text.startswith(BUILTIN_PREFIX):
+        name = text.removeprefix(BUILTIN_PREFIX)
+        if name not in BUILTIN_NAMES:
+            raise BotSpecError(f"no built-in bot {name!r}: the built-in bots are {', '.join(BUILTIN_NAMES)}")
+        return name
+    if text not in BUILTIN_NAMES:
+        return None
+    if folder.is_dir():
+        raise BotSpecError(
+            f"{text!r} is both a built-in bot and the folder {str(folder)!r}: write {BUILTIN_PREFIX}{text} for the"
+            f" built-in bot, or ./{text} for the folder"
+        )
+    return text
+
+
 def resolve_bot(text: str) -> Submission:
-    """A built-in name, a folder with ``bot.toml``, or a ``.py`` file, as a validated submission."""
-    if text in BUILTIN_BOTS:
-        return builtin_submission(text)
+    """``builtin:NAME``, a built-in name, a folder with ``bot.toml``, or a ``.py`` file, as a validated submission."""
+    if (name := builtin_name(text, Path(text))) is not None:
+        try:
+            return builtin_submission(name)
+        except SubmissionError as exc:
+            raise BotSpecError("; ".join(exc.problems)) from None
     path = Path(text)
     if path.is_dir():
         try:
@@ -54,7 +85,23 @@ def resolve_bot(text: str) -> Submission:
         except FolderError as exc:
             raise BotSpecError(f"{exc} (a .py bot brings its whole folder: give it a folder of its own)") from None
         return Submission(path=path.resolve().parent, name=path.stem[:64], version="0", language="python", command=("python", path.name))
-    raise BotSpecError(f"no bot {text!r}: give a built-in name ({', '.join(BUILTIN_BOTS)}), a folder with bot.toml, or a .py file")
+    raise BotSpecError(
+        f"no bot {text!r}: give a built-in name ({', '.join(BUILTIN_NAMES)}, or {BUILTIN_PREFIX}NAME), a folder with bot.toml,"
+        " or a .py file"
+    )
+
+
+def check_seats(bots: Sequence[Submission], launcher: SeatLauncher, trusted: bool) -> None:
+    """Raise :class:`BotSpecError` when ``launcher`` cannot seat ``bots`` here: its kind unavailable, or a refusal."""
+    reason = launcher.unavailable()
+    if reason is not None:
+        raise BotSpecError(f"{launcher.kind} seats are not available here: {reason}")
+    refusal = launcher.refusal(trusted)
+    if refusal is not None:
+        raise BotSpecError(refusal)
+    for submission in bots:
+        if (refused := launcher.refuses(submission, trusted)) is not None:
+            raise BotSpecError(refused)
 
 
 async def run_local_match(
@@ -88,12 +135,7 @@ async def run_local_match(
     except GameRefused as exc:
         raise BotSpecError(str(exc)) from None
     launcher = launcher or launcher_for(SeatKind(seat_kind))
-    reason = launcher.unavailable()
-    if reason is not None:
-        raise BotSpecError(f"{launcher.kind} seats are not available here: {reason}")
-    refusal = launcher.refusal(trusted)
-    if refusal is not None:
-        raise BotSpecError(refusal)
+    check_seats(bots, launcher, trusted)
     limits = limits or SeatLimits()
     match_id = match_id or secrets.token_hex(6)
     seeds = list(bot_seeds) if bot_seeds is not None else [bot_seed(seed, seat) for seat in range(len(bots))]

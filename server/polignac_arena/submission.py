@@ -249,10 +249,13 @@ def builtin_submission(name: str) -> Submission:
     """A built-in bot of the SDK as a submission (its code is the installed ``polignac`` package)."""
     import polignac
     from polignac import PRESETS
-    from polignac.bots import BUILTIN_BOTS
+    from polignac.bots import BUILTIN_NAMES, builtin_unavailable
 
-    if name not in BUILTIN_BOTS:
-        raise SubmissionError(Path(name), [f"no built-in bot {name!r}; built-in bots: {', '.join(BUILTIN_BOTS)}"])
+    if name not in BUILTIN_NAMES:
+        raise SubmissionError(Path(name), [f"no built-in bot {name!r}; built-in bots: {', '.join(BUILTIN_NAMES)}"])
+    problem = builtin_unavailable(name)
+    if problem is not None:
+        raise SubmissionError(Path(name), [problem])
     # Version "builtin": the SDK's bots are told apart from folders of the same name (the sample bots).
     return Submission(
         path=Path(polignac.__file__).resolve().parent,

@@ -7,6 +7,7 @@ command in a subprocess, as an organiser would run it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -22,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from polignac_arena.archive import pack_folder
+from polignac_arena.executors.node import SHIPPING_CAPS
 from polignac_arena.store import Store, StoredResult
 from tests.test_tournament_run import ENV, assert_same_leaderboard, assert_same_results, tournament_file
 
@@ -196,6 +199,24 @@ def test_a_tournament_on_two_worker_nodes_equals_the_local_run_and_names_its_nod
         assert f" {count} " in line, line
 
 
+def test_an_unbuilt_compiled_bot_gives_the_same_tournament_locally_and_on_the_cluster(cluster: _Cluster, tmp_path: Path) -> None:
+    from tests.test_local_builds import c_tournament, unbuilt_c_bot
+
+    c_bot = unbuilt_c_bot(tmp_path)
+    path = c_tournament(tmp_path, c_bot, name="compiled", rounds=6)
+    local = _run(path, tmp_path / "local.db", quiet=True)
+    assert local.returncode == 0, local.stderr + local.stdout
+    on_ray = _run(path, tmp_path / "ray.db", "--executor", "ray", "--ray-address", cluster.address)
+    assert on_ray.returncode == 0, on_ray.stderr + on_ray.stdout
+    for run in (local, on_ray):  # each machine that played the bot built it once, and said so
+        builds = [line for line in run.stdout.splitlines() if line.startswith("build of c-stdio@1.1 on node ")]
+        assert 1 <= len(builds) <= 2 and all(" exited 0 in " in line for line in builds), run.stdout
+    results = _same_tournament(tmp_path / "local.db", tmp_path / "ray.db", "compiled")
+    assert len(results) == 6 and all(r.status == "finished" for r in results)
+    assert all(r.faults[r.seats.index("c-stdio@1.1")] == {} for r in results), "the compiled bot played, it did not crash"
+    assert not (c_bot / "bot").exists(), "built on each machine, never in the organiser's folder"
+
+
 def _bot_with_a_build(folder: Path) -> Path:
     """A Python bot whose build step adds a line to builds.txt: the line count is the number of builds."""
     sample = Path(__file__).resolve().parents[2] / "sample_bots" / "cautious"
@@ -226,15 +247,14 @@ def test_a_submission_travels_by_hash_and_each_node_builds_it_once(cluster: _Clu
     assert len(results) == 6 and all(r.status == "finished" for r in results)
     assert not (bot / "builds.txt").exists(), "the organiser's folder is sent, not built in place"
     played_on = {r.node for r in results}
+    sha = hashlib.sha256(pack_folder(bot, SHIPPING_CAPS)).hexdigest()
     for name in played_on:
         cache = cluster.cache(name)
-        versions = list((cache / "versions").iterdir())
-        assert len(versions) == 1, versions  # unpacked once, under the archive's SHA-256
-        sha = versions[0].name
+        version = cache / "versions" / sha  # unpacked once, under the archive's SHA-256 (other tests' bots beside it)
         assert (cache / "archives" / sha[:2] / f"{sha}.tar.gz").is_file()
-        assert (versions[0] / "builds.txt").read_text() == "built\n", "built once, however many matches the node played"
-        assert [p.name for p in (cache / "built").iterdir()] == [f"{sha}-process.ok"]
-        assert bot.name not in str(versions[0])  # nothing of the organiser's path
+        assert (version / "builds.txt").read_text() == "built\n", "built once, however many matches the node played"
+        assert [p.name for p in (cache / "built").iterdir() if p.name.startswith(sha)] == [f"{sha}-process.ok"]
+        assert bot.name not in str(version)  # nothing of the organiser's path
 
 
 @pytest.mark.docker

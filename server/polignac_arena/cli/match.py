@@ -18,8 +18,8 @@ from polignac_arena.plaintext import plain
 from polignac_arena.referee import TimeControl
 from polignac_arena.render import render_events, standings_table
 from polignac_arena.replay import replay_lines
-from polignac_arena.runner import BotSpecError, resolve_bot, run_local_match
-from polignac_arena.seats import SeatKind
+from polignac_arena.runner import BotSpecError, check_seats, resolve_bot, run_local_match
+from polignac_arena.seats import SeatKind, launcher_for
 from polignac_arena.statuses import MatchStatus
 
 __all__ = ["app"]
@@ -37,8 +37,9 @@ def match(
             "-b",
             metavar="PATH_OR_BUILTIN",
             help=(
-                "A seat, in seat order: a built-in bot (random, cautious, heuristic, expert), a folder with bot.toml,"
-                " or a .py file. Give 3 to 6."
+                "A seat, in seat order: a built-in bot (random, cautious, heuristic, expert; openspiel:ismcts and"
+                " openspiel:random with the research extra; builtin:NAME where a folder has that name), a folder"
+                " with bot.toml (always its own code), or a .py file. Give 3 to 6."
             ),
         ),
     ] = None,
@@ -51,9 +52,22 @@ def match(
     startup_ms: Annotated[
         int, typer.Option("--startup-ms", parser=integer(1, 3_600_000), metavar="MS", help="Time to connect and make the first decision.")
     ] = 10_000,
-    seat_kind: Annotated[SeatKind, typer.Option("--seat-kind", help="How bots are run.")] = SeatKind.PROCESS,
+    seat_kind: Annotated[
+        SeatKind,
+        typer.Option(
+            "--seat-kind",
+            help="How bots are run: process (the sandbox), docker, or inprocess (built-ins; a folder's Python bot with --trusted).",
+        ),
+    ] = SeatKind.PROCESS,
     trusted: Annotated[
-        bool, typer.Option("--trusted", help="Vouch for the bots: without bubblewrap, process seats then run them unsandboxed.")
+        bool,
+        typer.Option(
+            "--trusted",
+            help=(
+                "Vouch for the bots: without bubblewrap, process seats then run them unsandboxed;"
+                " in-process seats run folders' Python bots."
+            ),
+        ),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the standings.")] = False,
 ) -> None:
@@ -71,6 +85,10 @@ def match(
     except BotSpecError as exc:
         fail(str(exc))
     rules = ruleset(rules_name, len(specs), limit)
+    try:
+        check_seats(specs, launcher_for(seat_kind), trusted)
+    except BotSpecError as exc:
+        fail(str(exc))
     # 64 bits: each bot's POLIGNAC_BOT_SEED is a hash of this seed, and a bot that searched a
     # small seed space for it would find the seed, and so every hand of the match.
     match_seed = secrets.randbits(64) if seed is None else seed

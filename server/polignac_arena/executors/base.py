@@ -64,6 +64,8 @@ class PlayedMatch:
 
     result: MatchResult
     node: str
+    builds: tuple[str, ...] = ()
+    """The builds the node ran for this match, one line each (a submission is built once per node and seat kind)."""
 
 
 class Executor(Protocol):

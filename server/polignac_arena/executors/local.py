@@ -1,46 +1,42 @@
-"""The local executor: each match on this machine, with its own referee and seats (the default)."""
+"""The local executor: each match on this machine, with its own referee and seats (the default).
+
+It plays a match as a Ray node does (:func:`~polignac_arena.executors.node.play_shipped`): each
+submission folder is packed once per run, unpacked into this machine's cache by its hash, and
+built there once per seat kind in that kind's sandbox, so a tournament gives the same results
+here as on a cluster, and the organiser's folders are never built in.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from polignac_arena.executors.base import MatchJob, PlayedMatch, local_node_name
-from polignac_arena.referee import MatchResult
-from polignac_arena.runner import run_local_match
+from polignac_arena.executors.node import play_shipped
+from polignac_arena.executors.shipping import Shipper
 
-__all__ = ["LocalExecutor", "play_here"]
+__all__ = ["LocalExecutor"]
 
 
-async def play_here(job: MatchJob, record_path: Path | None = None) -> MatchResult:
-    """Play ``job`` on this machine, with its own referee and seats (:func:`~polignac_arena.runner.run_local_match`)."""
-    result, _ = await run_local_match(
-        job.bots,
-        job.rules,
-        job.seed,
-        job.time_control,
-        game=job.game,
-        seat_kind=job.seat_kind,
-        trusted=job.trusted,
-        limits=job.limits,
-        record_path=record_path,
-        match_id=job.match_id,
-    )
-    return result
+def _bytes(archive: object) -> bytes:
+    assert isinstance(archive, bytes)
+    return archive
 
 
 class LocalExecutor:
-    """Plays every match here, as :func:`polignac_arena.runner.run_local_match` does."""
+    """Plays every match here, as :func:`~polignac_arena.executors.node.play_shipped` does on a node."""
 
     kind = "local"
 
     def __init__(self) -> None:
         self.node = local_node_name()
+        self._shipper = Shipper(lambda data: data)
 
     async def start(self) -> None:
         """Nothing to connect to."""
 
     async def play(self, job: MatchJob, record_path: Path | None = None) -> PlayedMatch:
-        return PlayedMatch(await play_here(job, record_path), self.node)
+        shipped = [await self._shipper.ship(bot) for bot in job.bots]
+        return await play_shipped(job, shipped, _bytes, self.node, record_path)
 
     async def close(self) -> None:
-        """Nothing to let go of."""
+        self._shipper.close()

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import importlib
 import logging
 import os
@@ -31,12 +30,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
-from polignac_arena.archive import ArchiveError, pack_folder
 from polignac_arena.executors.base import ExecutorError, MatchJob, PlayedMatch
-from polignac_arena.executors.node import NODE_NAME_ENV, SHIPPING_CAPS, ShippedBot, play_on_node
+from polignac_arena.executors.node import NODE_NAME_ENV, ShippedBot, play_on_node
+from polignac_arena.executors.shipping import Shipper
 from polignac_arena.loopback import is_loopback_host
 from polignac_arena.referee.record import write_record
-from polignac_arena.submission import Submission
 
 __all__ = ["INSTALL_HINT", "RayExecutor", "import_ray", "ray_node_name"]
 
@@ -95,7 +93,7 @@ class RayExecutor:
         self.max_retries = max_retries
         self._ray: Any = None
         self._remote: Any = None
-        self._shipped: dict[Path, asyncio.Future[ShippedBot]] = {}
+        self._shipper: Shipper | None = None
         self._connected_here = False
 
     async def start(self) -> None:
@@ -135,13 +133,15 @@ class RayExecutor:
                 ) from None
             self._connected_here = True
         self._ray = ray
+        self._shipper = Shipper(ray.put)
         self._remote = ray.remote(num_cpus=self.cpus_per_match, max_retries=self.max_retries, retry_exceptions=False)(_task)
 
     async def play(self, job: MatchJob, record_path: Path | None = None) -> PlayedMatch:
         if self._remote is None:
             raise ExecutorError("the ray executor was not started")
         ray = self._ray
-        shipped = [await self._ship(bot) for bot in job.bots]
+        assert self._shipper is not None
+        shipped = [await self._shipper.ship(bot) for bot in job.bots]
         ref = self._remote.options(name=f"match {job.match_id}").remote(replace(job, bots=()), shipped)
         try:
             played: PlayedMatch = await ref
@@ -159,30 +159,9 @@ class RayExecutor:
             played = replace(played, result=replace(played.result, record_path=record_path))
         return played
 
-    async def _ship(self, bot: Submission) -> ShippedBot:
-        """``bot`` as a node receives it; a folder is packed and put in the object store once per run."""
-        if bot.builtin:
-            return ShippedBot(builtin=bot.name)
-        shipping = self._shipped.get(bot.path)
-        if shipping is None:  # the first match to need it packs it; the others wait for the same task
-            shipping = self._shipped[bot.path] = asyncio.ensure_future(self._pack(bot))
-        try:
-            return await asyncio.shield(shipping)
-        except ExecutorError:
-            self._shipped.pop(bot.path, None)  # a folder fixed meanwhile may be sent next time
-            raise
-
-    async def _pack(self, bot: Submission) -> ShippedBot:
-        try:
-            data = await asyncio.to_thread(pack_folder, bot.path, SHIPPING_CAPS)
-        except ArchiveError as exc:
-            raise ExecutorError(f"{bot.label} cannot be sent to the cluster: {exc}") from None
-        return ShippedBot(sha=hashlib.sha256(data).hexdigest(), archive=self._ray.put(data))
-
     async def close(self) -> None:
-        for shipping in self._shipped.values():
-            shipping.cancel()
-        self._shipped.clear()
+        if self._shipper is not None:
+            self._shipper.close()
         if self._connected_here and self._ray is not None:
             await asyncio.to_thread(self._ray.shutdown)
             self._connected_here = False

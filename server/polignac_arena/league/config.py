@@ -146,7 +146,7 @@ class LeagueConfig:
         """What the league's results depend on: stored with its tournament, and a change to it is refused."""
         return {
             "league": self.name,
-            "rules": self.rules.to_dict(),
+            "rules": self.rules.stored_dict(),
             "table_size": self.table_size,
             "time": {"move_ms": self.time.move_ms, "bank_ms": self.time.bank_ms, "startup_ms": self.time.startup_ms},
             "trueskill": vars(self.trueskill),

@@ -1,11 +1,11 @@
 """Protocol versions: what a client's Hello says it speaks, and the games it may then be seated in.
 
-The referee speaks polignac.v1 at minor version 1.1.  A client says ``"1"``, ``"1.0"`` or
-``"1.1"`` (docs/protocol.md, "Versions").  Minor versions only add fields, so a 1.0 client
-plays every game its Ruleset message describes in full, ignoring the new fields; a game
-that needs a 1.1 setting (the 52-card pack, trumps, ...) would be a different game to it
-than the one it is dealt, so it is refused at its Hello instead, naming the game and the
-settings.
+The referee speaks polignac.v1 at minor version 1.2.  A client says ``"1"``, ``"1.0"``,
+``"1.1"`` or ``"1.2"`` (docs/protocol.md, "Versions").  Minor versions only add fields, so
+an older client plays every game its Ruleset message describes in full, ignoring the new
+fields; a game that needs a later setting (1.1: the 52-card pack, trumps, ...; 1.2: a made
+general's own score) would be a different game to it than the one it is dealt, so it is
+refused at its Hello instead, naming the game and the settings.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Final
 
 from polignac.rules import Direction, HandScore, Ruleset, Tiebreak, Trumps
 
-__all__ = ["SPOKEN", "ProtocolVersion", "beyond_1_0", "parse_version", "refusal"]
+__all__ = ["SPOKEN", "ProtocolVersion", "beyond", "beyond_1_0", "parse_version", "refusal"]
 
-SPOKEN: Final = "1.1"
+SPOKEN: Final = "1.2"
 """The version this referee speaks."""
 _MAJOR: Final = "1"
 
@@ -70,17 +70,29 @@ def beyond_1_0(rules: Ruleset) -> list[str]:
     return gaps
 
 
+def beyond(version: ProtocolVersion, rules: Ruleset) -> list[str]:
+    """The settings of ``rules`` that the Ruleset message of ``version`` cannot carry, as ``name = value``.
+
+    1.0 lacks the fields of :func:`beyond_1_0`; before 1.2 a made general scored
+    ``-contract_points`` for its declarer, so another ``general_points`` (with general on) is
+    a game such a client would misread.
+    """
+    gaps = beyond_1_0(rules) if version.minor < 1 else []
+    if version.minor < 2 and rules.general and rules.general_points != -rules.contract_points:
+        gaps.append(f"general_points = {rules.general_points}")
+    return gaps
+
+
 def refusal(text: str, rules: Ruleset) -> str | None:
     """Why a client saying ``text`` may not play a game of ``rules``, or ``None`` when it may."""
     version = parse_version(text)
     if version is None:
         return f'protocol version {text[:20]!r} is not supported; this referee speaks {SPOKEN} (say "{SPOKEN}", or "1.0")'
-    if version.minor >= 1:
-        return None
-    gaps = beyond_1_0(rules)
+    gaps = beyond(version, rules)
     if not gaps:
         return None
     return (
-        f"protocol version {text[:20]!r} means 1.0, which cannot describe the game {rules.name!r} ({', '.join(gaps)});"
-        f' a client of protocol 1.1 can play it: say protocol_version "{SPOKEN}" and read the new Ruleset fields (docs/protocol.md)'
+        f"protocol version {text[:20]!r} means {version.major}.{min(version.minor, 1)}, which cannot describe the game"
+        f" {rules.name!r} ({', '.join(gaps)}); a client of protocol {SPOKEN} can play it: say protocol_version"
+        f' "{SPOKEN}" and read the new Ruleset fields (docs/protocol.md)'
     )

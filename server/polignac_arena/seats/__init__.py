@@ -1,8 +1,10 @@
 """How a bot gets a seat: in-process, a sandboxed process, a docker container.
 
-:func:`launcher_for` picks the launcher of a seat kind: ``process`` uses the bubblewrap
-sandbox when bubblewrap is installed, and otherwise runs bots unsandboxed only when the
-tournament trusts them.
+:func:`launcher_for` picks the launcher of a seat kind, that kind's and no other: ``process``
+is the bubblewrap sandbox when it can run here; where it cannot, it is the unsandboxed
+launcher, which seats only the bots of a tournament that trusts them and otherwise refuses,
+naming what the sandbox is missing.  An error in the launchers' own code is raised, never
+taken for a missing tool.
 """
 
 from __future__ import annotations
@@ -34,10 +36,8 @@ def launcher_for(kind: SeatKind | str) -> SeatLauncher:
 
         return DockerLauncher()
     from polignac_arena.seats.process import ProcessLauncher
+    from polignac_arena.seats.sandbox import SandboxLauncher
 
-    try:
-        from polignac_arena.seats.sandbox import SandboxLauncher
-    except ImportError:  # not written yet on this branch
-        return ProcessLauncher()
     sandbox = SandboxLauncher()
-    return sandbox if sandbox.unavailable() is None else ProcessLauncher()
+    missing = sandbox.unavailable()
+    return sandbox if missing is None else ProcessLauncher(missing)

@@ -159,6 +159,10 @@ class SeatLauncher(ABC):
         """Why this launcher will not seat the bots of a tournament that does (not) trust them, or None."""
         return None
 
+    def refuses(self, submission: Submission, trusted: bool) -> str | None:
+        """Why this launcher will not seat ``submission`` (one line naming it), or None: checked before a match starts."""
+        return None
+
     @abstractmethod
     async def start(self, context: SeatContext) -> SeatProcess:
         """Start the bot of ``context``; raises :class:`SeatError` with a clear reason."""

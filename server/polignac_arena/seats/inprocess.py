@@ -1,21 +1,31 @@
-"""``inprocess`` seats: a Python Bot object in the arena's own process (tests, local play)."""
+"""``inprocess`` seats: a bot in the arena's own process (tests, local play).
+
+A built-in bot (``builtin:NAME``, a submission whose ``builtin`` is set) is the SDK's bot of
+that name; a submission folder is always its own code, never a built-in bot that shares its
+name: a trusted folder's Python bot is run from the folder (:mod:`.folder_bot`), anything
+else is refused (:meth:`InProcessLauncher.refuses`).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import traceback
 
 from polignac.bot import Bot, run_async
-from polignac_arena.seats.base import SeatContext, SeatKind, SeatLauncher, SeatProcess
+from polignac_arena.seats.base import BuildLimits, BuildResult, SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
+from polignac_arena.seats.folder_bot import folder_refusal, load_folder_bot
+from polignac_arena.submission import Submission
 
 __all__ = ["InProcessLauncher", "InProcessSeat"]
 
 
 class InProcessSeat(SeatProcess):
-    """A bot running as a task of the arena's event loop."""
+    """A bot running as a task of the arena's event loop; the task's result is the seat's exit status."""
 
-    def __init__(self, task: asyncio.Task[object]) -> None:
+    def __init__(self, task: asyncio.Task[int], output: str = "") -> None:
         self._task = task
+        self._output = output
 
     async def wait(self) -> int | None:
         with contextlib.suppress(Exception, asyncio.CancelledError):
@@ -26,12 +36,14 @@ class InProcessSeat(SeatProcess):
     def returncode(self) -> int | None:
         if not self._task.done():
             return None
-        return 0 if not self._task.cancelled() and self._task.exception() is None else 1
+        if self._task.cancelled() or self._task.exception() is not None:
+            return 1
+        return self._task.result()
 
     def stderr_text(self) -> str:
-        if self._task.done() and not self._task.cancelled() and self._task.exception() is not None:
-            return repr(self._task.exception())
-        return ""
+        if self._task.done() and not self._task.cancelled() and (error := self._task.exception()) is not None:
+            return self._output + "".join(traceback.format_exception(error))
+        return self._output
 
     async def stop(self) -> None:
         self._task.cancel()
@@ -39,8 +51,17 @@ class InProcessSeat(SeatProcess):
             await self._task
 
 
+async def _play(bot: Bot, address: str, token: str) -> int:
+    await run_async(bot, address, token)
+    return 0
+
+
+async def _ended(status: int) -> int:
+    return status
+
+
 class InProcessLauncher(SeatLauncher):
-    """Seats for Bot objects made by ``factory(submission_name)``; trusted by nature."""
+    """Seats for Bot objects: ``bots[seat]`` when given (tests), else the submission's bot (see the module docstring)."""
 
     kind = SeatKind.INPROCESS
 
@@ -50,11 +71,34 @@ class InProcessLauncher(SeatLauncher):
     def unavailable(self) -> str | None:
         return None
 
+    def refuses(self, submission: Submission, trusted: bool) -> str | None:
+        return folder_refusal(submission, trusted)
+
     async def start(self, context: SeatContext) -> SeatProcess:
+        address = f"unix:{context.referee_socket}"
         bot = self._bots.get(context.seat)
-        if bot is None:
+        submission = context.submission
+        if bot is None and submission.builtin:
             from polignac.bots import builtin_bot
 
-            bot = builtin_bot(context.submission.name, context.bot_seed)
-        task = asyncio.ensure_future(run_async(bot, f"unix:{context.referee_socket}", context.token))
-        return InProcessSeat(task)
+            bot = builtin_bot(submission.name, context.bot_seed)
+        output = ""
+        if bot is None:
+            refusal = folder_refusal(submission, context.trusted)
+            if refusal is not None:
+                raise SeatError(refusal)
+            loaded = load_folder_bot(submission, context.bot_environment(address))
+            if loaded.bot is None:
+                return InProcessSeat(asyncio.ensure_future(_ended(loaded.exit_status)), loaded.output)
+            bot, output = loaded.bot, loaded.output
+        return InProcessSeat(asyncio.ensure_future(_play(bot, address, context.token)), output)
+
+    async def build(
+        self, submission: Submission, limits: SeatLimits, *, timeout_s: float, trusted: bool = False, caps: BuildLimits | None = None
+    ) -> BuildResult:
+        """As the bot itself runs: on the host, with the arena's rights, for trusted bots only (:class:`ProcessLauncher`)."""
+        from polignac_arena.seats.process import ProcessLauncher
+
+        if not trusted:
+            return BuildResult(False, None, "", 0.0, f"refused: {folder_refusal(submission, trusted)}")
+        return await ProcessLauncher().build(submission, limits, timeout_s=timeout_s, trusted=True, caps=caps)

@@ -101,9 +101,13 @@ class LocalProcess(SeatProcess):
 
 
 class ProcessLauncher(SeatLauncher):
-    """Unsandboxed subprocesses, for trusted bots only."""
+    """Unsandboxed subprocesses, for trusted bots only: ``process`` seats where the sandbox cannot run."""
 
     kind = SeatKind.PROCESS
+
+    def __init__(self, sandbox_missing: str = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap") -> None:
+        self.sandbox_missing = sandbox_missing
+        """Why the sandbox cannot run here (:meth:`SandboxLauncher.unavailable`): what a refusal names."""
 
     def unavailable(self) -> str | None:
         return None
@@ -112,8 +116,8 @@ class ProcessLauncher(SeatLauncher):
         if trusted:
             return None
         return (
-            f"{what} without bubblewrap would run the bots with the arena's own rights: install bubblewrap"
-            " (apt-get install bubblewrap), or mark the bots as trusted (--trusted, or trusted = true in [seats])"
+            f"{what} without the sandbox would run with the arena's own rights, and the sandbox cannot run here"
+            f" ({self.sandbox_missing}): fix that, or mark the bots as trusted (--trusted, or trusted = true in [seats])"
         )
 
     async def start(self, context: SeatContext) -> SeatProcess:

@@ -4,8 +4,11 @@ A tournament file looks like ``tournaments/quickstart.toml``::
 
     name = "quickstart"            # required: 1-64 of A-Z a-z 0-9 . _ -
     description = ""               # optional text
-    entrants = ["random", "../sample_bots/cautious"]   # required: built-in names, submission folders
-                                   # (relative to this file), or registered bots "name" / "name@version"
+    entrants = ["random", "../sample_bots/cautious"]   # required: built-in names ("builtin:random"
+                                   # where a folder next to this file has that name; openspiel:ismcts
+                                   # and openspiel:random need the research extra), submission
+                                   # folders (relative to this file; always their own code), or
+                                   # registered bots "name" / "name@version"
     format = "round-robin"         # round-robin | duplicate | ladder
     table_size = 3                 # players per match, 3..6 (at most the number of entrants)
     rounds = 1                     # round-robin and duplicate: times over the schedule, 1..1000
@@ -29,8 +32,10 @@ A tournament file looks like ``tournaments/quickstart.toml``::
     startup_ms = 10000
 
     [seats]
-    kind = "process"               # process | docker | inprocess
-    trusted = false                # vouch for the bots (process seats without bubblewrap need it)
+    kind = "process"               # process | docker | inprocess (built-in bots, and trusted folders'
+                                   # Python bots, in the runner's own process)
+    trusted = false                # vouch for the bots (process seats without bubblewrap need it,
+                                   # and in-process seats for a folder's bot)
 
     [seats.limits]                 # caps; a bot's own [resources] requests are granted up to these
     memory_mb = 512

@@ -21,15 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from polignac.bots import BUILTIN_BOTS
 from polignac_arena.executors import Executor, MatchJob, executor_for
 from polignac_arena.games import GameRefused, check_seating
 from polignac_arena.matchmaking import Meetings
 from polignac_arena.plaintext import plain
 from polignac_arena.ratings import Rating, RatingEnv, conservative, new_version, rate_duplicate, rate_result, stronger_probability
 from polignac_arena.referee import MatchResult
+from polignac_arena.runner import BotSpecError, builtin_name
 from polignac_arena.schedule import Fixture, duplicate, extra_round, ladder_next, match_seed, round_robin
 from polignac_arena.seats import SeatKind, launcher_for
+from polignac_arena.seats.folder_bot import folder_refusal
 from polignac_arena.statuses import MatchStatus, TournamentStatus
 from polignac_arena.store import ConflictError, GroupRate, GroupResults, RateFunction, Store
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, content_digest, load_submission
@@ -57,7 +58,7 @@ def config_record(config: TournamentConfig) -> dict[str, Any]:
         "rounds": config.rounds,
         "matches": config.matches,
         "seed": str(config.seed),
-        "rules": config.rules.to_dict(),
+        "rules": config.rules.stored_dict(),
         "time": {"move_ms": config.time.move_ms, "bank_ms": config.time.bank_ms, "startup_ms": config.time.startup_ms},
         "seats": {"kind": config.seat_kind.value, "trusted": config.trusted, "limits": vars(config.limits).copy()},
         "trueskill": vars(config.trueskill).copy(),
@@ -83,8 +84,8 @@ def resolve_entrants(config: TournamentConfig, store: Store) -> dict[str, Submis
             problems.append(f"entrant {entrant!r}: {exc}")
             continue
         key = f"{submission.name}@{submission.version}"
-        if config.seat_kind is SeatKind.INPROCESS and not submission.builtin:
-            problems.append(f"entrant {entrant!r}: in-process seats run only the built-in bots; use seats kind 'process' or 'docker'")
+        if config.seat_kind is SeatKind.INPROCESS and (refused := folder_refusal(submission, config.trusted)) is not None:
+            problems.append(f"entrant {entrant!r}: {refused}")
             continue
         if key in found:
             problems.append(f"entrant {entrant!r} is {key}, like another entrant: give each bot its own name or version")
@@ -101,8 +102,12 @@ def resolve_entrants(config: TournamentConfig, store: Store) -> dict[str, Submis
 
 
 def _resolve(entrant: str, base: Path, store: Store) -> Submission:
-    if entrant in BUILTIN_BOTS:
-        return builtin_submission(entrant)
+    try:
+        builtin = builtin_name(entrant, base / entrant)
+    except BotSpecError as exc:
+        raise EntrantError(str(exc)) from None
+    if builtin is not None:
+        return builtin_submission(builtin)
     path = (base / entrant).resolve()
     if path.is_dir():
         return load_submission(path)
@@ -261,8 +266,10 @@ async def _play_all(
         except Exception as exc:  # a match that cannot run is recorded as an error and retried on --resume
             outcome.failed += 1
             running -= 1
-            print(plain(f"match {fixture_index} could not run: {exc}"))  # the error may quote a bot's build
+            print(plain(_could_not_run(fixture_index, str(exc))))  # the error may quote a bot's build
             return False
+        for line in played.builds:
+            print(plain(line))  # a build's reason is the arena's, but its label is the bot's
         result = played.result
         nodes[played.node] = nodes.get(played.node, 0) + 1
         running -= 1
@@ -279,6 +286,14 @@ async def _play_all(
         if progress:
             progress("match", done, total, running, faults, nodes)
         return result.status is MatchStatus.FINISHED
+
+    first_seen: dict[str, int] = {}
+
+    def _could_not_run(index: int, error: str) -> str:
+        """The error once in full (a failed build's log), then by reference: every match of that bot fails alike."""
+        if (earlier := first_seen.setdefault(error, index)) != index:
+            return f"match {index} could not run: the same error as match {earlier}, above"
+        return f"match {index} could not run: {error}"
 
     slots = asyncio.Semaphore(width)
 

@@ -195,7 +195,7 @@ class TimeControl(_message.Message):
     def __init__(self, move_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., startup_ms: _Optional[int] = ...) -> None: ...
 
 class Ruleset(_message.Message):
-    __slots__ = ("name", "players", "removed_sevens", "trick_order", "penalty_cards", "first_trick_points", "last_trick_points", "capot", "general", "contract_points", "limit", "tiebreak_hands", "fault_policy", "revoke_points", "timeout_points", "max_faults", "pack", "trumps", "trick_points", "hand_score", "place_scores", "every_trick_scores", "big_take_points", "big_take_scores", "direction", "tiebreak", "faces")
+    __slots__ = ("name", "players", "removed_sevens", "trick_order", "penalty_cards", "first_trick_points", "last_trick_points", "capot", "general", "contract_points", "limit", "tiebreak_hands", "fault_policy", "revoke_points", "timeout_points", "max_faults", "pack", "trumps", "trick_points", "hand_score", "place_scores", "every_trick_scores", "big_take_points", "big_take_scores", "direction", "tiebreak", "faces", "general_points")
     class PenaltyCardsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -230,6 +230,7 @@ class Ruleset(_message.Message):
     DIRECTION_FIELD_NUMBER: _ClassVar[int]
     TIEBREAK_FIELD_NUMBER: _ClassVar[int]
     FACES_FIELD_NUMBER: _ClassVar[int]
+    GENERAL_POINTS_FIELD_NUMBER: _ClassVar[int]
     name: str
     players: int
     removed_sevens: str
@@ -257,7 +258,8 @@ class Ruleset(_message.Message):
     direction: str
     tiebreak: str
     faces: str
-    def __init__(self, name: _Optional[str] = ..., players: _Optional[int] = ..., removed_sevens: _Optional[str] = ..., trick_order: _Optional[str] = ..., penalty_cards: _Optional[_Mapping[str, int]] = ..., first_trick_points: _Optional[int] = ..., last_trick_points: _Optional[int] = ..., capot: _Optional[bool] = ..., general: _Optional[bool] = ..., contract_points: _Optional[int] = ..., limit: _Optional[int] = ..., tiebreak_hands: _Optional[int] = ..., fault_policy: _Optional[str] = ..., revoke_points: _Optional[int] = ..., timeout_points: _Optional[int] = ..., max_faults: _Optional[int] = ..., pack: _Optional[int] = ..., trumps: _Optional[str] = ..., trick_points: _Optional[int] = ..., hand_score: _Optional[str] = ..., place_scores: _Optional[_Iterable[int]] = ..., every_trick_scores: _Optional[_Iterable[int]] = ..., big_take_points: _Optional[int] = ..., big_take_scores: _Optional[_Iterable[int]] = ..., direction: _Optional[str] = ..., tiebreak: _Optional[str] = ..., faces: _Optional[str] = ...) -> None: ...
+    general_points: int
+    def __init__(self, name: _Optional[str] = ..., players: _Optional[int] = ..., removed_sevens: _Optional[str] = ..., trick_order: _Optional[str] = ..., penalty_cards: _Optional[_Mapping[str, int]] = ..., first_trick_points: _Optional[int] = ..., last_trick_points: _Optional[int] = ..., capot: _Optional[bool] = ..., general: _Optional[bool] = ..., contract_points: _Optional[int] = ..., limit: _Optional[int] = ..., tiebreak_hands: _Optional[int] = ..., fault_policy: _Optional[str] = ..., revoke_points: _Optional[int] = ..., timeout_points: _Optional[int] = ..., max_faults: _Optional[int] = ..., pack: _Optional[int] = ..., trumps: _Optional[str] = ..., trick_points: _Optional[int] = ..., hand_score: _Optional[str] = ..., place_scores: _Optional[_Iterable[int]] = ..., every_trick_scores: _Optional[_Iterable[int]] = ..., big_take_points: _Optional[int] = ..., big_take_scores: _Optional[_Iterable[int]] = ..., direction: _Optional[str] = ..., tiebreak: _Optional[str] = ..., faces: _Optional[str] = ..., general_points: _Optional[int] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
     __slots__ = ("request_id", "kind", "legal_cards", "legal_contracts", "move_ms", "bank_ms", "view")
