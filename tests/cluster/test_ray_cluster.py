@@ -270,8 +270,39 @@ def test_docker_seats_run_on_the_nodes_from_their_cache(cluster: _Cluster, tmp_p
         assert name in ("node-a", "node-b") and list((cluster.cache(name) / "versions").iterdir())
 
 
+def _slow_on(node: str, folder: Path) -> Path:
+    """The cautious bot, thinking 40 ms a decision on ``node`` only: that node's matches last long enough to be cut off.
+
+    The thinking changes no decision, so the tournament's results are the same wherever it runs.
+    """
+    bot = folder / "slow-on-c"
+    bot.mkdir()
+    (bot / "bot.toml").write_text(
+        'name = "slow-on-c"\nversion = "1.0"\nauthor = "tests"\nlanguage = "python"\n'
+        'command = ["python", "bot.py"]\ntransport = "grpc"\n',
+        encoding="utf-8",
+    )
+    (bot / "bot.py").write_text(
+        "import os, time\n"
+        "from polignac.bot import run\n"
+        "from polignac.bots.cautious import CautiousBot\n\n\n"
+        "class SlowOnC(CautiousBot):\n"
+        '    name = "slow-on-c"\n'
+        '    version = "1.0"\n\n'
+        "    def play(self, view):\n"
+        f"        if os.environ.get('POLIGNAC_NODE_NAME') == {node!r}:\n"
+        "            time.sleep(0.04)\n"
+        "        return super().play(view)\n\n\n"
+        'if __name__ == "__main__":\n'
+        "    run(SlowOnC())\n",
+        encoding="utf-8",
+    )
+    return bot
+
+
 def test_a_worker_node_killed_mid_run_costs_nothing_and_each_result_is_stored_once(cluster: _Cluster, tmp_path: Path) -> None:
-    path = tournament_file(tmp_path, "survive", rounds=10, parallel=3, limit=30)
+    slow = _slow_on("node-c", tmp_path)
+    path = tournament_file(tmp_path, "survive", entrants=("random", str(slow), "heuristic"), rounds=10, parallel=3, limit=30)
     local = _run(path, tmp_path / "local.db")
     assert local.returncode == 0, local.stderr
     doomed = cluster.add("node-c")
@@ -284,7 +315,7 @@ def test_a_worker_node_killed_mid_run_costs_nothing_and_each_result_is_stored_on
     journal = cluster.cache("node-c") / "matches.log"
     try:
         deadline = time.monotonic() + 120
-        while not _cut_off(journal, within_s=0.15):  # a match of node-c's that started a moment ago
+        while not _cut_off(journal, within_s=1.0):  # a match of node-c's that started a moment ago
             assert runner.poll() is None, runner.communicate()[1][-2000:]
             assert time.monotonic() < deadline, "node-c played nothing"
             time.sleep(0.02)
