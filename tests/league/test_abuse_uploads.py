@@ -128,7 +128,8 @@ def test_a_refused_version_leaves_nothing_on_disk_but_a_small_log(server: Server
     assert answer.status_code == 202, answer.text
     final = server.final(token, answer.json()["id"])
     assert final["state"] == "refused" and final["reason"] == "build: the build step exited 3", final
-    assert server.files() == before  # no archive, no unpacked folder, no build output
+    # No archive, no unpacked folder, no build output: removed just after the verdict is stored.
+    wait_until("the refused version's files removed", lambda: server.files() == before)
     log = "\n".join(final["log"])
     assert len(log) <= 64 * 1024 + 200  # log_kb = 64
     with LeagueStore(server.config.store) as store:  # the cap holds whatever else is appended
