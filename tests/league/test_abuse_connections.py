@@ -1,7 +1,8 @@
 """Issue 24, point 1: slow connections, no login needed, against the HTTPS server and the gRPC endpoint.
 
 Each attack at a small scale against a real ``polignac league serve`` over TLS: connections whose
-TLS handshake or request headers never end are closed on time, an address cannot hold more than
+TLS handshake or request headers never end are closed on time (and headers that keep growing are
+refused), as are an idle kept-alive connection and an upload whose body stops coming; an address cannot hold more than
 its share, a flood from many addresses cannot keep a quick client out, the gRPC endpoint bounds
 its calls per address and its idle and handshaking connections, and memory held by a flood of
 connections goes back once they close.
@@ -21,9 +22,13 @@ import pytest
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from tests.league.abuse import TlsLeague, ended, held, slow_clients, tls_league, wait_until
+from tests.league.league_process import add_author
 from tests.referee.helpers import run
 
-HTTP = "max_connections = 40\nmax_connections_per_address = 8\nhandshake_timeout_s = 1\nheader_timeout_s = 1\nkeepalive_s = 1"
+HTTP = (
+    "max_connections = 40\nmax_connections_per_address = 8\nhandshake_timeout_s = 1\nheader_timeout_s = 1\nkeepalive_s = 1\n"
+    "body_timeout_s = 1\nmax_header_kb = 4"
+)
 GRPC = "max_calls_per_address = 2\nidle_timeout_s = 1\nhandshake_timeout_s = 1"
 
 
@@ -79,6 +84,56 @@ def test_a_flood_from_many_addresses_stays_under_the_cap_and_a_quick_client_gets
                 assert (await asyncio.to_thread(client.get, "/api/leaderboard")).status_code == 200
 
     run(attack(), timeout=90)
+
+
+async def exchange(league: TlsLeague, local: str, data: bytes, *, then_s: float = 0.0) -> tuple[bytes, float]:
+    """Send ``data`` on a new TLS connection from ``local`` and read until the server closes it (30 s at most):
+    what came back, and the seconds from the end of the sending to the close.  ``then_s``: wait that long before
+    reading (a client that stalls)."""
+    host, port = league.host_port
+    reader, writer = await asyncio.open_connection(host, port, ssl=league.ca, server_hostname=host, local_addr=(local, 0))
+    try:
+        writer.write(data)
+        await writer.drain()
+        began = time.monotonic()
+        await asyncio.sleep(then_s)
+        answer = await asyncio.wait_for(reader.read(), 30)  # to the end: the server must close it
+        return answer, time.monotonic() - began
+    finally:
+        writer.close()
+
+
+def test_an_idle_kept_alive_connection_is_closed(league: TlsLeague) -> None:
+    request = b"GET /api/leaderboard HTTP/1.1\r\nHost: league\r\n\r\n"
+    answer, idle_s = run(exchange(league, "127.0.0.7", request), timeout=60)
+    assert answer.startswith(b"HTTP/1.1 200") and b"connection: close" not in answer.lower(), answer[:200]
+    assert idle_s < 30  # keepalive_s (and header_timeout_s) after the response: not held open for good
+
+
+def test_an_upload_whose_body_stops_coming_is_a_408(league: TlsLeague) -> None:
+    token = add_author(league.path, "stalling")
+    head = (
+        "POST /api/league/bots/stalled/versions HTTP/1.1\r\nHost: league\r\n"
+        f"Authorization: Bearer {token}\r\nContent-Type: application/gzip\r\nContent-Length: 100000\r\n\r\n"
+    )
+    answer, took_s = run(exchange(league, "127.0.0.8", head.encode() + b"\x1f\x8b" + bytes(998)), timeout=60)
+    assert answer.startswith(b"HTTP/1.1 408") and b"the upload stopped coming" in answer, answer[:300]  # body_timeout_s
+    assert took_s < 30
+    assert not (league_data(league) / "incoming").is_dir() or not any((league_data(league) / "incoming").iterdir())
+
+
+def test_request_headers_that_grow_past_the_cap_are_a_400(league: TlsLeague) -> None:
+    request = b"GET /api/leaderboard HTTP/1.1\r\nHost: league\r\nX-Padding: " + b"a" * 8000  # and no end in sight
+    answer, _ = run(exchange(league, "127.0.0.9", request), timeout=60)
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]  # max_header_kb = 4: not buffered, nor waited for, past it
+    with league.fresh("127.0.0.9") as client:  # the server goes on serving, that address too
+        assert client.get("/api/leaderboard").status_code == 200
+
+
+def league_data(league: TlsLeague) -> Path:
+    from polignac_arena.league.config import load_league_config
+
+    return load_league_config(league.path).data
 
 
 def test_memory_held_by_a_flood_of_connections_goes_back_once_they_close(tmp_path: Path) -> None:

@@ -47,7 +47,7 @@ class HttpLimits:
     body_timeout_s: float = _limit(30.0, 0.1, 3600)
     """An upload's body may pause this long at most between two reads."""
     max_header_kb: int = _limit(16, 1, 1024)
-    """A request line and headers larger than this are refused (400)."""
+    """A request line and headers still incomplete past this are refused (400): h11 buffers no more."""
     trusted_proxies: tuple[str, ...] = ()
     """Addresses or networks whose ``X-Forwarded-For`` names the client (none: the header is ignored)."""
 
