@@ -209,3 +209,21 @@ def test_a_grpc_handshake_that_never_ends_is_closed(league: TlsLeague) -> None:
         began = time.monotonic()
         assert raw.recv(1024) == b""  # handshake_timeout_s, without a byte sent
         assert time.monotonic() - began < 30
+
+
+def test_grpc_connections_past_the_cap_in_all_are_closed_at_once(tmp_path: Path) -> None:
+    grpc_limits = 'address = "127.0.0.1:0"\nmax_connections = 3\nhandshake_timeout_s = 60'
+    with tls_league(tmp_path, "parallel = 1", grpc=grpc_limits) as league:
+        host, port = league.grpc_host_port
+        holding = [socket.create_connection((host, port), source_address=(f"127.0.0.{10 + n}", 0)) for n in range(3)]
+        try:
+            with socket.create_connection((host, port), source_address=("127.0.0.13", 0)) as extra:
+                extra.settimeout(30)  # far less than the handshake timeout: only the cap closes it in time
+                assert extra.recv(1024) == b""
+            for held_open in holding:  # the three within the cap are still waiting for their handshake
+                held_open.setblocking(False)
+                with pytest.raises(BlockingIOError):
+                    held_open.recv(1)
+        finally:
+            for sock in holding:
+                sock.close()
