@@ -25,7 +25,7 @@ import pytest
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac_arena.archive import pack_folder
 from polignac_arena.league.config import load_league_config
-from polignac_arena.league.store import LeagueLimits, LeagueStore
+from polignac_arena.league.store import LeagueLimits, LeagueStore, name_key
 from tests.league.abuse import TlsLeague, tls_league
 from tests.league.league_process import DEADLINE_S, add_author, bot_folder
 from tests.referee.helpers import run
@@ -154,6 +154,12 @@ def test_a_bot_name_in_other_letter_cases_is_its_owners(league: TlsLeague) -> No
     other = add_author(league.path, "second")
     answer = upload(league, other, "Random-Bot", pack_folder(bot_folder(league.path.parent / "bots", "Random-Bot")))
     assert answer.status_code == 403 and "reads as 'random-bot', another author's bot" in answer.json()["error"], answer.text
+    # A name is ASCII letters, digits, '.', '_' and '-': a full-width look-alike is no name at all (the Lobby's
+    # Join too); the key ownership compares is NFKC and case folded all the same.
+    lookalike = "\uff32\uff41\uff4e\uff44\uff4f\uff4d-Bot"
+    assert name_key(lookalike) == "random-bot"
+    with LeagueStore(config.store) as store, pytest.raises(ValueError, match="a bot's name must be"):
+        store.claim_remote("second", lookalike, "1", LeagueLimits(), lambda _: (25.0, 8.3), tournament.id)
 
     async def join() -> grpc.StatusCode:
         credentials = grpc.ssl_channel_credentials(root_certificates=league.ca_pem)
