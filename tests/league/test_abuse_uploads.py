@@ -91,23 +91,25 @@ def test_an_upload_goes_to_disk_as_it_arrives_and_only_a_few_are_received_at_onc
         yield b"\x1f\x8b" + bytes(256 << 10)
         yield bytes(256 << 10)
         go_on.wait(DEADLINE_S)
-        while True:  # then more than the cap (archive_mb = 20): refused once past it
+        for _ in range(21):  # then more than the cap (archive_mb = 20): refused once past it
             yield bytes(1 << 20)
 
     incoming = server.config.data / "incoming"
     with ThreadPoolExecutor(4) as pool:
         slow = [pool.submit(server.upload, token, f"bot-{n}", slow_body()) for n, token in enumerate(tokens[:4])]
-        # The bytes received are on disk before the body is over (never held whole in memory).
-        wait_until(
-            "four uploads half received on disk",
-            lambda: incoming.is_dir() and sum(p.stat().st_size >= 512 << 10 for p in incoming.iterdir()) == 4,
-        )
-        again = server.upload(tokens[0], "bot-x", b"\x1f\x8b")
-        assert again.status_code == 429 and "already uploading" in again.json()["error"], again.text  # uploads_at_once = 1
-        assert again.headers["Retry-After"] == "5"
-        busy = server.upload(tokens[4], "bot-y", b"\x1f\x8b")
-        assert busy.status_code == 429 and "the league is receiving 4 upload(s)" in busy.json()["error"], busy.text  # uploads_in_flight
-        go_on.set()
+        try:
+            # The bytes received are on disk before the body is over (never held whole in memory).
+            wait_until(
+                "four uploads half received on disk",
+                lambda: incoming.is_dir() and sum(p.stat().st_size >= 512 << 10 for p in incoming.iterdir()) == 4,
+            )
+            again = server.upload(tokens[0], "bot-x", b"\x1f\x8b")
+            assert again.status_code == 429 and "already uploading" in again.json()["error"], again.text  # uploads_at_once = 1
+            assert again.headers["Retry-After"] == "5"
+            busy = server.upload(tokens[4], "bot-y", b"\x1f\x8b")
+            assert busy.status_code == 429 and "the league is receiving 4 upload(s)" in busy.json()["error"], busy.text
+        finally:
+            go_on.set()  # the bodies go on (and end), whatever the test found
         for future in slow:
             answer = future.result(DEADLINE_S)
             assert answer.status_code == 413 and f"more than the {20 << 20} bytes allowed" in answer.json()["error"], answer.text
