@@ -68,7 +68,7 @@ SERVER_START_S = 60.0
 SUBMIT_S = 300.0
 RATED_S = 600.0
 DRAIN_DEADLINE_S = 30.0
-WEB_LINE = re.compile(r"web and authors' API on (\S+?)/?$")
+WEB_LINE = re.compile(r"web and authors' API on (\S+?)/?(?: |$)")
 ACCEPTED_LINE = re.compile(r"^accepted: (\S+) ")
 
 

@@ -195,3 +195,37 @@ def test_league_abuse_benchmark_quick_run() -> None:
     assert result["bad_tokens"]["author_from_the_same_address"] == {"200": 10}
     assert "429" in result["bad_tokens"]["guesses"] and "429" in result["upload_flood"]["flood_answers"]
     assert set(result["goals"]) >= {"rss_under_2x_idle", "rss_back_to_idle", "upload_within_2x_unloaded", "leaderboard_p99_under_200ms"}
+
+
+CHAOS_SCRIPT = ROOT / "benchmarks" / "league_chaos.py"
+CHAOS_KEYS = {
+    "matches_finished",
+    "matches_void",
+    "network_forfeits",
+    "forfeits_by_reason",
+    "timeouts",
+    "away",
+    "back",
+    "away_at_end",
+    "detect_server_s",
+    "detect_client_s",
+    "freezes",
+    "resets",
+}
+
+
+@pytest.mark.slow
+def test_league_chaos_benchmark_smoke_run() -> None:
+    """benchmarks/league_chaos.py --json on a small, fast, very faulty network: faults are injected, and none costs a forfeit."""
+    command = [sys.executable, str(CHAOS_SCRIPT), "--json", "--only", "faulty", "--bots", "4", "--seconds", "10"]
+    command += ["--latency-ms", "5", "--jitter-ms", "2", "--fault-every", "2,3"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert (result["table_size"], result["latency_ms"], result["fault_every_s"], result["grace_s"]) == (4, 5, [2, 3], 10)
+    faulty = result["faulty"]
+    assert faulty.keys() >= CHAOS_KEYS, f"missing keys: {sorted(CHAOS_KEYS - faulty.keys())}"
+    assert "clean" not in result
+    assert faulty["freezes"] + faulty["resets"] > 0, "the proxy injected faults"
+    assert faulty["network_forfeits"] == 0, faulty
+    assert faulty["away_at_end"] <= faulty["away"]

@@ -8,9 +8,11 @@ in tests/hostile/test_folders.py.)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -18,8 +20,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from polignac_arena.store import Store
 
 ENV = {"COLUMNS": "200", "NO_COLOR": "1"}
 DEADLINE_S = 120.0
@@ -91,16 +91,18 @@ def test_sigterm_aborts_a_match_and_records_it(tmp_path: Path) -> None:
 
 
 def _progress(db: Path) -> tuple[int, int, str] | None:
+    """The tournament's results stored, its fixtures and its status, read without ever taking the store's write lock."""
     if not db.exists():
         return None
     try:
-        with Store(db, create=False) as store:
-            tournament = store.get_tournament("long")
-            if tournament is None:
+        with contextlib.closing(sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=5)) as conn:
+            row = conn.execute("SELECT id, status FROM tournaments WHERE name = 'long'").fetchone()
+            if row is None:
                 return None
-            progress = store.progress(tournament.id)
-            return progress.done, progress.total, tournament.status
-    except Exception:  # the store is being created by the other process
+            done = conn.execute("SELECT count(*) FROM results WHERE tournament_id = ? AND final = 1", (row[0],)).fetchone()[0]
+            total = conn.execute("SELECT count(*) FROM fixtures WHERE tournament_id = ?", (row[0],)).fetchone()[0]
+            return int(done), int(total), str(row[1])
+    except sqlite3.Error:  # the store is being created by the other process
         return None
 
 

@@ -104,10 +104,14 @@ def test_an_interrupted_test_run_leaves_no_server_and_no_bot_behind(tmp_path: Pa
             assert time.monotonic() < deadline, "the inner run's league played no match"
             time.sleep(0.1)
         league = int(ready.read_text())
-        started = _descendants(run.pid)
-        assert league in started and "league serve" in started[league][1]
-        bots = [cmd for _, cmd in started.values() if "bot.py" in cmd]
-        assert len(bots) >= 3, f"no match's bots are running: {sorted(cmd for _, cmd in started.values())}"
+        while True:  # the match is live as soon as it starts: its seats may still be starting their bots
+            started = _descendants(run.pid)
+            assert league in started and "league serve" in started[league][1]
+            if len([cmd for _, cmd in started.values() if "bot.py" in cmd]) >= 3:
+                break
+            assert run.poll() is None, f"the inner run ended before its bots started: {run.communicate()[0][-3000:]}"
+            assert time.monotonic() < deadline, f"no match's bots are running: {sorted(cmd for _, cmd in started.values())}"
+            time.sleep(0.1)
         run.send_signal(signum)
         run.communicate(timeout=60)
     finally:

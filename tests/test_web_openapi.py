@@ -267,6 +267,11 @@ def test_the_league_routes_answer_as_the_schema_says(league: tuple[League, dict[
             ("post", "/api/league/bots/{name}/versions", {"name": "alpha"}, {}, {"headers": {**ada, **gzip}, "content": b"not gzip"}, 400),
             ("post", "/api/league/bots/{name}/versions", {"name": "far"}, {}, {"headers": {**ada, **gzip}, "content": b"x"}, 403),
             ("post", "/api/league/bots/{name}/versions", {"name": "alpha"}, {}, {"headers": {**ada, **text}, "content": b"x"}, 415),
+            ("post", "/api/league/bots/{name}/retire", {"name": "far"}, {}, {"headers": ada}, 403),
+            ("post", "/api/league/bots/{name}/retire", {"name": "nobody"}, {}, {"headers": ada}, 404),
+            ("post", "/api/league/bots/{name}/retire", {"name": "alpha"}, {}, {"headers": ada}, 200),
+            ("post", "/api/league/bots/{name}/retire", {"name": "alpha"}, {}, {"headers": ada}, 409),
+            ("post", "/api/league/bots/{name}/retire", {"name": "far"}, {}, {"headers": bob}, 200),
         ]  # fmt: skip
         for method, pattern, args, query, kwargs, status in calls:
             assert checker.call(method, pattern, args, query, **kwargs).status_code == status, (method, pattern, query, status)

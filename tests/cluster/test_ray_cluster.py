@@ -278,8 +278,7 @@ def _slow_on(node: str, folder: Path) -> Path:
     bot = folder / "slow-on-c"
     bot.mkdir()
     (bot / "bot.toml").write_text(
-        'name = "slow-on-c"\nversion = "1.0"\nauthor = "tests"\nlanguage = "python"\n'
-        'command = ["python", "bot.py"]\ntransport = "grpc"\n',
+        'name = "slow-on-c"\nversion = "1.0"\nauthor = "tests"\nlanguage = "python"\ncommand = ["python", "bot.py"]\ntransport = "grpc"\n',
         encoding="utf-8",
     )
     (bot / "bot.py").write_text(

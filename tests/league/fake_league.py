@@ -108,3 +108,18 @@ class FakeLeague:
             BotSummary(name, tuple(VersionSummary(s.id, s.label, s.state, s.reason, s.created_at) for s in mine if s.bot == name))
             for name in sorted({s.bot for s in mine})
         ]
+
+    def retire(self, author: str, bot_name: str) -> BotSummary:
+        self.calls.append(f"retire {author} {bot_name}")
+        owner = self.owners.get(bot_name)
+        if owner is None:
+            raise SubmissionRefused(f"there is no bot named {bot_name!r} in the league", 404)
+        if owner != author:
+            raise SubmissionRefused(f"the bot {bot_name!r} belongs to another author", 403)
+        with self.lock:
+            active = [s for s in self.statuses.values() if s.bot == bot_name and s.state is SubmissionState.ACTIVE]
+            if not active:
+                raise SubmissionRefused(f"the bot {bot_name!r} has no active version to retire", 409)
+            for status in active:
+                self.statuses[status.id] = replace(status, state=SubmissionState.RETIRED, reason="retired by its author")
+        return next(bot for bot in self.bots(author) if bot.name == bot_name)

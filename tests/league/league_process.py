@@ -119,6 +119,9 @@ class LeagueProcess:
     process: subprocess.Popen[str]
     web: str = ""
     grpc: str = ""
+    web_security: str = ""
+    """What the server's banner says of the web address: "TLS" or "plaintext: loopback only"."""
+    grpc_security: str = ""
     lines: queue.Queue[str | None] = field(default_factory=queue.Queue)
     err_path: Path | None = None
     http: httpx.Client | None = None
@@ -141,10 +144,10 @@ class LeagueProcess:
                 raise AssertionError(f"the league did not start in {DEADLINE_S} s: {server.stderr()}") from None
             if line is None:
                 raise AssertionError(f"the league ended before it served (exit {process.wait()}): {server.stderr()}")
-            if found := re.search(r"authors' API on (\S+?)/?$", line):
-                server.web = found.group(1)
-            if found := re.search(r"remote bots connect to (\S+)$", line):
-                server.grpc = found.group(1)
+            if found := re.search(r"authors' API on (\S+?)/? \((.+)\)$", line):
+                server.web, server.web_security = found.group(1), found.group(2)
+            if found := re.search(r"remote bots connect to (\S+) \((.+)\)$", line):
+                server.grpc, server.grpc_security = found.group(1), found.group(2)
         return server
 
     def stderr(self) -> str:

@@ -224,7 +224,12 @@ def test_me_lists_the_authors_bots_and_versions(client: TestClient) -> None:
 
 def test_every_route_declares_its_response_model(app: FastAPI, league: FakeLeague) -> None:
     routes = [r for r in author_router(league).routes if isinstance(r, APIRoute)]
-    assert {r.path for r in routes} == {"/api/league/bots/{name}/versions", "/api/league/submissions/{submission_id}", "/api/league/me"}
+    assert {r.path for r in routes} == {
+        "/api/league/bots/{name}/versions",
+        "/api/league/bots/{name}/retire",
+        "/api/league/submissions/{submission_id}",
+        "/api/league/me",
+    }
     assert all(route.response_model is not None for route in routes)
     assert "/api/league/me" in app.openapi()["paths"]
 
@@ -233,3 +238,18 @@ def test_bot_text_in_answers_is_made_plain(client: TestClient, league: FakeLeagu
     sid = upload(client).json()["id"]
     league.statuses[sid] = replace(league.statuses[sid], log=("\x1b]52;c;ZXZpbA==\x07build said \x1b[31mhi",))
     assert client.get(f"/api/league/submissions/{sid}", headers=ADA).json()["log"] == ["build said hi"]
+
+
+def test_an_author_retires_their_bot_and_only_theirs(client: TestClient, league: FakeLeague) -> None:
+    league.scripts["ada-bot"] = [(SubmissionState.ACTIVE, ("accepted",), "accepted")]
+    sid = upload(client).json()["id"]
+    client.get(f"/api/league/submissions/{sid}", headers=ADA)  # one step of its validation: accepted
+    answer = client.post("/api/league/bots/ada-bot/retire", headers=ADA)
+    assert answer.status_code == 200, answer.text
+    assert [v["state"] for v in answer.json()["versions"]] == ["retired"]
+    assert client.post("/api/league/bots/ada-bot/retire", headers=ADA).status_code == 409  # nothing active any more
+    refused = client.post("/api/league/bots/bob-bot/retire", headers=ADA)
+    assert refused.status_code == 403 and "another author" in refused.json()["error"]
+    assert client.post("/api/league/bots/nobody/retire", headers=ADA).status_code == 404
+    assert client.post("/api/league/bots/a%20b/retire", headers=ADA).status_code == 400
+    assert client.post("/api/league/bots/ada-bot/retire").status_code == 401

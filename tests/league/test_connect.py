@@ -77,7 +77,7 @@ def test_the_command_connects_a_bot_folder(tmp_path: Path) -> None:
             assert "online as random@1.1" in text and "offline" in text
             assert "alice-token" not in text
 
-    run(scenario())
+    run(scenario(), timeout=240)  # a subprocess that imports the arena, plays a match and stops: slow on a loaded machine
 
 
 def test_the_command_needs_a_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,9 +15,12 @@ from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot import MatchOutcome, run_async
 from polignac.bots import builtin_bot
 from polignac_arena.league.config import LeagueConfig, parse_league_config
-from polignac_arena.league.ladder import Ladder
+from polignac_arena.league.entrants import Entrant, LeagueFixture
+from polignac_arena.league.ladder import INTERRUPTED, Ladder
 from polignac_arena.league.store import LeagueLimits, LeagueStore, Version
 from polignac_arena.referee import RefereeServer
+from polignac_arena.referee.record import read_record
+from polignac_arena.replay import replay_lines
 from polignac_arena.seats.process import ProcessLauncher
 from polignac_arena.statuses import MatchStatus
 from polignac_arena.submission import Submission, load_submission
@@ -193,7 +196,8 @@ def test_a_remote_bot_that_declines_leaves_no_match_behind_and_gets_a_rest(tmp_p
                 lg.released.append((label, match_id))
                 lg.changed.set()
 
-            ladder = lg.ladder(assign=declines, decline_cooldown_s=600, release=release)
+            paused: list[tuple[str, float, str]] = []
+            ladder = lg.ladder(assign=declines, release=release, pause=lambda label, seconds, why: paused.append((label, seconds, why)))
             assert ladder.start_due() == 1, "a remote bot plays one match at a time"
             await lg.until(lambda: bool(lg.released))
             assert offers == ["far@1.0"] and lg.released == [("far@1.0", "test-000000")] and ladder.running == []
@@ -201,6 +205,7 @@ def test_a_remote_bot_that_declines_leaves_no_match_behind_and_gets_a_rest(tmp_p
             assert lg.recorded == [] and lg.store.list_results(lg.tournament_id) == []
             assert lg.store.fixtures(lg.tournament_id) == []
             assert ladder.start_due() == 0, "the bot that declined is left out for its rest"
+            assert paused == [("far@1.0", 30.0, "match test-000000 declined or not answered: no match is offered for 30 s")]
             lg.store.set_disabled("gamma", False)
             assert ladder.start_due() == 2  # two tables of alpha, beta, gamma (an uploaded version plays two at once)
             assert sorted(match for match, _ in ladder.running) == ["test-000000", "test-000001"]  # the free index taken first
@@ -254,15 +259,45 @@ def test_a_restarted_ladder_voids_the_matches_a_killed_one_left(tmp_path: Path) 
     async def scenario() -> None:
         async with league(tmp_path) as lg:
             lg.store.schedule(lg.tournament_id, ["alpha@1", "beta@1", "gamma@1"], 1)  # drawn, then the server was killed
-            ladder = lg.ladder()
+            ladder = lg.ladder(record_dir=tmp_path / "records")
             assert ladder.void_interrupted() == [0]
             assert ladder.void_interrupted() == []
             (result,) = lg.store.list_results(lg.tournament_id)
             assert result.status == "aborted" and result.match_id == "test-000000"
+            # Its record says what happened: who sat where, and that the server stopped during it.
+            stored = lg.store.get_result(result.match_id)
+            assert stored is not None and stored.record is not None
+            header, ended = stored.record
+            assert [seat["name"] + "@" + seat["version"] for seat in header["seats"]] == ["alpha@1", "beta@1", "gamma@1"]
+            assert header["seed"] == 1 and header["match_id"] == "test-000000"
+            assert ended["status"] == "aborted" and ended["places"] is None and ended["reason"] == INTERRUPTED
+            assert replay_lines(read_record(tmp_path / "records" / "test-000000.jsonl")).divergence is None, "replay verify reads it"
             assert lg.store.get_tournament(lg.tournament_id).rating_cursor == 1  # type: ignore[union-attr]
             assert ladder.start_due() == 2
             await ladder.drain(30)
             assert [f.index for f in lg.store.fixtures(lg.tournament_id)] == [0, 1, 2]
             assert [status for _, status in lg.recorded] == ["aborted", "finished", "finished"]
+
+    run(scenario(), timeout=60)
+
+
+def test_a_bot_that_keeps_declining_is_paused_longer_and_an_acceptance_forgives_it(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with league(tmp_path) as lg:
+            paused: list[tuple[str, float, str]] = []
+            answers = iter([False, False, True, False, False, False])
+
+            async def assign(label: str, seat: int, match_id: str, token: str) -> bool:
+                return next(answers)
+
+            ladder = lg.ladder(assign=assign, pause=lambda label, seconds, why: paused.append((label, seconds, why)))
+            fixture = LeagueFixture(0, 1, (Entrant("far@1.0", "far"),))
+            for number in range(6):
+                if not await ladder._hand_out(fixture, 0, f"test-{number:06d}", "token"):
+                    ladder._strike("far@1.0", f"test-{number:06d}")
+            assert [seconds for _, seconds, _ in paused] == [30.0, 30.0, 30.0, 30.0, 300.0]
+            assert paused[-1][2] == (
+                "3 assignments in a row declined or not answered (the last: match test-000005): no match is offered for 300 s"
+            )
 
     run(scenario(), timeout=60)

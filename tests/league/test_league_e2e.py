@@ -138,9 +138,12 @@ def league(tmp_path: Path) -> Iterator[dict[str, Any]]:
     server = subprocess.Popen([*CLI, "league", "serve"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None
-        web = server.stdout.readline().split(" on ")[-1].strip().rstrip("/")
-        grpc_address = server.stdout.readline().split(" to ")[-1].strip()
+        web_line, grpc_line = server.stdout.readline(), server.stdout.readline()
+        web = web_line.split(" on ")[-1].split()[0].rstrip("/")
+        grpc_address = grpc_line.split(" to ")[-1].split()[0]
         assert web.startswith("https://127.0.0.1:") and grpc_address.startswith("127.0.0.1:"), (web, grpc_address, server.poll())
+        # The banner names TLS for each address, loopback ones included: they speak nothing else.
+        assert web_line.rstrip().endswith("(TLS)") and grpc_line.rstrip().endswith("(TLS)"), (web_line, grpc_line)
         yield {"dir": tmp_path, "web": web, "grpc": grpc_address, "ca": tmp_path / "ca.pem", "tokens": tokens, "server": server}
     finally:
         if server.poll() is None:

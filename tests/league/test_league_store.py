@@ -255,3 +255,56 @@ def test_checking_an_upload_refuses_as_adding_would_and_writes_nothing(store: Le
     with pytest.raises(NotOwner):
         store.check_upload("bob", "one", limits)
     assert store.archive_in_use("a" * 64) and store.archives_in_use() == {"a" * 64}
+
+
+def _last_seen(store: LeagueStore, label: str, when: datetime) -> None:
+    """Make a remote version look last seen at ``when`` (as if it had left the lobby then)."""
+    bot, _, version = label.rpartition("@")
+    conn = sqlite3.connect(store.path)
+    with conn:
+        conn.execute(
+            "UPDATE league_versions SET updated_at = ? WHERE version = ? AND bot_id = (SELECT id FROM league_bots WHERE name = ?)",
+            (when.astimezone(UTC).isoformat(timespec="milliseconds"), version, bot),
+        )
+    conn.close()
+
+
+def test_a_remote_bot_counts_toward_active_bots_while_online_and_for_the_idle_time_after(store: LeagueStore) -> None:
+    tid = league(store)
+    store.add_author("ada")
+    limits = LeagueLimits(active_bots=1, remote_idle_s=3600)
+    store.claim_remote("ada", "far", "1.0", limits, prior, tid)
+    assert store.counted_bots("ada", limits) == {"far"}
+    with pytest.raises(LimitReached, match=r"the limit of 1 active bot\(s\) per author is reached \(far\)"):
+        store.claim_remote("ada", "other", "1.0", limits, prior, tid)
+    # Gone for longer than the idle time: it no longer counts, unless it is online now.
+    _last_seen(store, "far@1.0", datetime.now(UTC) - timedelta(hours=2))
+    assert store.counted_bots("ada", limits, online={"far"}) == {"far"}
+    with pytest.raises(LimitReached):
+        store.claim_remote("ada", "other", "1.0", limits, prior, tid, online={"far"})
+    assert store.counted_bots("ada", limits) == set()
+    store.claim_remote("ada", "other", "1.0", limits, prior, tid)
+    # Seen again (it joined or left the lobby): it counts again.
+    store.seen("other@1.0")
+    assert store.counted_bots("ada", limits) == {"other"}
+
+
+def test_an_author_retires_a_bot_which_stops_counting_and_comes_back_when_it_connects(store: LeagueStore) -> None:
+    tid = league(store)
+    store.add_author("ada")
+    store.add_author("bob")
+    limits = LeagueLimits(active_bots=1)
+    store.claim_remote("ada", "far", "1.0", limits, prior, tid)
+    with pytest.raises(NotOwner):
+        store.retire("bob", "far")
+    with pytest.raises(StoreError, match="there is no bot named 'nobody'"):
+        store.retire("ada", "nobody")
+    retired = store.retire("ada", "far")
+    assert retired.state is VersionState.RETIRED and retired.reason == "retired by its author"
+    assert store.counted_bots("ada", limits) == set()
+    with pytest.raises(StoreError, match="has no active version to retire"):
+        store.retire("ada", "far")
+    store.claim_remote("ada", "other", "1.0", limits, prior, tid)  # the slot is free
+    store.retire("ada", "other")
+    again = store.claim_remote("ada", "far", "1.0", limits, prior, tid)
+    assert again.state is VersionState.ACTIVE

@@ -11,7 +11,7 @@ import pytest
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot.stream import write
-from polignac_arena.league.lobby import MAX_REASON, MAX_UNSOLICITED, LobbyService, OnlineBots
+from polignac_arena.league.lobby import MAX_REASON, MAX_UNSOLICITED, MAX_WITHDRAWN, LobbyService, OnlineBots
 from tests.league.lobby_helpers import FakeDirectory, LobbyClient, lobby_server, spec
 from tests.referee.helpers import run
 
@@ -283,3 +283,77 @@ def test_the_protocol_doc_tells_what_a_lobby_client_can_observe() -> None:
         f"up to {MAX_REASON} characters",
     ):
         assert words in doc, words
+
+
+def test_a_withdrawn_assignment_is_told_and_a_reply_that_crosses_it_is_not_counted() -> None:
+    async def scenario() -> None:
+        async with lobby_server() as (service, address):
+            client, _ = await _joined(address)
+            await _online(service.bots, 1)
+            for number in range(MAX_UNSOLICITED + 2):  # more than the unsolicited replies a stream may send
+                match_id = f"w{number}"
+                assigned = asyncio.ensure_future(service.bots.assign("mybot@1.0", spec(match_id)))
+                assert (await client.read()).WhichOneof("event") == "assignment"  # type: ignore[union-attr]
+                await client.reply(match_id, True)
+                assert await assigned is True
+                service.bots.withdraw("mybot@1.0", match_id, "seat 2 declined")
+                event = await client.read()
+                assert event is not None and event.WhichOneof("event") == "withdrawn"
+                assert (event.withdrawn.match_id, event.withdrawn.reason) == (match_id, "seat 2 declined")
+                assert service.bots.online()[0].busy == 0
+                await client.reply(match_id, True)  # late: crossed the Withdrawn
+            assert [bot.label for bot in service.bots.online()] == ["mybot@1.0"], "replies to withdrawn matches are not junk"
+            service.bots.withdraw("nobody@1", "w0", "not online: nothing to tell")
+            await client.close()
+
+    run(scenario())
+
+
+def test_a_paused_bot_hears_why_now_and_when_it_joins_again() -> None:
+    async def scenario() -> None:
+        async with lobby_server() as (service, address):
+            client, _ = await _joined(address)
+            await _online(service.bots, 1)
+            service.bots.pause("mybot@1.0", 30, "match m1 declined or not answered: no match is offered for 30 s")
+            event = await client.read()
+            assert event is not None and event.WhichOneof("event") == "paused"
+            assert 29_000 <= event.paused.pause_ms <= 30_000 and "declined" in event.paused.reason
+            await client.close()
+            await _online(service.bots, 0)
+            again, _ = await _joined(address)
+            event = await again.read()
+            assert event is not None and event.WhichOneof("event") == "paused" and event.paused.pause_ms <= 30_000
+            # A pause that is over is not told, and is forgotten.
+            service.bots.pause("other@1", 0, "over at once")
+            assert "other@1" not in service.bots._pauses or service.bots._paused_event("other@1") is None
+            assert "other@1" not in service.bots._pauses
+            await again.close()
+
+    run(scenario())
+
+
+def test_a_kicked_bot_hears_why() -> None:
+    async def scenario() -> None:
+        async with lobby_server() as (service, address):
+            client, _ = await _joined(address)
+            await _online(service.bots, 1)
+            assert service.bots.kick("mybot@1.0", grpc.StatusCode.FAILED_PRECONDITION, "mybot@1.0 was retired by its author") is True
+            refused = await _refusal(client)
+            assert refused.code() == grpc.StatusCode.FAILED_PRECONDITION and refused.details() == "mybot@1.0 was retired by its author"
+            assert service.bots.kick("mybot@1.0", grpc.StatusCode.FAILED_PRECONDITION, "again") is False
+
+    run(scenario())
+
+
+def test_a_session_remembers_a_bounded_number_of_withdrawn_matches() -> None:
+    async def scenario() -> None:
+        async with lobby_server() as (service, address):
+            client, _ = await _joined(address)
+            await _online(service.bots, 1)
+            for number in range(MAX_WITHDRAWN + 10):
+                service.bots.withdraw("mybot@1.0", f"x{number}", "called off")
+            (session,) = service.bots._sessions.values()
+            assert len(session.withdrawn) == MAX_WITHDRAWN and session.withdrawn[-1] == f"x{MAX_WITHDRAWN + 9}"
+            await client.close()
+
+    run(scenario())

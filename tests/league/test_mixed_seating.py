@@ -97,11 +97,12 @@ def test_a_socket_seat_token_is_refused_on_the_main_address(ca: trustme.CA, tls:
             with pytest.raises(grpc.aio.AioRpcError) as refused:
                 await raw.read()
             assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
-            await server.discard_match(host)
+            await server.discard_match(host, "a remote bot declined")
             assert not any(path.exists() for path in paths)
             with pytest.raises(grpc.aio.AioRpcError) as refused:
                 await play_over_tls("random", 1, server.address, host.tokens[1], ca)
-            assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert refused.value.details() == f"match {host.match_id!r} was called off before it began: a remote bot declined"
         finally:
             await server.stop(grace=0.5)
 
@@ -196,16 +197,20 @@ def test_a_discarded_match_ends_the_stream_of_a_seat_that_joined() -> None:
             raw = RawSeat(server.address, host.tokens[0])
             await raw.open()
             await raw.hello()
-            await server.discard_match(host)
-            try:  # joined before the discard: the match ends aborted; after it: refused
-                ended = await raw.next_payload("match_ended")
-                assert ended is not None and ended.match_ended.status == "aborted"
-            except grpc.aio.AioRpcError as refused:
-                assert refused.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.FAILED_PRECONDITION)
+            await server.discard_match(host, "seat 2 declined")
+            # Joined or not yet, the seat is welcomed to nothing: its stream ends with the reason.
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await raw.read()
+            assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert refused.value.details() == f"match {host.match_id!r} was called off before it began: seat 2 declined"
+            assert raw.received == [], "no Welcome, no match_ended: the match never began"
             assert server.running_matches == []
             # A stream whose token passed just before the discard, saying Hello just after: refused.
             late = SeatConnection(None, "late", "1", 1.0)  # type: ignore[arg-type]  # attach never touches the context
-            assert host.attach(1, late) == "the match is over"
+            assert host.attach(1, late) == (
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"match {host.match_id!r} was called off before it began: seat 2 declined",
+            )
         finally:
             await server.stop(grace=0.5)
 

@@ -14,7 +14,7 @@ import pytest
 
 from polignac import preset
 from polignac._proto.polignac.v1 import referee_pb2 as pb
-from polignac.bot import MatchOutcome, run_async
+from polignac.bot import BotConnectionError, MatchOutcome, run_async
 from polignac.bots import builtin_bot
 from polignac_arena.league.entrants import Entrant, LeagueFixture
 from polignac_arena.league.play import LeagueMatchError, RemoteDeclined, RemoteHandOut, play_league_match
@@ -67,6 +67,10 @@ class Lobby:
         self.answers = answers or {}
         self.handed: list[tuple[int, str, str]] = []
         self.bots: list[asyncio.Future[MatchOutcome]] = []
+        self.withdrawn: list[tuple[int, str, str]] = []
+
+    def withdraw(self, seat: int, match_id: str, reason: str) -> None:
+        self.withdrawn.append((seat, match_id, reason))
 
     async def __call__(self, seat: int, match_id: str, token: str) -> bool:
         self.handed.append((seat, match_id, token))
@@ -96,6 +100,7 @@ def play(
         match_id=f"league-{fixture.index:05d}",
         record_path=tmp_path / f"{fixture.index}.jsonl",
         remote=lobby,
+        withdraw=lobby.withdraw if isinstance(lobby, Lobby) else lambda seat, match_id, reason: None,
     )
 
 
@@ -139,13 +144,19 @@ def test_a_remote_bot_that_declines_leaves_nothing_running(tmp_path: Path) -> No
                 await play(server, fixture, launcher, lobby, tmp_path)
             assert declined.value.labels == {3: "far-b@2"}
             assert launcher.seats == [] and server.running_matches == []
-            assert not (tmp_path / "3.jsonl").exists()
-            # The remote bot that took its seat finds the match called off: aborted if it had joined, else refused.
+            called_off = result_line(tmp_path / "3.jsonl")  # its record says what happened, and nothing was played
+            assert called_off["status"] == "aborted" and "called off before it began" in str(called_off["reason"])
+            assert [json.loads(line)["type"] for line in (tmp_path / "3.jsonl").read_text().splitlines()] == ["header", "result"]
+            # The remote bot that took its seat is told (Withdrawn, on its lobby stream), and its Play stream,
+            # never welcomed, ends with the same reason.
+            reason = "the remote bot in seat 3 ('far-b@2') declined its seat or did not answer"
+            assert lobby.withdrawn == [(1, "league-00003", reason)]
             (accepted,) = await asyncio.gather(*lobby.bots, return_exceptions=True)
-            if isinstance(accepted, MatchOutcome):
-                assert accepted.status == "aborted"
-            else:
-                assert "refused this seat's token" in str(accepted) or "FAILED_PRECONDITION: the match is over" in str(accepted)
+            assert isinstance(accepted, BotConnectionError), accepted
+            assert (
+                str(accepted)
+                == f"the referee ended the stream: FAILED_PRECONDITION: match 'league-00003' was called off before it began: {reason}"
+            )
         finally:
             await server.stop(grace=0.5)
 
@@ -278,8 +289,55 @@ def test_a_remote_seat_token_is_refused_once_the_match_is_over(tmp_path: Path) -
             await raw.open()
             with pytest.raises(grpc.aio.AioRpcError) as refused:
                 await raw.read()
-            assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert refused.value.details() == "match 'league-00009' is over (finished)"
         finally:
             await server.stop(grace=0.5)
 
     run(scenario())
+
+
+def test_the_first_decline_calls_the_match_off_without_waiting_for_the_others(tmp_path: Path) -> None:
+    fixture = LeagueFixture(6, 5, (REMOTE_A, uploaded("random"), REMOTE_B, uploaded("random")))
+
+    async def scenario() -> None:
+        server = await started_referee()
+        try:
+            withdrawn: list[tuple[int, str, str]] = []
+            waiting = asyncio.Event()
+            cancelled = asyncio.Event()
+
+            async def lobby(seat: int, match_id: str, token: str) -> bool:
+                if seat == 2:
+                    return False  # declines at once
+                waiting.set()
+                try:
+                    await asyncio.Event().wait()  # seat 0 never answers
+                except asyncio.CancelledError:
+                    cancelled.set()
+                    raise
+                return True
+
+            match = play_league_match(
+                server,
+                fixture,
+                rules=RULES,
+                time_control=CLOCK,
+                launcher=ProcessLauncher(),
+                limits=LIMITS,
+                trusted=True,
+                match_id="league-00006",
+                record_path=tmp_path / "6.jsonl",
+                remote=lobby,
+                withdraw=lambda seat, match_id, reason: withdrawn.append((seat, match_id, reason)),
+            )
+            with pytest.raises(RemoteDeclined, match=r"seat 2 \('far-b@2'\)"):
+                await match
+            assert waiting.is_set() and cancelled.is_set(), "the silent seat's question is dropped, not waited for"
+            assert [(seat, match_id) for seat, match_id, _ in withdrawn] == [(0, "league-00006")]
+            assert server.running_matches == []
+            assert "seat 2 ('far-b@2') declined its seat" in str(result_line(tmp_path / "6.jsonl")["reason"])
+        finally:
+            await server.stop(grace=0.5)
+
+    run(scenario(), timeout=20)

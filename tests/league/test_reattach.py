@@ -136,11 +136,45 @@ def test_the_clock_runs_while_away() -> None:
     run(scenario())
 
 
-def test_a_second_stream_while_attached_is_refused() -> None:
+def test_a_second_stream_with_the_token_replaces_the_one_the_referee_holds() -> None:
     async def scenario() -> None:
         async with referee() as server:
             host, raw, result, polite = await match_with_raw_seat(server, time_control=GENEROUS)
             host.allow_reattach(0, 10.0)
+            await raw.open()
+            await raw.hello()
+            first = await _until_request(raw)
+            # The old stream's connection died without a word, as far as the referee knows: a new one takes the seat.
+            again = RawSeat(server.address, host.tokens[0])
+            await again.open()
+            await again.hello()
+            welcome = await again.read()
+            assert welcome is not None and welcome.WhichOneof("payload") == "welcome"
+            pending = await again.read()
+            assert pending is not None and pending.decision_request.request_id == first.request_id
+            with pytest.raises(grpc.aio.AioRpcError) as replaced:
+                await raw.read()
+            assert replaced.value.code() == grpc.StatusCode.ABORTED
+            assert replaced.value.details() == "a new Play stream with the token of seat 0 replaced this one"
+            await again.answer_first(pending.decision_request)
+            ended = await again.play_politely()
+            assert ended is not None and ended.match_ended.status == "finished"
+            final = await result
+            await asyncio.gather(*polite)
+            await again.close()
+            await raw.close()
+            assert final.faults[0] == {}
+            away = _lines(host, "away")
+            assert [line["seat"] for line in away] == [0] and "replaced" in str(away[0]["detail"])
+            assert [line["seat"] for line in _lines(host, "back")] == [0]
+
+    run(scenario())
+
+
+def test_a_second_stream_of_a_seat_that_may_not_reattach_is_refused() -> None:
+    async def scenario() -> None:
+        async with referee() as server:
+            host, raw, result, polite = await match_with_raw_seat(server, time_control=GENEROUS)
             await raw.open()
             await raw.hello()
             await _until_request(raw)
@@ -155,6 +189,74 @@ def test_a_second_stream_while_attached_is_refused() -> None:
             await result
             await asyncio.gather(*polite)
             await raw.close()
+
+    run(scenario())
+
+
+def test_a_half_close_makes_a_remote_seat_away_with_a_status_that_says_so() -> None:
+    async def scenario() -> None:
+        async with referee() as server:
+            host, raw, result, polite = await match_with_raw_seat(server, time_control=GENEROUS)
+            host.allow_reattach(0, 10.0)
+            await raw.open()
+            await raw.hello()
+            first = await _until_request(raw)
+            await raw.call.done_writing()
+            with pytest.raises(grpc.aio.AioRpcError) as away:
+                while await raw.read() is not None:
+                    pass
+            assert away.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert away.value.details() == (
+                "seat 0 closed its side of the stream (a half-close) before the match ended: it is away, and forfeits"
+                " unless a new Play stream with its seat token says Hello within 10 s"
+            )
+            again = RawSeat(server.address, host.tokens[0])
+            await again.open()
+            await again.hello()
+            pending = await again.next_payload("decision_request")
+            assert pending is not None and pending.decision_request.request_id == first.request_id
+            await again.answer_first(pending.decision_request)
+            ended = await again.play_politely()
+            assert ended is not None and ended.match_ended.status == "finished"
+            final = await result
+            await asyncio.gather(*polite)
+            await again.close()
+            assert final.faults[0] == {}
+            assert "half-close" in str(_lines(host, "away")[0]["detail"])
+
+    run(scenario())
+
+
+def test_after_a_forfeit_a_late_stream_hears_why_not_that_its_token_is_unknown() -> None:
+    async def scenario() -> None:
+        async with referee() as server:
+            host, raw, result, polite = await match_with_raw_seat(server, time_control=GENEROUS)
+            host.allow_reattach(0, 0.3)
+            await raw.open()
+            await raw.hello()
+            await _until_request(raw)
+            await _cut(raw)
+            await _wait_for(lambda: 0 in host.match.forfeited)
+            during = RawSeat(server.address, host.tokens[0])
+            await during.open()
+            await during.hello()
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await during.read()
+            assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert refused.value.details() == (
+                f"seat 0 of match {host.match_id!r} has forfeited (disconnected: the stream ended and the bot did not come back"
+                " within 0.3 s); the match goes on without it"
+            )
+            await during.close()
+            await result
+            await asyncio.gather(*polite)
+            after = RawSeat(server.address, host.tokens[0])
+            await after.open()
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await after.read()
+            assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert refused.value.details() is not None and refused.value.details().endswith("; the match is over")
+            await after.close()
 
     run(scenario())
 

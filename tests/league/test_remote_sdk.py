@@ -13,12 +13,13 @@ import pytest
 from polignac import preset
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot import BotConnectionError, run_async
-from polignac.bot.league import ChannelSecurity, is_loopback
+from polignac.bot.league import ChannelSecurity, is_loopback, stay_online
+from polignac.bot.probe import speaks_tls, tls_mismatch
 from polignac.bots import builtin_bot
 from polignac_arena.league.lobby import AssignmentSpec, LobbyService, OnlineBots
 from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
 from polignac_arena.referee.options import server_options
-from tests.league.lobby_helpers import FakeDirectory, lobby_server, referee_with_lobby
+from tests.league.lobby_helpers import FakeDirectory, lobby_server, referee_with_lobby, spec
 from tests.league.tcp_proxy import cuttable_proxy
 from tests.referee.helpers import referee, run
 
@@ -158,5 +159,81 @@ def test_the_lobby_over_tls_with_a_test_ca(tmp_path: Path) -> None:
             remote.cancel()
         finally:
             await server.stop(0.5)
+
+    run(scenario())
+
+
+def test_a_plaintext_client_to_a_tls_league_and_the_reverse_are_told_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trustme = pytest.importorskip("trustme")
+    monkeypatch.delenv("POLIGNAC_TLS_CA", raising=False)
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1", "localhost")
+    ca_file = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
+
+    async def scenario() -> None:
+        service = LobbyService(FakeDirectory())
+        server = grpc.aio.server(options=server_options(16))
+        service.add_to(server)
+        credentials = grpc.ssl_server_credentials([(cert.private_key_pem.bytes(), cert.cert_chain_pems[0].bytes())])
+        port = server.add_secure_port("127.0.0.1:0", credentials)
+        await server.start()
+        try:
+            with pytest.raises(BotConnectionError) as told:
+                await asyncio.wait_for(run_async(builtin_bot("random"), server=f"127.0.0.1:{port}", token="alice-token"), 30)
+            assert str(told.value) == (
+                f"cannot join the league: 127.0.0.1:{port} speaks TLS, and this client connected in plaintext: trust the league's"
+                " certificate authority (root_certificates=..., or POLIGNAC_TLS_CA=ca.pem; --ca for polignac league connect)"
+            )
+            assert speaks_tls(f"127.0.0.1:{port}") is True
+        finally:
+            await server.stop(0.5)
+        async with lobby_server() as (_, address):
+            with pytest.raises(BotConnectionError, match=r"speaks plaintext \(no TLS\), and this client connected with TLS"):
+                await asyncio.wait_for(run_async(builtin_bot("random"), server=address, token="alice-token", root_certificates=ca_file), 30)
+            assert speaks_tls(address) is False
+        assert speaks_tls("unix:/nonexistent.sock") is None
+        assert tls_mismatch("127.0.0.1:1", client_tls=False) is None, "nothing listens: nothing can be told"
+
+    run(scenario())
+
+
+def test_the_sdk_waits_for_a_match_that_is_ending_and_drops_a_withdrawn_one() -> None:
+    async def scenario() -> None:
+        async with lobby_server() as (lobby, address):
+            finishing = asyncio.Event()
+            started: list[str] = []
+            cancelled: list[str] = []
+            said: list[str] = []
+
+            async def play(assignment: pb.Assignment, where: str, grace_s: float) -> None:
+                started.append(assignment.match_id)
+                try:
+                    if assignment.match_id == "m1":
+                        await finishing.wait()  # the first match is still closing when the second is offered
+                    else:
+                        await asyncio.Event().wait()
+                except asyncio.CancelledError:
+                    cancelled.append(assignment.match_id)
+                    raise
+
+            online = asyncio.ensure_future(
+                stay_online("slotty", "1", address, "alice-token", ChannelSecurity.of(insecure=True), play, on_status=said.append)
+            )
+            label = await first_online(lobby.bots)
+            assert await lobby.bots.assign(label, spec("m1")) is True
+            lobby.bots.finished(label, "m1")
+            second = asyncio.ensure_future(lobby.bots.assign(label, spec("m2")))
+            await asyncio.sleep(0.2)  # the offer waits in the bot for its slot to free
+            assert not second.done()
+            finishing.set()
+            assert await second is True, "accepted once the match before ended, not declined as busy"
+            lobby.bots.withdraw(label, "m2", "seat 3 declined")
+            while "m2" not in cancelled:
+                await asyncio.sleep(0.01)  # the SDK offers no event for it; bounded by the test's cap
+            assert started == ["m1", "m2"]
+            assert "match m2 withdrawn before it began: seat 3 declined" in said
+            online.cancel()
+            await asyncio.gather(online, return_exceptions=True)
 
     run(scenario())

@@ -242,3 +242,25 @@ def test_an_upload_refused_while_the_league_is_busy_is_tried_again(server: Serve
     finally:
         server.league.over_limit.discard("ada")
     assert waits == [1.0, 1.0]
+
+
+def league_cli(*args: str | Path) -> tuple[int, str, str]:
+    done = CliRunner().invoke(app, ["league", *map(str, args)], env={"POLIGNAC_LEAGUE_TOKEN": None})
+    return done.exit_code, done.stdout, done.stderr
+
+
+def test_an_author_lists_and_retires_their_bots(server: Server, tmp_path: Path, token_file: Path) -> None:
+    code, out, err = submit(bot(tmp_path), "--server", server.url, "--token-file", token_file, "--ca", server.ca)
+    assert code == 0, out + err
+    code, out, err = league_cli("bots", "--server", server.url, "--token-file", token_file, "--ca", server.ca)
+    assert code == 0, err
+    assert "ada-bot  ada-bot@1.0 (upload)" in out
+    code, out, err = league_cli("retire", "ada-bot", "--server", server.url, "--token-file", token_file, "--ca", server.ca)
+    assert code == 0, err
+    assert out.startswith("retired: ada-bot  no active version")
+    code, _, err = league_cli("retire", "ada-bot", "--server", server.url, "--token-file", token_file, "--ca", server.ca)
+    assert code == 1 and "refused: the bot 'ada-bot' has no active version to retire" in err
+    code, _, err = league_cli("retire", "bob-bot", "--server", server.url, "--token-file", token_file, "--ca", server.ca)
+    assert code == 1 and "refused: the bot 'bob-bot' belongs to another author" in err
+    code, _, err = league_cli("retire", "ada-bot", "--server", "https://league.example.org", "--token-file", tmp_path / "nothing")
+    assert code == 1 and "cannot read" in err

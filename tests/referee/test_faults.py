@@ -13,7 +13,7 @@ import pytest
 
 from polignac import preset
 from polignac._proto.polignac.v1 import referee_pb2 as pb
-from polignac_arena.referee import RefereeServer, TimeControl
+from polignac_arena.referee import RefereeServer, TimeControl, texts
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import resolve_bot, run_local_match
 from tests.referee.helpers import FAST, RawSeat, match_with_raw_seat, polite_match, referee, run
@@ -225,10 +225,18 @@ def test_oversized_message_cuts_the_stream_and_the_seat_forfeits() -> None:
         async with referee() as server:
             _host, raw, result, polite = await match_with_raw_seat(server)
             request = await first_card_request(raw)
-            await raw.decide(request.request_id, card="J" * 100_000)
+            await raw.decide(request.request_id, card="J" * 1_000_000)
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                while await raw.read() is not None:
+                    pass
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
             final = await result
             assert seat_faults(final) == {"disconnected": 1}
             assert final.places is not None and final.places[0] == 4
+            # The record says the stream broke (the referee cannot tell a refused message from a reset), not that the bot
+            # half-closed it: that would send its author looking for a bug of theirs that is not there.
+            (forfeit,) = [line for line in final.record if line.get("seat") == 0 and line.get("status") == "disconnected"]
+            assert forfeit["detail"] == texts.STREAM_BROKE
             await asyncio.gather(*polite)
             await raw.close()
             await still_serving(server)

@@ -19,7 +19,7 @@ from polignac import preset
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot import run_async
 from polignac.bots import builtin_bot
-from polignac_arena.referee import TimeControl
+from polignac_arena.referee import TimeControl, texts
 from polignac_arena.referee.listener import MAX_SEAT_CONNECTIONS
 from polignac_arena.referee.options import (
     KEEPALIVE_TIME_MS,
@@ -27,7 +27,10 @@ from polignac_arena.referee.options import (
     MAX_PING_STRIKES,
     MAX_RECEIVE_BYTES,
     MIN_PING_INTERVAL_MS,
+    SEAT_KEEPALIVE_TIME_MS,
+    SEAT_KEEPALIVE_TIMEOUT_MS,
 )
+from polignac_arena.referee.service import MAX_ENDED_TOKENS
 from polignac_arena.replay import replay_lines
 from tests.referee.helpers import RawSeat, match_with_raw_seat, polite_match, referee, run
 from tests.referee.test_faults import first_card_request, still_serving
@@ -337,7 +340,7 @@ def test_request_ids_stay_where_json_numbers_are_exact() -> None:
 
 
 def test_protocol_doc_tells_every_limit_and_status_a_client_can_observe() -> None:
-    doc = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+    doc = " ".join((ROOT / "docs" / "protocol.md").read_text(encoding="utf-8").split())  # line breaks do not matter
     for words in (
         "POLIGNAC_BOT_SEED",
         "2^53",
@@ -347,13 +350,37 @@ def test_protocol_doc_tells_every_limit_and_status_a_client_can_observe() -> Non
         "FAILED_PRECONDITION",
         "ALREADY_EXISTS",
         "UNIMPLEMENTED",
+        "ABORTED",
+        "UNAVAILABLE",
         "half-close",
         "too_many_pings",
+        f"`grpc.keepalive_time_ms` {KEEPALIVE_TIME_MS}",
         f"every {KEEPALIVE_TIME_MS // 1000} s",
         f"within {KEEPALIVE_TIMEOUT_MS // 1000} s",
+        f"`grpc.keepalive_timeout_ms` and `grpc.http2.ping_timeout_ms` {KEEPALIVE_TIMEOUT_MS}",
+        f"within {(KEEPALIVE_TIME_MS + KEEPALIVE_TIMEOUT_MS) // 1000} s",
+        f"every {SEAT_KEEPALIVE_TIME_MS // 1000} s, answered within {SEAT_KEEPALIVE_TIMEOUT_MS // 1000} s",
         f"every {MIN_PING_INTERVAL_MS // 1000} s",
+        f"`grpc.http2.min_ping_interval_without_data_ms` {MIN_PING_INTERVAL_MS}",
         f"{MAX_PING_STRIKES} pings",
         f"{MAX_RECEIVE_BYTES // 1024} KiB",
         f"{MAX_SEAT_CONNECTIONS} connections",
+        f"the last {MAX_ENDED_TOKENS:,} seats",
     ):
         assert words in doc, words
+    # Every text a stream ends with, as the page writes it: N a seat, ID a match id, G seconds.
+    for text in (
+        texts.UNKNOWN_TOKEN,
+        texts.MATCH_OVER.format(match_id="ID", status="finished"),
+        texts.FORFEITED.format(seat="N", match_id="ID", why="FAULT: DETAIL", now="the match goes on without it"),
+        texts.CALLED_OFF.format(match_id="ID", reason="REASON"),
+        texts.REPLACED.format(seat="N"),
+        texts.AWAY.format(seat="N", why="closed its side of the stream (a half-close)", grace="G"),
+        texts.HALF_CLOSED,
+        texts.STREAM_BROKE,
+        texts.NOT_READ.format(seconds="5"),
+        texts.NOT_BACK.format(grace="G"),
+        texts.NO_STREAM,
+        f"{MAX_RECEIVE_BYTES}",
+    ):
+        assert text in doc, text

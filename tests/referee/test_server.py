@@ -19,7 +19,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from polignac import preset
-from polignac_arena.referee import RefereeServer, TimeControl
+from polignac_arena.referee import MatchHost, RefereeServer, TimeControl
 from polignac_arena.referee.server import SERVICE_NAME, server_options
 from tests.referee.helpers import RawSeat, referee, run
 
@@ -113,13 +113,22 @@ def test_tokens_are_refused_once_the_match_is_over() -> None:
             bots = [asyncio.ensure_future(run_async(builtin_bot("random", s), server.address, host.tokens[s])) for s in range(3)]
             assert (await server.run_match(host)).status == "finished"
             await asyncio.gather(*bots)
+            # A late stream hears that its match is over, not that its token is unknown.
             late = RawSeat(server.address, host.tokens[0])
             await late.open()
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await late.hello()  # the referee may refuse before this is even written
                 await late.read()
-            assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+            assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert caught.value.details() == f"match {host.match_id!r} is over (finished)"
             await late.close()
+            # A token the referee never gave is unknown.
+            stranger = RawSeat(server.address, "x" + host.tokens[0][1:])
+            await stranger.open()
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await stranger.read()
+            assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED and "unknown seat token" in (caught.value.details() or "")
+            await stranger.close()
 
     run(scenario())
 
@@ -185,3 +194,20 @@ def test_sigterm_aborts_the_running_match_and_records_it_as_aborted(tmp_path: Pa
     time.sleep(0.5)
     leftover = subprocess.run(["pgrep", "-f", str(bot)], capture_output=True, text=True, check=False)
     assert leftover.stdout.strip() == ""
+
+
+def test_the_tokens_of_ended_matches_are_remembered_up_to_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    from polignac_arena.referee import service as service_module
+    from polignac_arena.referee.service import RefereeService
+
+    monkeypatch.setattr(service_module, "MAX_ENDED_TOKENS", 5)
+    service = RefereeService()
+    hosts = [MatchHost(preset("classic", players=3), seed) for seed in range(3)]
+    for host in hosts:
+        service.register(host)
+        service.unregister(host)
+    remembered = service._ended
+    assert len(remembered) == 5, "no more than the bound, however many matches end"
+    newest = [service_module._digest(token) for token in hosts[-1].tokens]
+    assert all(digest in remembered for digest in newest), "the oldest are forgotten first"
+    assert service_module._digest(hosts[0].tokens[0]) not in remembered

@@ -68,6 +68,15 @@ class Bot:
             return self.declare(view)
         return self.play(view)
 
+    def accepts(self, rules: Ruleset) -> str | None:
+        """A league offers a match of ``rules``: None takes it, a reason declines it.
+
+        A declined match is called off for the whole table, and the league leaves the bot out
+        of its matches for a while (docs/protocol.md, "Remote bots"): decline only a game the
+        bot cannot play.
+        """
+        return None
+
     def on_match_start(self, info: MatchInfo) -> None:
         """Called once, when the referee has seated the bot."""
 

@@ -5,17 +5,24 @@ The bot joins ``LobbyService.Lobby`` with its author's API token, accepts each A
 stream with the assignment's seat token, exactly as a bot the referee starts would.  A
 Play stream that breaks mid-match is opened again with the same seat token and a Hello
 until the league's reattach grace runs out; the lobby stream is opened again with backoff
-whenever it drops, so a bot stays online across a restart of the server.  The flow is in
-docs/protocol.md, "Remote bots".
+whenever it drops, so a bot stays online across a restart of the server.  An assignment
+the league withdraws (another bot declined) is dropped.  The flow is in docs/protocol.md,
+"Remote bots".
+
+A connection whose path dies without a word (a NAT that forgot it, a Wi-Fi change) is
+found by HTTP/2 keepalive pings (:data:`KEEPALIVE_OPTIONS`, at the rate the league permits),
+so the bot notices within seconds and comes back, rather than waiting forever.
 
 Security: a league off this machine is reached over TLS only (the system's roots, or
 ``root_certificates`` / ``POLIGNAC_TLS_CA``); a loopback address is plaintext unless
-certificates are given.
+certificates are given.  A client whose choice disagrees with what the league's port speaks
+is told so in one line (:mod:`polignac.bot.probe`) instead of retrying forever.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import logging
 import os
@@ -32,10 +39,16 @@ import grpc.aio
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac._proto.polignac.v1.referee_pb2_grpc import LobbyServiceStub, RefereeServiceStub
 from polignac.bot.base import Bot
+from polignac.bot.probe import tls_mismatch
 from polignac.bot.stream import CHANNEL_OPTIONS, BotConnectionError, Conversation, MatchOutcome, converse, write
-from polignac.wire import PROTOCOL_VERSION
+from polignac.errors import PolignacError
+from polignac.wire import PROTOCOL_VERSION, ruleset_from_pb
 
 __all__ = [
+    "DETECTION_S",
+    "KEEPALIVE_OPTIONS",
+    "KEEPALIVE_TIMEOUT_MS",
+    "KEEPALIVE_TIME_MS",
     "REATTACH_CODES",
     "TLS_CA_ENV",
     "Backoff",
@@ -75,6 +88,22 @@ REATTACH_CODES: Final = frozenset(
 )
 _LOBBY_BACKOFF_S: Final = (0.5, 15.0)
 _PLAY_BACKOFF_S: Final = (0.05, 1.0)
+KEEPALIVE_TIME_MS: Final = 2_000
+"""The client pings its connection this long after the last ping was answered (the league permits one a second) ..."""
+KEEPALIVE_TIMEOUT_MS: Final = 3_000
+"""... and drops it when a ping is not answered within this: a dead path is found within 5 s."""
+KEEPALIVE_OPTIONS: Final = [
+    ("grpc.keepalive_time_ms", KEEPALIVE_TIME_MS),
+    ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_MS),
+    ("grpc.http2.ping_timeout_ms", KEEPALIVE_TIMEOUT_MS),  # gRPC core waits for a ping's answer this long, whatever the above says
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),  # else gRPC core stops pinging a stream that is quiet between matches' moves
+]
+_LEAGUE_OPTIONS: Final = [*CHANNEL_OPTIONS, *KEEPALIVE_OPTIONS]
+DETECTION_S: Final = 5.0
+"""How long a league may take to find a dead path (docs/protocol.md, "Timings"): a seat's grace counts from then."""
+_SLOT_WAIT_S: Final = 5.0
+"""How long an assignment that finds every slot taken waits for one to free (a match that ended may still be closing here)."""
 
 Status = Callable[[str], None]
 
@@ -134,11 +163,15 @@ class ChannelSecurity:
         return local and (self.insecure or self.root_certificates is None)
 
     def channel(self, address: str) -> grpc.aio.Channel:
-        """A channel to ``address``: plaintext on loopback without certificates (or when insecure), TLS otherwise."""
+        """A channel to ``address`` (with keepalive): plaintext on loopback without certificates (or when insecure), TLS otherwise."""
         if self.plaintext(address):
-            return grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+            return grpc.aio.insecure_channel(address, options=_LEAGUE_OPTIONS)
         credentials = grpc.ssl_channel_credentials(root_certificates=self.root_certificates)
-        return grpc.aio.secure_channel(address, credentials, options=CHANNEL_OPTIONS)
+        return grpc.aio.secure_channel(address, credentials, options=_LEAGUE_OPTIONS)
+
+    async def mismatch(self, address: str) -> str | None:
+        """One line when this client's TLS choice disagrees with what ``address`` speaks (None: it agrees, or cannot be told)."""
+        return await asyncio.to_thread(tls_mismatch, address, not self.plaintext(address))
 
 
 class Backoff:
@@ -164,7 +197,8 @@ def _auth(token: str) -> tuple[tuple[str, str], ...]:
 async def play_seat(
     bot: Bot, address: str, seat_token: str, security: ChannelSecurity, grace_s: float, on_status: Status | None = None
 ) -> MatchOutcome:
-    """Play one seat of one match, opening its Play stream again if it breaks, until ``grace_s`` after it broke."""
+    """Play one seat of one match, opening its Play stream again if it breaks, until ``grace_s`` (plus the time the referee
+    may take to find the break, from which its grace counts) after it broke."""
     state = Conversation()
     backoff = Backoff(*_PLAY_BACKOFF_S)
     broke_at: float | None = None  # when the stream broke: the grace counts from then, not from each try
@@ -187,8 +221,10 @@ async def play_seat(
             broke_at = None  # it was back: a new break has a new grace
         welcomes = state.welcomes
         broke_at = broke_at if broke_at is not None else now
-        if now - broke_at > grace_s:
-            raise BotConnectionError(f"the match stream broke ({code.name}: {details}) and could not be opened again within {grace_s:g} s")
+        if now - broke_at > grace_s + DETECTION_S:
+            raise BotConnectionError(
+                f"the match stream broke ({code.name}: {details}) and could not be opened again within {grace_s + DETECTION_S:g} s"
+            )
         if on_status is not None and state.welcomed:
             on_status(f"the match stream broke ({code.name}); opening it again")
         await asyncio.sleep(backoff.next())
@@ -196,6 +232,8 @@ async def play_seat(
 
 PlayAssignment = Callable[[pb.Assignment, str, float], Awaitable[None]]
 """Plays one accepted assignment, given it, the address of its Play stream and the reattach grace in seconds."""
+Accepts = Callable[[pb.Assignment], str | None]
+"""Whether to take an assignment: None takes it, a reason declines it."""
 
 
 async def play_in_league(
@@ -213,7 +251,14 @@ async def play_in_league(
     async def play(assignment: pb.Assignment, address: str, grace_s: float) -> None:
         await _play_assignment(bot, assignment, address, security, grace_s, say)
 
-    await stay_online(bot.name, bot.version, server, token, security, play, max_matches=max_matches, on_status=say)
+    def accepts(assignment: pb.Assignment) -> str | None:
+        try:
+            rules = ruleset_from_pb(assignment.rules)
+        except PolignacError as exc:
+            return f"cannot read the assignment's rules: {exc}"[:200]
+        return bot.accepts(rules)
+
+    await stay_online(bot.name, bot.version, server, token, security, play, max_matches=max_matches, on_status=say, accepts=accepts)
 
 
 async def stay_online(
@@ -226,82 +271,163 @@ async def stay_online(
     *,
     max_matches: int = 1,
     on_status: Status | None = None,
+    accepts: Accepts | None = None,
 ) -> None:
     """Stay online in the lobby at ``server`` as the bot ``name`` ``version``; ``play`` each match accepted, until cancelled.
 
-    Up to ``max_matches`` matches are played at a time; assignments beyond are declined.
+    ``accepts`` may decline an assignment (with a reason) before it is played.
+
+    Up to ``max_matches`` matches are played at a time; assignments beyond are declined (the
+    league offers one match at a time: one that comes as the last ends waits a moment for it).
     Raises :class:`BotConnectionError` when the league refuses the bot for good (a bad
     token, another author's bot, a protocol it does not speak, another connection of
-    the same bot); any other end of the lobby stream is followed by a new one.
+    the same bot) or speaks TLS where this client does not (or the reverse); any other
+    end of the lobby stream is followed by a new one.
     """
     if max_matches < 1:
         raise ValueError(f"max_matches must be at least 1, got {max_matches!r}")
     say = on_status or _log
-    matches: set[asyncio.Task[None]] = set()
+    lobby = _LobbySession(PROTOCOL_VERSION, name, version, server, token, security, play, max_matches, say, accepts)
     backoff = Backoff(*_LOBBY_BACKOFF_S)
-    join = pb.Join(protocol_version=PROTOCOL_VERSION, bot_name=name, bot_version=version)
+    checked = False  # whether the port's TLS was checked after a failure to connect
     try:
         while True:
             try:
-                await _lobby(join, server, token, security, play, max_matches, matches, backoff, say)
+                await lobby.run(backoff)
                 reason = "the league closed the lobby stream"
             except grpc.aio.AioRpcError as exc:
                 if exc.code() in _FINAL:
                     raise BotConnectionError(f"the league refused the bot: {exc.code().name}: {exc.details()}") from None
+                if exc.code() == grpc.StatusCode.UNAVAILABLE and not lobby.joined and not checked:
+                    checked = True
+                    mismatch = await security.mismatch(server)
+                    if mismatch is not None:
+                        raise BotConnectionError(f"cannot join the league: {mismatch}") from None
                 reason = f"{exc.code().name}: {exc.details()}"
             delay = backoff.next()
             say(f"offline ({reason}); joining again in {delay:.1f} s")
             await asyncio.sleep(delay)
     finally:
-        for task in matches:
-            task.cancel()
-        await asyncio.gather(*matches, return_exceptions=True)
+        await lobby.close()
 
 
 def _log(text: str) -> None:
     log.info("%s", text)
 
 
-async def _lobby(
-    join: pb.Join,
-    server: str,
-    token: str,
-    security: ChannelSecurity,
-    play: PlayAssignment,
-    max_matches: int,
-    matches: set[asyncio.Task[None]],
-    backoff: Backoff,
-    say: Status,
-) -> None:
-    """One lobby stream: Join, then answer assignments until the stream ends."""
-    async with security.channel(server) as channel:
-        stub = LobbyServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
-        call = stub.Lobby(metadata=_auth(token))
-        await write(call, pb.LobbyRequest(join=join))
-        event = await call.read()
-        if event is grpc.aio.EOF:
-            return
-        if event.WhichOneof("event") != "joined":
-            raise BotConnectionError(f"the league answered Join with {event.WhichOneof('event')!r}, not Joined")
-        grace_s = event.joined.reattach_grace_ms / 1000
-        backoff.reset()
-        say(f"online as {event.joined.label} at {server}")
-        while True:
+class _LobbySession:
+    """The bot's side of the lobby, across its streams: the matches it plays outlive any one stream."""
+
+    def __init__(
+        self,
+        protocol: str,
+        name: str,
+        version: str,
+        server: str,
+        token: str,
+        security: ChannelSecurity,
+        play: PlayAssignment,
+        max_matches: int,
+        say: Status,
+        accepts: Accepts | None,
+    ) -> None:
+        self.join = pb.Join(protocol_version=protocol, bot_name=name, bot_version=version)
+        self.accepts = accepts
+        self.server = server
+        self.token = token
+        self.security = security
+        self.play = play
+        self.max_matches = max_matches
+        self.say = say
+        self.matches: dict[str, asyncio.Task[None]] = {}  # match_id -> the task playing it
+        self.joined = False
+        """Joined at least once: the league's address and TLS are right."""
+        self._slot_freed = asyncio.Event()
+        self._answers: set[asyncio.Task[None]] = set()
+
+    async def run(self, backoff: Backoff) -> None:
+        """One lobby stream: Join, then answer assignments until the stream ends."""
+        async with self.security.channel(self.server) as channel:
+            stub = LobbyServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
+            call = stub.Lobby(metadata=_auth(self.token))
+            await write(call, pb.LobbyRequest(join=self.join))
             event = await call.read()
             if event is grpc.aio.EOF:
                 return
-            if event.WhichOneof("event") != "assignment":
-                continue  # a later version's event: not for this client
-            assignment = event.assignment
-            busy = sum(not task.done() for task in matches)
-            if busy >= max_matches:
-                reason = f"busy: playing {busy} match{'es' if busy > 1 else ''}"
-                await write(call, pb.LobbyRequest(reply=pb.AssignmentReply(match_id=assignment.match_id, accept=False, reason=reason)))
-                continue
-            await write(call, pb.LobbyRequest(reply=pb.AssignmentReply(match_id=assignment.match_id, accept=True)))
-            task = asyncio.ensure_future(play(assignment, assignment.address or server, grace_s))
-            matches.add(task)
-            task.add_done_callback(matches.discard)
+            if event.WhichOneof("event") != "joined":
+                raise BotConnectionError(f"the league answered Join with {event.WhichOneof('event')!r}, not Joined")
+            grace_s = event.joined.reattach_grace_ms / 1000
+            backoff.reset()
+            self.joined = True
+            self.say(f"online as {event.joined.label} at {self.server}")
+            writing = asyncio.Lock()  # one write at a time on the stream
+            try:
+                while (event := await call.read()) is not grpc.aio.EOF:
+                    kind = event.WhichOneof("event")
+                    if kind == "assignment":
+                        answer = asyncio.ensure_future(self._answer(call, writing, event.assignment, grace_s))
+                        self._answers.add(answer)
+                        answer.add_done_callback(self._answers.discard)
+                    elif kind == "withdrawn":
+                        self._withdrawn(event.withdrawn)
+                    elif kind == "paused":
+                        paused = event.paused
+                        self.say(f"paused: {paused.reason[:500]} ({paused.pause_ms / 1000:g} s)")
+                    # Any other event is a later version's: not for this client.
+            finally:
+                for answer in list(self._answers):
+                    answer.cancel()
+
+    async def _answer(self, call: grpc.aio.StreamStreamCall, writing: asyncio.Lock, assignment: pb.Assignment, grace_s: float) -> None:
+        """Accept ``assignment`` (waiting a moment for a slot if none is free) or decline it; start playing it."""
+        refusal = self.accepts(assignment) if self.accepts is not None else None
+        if refusal is not None:
+            self.say(f"declining match {assignment.match_id[:64]}: {refusal[:200]}")
+            await self._reply(call, writing, pb.AssignmentReply(match_id=assignment.match_id, accept=False, reason=refusal[:200]))
+            return
+        if self._busy() >= self.max_matches:
+            wait_s = min(_SLOT_WAIT_S, assignment.reply_ms / 2000)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait_s):
+                    while self._busy() >= self.max_matches:
+                        self._slot_freed.clear()
+                        await self._slot_freed.wait()
+        busy = self._busy()
+        accept = busy < self.max_matches
+        reason = "" if accept else f"busy: playing {busy} match{'es' if busy > 1 else ''}"
+        if accept:  # the task is there before the reply leaves: a Withdrawn that follows finds it
+            task = asyncio.ensure_future(self.play(assignment, assignment.address or self.server, grace_s))
+            self.matches[assignment.match_id] = task
+            task.add_done_callback(lambda _: self._ended(assignment.match_id, task))
+        await self._reply(call, writing, pb.AssignmentReply(match_id=assignment.match_id, accept=accept, reason=reason))
+
+    @staticmethod
+    async def _reply(call: grpc.aio.StreamStreamCall, writing: asyncio.Lock, reply: pb.AssignmentReply) -> None:
+        """Write one reply; a stream that has ended takes none (its reader sees the end and the lobby is joined again)."""
+        with contextlib.suppress(grpc.aio.AioRpcError, BotConnectionError):
+            async with writing:
+                await write(call, pb.LobbyRequest(reply=reply))
+
+    def _busy(self) -> int:
+        return sum(not task.done() for task in self.matches.values())
+
+    def _ended(self, match_id: str, task: asyncio.Task[None]) -> None:
+        if self.matches.get(match_id) is task:
+            del self.matches[match_id]
+        self._slot_freed.set()
+
+    def _withdrawn(self, withdrawn: pb.Withdrawn) -> None:
+        match_id = withdrawn.match_id[:64]
+        task = self.matches.get(withdrawn.match_id)
+        if task is not None and not task.done():
+            task.cancel()
+        self.say(f"match {match_id} withdrawn before it began: {withdrawn.reason[:500]}")
+
+    async def close(self) -> None:
+        tasks = [*self._answers, *self.matches.values()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _play_assignment(

@@ -20,7 +20,7 @@ import typer
 from polignac_arena.cli._errors import fail
 from polignac_arena.cli._options import ExecutorKind, RayAddress, executor_settings
 
-__all__ = ["app", "submit"]
+__all__ = ["app", "bots", "retire", "submit"]
 
 app = typer.Typer(help="A league server: authors submit bots or connect them, and a ladder plays them for good.")
 user_app = typer.Typer(help="The league's authors (on the server's host).")
@@ -336,7 +336,7 @@ def submit(
         typer.Option(
             "--token-file",
             metavar="FILE",
-            help="A file holding your API token (else $POLIGNAC_TOKEN, else token in ~/.config/polignac/league.toml).",
+            help="A file holding your API token (else $POLIGNAC_LEAGUE_TOKEN, else token in ~/.config/polignac/league.toml).",
         ),
     ] = None,
     ca: Annotated[
@@ -390,3 +390,76 @@ def submit(
         print(f"refused: {plain(status.reason)}")
         raise typer.Exit(1)
     print(f"accepted: {plain(status.label)} ({status.state})")
+
+
+ServerUrl = Annotated[
+    str, typer.Option("--server", metavar="URL", help="The league server, https://HOST[:PORT] (http:// only to this machine).")
+]
+TokenFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--token-file",
+        metavar="FILE",
+        help="A file holding your API token (else $POLIGNAC_LEAGUE_TOKEN, else token in ~/.config/polignac/league.toml).",
+    ),
+]
+CaFile = Annotated[Path | None, typer.Option("--ca", metavar="FILE", help="Trust only this CA certificate (PEM) for the server.")]
+
+
+def _author_client(server: str, token_file: Path | None, ca: Path | None) -> Any:
+    from polignac_arena.league.submit import LeagueClient, SubmitError, find_token, server_url
+
+    try:
+        server_url(server)
+        token = find_token(token_file, os.environ, lambda text: print(f"polignac: warning: {text}", file=sys.stderr))
+        return LeagueClient(server, token, ca=ca)
+    except SubmitError as exc:
+        fail(str(exc), 1)
+
+
+def _bot_line(bot: Any) -> str:
+    from polignac_arena.plaintext import plain
+
+    active = [v for v in bot.versions if v.state == "active"]
+    where = "online" if bot.online else ("offline" if any(v.kind == "remote" for v in active) else "")
+    counted = "counts toward active_bots" if bot.counted else "does not count toward active_bots"
+    version = f"{plain(active[-1].label)} ({active[-1].kind})" if active else "no active version"
+    return "  ".join(part for part in (plain(bot.name), version, where, counted) if part)
+
+
+@app.command("bots")
+def bots(server: ServerUrl, token_file: TokenFile = None, ca: CaFile = None) -> None:
+    """List your bots on a league server: the active version of each, uploaded or remote, online or not, and whether it counts
+    toward your active_bots limit (an offline remote bot stops counting after the league's idle time)."""
+    from polignac_arena.league.submit import SubmitError
+
+    with _author_client(server, token_file, ca) as client:
+        try:
+            me = client.me()
+        except SubmitError as exc:
+            fail(str(exc), 1)
+    if not me.bots:
+        print(f"{me.author} has no bots in this league")
+    for bot in me.bots:
+        print(_bot_line(bot))
+
+
+@app.command("retire")
+def retire(
+    bot: Annotated[str, typer.Argument(metavar="BOT", help="The bot's name.")],
+    server: ServerUrl,
+    token_file: TokenFile = None,
+    ca: CaFile = None,
+) -> None:
+    """Retire one of your bots: its active version leaves the ladder and stops counting toward your active_bots limit.
+
+    A remote bot online now is taken offline (its connection ends); if it joins again it is active again.
+    """
+    from polignac_arena.league.submit import SubmitError
+
+    with _author_client(server, token_file, ca) as client:
+        try:
+            out = client.retire(bot)
+        except SubmitError as exc:
+            fail(str(exc), 1)
+    print(f"retired: {_bot_line(out)}")

@@ -1,11 +1,11 @@
-"""The authors' HTTP API (mounted under ``/api/league``): upload a version, follow its validation, list one's bots.
+"""The authors' HTTP API (mounted under ``/api/league``): upload a version, follow its validation, list and retire one's bots.
 
 Every route needs ``Authorization: Bearer <token>``.  Refusals are JSON ``{"error": message}``
 with their status and headers, made here rather than by the app's exception handlers:
 
 * 401 with ``WWW-Authenticate: Bearer``: no token, a malformed one, or one the league does not know;
 * 429 with ``Retry-After``: an address that sent too many bad tokens, or an author over a limit;
-* 403: another author's bot or submission; 404: no such submission;
+* 403: another author's bot or submission; 404: no such submission or bot; 409: a bot with nothing active to retire;
 * 400: a bad bot name or archive; 408: a body that stopped coming; 413: an upload over a cap (its size, the
   author's disk budget); 415: a body that is not ``application/gzip``.
 
@@ -124,9 +124,18 @@ def _submission_out(status: SubmissionStatus, since: int) -> SubmissionOut:
 
 def _bot_out(bot: BotSummary) -> BotOut:
     versions = [
-        VersionOut(submission=v.submission_id, label=v.label, state=v.state, reason=v.reason, created_at=v.created_at) for v in bot.versions
+        VersionOut(
+            submission=v.submission_id,
+            label=v.label,
+            state=v.state,
+            reason=v.reason,
+            created_at=v.created_at,
+            kind=v.kind,
+            updated_at=v.updated_at,
+        )
+        for v in bot.versions
     ]
-    return BotOut(name=bot.name, versions=versions)
+    return BotOut(name=bot.name, versions=versions, online=bot.online, counted=bot.counted)
 
 
 def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None, body_timeout_s: float = 30.0) -> APIRouter:
@@ -234,6 +243,24 @@ def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None,
         if status.author != who:
             raise _Refusal(403, f"submission {submission_id!r} is another author's")
         return _submission_out(status, since)
+
+    @router.post(
+        "/bots/{name}/retire",
+        response_model=BotOut,
+        responses={400: {"model": ErrorOut}, 403: {"model": ErrorOut}, 404: {"model": ErrorOut}, 409: {"model": ErrorOut}},
+    )
+    async def retire(name: str, who: Author) -> BotOut:
+        """Retire bot NAME: its active version leaves the ladder and stops counting toward ``active_bots``.
+
+        A remote bot online now is taken offline; it comes back (active again) if it joins again.
+        """
+        if not _BOT_NAME.match(name):
+            raise _Refusal(400, f"{name!r} is not a bot name: 1 to 64 letters, digits, '.', '_' or '-'")
+        try:
+            bot = await run_in_threadpool(league.retire, who, name)
+        except SubmissionRefused as exc:
+            raise _refused(exc) from None
+        return _bot_out(bot)
 
     @router.get("/me", response_model=MeOut)
     async def me(who: Author) -> MeOut:

@@ -33,6 +33,8 @@ class VersionOut(BaseModel):
     state: SubmissionState
     reason: str
     created_at: str
+    kind: str = Field("upload", description="upload (sandboxed on the league) or remote (connected from the author's machine)")
+    updated_at: str = Field("", description="when its state last changed; for a remote version, when it last joined or left the lobby")
 
 
 class BotOut(BaseModel):
@@ -40,6 +42,10 @@ class BotOut(BaseModel):
 
     name: str
     versions: list[VersionOut]
+    online: bool = Field(False, description="a remote version of it is in the lobby now")
+    counted: bool = Field(
+        False, description="it counts toward the author's active_bots limit now (an offline remote bot stops counting after the idle time)"
+    )
 
 
 class MeOut(BaseModel):

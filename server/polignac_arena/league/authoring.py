@@ -72,6 +72,10 @@ class VersionSummary:
     state: SubmissionState
     reason: str = ""
     created_at: str = ""
+    kind: str = "upload"
+    """``upload`` (sandboxed on the league) or ``remote`` (connected from its author's machine)."""
+    updated_at: str = ""
+    """When its state last changed; for a remote version, when it was last seen joining or leaving the lobby."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +84,18 @@ class BotSummary:
 
     name: str
     versions: Sequence[VersionSummary] = field(default_factory=tuple)
+    online: bool = False
+    """A remote version of it is in the lobby now."""
+    counted: bool = False
+    """It counts toward the author's ``active_bots`` limit now."""
 
 
 class SubmissionRefused(Exception):
     """An upload the league will not take; ``http_status`` says which kind of refusal.
 
     403: the bot belongs to another author; 429: a limit of the author's is reached
-    (``retry_after_s`` when waiting helps); 400: a bad archive; 413: an archive over its caps.
+    (``retry_after_s`` when waiting helps); 400: a bad archive; 413: an archive over its caps;
+    404 and 409 for a bot to retire that does not exist or has nothing active.
     """
 
     def __init__(self, message: str, http_status: int, retry_after_s: float | None = None) -> None:
@@ -134,4 +143,11 @@ class AuthorBackend(Protocol):
 
     def bots(self, author: str) -> Sequence[BotSummary]:
         """The author's bots, with their versions."""
+        ...
+
+    def retire(self, author: str, bot_name: str) -> BotSummary:
+        """Retire ``author``'s bot ``bot_name`` (its active version leaves the ladder); raises :class:`SubmissionRefused`.
+
+        404: no such bot; 403: another author's; 409: it has no active version.
+        """
         ...

@@ -44,6 +44,10 @@ A league file looks like this (every setting has a default; paths are relative t
     [remote]
     reattach_grace_s = 10          # a remote seat may come back this long after its stream broke
     reply_ms = 10000               # a remote bot answers its assignment within this
+    decline_pause_s = 30           # a bot that declines (or does not answer) is offered no match for this long
+    pause_after = 3                # ... and after this many in a row,
+    pause_s = 300                  # ... for this long
+    idle_minutes = 60              # an offline remote bot stops counting as active this long after it left
 
     [drain]
     deadline_s = 30                # on SIGTERM, running matches may finish for this long
@@ -133,6 +137,10 @@ class LeagueConfig:
     rate_factor: float = 2.0
     reattach_grace_s: float = 10.0
     reply_ms: int = 10_000
+    decline_pause_s: float = 30.0
+    pause_after: int = 3
+    pause_s: float = 300.0
+    idle_minutes: float = 60.0
     drain_s: float = 30.0
     executor: ExecutorSettings = field(default_factory=ExecutorSettings)
     """Where matches of uploaded versions run; not part of what the results depend on."""
@@ -181,7 +189,7 @@ def _limits(check: Checker, section: str, table: dict[str, Any], cls: type[L]) -
 
 def _limit_keys(section: str) -> tuple[str, ...]:
     cls = LIMIT_TABLES[section]
-    return tuple(spec.name for spec in dataclasses.fields(cls))
+    return tuple(spec.name for spec in dataclasses.fields(cls) if "key" not in spec.metadata)  # a "key" is set elsewhere
 
 
 def _proxies(check: Checker, table: dict[str, Any]) -> tuple[str, ...]:
@@ -269,9 +277,10 @@ def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfi
     ladder = check.section_table("ladder")
     check.unknown("ladder", ladder, ("new_version_matches", "rate_factor"))
     remote = check.section_table("remote")
-    check.unknown("remote", remote, ("reattach_grace_s", "reply_ms"))
+    check.unknown("remote", remote, ("reattach_grace_s", "reply_ms", "decline_pause_s", "pause_after", "pause_s", "idle_minutes"))
     drain = check.section_table("drain")
     check.unknown("drain", drain, ("deadline_s",))
+    idle_minutes = check.number("remote", remote, "idle_minutes", 60.0, 0, 525_600)
     config = LeagueConfig(
         name=name,
         rules=rules,
@@ -294,12 +303,16 @@ def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfi
         tls_key=tls_key,
         http_limits=http_limits,
         grpc_limits=_limits(check, "grpc", grpc_table, GrpcLimits),
-        author_limits=_limits(check, "limits", limits_table, LeagueLimits),
+        author_limits=dataclasses.replace(_limits(check, "limits", limits_table, LeagueLimits), remote_idle_s=idle_minutes * 60),
         validation=_limits(check, "validation", validation_table, ValidationSettings),
         new_version_matches=check.integer("ladder", ladder, "new_version_matches", 10, 0, 10_000),
         rate_factor=check.number("ladder", ladder, "rate_factor", 2.0, 1.0, 100.0),
         reattach_grace_s=check.number("remote", remote, "reattach_grace_s", 10.0, 0, 600),
         reply_ms=check.integer("remote", remote, "reply_ms", 10_000, 100, 600_000),
+        decline_pause_s=check.number("remote", remote, "decline_pause_s", 30.0, 0, 86_400),
+        pause_after=check.integer("remote", remote, "pause_after", 3, 1, 1000),
+        pause_s=check.number("remote", remote, "pause_s", 300.0, 0, 86_400),
+        idle_minutes=idle_minutes,
         drain_s=check.number("drain", drain, "deadline_s", 30.0, 0, 3600),
         executor=executor,
         source=text,

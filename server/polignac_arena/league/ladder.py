@@ -50,6 +50,7 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
+from polignac import ENGINE_VERSION
 from polignac_arena.executors import Executor, MatchJob, local_node_name
 from polignac_arena.league.config import LeagueConfig
 from polignac_arena.league.entrants import Entrant, LeagueFixture
@@ -58,20 +59,33 @@ from polignac_arena.league.store import LeagueStore, Version, VersionKind
 from polignac_arena.matchmaking import Meetings, fill_table
 from polignac_arena.ratings import Rating, RatingEnv, rate_match
 from polignac_arena.referee import MatchResult, RefereeServer
-from polignac_arena.referee.record import RecordFileError, read_record
+from polignac_arena.referee.record import FORMAT as RECORD_FORMAT
+from polignac_arena.referee.record import RecordFileError, read_record, write_record
 from polignac_arena.schedule import MAX_TABLE_SIZE, MIN_TABLE_SIZE, match_seed, seat_order
 from polignac_arena.seats import SeatLauncher, launcher_for
 from polignac_arena.statuses import MatchStatus
 from polignac_arena.store import StoreError
+from polignac_arena.store.records import StoredFixture
 from polignac_arena.submission import Submission
 from polignac_arena.tournament.runner import store_result
 
-__all__ = ["AssignRemote", "Ladder", "LadderError", "pick_table"]
+__all__ = ["INTERRUPTED", "AssignRemote", "Ladder", "LadderError", "pick_table"]
 
 log = logging.getLogger(__name__)
 
 AssignRemote = Callable[[str, int, str, str], Awaitable[bool]]
 """``assign(label, seat, match_id, seat_token)``: offer the online remote bot ``label`` its seat; True when it takes it."""
+WithdrawRemote = Callable[[str, str, str], None]
+"""``withdraw(label, match_id, reason)``: tell the remote bot ``label`` that the match it was offered is called off."""
+PauseRemote = Callable[[str, float, str], None]
+"""``pause(label, seconds, reason)``: tell the remote bot ``label`` that the ladder leaves it out for ``seconds``, and why."""
+INTERRUPTED = "the league server stopped during this match (killed, or it crashed) and voided it when it started again"
+"""The reason in the record of a match a restarted league found without a result."""
+
+
+def _name_and_version(label: str) -> dict[str, str]:
+    name, _, version = label.rpartition("@")
+    return {"name": name, "version": version} if name else {"name": label, "version": ""}
 
 
 class LadderError(ValueError):
@@ -163,9 +177,12 @@ class Ladder:
     active versions (a disabled bot's are not): uploaded ones whose folder ``submission_of``
     gives (None: not ready, left out; a rerun asks it for retired versions too), remote ones
     while ``online()`` lists their label.
-    ``assign`` hands a remote bot its seat (the lobby), and ``release(label, match_id)`` is
-    called when a match a remote bot was offered is over.  A remote bot that declines is
-    left out for ``decline_cooldown_s``.  Records go to ``record_dir`` when given.
+    ``assign`` hands a remote bot its seat (the lobby), ``withdraw`` tells it when a match it
+    was offered is called off (another bot did not take its seat), and ``release(label,
+    match_id)`` is called when a match a remote bot was offered is over.  A remote bot that
+    declines or does not answer is left out for ``[remote] decline_pause_s``, and after
+    ``pause_after`` of those in a row (no acceptance between) for ``pause_s``; ``pause`` tells
+    it so.  Records go to ``record_dir`` when given.
     ``on_recorded(index, status)`` is called after each result is stored.
     """
 
@@ -179,12 +196,13 @@ class Ladder:
         submission_of: Callable[[Version], Submission | None],
         online: Callable[[], Collection[str]] = frozenset,
         assign: AssignRemote | None = None,
+        withdraw: WithdrawRemote | None = None,
+        pause: PauseRemote | None = None,
         release: Callable[[str, str], None] | None = None,
         launcher: SeatLauncher | None = None,
         record_dir: Path | None = None,
         window: int = 200,
         max_concurrent: int = 2,
-        decline_cooldown_s: float = 30.0,
         poll_s: float = 2.0,
         on_recorded: Callable[[int, MatchStatus], None] | None = None,
         executor: Executor | None = None,
@@ -197,12 +215,13 @@ class Ladder:
         self._submission_of = submission_of
         self._online = online
         self._assign = assign
+        self._withdraw = withdraw
+        self._pause = pause
         self._release = release
         self._launcher = launcher or launcher_for(config.seat_kind)
         self._record_dir = record_dir
         self._window = window
         self._max_concurrent = max_concurrent
-        self._cooldown_s = decline_cooldown_s
         self._poll_s = poll_s
         self._on_recorded = on_recorded
         self._executor = executor
@@ -215,6 +234,7 @@ class Ladder:
         self._free_indices: list[int] = sorted(set(range(self._next_index)) - {f.index for f in fixtures})
         self._busy: collections.Counter[str] = collections.Counter()
         self._declined: dict[str, float] = {}  # label -> time.monotonic() until which it is left out
+        self._strikes: collections.Counter[str] = collections.Counter()  # label -> assignments not taken in a row
         self._unplayable: set[int] = set()  # rerun requests that cannot be played (logged once)
         self._running: dict[str, tuple[LeagueFixture, asyncio.Task[None]]] = {}
         self._wake = asyncio.Event()
@@ -266,12 +286,51 @@ class Ladder:
             await asyncio.wait(late)
 
     def void_interrupted(self) -> list[int]:
-        """Give every fixture without a final result (a server killed mid-match) a void one; their indices."""
+        """Give every fixture without a final result (a server killed mid-match) a void one, with a record that says
+        so; their indices."""
         voided = []
         for fixture in self.store.pending_fixtures(self.tournament_id):
-            self._record_void(fixture.index, self._match_id(fixture.index), len(fixture.seats), MatchStatus.ABORTED)
+            match_id = self._match_id(fixture.index)
+            record_path = self._interrupted_record(fixture, match_id)
+            self._record_void(fixture.index, match_id, len(fixture.seats), MatchStatus.ABORTED, record_path)
             voided.append(fixture.index)
         return voided
+
+    def _interrupted_record(self, fixture: StoredFixture, match_id: str) -> Path | None:
+        """The record of a match the server left without a result: the one it wrote, if it got that far, else one (no
+        action) whose result says the server stopped; None without a record folder or when it cannot be written."""
+        if self._record_dir is None:
+            return None
+        path = self._record_dir / f"{match_id}.jsonl"
+        if path.exists():
+            return path
+        clock = self.config.time
+        header: dict[str, object] = {
+            "type": "header",
+            "format": RECORD_FORMAT,
+            "match_id": match_id,
+            "engine_version": ENGINE_VERSION,
+            "rules": self.config.rules.to_dict(),
+            "seed": fixture.seed,
+            "time_control": {"move_ms": clock.move_ms, "bank_ms": clock.bank_ms, "startup_ms": clock.startup_ms},
+            "seats": [{"seat": seat, **_name_and_version(label)} for seat, label in enumerate(fixture.seats)],
+            "started_at": None,  # not kept anywhere the killed server could leave it
+        }
+        players = len(fixture.seats)
+        result: dict[str, object] = {
+            "type": "result",
+            "status": MatchStatus.ABORTED.value,
+            "places": None,
+            "totals": [0] * players,
+            "faults": [{}] * players,
+            "reason": INTERRUPTED,
+        }
+        try:
+            write_record(path, [header, result])
+        except OSError as exc:
+            log.warning("ladder: the record of interrupted match %s cannot be written: %s", match_id, exc)
+            return None
+        return path
 
     def start_due(self) -> int:
         """Start what may start now (reruns first, then picked tables) up to ``parallel``; how many started."""
@@ -397,16 +456,16 @@ class Ladder:
                     match_id=match_id,
                     record_path=record_path,
                     remote=lambda seat, mid, token: self._hand_out(fixture, seat, mid, token),
+                    withdraw=lambda seat, mid, reason: self._withdraw_seat(fixture, seat, mid, reason),
                     game=self.config.game,
                     reattach_grace_s=self.config.reattach_grace_s,
                     on_seated=lambda: self._schedule(fixture, rerun) if fixture.index not in self._scheduled else None,
                 )
         except RemoteDeclined as exc:
-            until = time.monotonic() + self._cooldown_s
             for label in exc.labels.values():
-                self._declined[label] = until
+                self._strike(label, match_id)
             log.info("ladder: %s", exc)
-            self._drop_or_void(fixture, match_id, players, MatchStatus.ABORTED)
+            self._drop_or_void(fixture, match_id, players, MatchStatus.ABORTED, record_path)
         except asyncio.CancelledError:
             self._drop_or_void(fixture, match_id, players, MatchStatus.ABORTED, record_path)
             raise
@@ -445,7 +504,30 @@ class Ladder:
     async def _hand_out(self, fixture: LeagueFixture, seat: int, match_id: str, token: str) -> bool:
         if self._assign is None:
             return False
-        return await self._assign(fixture.seats[seat].label, seat, match_id, token)
+        label = fixture.seats[seat].label
+        taken = await self._assign(label, seat, match_id, token)
+        if taken:
+            self._strikes.pop(label, None)
+        return taken
+
+    def _withdraw_seat(self, fixture: LeagueFixture, seat: int, match_id: str, reason: str) -> None:
+        if self._withdraw is not None:
+            self._withdraw(fixture.seats[seat].label, match_id, reason)
+
+    def _strike(self, label: str, match_id: str) -> None:
+        """``label`` did not take its seat in ``match_id``: leave it out for a while (longer after a few in a row), and say why."""
+        self._strikes[label] += 1
+        strikes = self._strikes[label]
+        config = self.config
+        if strikes >= config.pause_after:
+            seconds = config.pause_s
+            reason = f"{strikes} assignments in a row declined or not answered (the last: match {match_id})"
+        else:
+            seconds = config.decline_pause_s
+            reason = f"match {match_id} declined or not answered"
+        self._declined[label] = time.monotonic() + seconds
+        if self._pause is not None:
+            self._pause(label, seconds, f"{reason}: no match is offered for {seconds:g} s")
 
     def _rate(self, current: Mapping[str, tuple[float, float]], seats: Sequence[str], places: Sequence[int]) -> dict[str, Rating]:
         before = [current.get(label) or self.env.initial for label in seats]

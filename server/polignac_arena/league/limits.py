@@ -102,6 +102,9 @@ class LeagueLimits:
     """The longest block of an address that keeps sending bad tokens (each block doubles, from 1 s)."""
     ipv6_prefix: int = _limit(64, 8, 128)
     """Every per-address limit counts the IPv6 addresses of one network of this prefix length as one address."""
+    remote_idle_s: float = dataclasses.field(default=3600.0, metadata={"key": "[remote] idle_minutes"})
+    """An offline remote bot stops counting toward ``active_bots`` this long after it was last seen (set in minutes by
+    ``[remote] idle_minutes``: not a key of this table)."""
 
     @property
     def log_chars(self) -> int:

@@ -9,13 +9,19 @@ statuses and limits are in docs/protocol.md, "Remote bots".
 One stream per bot label: a second Join of a label that is online replaces the first
 stream, which ends with ``ABORTED`` (a restarted bot is back at once, without waiting
 for the server to notice that its old connection is dead).
+
+Besides Assignments, the lobby tells a bot when a match it was offered is called off
+(``Withdrawn``: another bot declined) and when the ladder leaves it out for a while
+(``Paused``: it declined or did not answer), so that nobody waits for what will not come.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import datetime as dt
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
@@ -48,6 +54,8 @@ MAX_UNSOLICITED: Final = 16
 """Replies that answer no pending assignment a stream may send before it is closed."""
 MAX_REASON: Final = 200
 """Characters of a decline's reason that are kept (the rest is dropped)."""
+MAX_WITHDRAWN: Final = 64
+"""Withdrawn matches a session remembers, so that a late reply to one is not counted as unsolicited."""
 
 
 class ClaimRefused(Exception):
@@ -131,6 +139,7 @@ class _Session:
     since: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
     pending: dict[str, asyncio.Future[bool]] = field(default_factory=dict)
     busy: set[str] = field(default_factory=set)
+    withdrawn: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=MAX_WITHDRAWN))
     ended: asyncio.Event = field(default_factory=asyncio.Event)
     status: tuple[grpc.StatusCode, str] | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -166,6 +175,8 @@ class OnlineBots:
         self._sessions: dict[str, _Session] = {}
         self._changed = asyncio.Event()
         self._on_change = on_change
+        self._pauses: dict[str, tuple[float, str]] = {}  # label -> (time.monotonic() it ends, why)
+        self._notices: set[asyncio.Future[bool]] = set()  # events on their way (kept so they are not collected)
 
     def online(self) -> list[OnlineBot]:
         """The bots online now, by label."""
@@ -222,6 +233,52 @@ class OnlineBots:
         if session is not None:
             session.busy.discard(match_id)
 
+    def kick(self, label: str, code: grpc.StatusCode, detail: str) -> bool:
+        """End the Lobby stream of ``label`` with ``code`` and ``detail``; False when it is not online."""
+        session = self._sessions.get(label)
+        if session is None or session.ended.is_set():
+            return False
+        session.end((code, detail))
+        return True
+
+    def withdraw(self, label: str, match_id: str, reason: str) -> None:
+        """Tell ``label`` that the match ``match_id`` it was offered is called off (``Withdrawn``); a pending offer is dropped."""
+        session = self._sessions.get(label)
+        if session is None or session.ended.is_set():
+            return
+        session.withdrawn.append(match_id)
+        session.busy.discard(match_id)
+        future = session.pending.get(match_id)
+        if future is not None and not future.done():
+            future.set_result(False)
+        log.info("lobby: %s: match %s withdrawn: %s", label, match_id, reason)
+        self._tell(session, pb.LobbyEvent(withdrawn=pb.Withdrawn(match_id=match_id, reason=reason[:500])))
+
+    def pause(self, label: str, seconds: float, reason: str) -> None:
+        """Note that the ladder leaves ``label`` out for ``seconds``, and tell it why (``Paused``), now and when it joins again."""
+        now = time.monotonic()
+        for ended in [other for other, (until, _) in self._pauses.items() if until <= now]:
+            del self._pauses[ended]  # kept only while they last: one per bot paused now
+        self._pauses[label] = (now + seconds, reason)
+        session = self._sessions.get(label)
+        if session is not None:
+            self._tell(session, self._paused_event(label))
+
+    def _paused_event(self, label: str) -> pb.LobbyEvent | None:
+        until, reason = self._pauses.get(label, (0.0, ""))
+        left_ms = int((until - time.monotonic()) * 1000)
+        if left_ms <= 0:
+            self._pauses.pop(label, None)
+            return None
+        return pb.LobbyEvent(paused=pb.Paused(pause_ms=left_ms, reason=reason[:500]))
+
+    def _tell(self, session: _Session, event: pb.LobbyEvent | None) -> None:
+        if event is None:
+            return
+        notice = asyncio.ensure_future(session.send(event))
+        self._notices.add(notice)
+        notice.add_done_callback(self._notices.discard)
+
     def _add(self, session: _Session) -> None:
         old = self._sessions.get(session.label)
         if old is not None:
@@ -271,12 +328,21 @@ class LobbyService:
         reattach_grace_ms: int = 10_000,
         join_timeout_s: float = 10.0,
         write_timeout_s: float = 5.0,
+        on_offline: Callable[[str], None] | None = None,
     ) -> None:
         self.directory = directory
         self.bots = bots if bots is not None else OnlineBots()
         self.reattach_grace_ms = reattach_grace_ms
         self._join_timeout_s = join_timeout_s
         self._write_timeout_s = write_timeout_s
+        self._on_offline = on_offline
+        """Called (in a thread: it may block) with each label that goes offline."""
+        self._noting: set[asyncio.Future[None]] = set()  # on_offline calls under way
+
+    async def settle(self) -> None:
+        """Wait for the ``on_offline`` calls under way (before what they write to is closed)."""
+        if self._noting:
+            await asyncio.gather(*self._noting, return_exceptions=True)
 
     def add_to(self, server: grpc.aio.Server) -> None:
         """Serve this service on ``server`` (whose options bound the size of a message)."""
@@ -335,6 +401,9 @@ class LobbyService:
         try:
             if await session.send(pb.LobbyEvent(joined=pb.Joined(label=label, reattach_grace_ms=self.reattach_grace_ms))):
                 log.info("lobby: %s (author %s) is online", label, author)
+                paused = self.bots._paused_event(label)
+                if paused is not None:
+                    await session.send(paused)
                 reader = asyncio.ensure_future(_read_replies(session, context))
                 await session.ended.wait()
         finally:
@@ -342,6 +411,10 @@ class LobbyService:
                 reader.cancel()
             self.bots._remove(session)
             log.info("lobby: %s is offline", label)
+            if self._on_offline is not None:
+                noting = asyncio.get_running_loop().run_in_executor(None, self._on_offline, label)
+                self._noting.add(noting)
+                noting.add_done_callback(self._noting.discard)
         if session.status is not None:
             await context.abort(*session.status)
 
@@ -361,6 +434,8 @@ async def _read_replies(session: _Session, context: grpc.aio.ServicerContext[Any
                 session.end((grpc.StatusCode.INVALID_ARGUMENT, detail))
                 return
             reply = message.reply
+            if reply.match_id in session.withdrawn:
+                continue  # a reply that crossed the Withdrawn on the way
             future = session.pending.get(reply.match_id)
             if future is None or future.done():
                 unsolicited += 1

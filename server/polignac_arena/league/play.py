@@ -4,9 +4,11 @@ An uploaded version's seat is started as in any local match (:class:`~polignac_a
 a unix socket of its own in a private match folder, the seat launcher's sandbox).  A remote
 bot's seat takes its place on the referee's main address: its seat token is accepted there,
 and the ``remote`` callback hands it to the bot (through the lobby) and says whether the bot
-took it.  Every remote seat is asked before any uploaded seat starts, so a bot that declines
-or does not answer costs nothing: the match is dropped unplayed (:class:`RemoteDeclined`) and
-the caller seats another table.
+took it.  Every remote seat is asked, all at once, before any uploaded seat starts and before
+anyone is welcomed, so a bot that declines or does not answer costs the others nothing: as
+soon as one does, the match is called off unplayed (:class:`RemoteDeclined`), every other
+remote bot is told through ``withdraw`` (its assignment withdrawn, its Play stream refused
+with the reason), and the caller seats another table.
 
 Cancelled (a drain past its deadline), the match is aborted: its record says so, and every
 seat is stopped before the cancellation goes on.
@@ -34,6 +36,12 @@ ABORT_WAIT_S = 10.0
 
 RemoteHandOut = Callable[[int, str, str], Awaitable[bool]]
 """``remote(seat, match_id, seat_token)``: hand a remote bot its seat; True when it will play it."""
+RemoteWithdraw = Callable[[int, str, str], None]
+"""``withdraw(seat, match_id, reason)``: tell a remote bot that the match it was offered will not be played."""
+
+
+def _no_withdraw(seat: int, match_id: str, reason: str) -> None:
+    """For callers with nobody to tell."""
 
 
 class LeagueMatchError(RuntimeError):
@@ -48,7 +56,9 @@ class RemoteDeclined(LeagueMatchError):
         self.labels = labels
         """Seat -> label of each remote bot that did not take its seat."""
         seats = ", ".join(f"seat {seat} ({label!r})" for seat, label in sorted(labels.items()))
-        super().__init__(f"match {match_id!r} not played: the remote bot in {seats} declined or did not answer")
+        self.reason = f"the remote bot in {seats} declined its seat or did not answer"
+        """Why the match was called off, as the other bots are told."""
+        super().__init__(f"match {match_id!r} not played: {self.reason}")
 
 
 async def play_league_match(
@@ -63,13 +73,15 @@ async def play_league_match(
     match_id: str,
     record_path: Path | None,
     remote: RemoteHandOut,
+    withdraw: RemoteWithdraw = _no_withdraw,
     game: Game | None = None,
     reattach_grace_s: float = 0.0,
     on_seated: Callable[[], object] | None = None,
 ) -> MatchResult:
     """Play ``fixture`` on ``server`` (started, with a main address when a seat is remote) and return its result.
 
-    Raises :class:`RemoteDeclined` when a remote bot does not take its seat, and
+    Raises :class:`RemoteDeclined` when a remote bot does not take its seat (the match's
+    record, with no action, says so), and
     :class:`LeagueMatchError` for a seating the league should never make (a bot that does
     not play the game, seat kinds that cannot run here); cancelled, the match is recorded
     as aborted and every seat stopped.  ``reattach_grace_s``: how long a remote seat
@@ -98,8 +110,13 @@ async def play_league_match(
                 if seat not in uploaded:  # a remote seat may lose its connection and come back
                     host.allow_reattach(seat, reattach_grace_s)
         running: asyncio.Future[MatchResult] | None = None
+        called_off: str | None = None  # why the remote bots' answers called it off (its record keeps it)
         try:
-            await _hand_out(fixture, host, remote)
+            try:
+                await _hand_out(fixture, host, remote, withdraw)
+            except RemoteDeclined as exc:
+                called_off = exc.reason
+                raise
             if on_seated is not None:
                 on_seated()
             for seat, submission in uploaded.items():
@@ -115,23 +132,48 @@ async def play_league_match(
             await asyncio.wait({running}, timeout=ABORT_WAIT_S)
             raise
         finally:
-            await finish_shielded(_clean_up(server, host, seats, running))
+            await finish_shielded(_clean_up(server, host, seats, running, called_off))
 
 
-async def _hand_out(fixture: LeagueFixture, host: MatchHost, remote: RemoteHandOut) -> None:
-    """Hand every remote seat its token, all at once; raise :class:`RemoteDeclined` unless every bot takes its seat."""
-    seats = [seat for seat, entrant in enumerate(fixture.seats) if entrant.remote]
-    answers = await asyncio.gather(*(remote(seat, host.match_id, host.tokens[seat]) for seat in seats))
-    declined = {seat: fixture.seats[seat].label for seat, taken in zip(seats, answers, strict=True) if taken is not True}
+async def _hand_out(fixture: LeagueFixture, host: MatchHost, remote: RemoteHandOut, withdraw: RemoteWithdraw) -> None:
+    """Hand every remote seat its token, all at once; as soon as a bot does not take its seat, withdraw the
+    others' and raise :class:`RemoteDeclined`."""
+    asking = {
+        asyncio.ensure_future(remote(seat, host.match_id, host.tokens[seat])): seat for seat, e in enumerate(fixture.seats) if e.remote
+    }
+    declined: dict[int, str] = {}
+    pending = set(asking)
+    try:
+        while pending and not declined:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if task.cancelled() or task.exception() is not None or task.result() is not True:
+                    declined[asking[task]] = fixture.seats[asking[task]].label
+    except asyncio.CancelledError:
+        for seat in sorted(asking.values()):
+            withdraw(seat, host.match_id, "the league stopped this match before it began")
+        raise
+    finally:
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending)
     if declined:
-        raise RemoteDeclined(host.match_id, declined)
+        error = RemoteDeclined(host.match_id, declined)
+        for seat in sorted(set(asking.values()) - set(declined)):
+            withdraw(seat, host.match_id, error.reason)
+        raise error
 
 
-async def _clean_up(server: RefereeServer, host: MatchHost, seats: MatchSeats, running: asyncio.Future[MatchResult] | None) -> None:
-    """Stop every seat; end the match (dropped if it never ran, cancelled if it outlived its abort)."""
+async def _clean_up(
+    server: RefereeServer, host: MatchHost, seats: MatchSeats, running: asyncio.Future[MatchResult] | None, called_off: str | None
+) -> None:
+    """Stop every seat; end the match (called off if it never ran: with its record when a remote bot's answer did it;
+    cancelled if it outlived its abort)."""
     await seats.stop()
     if running is None:
-        await server.discard_match(host)
+        reason = called_off or "the league stopped this match before it began"
+        await server.discard_match(host, reason, keep_record=called_off is not None)
     elif not running.done():
         running.cancel()
         await asyncio.wait({running})

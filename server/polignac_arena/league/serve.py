@@ -152,6 +152,10 @@ class League:
     def online_labels(self) -> set[str]:
         return {bot.label for bot in self.online.online()}
 
+    def online_names(self) -> set[str]:
+        """The names of the remote bots online now (they count toward their author's ``active_bots``)."""
+        return {bot.name for bot in self.online.online()}
+
     async def assign(self, label: str, seat: int, match_id: str, token: str) -> bool:
         """Offer a remote bot its seat through the lobby."""
         spec = AssignmentSpec(
@@ -193,7 +197,7 @@ class League:
         """The upload to receive, once it is admitted (and counted toward the hourly limit); refused before its body is read."""
         self.uploads.take(author)
         try:
-            self.store.count_upload(author, bot_name, self.limits)
+            self.store.count_upload(author, bot_name, self.limits, online=self.online_names())
             return LeagueUpload(self.archives.receive(self.caps.compressed_bytes), self.uploads, author)
         except BaseException as exc:
             self.uploads.give_back(author)
@@ -223,7 +227,8 @@ class League:
             self.archives.remove(archive)
         sha = upload.incoming.keep()
         try:
-            version, pruned = self.store.add_upload(author, bot_name, sha, self.limits, disk_bytes=need, counted=True)
+            online = self.online_names()
+            version, pruned = self.store.add_upload(author, bot_name, sha, self.limits, online=online, disk_bytes=need, counted=True)
         except (StoreError, ValueError) as exc:
             if not self.store.archive_in_use(sha):
                 self.archives.remove(sha)
@@ -254,9 +259,33 @@ class League:
         mine: dict[str, list[VersionSummary]] = {}
         for v in self.store.versions():
             if v.author == author:
-                summary = VersionSummary(str(v.id), v.label, SubmissionState(v.state.value), v.reason, v.created_at)
+                state = SubmissionState(v.state.value)
+                summary = VersionSummary(str(v.id), v.label, state, v.reason, v.created_at, v.kind.value, v.updated_at)
                 mine.setdefault(v.bot, []).append(summary)
-        return [BotSummary(name, tuple(versions)) for name, versions in sorted(mine.items())]
+        online = self.online_names()
+        counted = self.store.counted_bots(author, self.limits, online) if mine else set()
+        return [BotSummary(name, tuple(versions), name in online, name in counted) for name, versions in sorted(mine.items())]
+
+    def retire(self, author: str, bot_name: str) -> BotSummary:
+        try:
+            version = self.store.retire(author, bot_name)
+        except NotOwner as exc:
+            raise SubmissionRefused(str(exc), 403) from None
+        except StoreError as exc:
+            status = 404 if self.store.bot(bot_name) is None else 409
+            raise SubmissionRefused(str(exc), status) from None
+        if version.kind is VersionKind.REMOTE and self._loop is not None:
+            detail = f"{version.label} was retired by its author: it stays out of the league until it joins again"
+            self._loop.call_soon_threadsafe(self.online.kick, version.label, grpc.StatusCode.FAILED_PRECONDITION, detail)
+        log.info("%s retired by its author %s", version.label, author)
+        return next(bot for bot in self.bots(author) if bot.name == bot_name)
+
+    def went_offline(self, label: str) -> None:
+        """A remote bot left the lobby: its idle time counts from now."""
+        try:
+            self.store.seen(label)
+        except StoreError as exc:
+            log.warning("cannot note that %s went offline: %s", label, exc)
 
     # -- the lobby's directory --------------------------------------------------------------------
 
@@ -268,7 +297,9 @@ class League:
 
     def claim(self, author: str, bot_name: str, bot_version: str) -> str:
         try:
-            version = self.store.claim_remote(author, bot_name, bot_version or "remote", self.limits, self.prior, self.tournament_id)
+            version = self.store.claim_remote(
+                author, bot_name, bot_version or "remote", self.limits, self.prior, self.tournament_id, online=self.online_names()
+            )
         except NotOwner as exc:
             raise ClaimRefused(str(exc), grpc.StatusCode.PERMISSION_DENIED) from None
         except (LimitReached, ConflictError, ValueError) as exc:
@@ -365,7 +396,7 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
     if executor is not None:
         await executor.start()
     referee = _referee(config)
-    lobby = LobbyService(league, league.online, reattach_grace_ms=int(config.reattach_grace_s * 1000))
+    lobby = LobbyService(league, league.online, reattach_grace_ms=int(config.reattach_grace_s * 1000), on_offline=league.went_offline)
     referee.add_service(lobby.add_to, name=LOBBY_SERVICE_NAME)
     ladder = Ladder(
         league.store,
@@ -375,6 +406,8 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
         submission_of=league.submission_of,
         online=league.online_labels,
         assign=league.assign,
+        withdraw=league.online.withdraw,
+        pause=league.online.pause,
         release=league.online.finished,
         record_dir=config.data / "records",
         executor=executor,
@@ -415,6 +448,7 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
         await asyncio.gather(web_task, return_exceptions=True)
         sock.close()
         await referee.stop(grace=1)
+        await lobby.settle()
         if executor is not None:
             await executor.close()
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -427,9 +461,11 @@ def serve_league(config: LeagueConfig) -> int:
     """The command's body: run the league, print where it serves; the exit code."""
     logging.basicConfig(level=logging.WARNING, format="polignac league: %(message)s")
 
+    security = "TLS" if config.tls else "plaintext: loopback only"
+
     def ready(urls: dict[str, str]) -> None:
-        print(f"polignac league {config.name}: web and authors' API on {urls['web']}/", flush=True)
-        print(f"polignac league {config.name}: remote bots connect to {urls['grpc']}", flush=True)
+        print(f"polignac league {config.name}: web and authors' API on {urls['web']}/ ({security})", flush=True)
+        print(f"polignac league {config.name}: remote bots connect to {urls['grpc']} ({security})", flush=True)
 
     try:
         asyncio.run(run_league(config, ready=ready))

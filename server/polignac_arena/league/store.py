@@ -28,9 +28,14 @@ The tables (schema version 2, see :mod:`polignac_arena.store.schema`):
     fixture that replays it, once scheduled).
 
 A version's ``state``: an upload is ``queued``, then ``validating`` (its build and smoke match),
-then ``active`` or ``refused``.  A remote version is ``active`` from its first connection.
-Each bot has at most one active version: activating one retires the one before, which keeps
-its history and ratings.  Results and ratings live in the league's tournament (one row of
+then ``active`` or ``refused``.  A remote version is ``active`` from its first connection (and
+again from each connection after its author retired it); its ``updated_at`` is when it was
+last seen (joined or left the lobby).  Each bot has at most one active version: activating one
+retires the one before, which keeps its history and ratings.  An author may retire their
+bot's active version (:meth:`LeagueStore.retire`).
+
+Toward an author's ``active_bots`` count the bots with a queued, validating or active upload,
+and the remote bots online now or seen within ``remote_idle_s``.  Results and ratings live in the league's tournament (one row of
 ``tournaments``, fixtures appended one per match).
 """
 
@@ -44,7 +49,7 @@ import re
 import secrets
 import threading
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -411,9 +416,12 @@ class LeagueStore(Store):
             if conn.execute("UPDATE league_bots SET disabled = ? WHERE name = ?", (int(disabled), name)).rowcount == 0:
                 raise StoreError(f"there is no bot named {name!r} in the league")
 
-    def _claim(self, conn: Any, author: str, name: str, limits: LeagueLimits, *, make: bool = True) -> tuple[int, bool]:
+    def _claim(
+        self, conn: Any, author: str, name: str, limits: LeagueLimits, online: Collection[str] = (), *, make: bool = True
+    ) -> tuple[int, bool]:
         """The bot's id, made for ``author`` if new; refused for another author's bot, a look-alike name, or past a limit.
 
+        ``online``: the names of the remote bots online now (they count, however long ago they joined).
         ``make`` False: only check (a new bot's id is then 0).
         """
         _check_name("a bot's name", name)
@@ -431,16 +439,12 @@ class LeagueStore(Store):
             raise NotOwner(f"the bot {name!r} belongs to another author: choose another name")
         if row is not None and row[3]:
             raise LimitReached(f"the bot {name!r} is disabled by the league's operator")
-        in_play = conn.execute(
-            """SELECT DISTINCT b.name FROM league_bots b JOIN league_versions v ON v.bot_id = b.id
-               WHERE b.author_id = ? AND b.disabled = 0 AND v.state IN ('queued', 'validating', 'active')""",
-            (author_id,),
-        ).fetchall()
-        names = {r[0] for r in in_play}
+        names = self._counted(conn, author_id, limits, online)
         if name not in names and len(names) >= limits.active_bots:
             raise LimitReached(
                 f"the limit of {limits.active_bots} active bot(s) per author is reached ({', '.join(sorted(names))}): "
-                "submit a new version of one of them, or ask the operator to disable one"
+                "submit a new version of one of them, retire one (polignac league retire BOT), "
+                f"or let a remote one stay offline for {limits.remote_idle_s / 60:g} minutes"
             )
         if row is not None:
             return int(row[0]), False
@@ -460,30 +464,79 @@ class LeagueStore(Store):
             or 0
         ), True
 
+    def _counted(self, conn: Any, author_id: int, limits: LeagueLimits, online: Collection[str]) -> set[str]:
+        """The names of the author's bots that count toward ``active_bots`` (see the module notes)."""
+        since = _timestamp(datetime.now(UTC) - timedelta(seconds=limits.remote_idle_s))
+        rows = conn.execute(
+            """SELECT DISTINCT b.name, v.kind, v.updated_at FROM league_bots b JOIN league_versions v ON v.bot_id = b.id
+               WHERE b.author_id = ? AND b.disabled = 0 AND v.state IN ('queued', 'validating', 'active')""",
+            (author_id,),
+        ).fetchall()
+        return {row[0] for row in rows if row[1] != VersionKind.REMOTE.value or row[0] in online or row[2] > since}
+
+    def counted_bots(self, author: str, limits: LeagueLimits, online: Collection[str] = ()) -> set[str]:
+        """The names of ``author``'s bots that count toward ``limits.active_bots`` now (``online``: remote bots online)."""
+        with self._read() as conn:
+            return self._counted(conn, self._author_id(conn, author), limits, online)
+
+    def seen(self, label: str) -> None:
+        """A remote version joined or left the lobby: its idle time counts from now."""
+        bot, _, version = label.rpartition("@")
+        with self._write() as conn:
+            conn.execute(
+                """UPDATE league_versions SET updated_at = ? WHERE kind = 'remote' AND version = ?
+                   AND bot_id = (SELECT id FROM league_bots WHERE name = ?)""",
+                (_now(), version, bot),
+            )
+
+    def retire(self, author: str, bot: str) -> Version:
+        """Retire ``author``'s bot: its active version leaves the ladder (a remote one comes back when it connects again).
+
+        Raises :class:`NotOwner` for another author's bot, :class:`StoreError` when there is no
+        such bot or it has no active version.
+        """
+        with self._write() as conn:
+            author_id = self._author_id(conn, author)
+            row = conn.execute("SELECT id, author_id FROM league_bots WHERE name = ?", (bot,)).fetchone()
+            if row is None:
+                raise StoreError(f"there is no bot named {bot!r} in the league")
+            if int(row[1]) != author_id:
+                raise NotOwner(f"the bot {bot!r} belongs to another author")
+            active = conn.execute("SELECT id FROM league_versions WHERE bot_id = ? AND state = 'active'", (int(row[0]),)).fetchone()
+            if active is None:
+                raise StoreError(f"the bot {bot!r} has no active version to retire")
+            conn.execute(
+                "UPDATE league_versions SET state = 'retired', reason = 'retired by its author', updated_at = ? WHERE id = ?",
+                (_now(), int(active[0])),
+            )
+            return _version(conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.id = ?", (int(active[0]),)).fetchone())
+
     # -- versions -----------------------------------------------------------------------------
 
-    def check_upload(self, author: str, bot: str, limits: LeagueLimits, now: datetime | None = None) -> None:
+    def check_upload(self, author: str, bot: str, limits: LeagueLimits, now: datetime | None = None, online: Collection[str] = ()) -> None:
         """Raise what :meth:`count_upload` would raise for an upload of ``bot`` by ``author`` now, writing nothing."""
         try:
             with self._write() as conn:
-                self._check_upload(conn, author, bot, limits, now or datetime.now(UTC))
+                self._check_upload(conn, author, bot, limits, now or datetime.now(UTC), online)
                 raise _DryRun
         except _DryRun:
             pass
 
-    def count_upload(self, author: str, bot: str, limits: LeagueLimits, now: datetime | None = None) -> None:
+    def count_upload(self, author: str, bot: str, limits: LeagueLimits, now: datetime | None = None, online: Collection[str] = ()) -> None:
         """Admit an upload of ``bot`` by ``author`` and count it toward the hourly limit, whatever becomes of it.
 
         Raises :class:`NotOwner`, :class:`LimitReached` (counting nothing) as :meth:`add_upload` would.
         """
         moment = now or datetime.now(UTC)
         with self._write() as conn:
-            self._check_upload(conn, author, bot, limits, moment, make=False)  # the name is taken once a version is stored
+            self._check_upload(conn, author, bot, limits, moment, online, make=False)  # the name is taken once a version is stored
             self._count_new_version(conn, self._author_id(conn, author), VersionKind.UPLOAD, moment)
 
-    def _check_upload(self, conn: Any, author: str, bot: str, limits: LeagueLimits, moment: datetime, *, make: bool = True) -> int:
+    def _check_upload(
+        self, conn: Any, author: str, bot: str, limits: LeagueLimits, moment: datetime, online: Collection[str] = (), *, make: bool = True
+    ) -> int:
         self._check_hourly(conn, self._author_id(conn, author), limits, moment)
-        bot_id, _ = self._claim(conn, author, bot, limits, make=make)
+        bot_id, _ = self._claim(conn, author, bot, limits, online, make=make)
         return bot_id
 
     @staticmethod
@@ -526,6 +579,7 @@ class LeagueStore(Store):
         archive: str,
         limits: LeagueLimits,
         now: datetime | None = None,
+        online: Collection[str] = (),
         *,
         disk_bytes: int = 0,
         counted: bool = False,
@@ -540,9 +594,9 @@ class LeagueStore(Store):
         moment = now or datetime.now(UTC)
         with self._write() as conn:
             if counted:
-                bot_id, _ = self._claim(conn, author, bot, limits)
+                bot_id, _ = self._claim(conn, author, bot, limits, online)
             else:
-                bot_id = self._check_upload(conn, author, bot, limits, moment)
+                bot_id = self._check_upload(conn, author, bot, limits, moment, online)
                 self._count_new_version(conn, self._author_id(conn, author), VersionKind.UPLOAD, moment)
             count = conn.execute("SELECT count(*) FROM league_versions WHERE bot_id = ? AND kind = 'upload'", (bot_id,)).fetchone()[0]
             stamp = _timestamp(moment)
@@ -572,13 +626,23 @@ class LeagueStore(Store):
         return version, pruned
 
     def claim_remote(
-        self, author: str, bot: str, version: str, limits: LeagueLimits, prior: Callable[[Rating | None], Rating], tournament_id: int
+        self,
+        author: str,
+        bot: str,
+        version: str,
+        limits: LeagueLimits,
+        prior: Callable[[Rating | None], Rating],
+        tournament_id: int,
+        online: Collection[str] = (),
     ) -> Version:
-        """The active remote version ``bot@version`` of ``author``, made (and activated) on its first connection."""
+        """The active remote version ``bot@version`` of ``author``, made (and activated) on its first connection.
+
+        ``online``: the names of the remote bots online now, which count toward ``active_bots``.
+        """
         if not isinstance(version, str) or not _REMOTE_VERSION.match(version):
             raise ValueError(f"a remote bot's version must be 1 to 64 letters, digits, '.', '_', '+' or '-', got {version!r}")
         with self._write() as conn:
-            bot_id, _ = self._claim(conn, author, bot, limits)
+            bot_id, _ = self._claim(conn, author, bot, limits, online)
             row = conn.execute("SELECT id, kind, state FROM league_versions WHERE bot_id = ? AND version = ?", (bot_id, version)).fetchone()
             if row is not None and row[1] != VersionKind.REMOTE.value:
                 raise ConflictError(f"{bot}@{version} is an uploaded version: connect under another version text")
@@ -600,6 +664,8 @@ class LeagueStore(Store):
                 version_id = int(row[0])
             if row is None or row[2] != VersionState.ACTIVE.value:
                 self._activate(conn, version_id, tournament_id, prior)
+            else:
+                conn.execute("UPDATE league_versions SET updated_at = ? WHERE id = ?", (_now(), version_id))
             return _version(conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
 
     def version(self, version_id: int) -> Version | None:

@@ -16,13 +16,13 @@ import time
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 from urllib.parse import quote
 
 import httpx
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from polignac_arena.league.author_models import SubmissionOut
+from polignac_arena.league.author_models import BotOut, MeOut, SubmissionOut
 from polignac_arena.loopback import is_loopback_host
 from polignac_arena.plaintext import plain
 
@@ -220,6 +220,14 @@ class LeagueClient:
             sleep(delay)
             status = self.submission(status.id, status.log_next)
 
+    def me(self) -> MeOut:
+        """The token's author and their bots, with their versions."""
+        return _parsed_as(MeOut, self._request("GET", f"{API}/me"))
+
+    def retire(self, bot: str) -> BotOut:
+        """Retire ``bot``: its active version leaves the ladder and stops counting toward the author's ``active_bots``."""
+        return _parsed_as(BotOut, self._request("POST", f"{API}/bots/{quote(bot, safe='')}/retire"))
+
     def _request(self, method: str, path: str, **options: Any) -> httpx.Response:
         where = str(self.base)
         try:
@@ -257,7 +265,7 @@ def _refusal(answer: httpx.Response) -> SubmitError:
     status, message = answer.status_code, _error_text(answer)
     if status == 401:
         text = f"the server refused the API token: {message} (check --token-file, ${TOKEN_ENV} or the config file)"
-    elif status == 403:
+    elif status in (403, 404, 409):
         text = f"refused: {message}"
     elif status == 413:
         text = f"the upload is too big for this server: {message}"
@@ -271,9 +279,16 @@ def _refusal(answer: httpx.Response) -> SubmitError:
 
 
 def _parsed(answer: httpx.Response) -> SubmissionOut:
+    return _parsed_as(SubmissionOut, answer)
+
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def _parsed_as(model: type[Model], answer: httpx.Response) -> Model:
     try:
-        return SubmissionOut.model_validate_json(answer.content)
+        return model.model_validate_json(answer.content)
     except ValidationError as exc:
         raise SubmitError(
-            f"the server's answer is not a league submission: {exc.error_count()} problem(s), first: {exc.errors()[0]['msg']}"
+            f"the server's answer is not what a league answers: {exc.error_count()} problem(s), first: {exc.errors()[0]['msg']}"
         ) from None

@@ -21,9 +21,14 @@ network) whose stream breaks mid-match is *away* rather than forfeited: its cloc
 (a request pending or made while it is away times out at its deadline, as ever), and a new
 stream with its token and a Hello within the grace takes the seat back.  It hears a Welcome
 again, then the pending request, if one is pending, with the current view and the time
-left; what happened while it was away is in that view, not replayed as events.  A
-cancelled call reads as a half-close here, so for such a seat a half-close is a departure
-too (its stream is ended); past the grace the seat forfeits as DISCONNECTED.
+left; what happened while it was away is in that view, not replayed as events.  A new
+stream with its token also takes the seat from a stream the referee still holds (one whose
+connection died without a word): the old stream ends with ``ABORTED``.  For such a seat a
+half-close is a departure too: its stream ends with ``UNAVAILABLE`` and the seat is away;
+past the grace the seat forfeits as DISCONNECTED.
+
+A stream the referee ends on its own ends with the status its :class:`SeatConnection`
+holds (:attr:`SeatConnection.end_status`); the texts are in docs/protocol.md.
 """
 
 from __future__ import annotations
@@ -47,11 +52,20 @@ from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.errors import CardParseError
 from polignac.events import HandDealt, HandEnded
 from polignac.wire import TrickMessages, card_from_wire, contract_from_pb, event_to_pb, request_to_pb, ruleset_to_pb
+from polignac_arena.referee import texts
 from polignac_arena.referee.faults import Fault, rule_on_fault
 from polignac_arena.referee.record import FORMAT, write_record
 from polignac_arena.statuses import ActionStatus, MatchStatus
 
-__all__ = ["MAX_BACKLOG", "MAX_REQUEST_ID", "MatchHost", "MatchResult", "SeatConnection", "TimeControl"]
+__all__ = [
+    "MAX_BACKLOG",
+    "MAX_REQUEST_ID",
+    "MatchHost",
+    "MatchResult",
+    "Refusal",
+    "SeatConnection",
+    "TimeControl",
+]
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +86,8 @@ MAX_REQUEST_ID = (1 << 53) - 1
 """Request ids stay at or below this, so that clients holding numbers as doubles (JSON) keep them exact."""
 MAX_BACKLOG = 8
 """Messages of one seat read ahead of the host: beyond, the stream is not read until the host catches up."""
+Refusal = tuple[grpc.StatusCode, str]
+"""Why a stream cannot take its seat: the status it ends with, and its detail text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +114,8 @@ class SeatConnection:
         self.version = version
         self.done = asyncio.Event()  # set when the referee is finished with this stream
         self.broken = False
+        self.broken_why: str | None = None
+        """Why the referee could not write to the stream, when that is what broke it."""
         self.welcomed = asyncio.Event()  # the Welcome is sent: the stream is read from then on
         self.read_stopped = False
         """The referee reads nothing more from this stream (its seat forfeited): gRPC flow control
@@ -105,6 +123,8 @@ class SeatConnection:
         self.backlog = 0  # messages read and not yet taken by the host
         self.room = asyncio.Event()  # set while the backlog is below MAX_BACKLOG
         self.room.set()
+        self.end_status: tuple[grpc.StatusCode, str] | None = None
+        """The status the stream ends with when the referee ends it early (None: OK, or as it broke)."""
         self._write_timeout_s = write_timeout_s
 
     async def send(self, message: pb.PlayResponse) -> bool:
@@ -130,6 +150,7 @@ class SeatConnection:
             if not expired or task.uncancel() > 0:
                 raise  # cancelled from outside, not (only) by our timer
             log.info("write to %s timed out after %g s", self.name, self._write_timeout_s)
+            self.broken_why = texts.NOT_READ.format(seconds=f"{self._write_timeout_s:g}")
         except Exception as exc:  # any failure to write (grpc raises several kinds, some internal) breaks the stream
             log.info("write to %s failed: %r", self.name, exc)
         finally:
@@ -139,6 +160,14 @@ class SeatConnection:
 
     def close(self) -> None:
         """Let the stream's handler return, which ends the RPC."""
+        self.done.set()
+
+    def end(self, code: grpc.StatusCode, detail: str) -> None:
+        """End the stream now with ``code`` and ``detail``; nothing more is written to it."""
+        if self.end_status is None and not self.done.is_set():
+            self.end_status = (code, detail)
+        self.broken = True
+        self.read_stopped = True
         self.done.set()
 
     def read_one(self) -> None:
@@ -172,8 +201,8 @@ class MatchResult:
 
 # Inbox items: (seat, kind, payload).  Kinds: "joined", "message" ((message, read at, conn)),
 # "undecodable" ((reason, conn)), "closed" (the bot half-closed its stream), "gone" (the stream
-# broke), "exited", "abort", "back" (an away seat reattached), "grace_over" (made by
-# _next_item when an away seat's grace runs out).
+# broke), "exited", "abort", "back" (an away seat reattached), "replaced" (a new stream took the
+# seat from one the referee held), "grace_over" (made by _next_item when an away seat's grace runs out).
 _Item = tuple[int, str, Any]
 # What a seat can send or suffer before the Welcomes: judged after them, so the Welcome comes first.
 _SEAT_KINDS = frozenset({"message", "undecodable", "closed", "gone", "exited"})
@@ -270,6 +299,8 @@ class MatchHost:
         self._grace: dict[int, float] = {}  # seat -> seconds it may be away
         self._away: dict[int, float] = {}  # seat -> time.monotonic() its grace runs out
         self._pending_clock: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the pending request's start, allowance and bank (ms)
+        self._called_off: str | None = None  # why the match will not be played (call_off)
+        self._forfeits: dict[int, str] = {}  # seat -> why it forfeited
         for seat, grace_s in (reattach_grace_s or {}).items():
             self.allow_reattach(seat, grace_s)
 
@@ -288,14 +319,24 @@ class MatchHost:
 
     # -- called from the service (other tasks) --------------------------------------------
 
-    def attach(self, seat: int, conn: SeatConnection) -> str | None:
-        """Seat a connection that said Hello; returns why not, or ``None`` when seated."""
-        if self.result is not None or self._aborted is not None or self.match.is_over:
-            return "the match is over"
-        if self.conns[seat] is not None:
-            return f"seat {seat} is already connected"
-        if seat in self.match.forfeited:
-            return f"seat {seat} has forfeited"
+    def attach(self, seat: int, conn: SeatConnection) -> Refusal | None:
+        """Seat a connection that said Hello; returns why not (a status and its text), or ``None`` when seated.
+
+        A seat allowed to reattach takes its seat from a stream the referee still holds: that
+        one ends with ``ABORTED``.
+        """
+        over = self._called_off is not None or self.result is not None or self._aborted is not None or self.match.is_over
+        if over or seat in self.match.forfeited:
+            return grpc.StatusCode.FAILED_PRECONDITION, self.closing_words(seat)
+        old = self.conns[seat]
+        if old is not None:
+            if seat not in self._grace:
+                return grpc.StatusCode.ALREADY_EXISTS, f"seat {seat} is already connected"
+            self.conns[seat] = conn
+            old.end(grpc.StatusCode.ABORTED, texts.REPLACED.format(seat=seat))
+            log.info("match %s: a new stream of seat %s replaces the one the referee held", self.match_id, seat)
+            self._inbox.put_nowait((seat, "replaced", conn))
+            return None
         self.conns[seat] = conn
         if self._away.pop(seat, None) is not None:
             # Its name stays the one the record and the other seats know.
@@ -335,6 +376,29 @@ class MatchHost:
         """Stop the match as soon as possible; it is recorded as aborted."""
         self._inbox.put_nowait((-1, "abort", reason))
 
+    def call_off(self, reason: str) -> None:
+        """The match will not be played: nobody is welcomed, streams that said Hello end now with
+        ``FAILED_PRECONDITION`` and ``reason``, later ones are refused so; run it to let it end."""
+        if self._called_off is not None:
+            return
+        self._called_off = reason
+        for seat, conn in enumerate(self.conns):
+            if conn is not None:
+                conn.end(grpc.StatusCode.FAILED_PRECONDITION, self.closing_words(seat))
+        self.abort(f"called off before it began: {reason}")
+
+    def closing_words(self, seat: int) -> str:
+        """Why the token of ``seat`` cannot take its seat any more: the text a late stream is refused with."""
+        if self._called_off is not None:
+            return texts.CALLED_OFF.format(match_id=self.match_id, reason=self._called_off)
+        over = self.result is not None or self._aborted is not None or self.match.is_over
+        why = self._forfeits.get(seat)
+        if why is not None:
+            now = "the match is over" if over else "the match goes on without it"
+            return texts.FORFEITED.format(seat=seat, match_id=self.match_id, why=why, now=now)
+        status = self.result.status.value if self.result is not None else ("aborted" if self._aborted is not None else "finished")
+        return texts.MATCH_OVER.format(match_id=self.match_id, status=status)
+
     # -- the match ------------------------------------------------------------------------
 
     async def run(self) -> MatchResult:
@@ -373,6 +437,8 @@ class MatchHost:
                 await self._handle_item(item)
 
     async def _welcome_everyone(self) -> None:
+        if self._called_off is not None:
+            return  # nobody hears a Welcome for a match that will not be played
         for seat, conn in enumerate(self.conns):
             if conn is not None and seat not in self.match.forfeited:
                 await self._welcome(seat, conn)
@@ -415,11 +481,11 @@ class MatchHost:
         assert seat is not None
         conn = self.conns[seat]
         if conn is not None and conn.broken and seat in self._grace:
-            self._go_away(seat, conn, "its stream broke")
+            self._go_away(seat, conn, "lost its stream")
             conn = None
         if (conn is None and seat not in self._away) or (conn is not None and conn.broken):
             # A seat without a working stream cannot answer; its departure is in the inbox or overdue.
-            await self._fault(seat, Fault.DISCONNECTED, "no working stream", 0)
+            await self._fault(seat, Fault.DISCONNECTED, texts.NO_STREAM, 0)
             return
         tc = self.time_control
         self._request_id = self._request_id + 1 if self._request_id < MAX_REQUEST_ID else 1
@@ -529,6 +595,15 @@ class MatchHost:
         if kind == "back":
             await self._back(seat, payload)
             return
+        if kind == "replaced":
+            self._line(
+                "away", seat=seat, hand=self.match.hand_number, detail="a new stream with its seat token replaced the one the referee held"
+            )
+            if self.seated.is_set():
+                await self._back(seat, payload)  # welcomed again, asked again
+            else:
+                self._line("back", seat=seat, hand=self.match.hand_number)  # welcomed with everyone
+            return
         if seat in self.match.forfeited or self.match.is_over:
             return  # a forfeited seat's leftovers
         if kind in ("gone", "closed") and payload is not self.conns[seat]:
@@ -536,7 +611,7 @@ class MatchHost:
         if kind == "grace_over":
             grace = self._grace[seat]
             if self._away.pop(seat, None) is not None:
-                await self._fault(seat, Fault.DISCONNECTED, f"the stream ended and the bot did not come back within {grace:g} s", 0)
+                await self._fault(seat, Fault.DISCONNECTED, texts.NOT_BACK.format(grace=f"{grace:g}"), 0)
             return
         if kind == "message":
             message = payload[0]
@@ -566,21 +641,23 @@ class MatchHost:
             if code is not None:
                 await self._fault(seat, *_exit_fault(code), 0)
             elif conn is not None and seat in self._grace:
-                # A reset or lost connection reads as a half-close on this side: both make the seat away.
-                self._go_away(seat, conn, "its stream ended" if kind == "closed" else "its stream broke")
+                self._go_away(seat, conn, "closed its side of the stream (a half-close)" if kind == "closed" else "lost its stream")
             elif kind == "closed":
-                await self._fault(seat, Fault.DISCONNECTED, "the bot closed its side of the stream before the match ended", 0)
+                await self._fault(seat, Fault.DISCONNECTED, texts.HALF_CLOSED, 0)
             else:
-                await self._fault(seat, Fault.DISCONNECTED, "the stream ended before the match did", 0)
+                why = conn.broken_why if conn is not None and conn.broken_why else texts.STREAM_BROKE
+                await self._fault(seat, Fault.DISCONNECTED, why, 0)
 
     def _go_away(self, seat: int, conn: SeatConnection, why: str) -> None:
-        """A seat allowed to reattach lost its stream: it is away until it comes back or its grace runs out."""
-        conn.broken = True
-        conn.close()
-        self.conns[seat] = None
+        """A seat allowed to reattach lost its stream: it is away until it comes back or its grace runs out.
+
+        ``why`` completes "seat N ...".  The stream ends (``UNAVAILABLE``: come back) if it is still open.
+        """
         grace = self._grace[seat]
+        conn.end(grpc.StatusCode.UNAVAILABLE, texts.AWAY.format(seat=seat, why=why, grace=f"{grace:g}"))
+        self.conns[seat] = None
         self._away[seat] = time.monotonic() + grace
-        log.info("match %s: seat %s is away (%s); it may come back within %g s", self.match_id, seat, why, grace)
+        log.info("match %s: seat %s %s; it is away and may come back within %g s", self.match_id, seat, why, grace)
         self._line("away", seat=seat, hand=self.match.hand_number, detail=f"{why}; it may come back within {grace:g} s")
 
     async def _back(self, seat: int, conn: SeatConnection) -> None:
@@ -652,6 +729,7 @@ class MatchHost:
                 fault.value if fault in (Fault.DISCONNECTED, Fault.CRASHED) or self.rules.fault_policy.value == "forfeit" else "max_faults"
             )
             match.forfeit(seat, reason)
+            self._forfeits[seat] = f"{fault.value}: {detail}"
             self._line(
                 "action",
                 seat=seat,

@@ -9,8 +9,9 @@ Line types, in order:
   :class:`~polignac_arena.statuses.ActionStatus`: ``ok`` or a fault) and the milliseconds it
   took.
 - ``fault``: a fault that replaced nothing (stale, unsolicited, disconnect...).
-- ``away`` and ``back``: a seat allowed to reattach lost its stream (seat, hand, detail), and
-  came back on a new one (seat, hand); a replay passes over them.
+- ``away`` and ``back``: a seat allowed to reattach lost its stream (seat, hand, detail: a
+  half-close, a lost stream, or one a new stream with its token replaced), and came back on a
+  new one (seat, hand); a replay passes over them.
 - ``hand_ended``: the engine's HandEnded event, to check a replay against.
 - ``result``: status (a :class:`~polignac.statuses.MatchStatus`: ``finished``, ``aborted``,
   ``error``), places, totals, faults by seat, and the reason of an abort.

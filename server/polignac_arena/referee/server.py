@@ -118,7 +118,7 @@ class RefereeServer:
         self.service = RefereeService(write_timeout_s)
         self._server: grpc.aio.Server | None = None
         if address is not None:
-            self._server = grpc.aio.server(options=[*server_options(max_streams), *options], interceptors=list(interceptors))
+            self._server = grpc.aio.server(options=[*server_options(max_streams, remote=True), *options], interceptors=list(interceptors))
             self.service.add_to(self._server)
         self.health: health.HealthServicer | None = None
         self._operator: grpc.aio.Server | None = None
@@ -251,15 +251,17 @@ class RefereeServer:
         self.service.register(host, seats=remote)
         return host
 
-    async def discard_match(self, host: MatchHost) -> None:
-        """Drop a created match that will not be played, leaving no record: its tokens are refused, its
-        seat sockets removed, and a seat that joined (or is joining) hears that the match was aborted."""
+    async def discard_match(self, host: MatchHost, reason: str = "the league called it off", *, keep_record: bool = False) -> None:
+        """Drop a created match that will not be played: its seat sockets are removed, and a seat that joined (or
+        is joining, or comes later) is refused with ``FAILED_PRECONDITION`` and ``reason``.  It leaves no record,
+        unless ``keep_record``: then its record (no action, its result aborted) says why it was called off."""
         if self._matches.get(host.match_id, (None, None))[1] is not None:
             raise RuntimeError(f"match {host.match_id!r} is running: abort it instead")
+        # A stream whose token passed before may still be saying Hello: the host, called off, refuses it.
+        if not keep_record:
+            host.record_path = None
+        host.call_off(reason)
         self.service.unregister(host)
-        # A stream whose token passed before may still be saying Hello: the host, ended, refuses it.
-        host.record_path = None
-        host.abort("the match was called off before it began")
         try:
             await host.run()
         finally:

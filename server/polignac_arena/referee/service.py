@@ -3,11 +3,20 @@
 A message that does not decode (bad protobuf, invalid UTF-8 in a string) is not an error
 of the service: the request deserializer turns it into an :class:`Undecodable`, which is a
 MALFORMED fault mid-match and ``INVALID_ARGUMENT`` in place of the Hello.
+
+The tokens of matches that are over (or called off) are remembered, a bounded number of
+them, so that a late stream hears why its seat is gone (``FAILED_PRECONDITION``: the match
+is over, the seat forfeited) rather than that its token is unknown.
+
+gRPC shows the end of the client's side of a stream the same way whether the client
+half-closed it or the call was cancelled (a reset, a message over the size limit): the
+service tells them apart by whether the call ends within :data:`HALF_CLOSE_PROBE_S` after.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import hashlib
 import hmac
 import logging
@@ -20,13 +29,18 @@ import grpc.aio
 from google.protobuf.message import DecodeError  # type: ignore[import-untyped]  # protobuf ships no type stubs
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
+from polignac_arena.referee import texts
 from polignac_arena.referee.host import MatchHost, SeatConnection
 from polignac_arena.referee.versions import refusal as version_refusal
 
-__all__ = ["SERVICE_NAME", "RefereeService", "Undecodable", "decode_request"]
+__all__ = ["HALF_CLOSE_PROBE_S", "MAX_ENDED_TOKENS", "SERVICE_NAME", "RefereeService", "Undecodable", "decode_request"]
 
 log = logging.getLogger(__name__)
 SERVICE_NAME: Final = pb.DESCRIPTOR.services_by_name["RefereeService"].full_name
+MAX_ENDED_TOKENS: Final = 10_000
+"""Seat tokens of ended matches whose end a late stream is told of; older ones are forgotten (then UNAUTHENTICATED)."""
+HALF_CLOSE_PROBE_S: Final = 0.25
+"""After the client's side of a stream ends, how long the call must stay up for it to be a half-close, not a break."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +72,7 @@ class RefereeService:
 
     def __init__(self, write_timeout_s: float = 5.0, on_attach: Callable[[MatchHost, int], None] | None = None) -> None:
         self._seats: dict[bytes, tuple[MatchHost, int, str]] = {}
+        self._ended: collections.OrderedDict[bytes, str] = collections.OrderedDict()  # token digest -> why its seat is gone
         self._write_timeout_s = write_timeout_s
         self._on_attach = on_attach
 
@@ -79,15 +94,22 @@ class RefereeService:
             self._seats[_digest(token)] = (host, seat, token)
 
     def unregister(self, host: MatchHost) -> None:
-        """Refuse ``host``'s tokens from now on."""
-        for token in host.tokens:
-            self._seats.pop(_digest(token), None)
+        """Refuse ``host``'s tokens from now on, with the reason (the match is over, the seat forfeited)."""
+        for seat, token in enumerate(host.tokens):
+            digest = _digest(token)
+            if self._seats.pop(digest, None) is not None:
+                self._ended[digest] = host.closing_words(seat)
+                self._ended.move_to_end(digest)
+        while len(self._ended) > MAX_ENDED_TOKENS:
+            self._ended.popitem(last=False)
 
-    def _seat_of(self, context: grpc.aio.ServicerContext[Any, Any]) -> tuple[MatchHost, int] | None:
-        token = ""
+    def _token(self, context: grpc.aio.ServicerContext[Any, Any]) -> str:
         for key, value in context.invocation_metadata() or ():
             if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
-                token = value[len("Bearer ") :].strip()
+                return value[len("Bearer ") :].strip()
+        return ""
+
+    def _seat_of(self, token: str) -> tuple[MatchHost, int] | None:
         # Look up by digest, then compare in constant time: no timing hint about tokens.
         entry = self._seats.get(_digest(token))
         if entry is None or not hmac.compare_digest(entry[2].encode(), token.encode()):
@@ -95,9 +117,13 @@ class RefereeService:
         return entry[0], entry[1]
 
     async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        seated = self._seat_of(context)
+        token = self._token(context)
+        seated = self._seat_of(token)
         if seated is None:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or unknown seat token (send 'authorization: Bearer <token>')")
+            gone = self._ended.get(_digest(token)) if token else None
+            if gone is not None:
+                await context.abort(grpc.StatusCode.FAILED_PRECONDITION, gone)
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, texts.UNKNOWN_TOKEN)
             return
         host, seat = seated
         startup_s = host.time_control.startup_ms / 1000
@@ -134,8 +160,7 @@ class RefereeService:
         conn = SeatConnection(context, hello.bot_name, hello.bot_version, self._write_timeout_s)
         refusal = host.attach(seat, conn)
         if refusal is not None:
-            code = grpc.StatusCode.ALREADY_EXISTS if "already" in refusal else grpc.StatusCode.FAILED_PRECONDITION
-            await context.abort(code, refusal)
+            await context.abort(*refusal)
             return
         if self._on_attach is not None:
             self._on_attach(host, seat)
@@ -145,6 +170,8 @@ class RefereeService:
         finally:
             reader.cancel()
             host.post_gone(seat, conn)
+        if conn.end_status is not None:
+            await context.abort(*conn.end_status)
 
 
 async def _read(host: MatchHost, seat: int, conn: SeatConnection, context: grpc.aio.ServicerContext[Any, Any]) -> None:
@@ -158,6 +185,9 @@ async def _read(host: MatchHost, seat: int, conn: SeatConnection, context: grpc.
             if conn.read_stopped:
                 return
             if message is grpc.aio.EOF:
+                # A broken call (reset, cancelled, a message over the limit) also reads as EOF,
+                # and then its handler is cancelled at once, which cancels this probe too.
+                await asyncio.sleep(HALF_CLOSE_PROBE_S)
                 host.post_closed(seat, conn)
                 return
             if isinstance(message, Undecodable):

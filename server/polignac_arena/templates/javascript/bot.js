@@ -83,6 +83,15 @@ const FINAL = new Set([
   grpc.status.INVALID_ARGUMENT, grpc.status.ABORTED, grpc.status.UNIMPLEMENTED,
 ]);
 
+// A league's connections ping as docs/protocol.md ("Timings") says, so that a connection
+// that dies without a word is found within seconds; the receive limit is the referee's.
+const LEAGUE_CHANNEL = {
+  'grpc.keepalive_time_ms': 2000,
+  'grpc.keepalive_timeout_ms': 3000,
+  'grpc.keepalive_permit_without_calls': 1,
+  'grpc.max_receive_message_length': 1 << 20,
+};
+
 function bearer(token) {
   const metadata = new grpc.Metadata();
   metadata.set('authorization', `Bearer ${token}`);
@@ -90,17 +99,25 @@ function bearer(token) {
 }
 
 // Play one seat on a Play stream.  With graceMs > 0 (a league's seat), a stream that breaks is
-// opened again with the same token and a Hello until graceMs after it broke; the repeated
-// Welcome is ignored and a repeated request answered again.  Resolves true when the stream
-// ended well (status OK), false when it failed.
-function playSeat(address, token, credentials, graceMs) {
+// opened again with the same token and a Hello until graceMs (plus the 5 s the league may take
+// to notice the break) after it broke; the repeated Welcome is ignored and a repeated request
+// answered again.  Resolves true when the stream ended well (status OK), false when it failed.
+// seat.cancel(), when given, stops it (a league withdrew the match).
+function playSeat(address, token, credentials, graceMs, seat = {}) {
   return new Promise((resolve) => {
     let game = null;
     let brokeAt = null;
     let delay = 50;
+    let withdrawn = false;
+    let current = null;
+    seat.cancel = () => {
+      withdrawn = true;
+      if (current !== null) current.cancel();
+    };
     const open = () => {
-      const client = new RefereeService(address, credentials);
+      const client = new RefereeService(address, credentials, graceMs > 0 ? LEAGUE_CHANNEL : {});
       const call = client.Play(bearer(token));
+      current = call;
       let ended = false;
       call.on('data', (response) => {
         switch (response.payload) {
@@ -133,7 +150,7 @@ function playSeat(address, token, credentials, graceMs) {
         client.close();
         const now = Date.now();
         if (brokeAt === null) brokeAt = now;
-        if (!ended && graceMs > 0 && REATTACH.has(err.code) && now - brokeAt <= graceMs) {
+        if (!ended && !withdrawn && graceMs > 0 && REATTACH.has(err.code) && now - brokeAt <= graceMs + 5000) {
           console.error(`${NAME}: the match stream broke (${err.code}); opening it again`);
           setTimeout(open, delay);
           delay = Math.min(1000, delay * 2);
@@ -163,14 +180,15 @@ function credentialsFor(address) {
   return grpc.credentials.createSsl(ca ? fs.readFileSync(ca) : null);
 }
 
-// Stay online in a league's lobby and play one assigned match at a time, until interrupted.
+// Stay online in a league's lobby and play each assigned match (the league offers one at a
+// time), until interrupted.
 function joinLeague(server, apiToken) {
   const { LobbyService } = grpc.loadPackageDefinition(definition).polignac.v1;
   let delay = 500;
-  let busy = false;
+  const seats = new Map(); // match_id -> the seat being played, to stop on a Withdrawn
   const join = () => {
     const credentials = credentialsFor(server);
-    const client = new LobbyService(server, credentials);
+    const client = new LobbyService(server, credentials, LEAGUE_CHANNEL);
     const call = client.Lobby(bearer(apiToken));
     let graceMs = 0;
     let over = false; // 'error' and 'end' may both come: join again once
@@ -188,18 +206,21 @@ function joinLeague(server, apiToken) {
         delay = 500;
         console.error(`${NAME}: online as ${event.joined.label} at ${server}`);
       } else if (event.event === 'assignment') {
+        // Accepted even when the match before has not quite closed here: a declined match is
+        // called off for the whole table, and the league pauses the bot that declined it.
         const a = event.assignment;
-        if (busy) {
-          call.write({ reply: { match_id: a.match_id, accept: false, reason: 'busy: playing a match' } });
-          return;
-        }
         call.write({ reply: { match_id: a.match_id, accept: true } });
-        busy = true;
         const address = a.address || server;
         console.error(`${NAME}: playing match ${a.match_id} (seat ${a.seat})`);
-        playSeat(address, a.seat_token, credentialsFor(address), graceMs).then(() => {
-          busy = false;
-        });
+        const seat = {};
+        seats.set(a.match_id, seat);
+        playSeat(address, a.seat_token, credentialsFor(address), graceMs, seat).then(() => seats.delete(a.match_id));
+      } else if (event.event === 'withdrawn') {
+        console.error(`${NAME}: match ${event.withdrawn.match_id} withdrawn before it began: ${event.withdrawn.reason}`);
+        const seat = seats.get(event.withdrawn.match_id);
+        if (seat !== undefined && seat.cancel) seat.cancel();
+      } else if (event.event === 'paused') {
+        console.error(`${NAME}: paused for ${event.paused.pause_ms / 1000} s: ${event.paused.reason}`);
       }
     });
     call.on('error', (err) => {

@@ -95,12 +95,32 @@ class AssignmentReply(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., accept: _Optional[bool] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class LobbyEvent(_message.Message):
-    __slots__ = ("joined", "assignment")
+    __slots__ = ("joined", "assignment", "withdrawn", "paused")
     JOINED_FIELD_NUMBER: _ClassVar[int]
     ASSIGNMENT_FIELD_NUMBER: _ClassVar[int]
+    WITHDRAWN_FIELD_NUMBER: _ClassVar[int]
+    PAUSED_FIELD_NUMBER: _ClassVar[int]
     joined: Joined
     assignment: Assignment
-    def __init__(self, joined: _Optional[_Union[Joined, _Mapping]] = ..., assignment: _Optional[_Union[Assignment, _Mapping]] = ...) -> None: ...
+    withdrawn: Withdrawn
+    paused: Paused
+    def __init__(self, joined: _Optional[_Union[Joined, _Mapping]] = ..., assignment: _Optional[_Union[Assignment, _Mapping]] = ..., withdrawn: _Optional[_Union[Withdrawn, _Mapping]] = ..., paused: _Optional[_Union[Paused, _Mapping]] = ...) -> None: ...
+
+class Withdrawn(_message.Message):
+    __slots__ = ("match_id", "reason")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    reason: str
+    def __init__(self, match_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class Paused(_message.Message):
+    __slots__ = ("pause_ms", "reason")
+    PAUSE_MS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    pause_ms: int
+    reason: str
+    def __init__(self, pause_ms: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class Joined(_message.Message):
     __slots__ = ("label", "reattach_grace_ms")

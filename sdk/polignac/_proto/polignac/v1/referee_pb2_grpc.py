@@ -142,12 +142,14 @@ class LobbyServiceServicer:
         or revoked token, PERMISSION_DENIED for another author's bot, FAILED_PRECONDITION for
         a protocol the league does not speak, a disabled bot or a limit reached,
         INVALID_ARGUMENT for a first message that is not a valid Join).  Then the league
-        sends an Assignment for each match it seats the bot in, and the bot answers each
-        with an AssignmentReply within Assignment.reply_ms; a bot that does not is taken
-        offline (the stream ends with DEADLINE_EXCEEDED) and the match is made without it.
-        One stream per bot: a second Join of the same name and version replaces the first
-        stream, which ends with ABORTED.  Ending the stream takes the bot offline; matches it
-        has accepted go on.  TLS is required on every address but loopback.
+        sends an Assignment for each match it seats the bot in, one match at a time, and the
+        bot answers each with an AssignmentReply within Assignment.reply_ms; a bot that does
+        not is taken offline (the stream ends with DEADLINE_EXCEEDED).  A match whose bot
+        declines or does not answer is called off before it begins: the others hear
+        Withdrawn.  A bot that keeps declining hears Paused.  One stream per bot: a second
+        Join of the same name and version replaces the first stream, which ends with ABORTED.
+        Ending the stream takes the bot offline; matches it has accepted go on.  A league with
+        TLS serves it on every address, loopback included; without, it serves loopback only.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
