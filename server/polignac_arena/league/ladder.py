@@ -487,11 +487,19 @@ class Ladder:
             self._wake.set()
 
     def _drop_or_void(self, fixture: LeagueFixture, match_id: str, players: int, status: MatchStatus, record: Path | None = None) -> None:
-        """A match that did not finish: void when it was in the schedule; else no match at all, its index free again."""
+        """A match that did not finish: void when it was in the schedule; else no match at all, its index free again.
+
+        An offer called off before every remote bot took its seat is no match: nothing public is
+        left of it, its record file included (a bot that joins and declines costs no more than
+        its pause).
+        """
         if fixture.index in self._scheduled:
             self._record_void(fixture.index, match_id, players, status, record)
         else:
             bisect.insort(self._free_indices, fixture.index)
+            if record is not None:
+                with contextlib.suppress(OSError):
+                    record.unlink(missing_ok=True)
 
     def _job(self, fixture: LeagueFixture, match_id: str) -> MatchJob:
         """A fixture of uploaded versions only, as the executor plays it (their bots' seeds as on the league's referee)."""
