@@ -40,7 +40,7 @@ from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac._proto.polignac.v1.referee_pb2_grpc import LobbyServiceStub, RefereeServiceStub
 from polignac.bot.base import Bot
 from polignac.bot.probe import tls_mismatch
-from polignac.bot.stream import CHANNEL_OPTIONS, BotConnectionError, Conversation, MatchOutcome, converse, write
+from polignac.bot.stream import CHANNEL_OPTIONS, BotConnectionError, Conversation, MatchOutcome, converse, raise_if_cancelled, write
 from polignac.errors import PolignacError
 from polignac.wire import PROTOCOL_VERSION, ruleset_from_pb
 
@@ -211,6 +211,7 @@ async def play_seat(
                 outcome = await converse(bot, call, state)
                 code, details = await call.code(), await call.details()
             except grpc.aio.AioRpcError as exc:
+                raise_if_cancelled()
                 outcome, code, details = state.outcome, exc.code(), exc.details() or ""
         if outcome.status is not None or code == grpc.StatusCode.OK:
             return outcome
@@ -227,6 +228,7 @@ async def play_seat(
             )
         if on_status is not None and state.welcomed:
             on_status(f"the match stream broke ({code.name}); opening it again")
+        raise_if_cancelled()
         await asyncio.sleep(backoff.next())
 
 
@@ -296,6 +298,7 @@ async def stay_online(
                 await lobby.run(backoff)
                 reason = "the league closed the lobby stream"
             except grpc.aio.AioRpcError as exc:
+                raise_if_cancelled()
                 if exc.code() in _FINAL:
                     raise BotConnectionError(f"the league refused the bot: {exc.code().name}: {exc.details()}") from None
                 if exc.code() == grpc.StatusCode.UNAVAILABLE and not lobby.joined and not checked:
@@ -304,6 +307,7 @@ async def stay_online(
                     if mismatch is not None:
                         raise BotConnectionError(f"cannot join the league: {mismatch}") from None
                 reason = f"{exc.code().name}: {exc.details()}"
+            raise_if_cancelled()
             delay = backoff.next()
             say(f"offline ({reason}); joining again in {delay:.1f} s")
             await asyncio.sleep(delay)

@@ -18,7 +18,7 @@ from polignac.statuses import MatchStatus, UnknownStatusError
 from polignac.values import Contract, Decision, parse_decision
 from polignac.wire import PROTOCOL_VERSION, TrickCache, contract_to_pb, event_from_pb, ruleset_from_pb, view_from_pb
 
-__all__ = ["CHANNEL_OPTIONS", "BotConnectionError", "Conversation", "MatchOutcome", "converse", "write"]
+__all__ = ["CHANNEL_OPTIONS", "BotConnectionError", "Conversation", "MatchOutcome", "converse", "raise_if_cancelled", "write"]
 
 _FAULT_NAMES = {v: k.removeprefix("FAULT_").lower() for k, v in pb.Fault.items()}
 # MatchEnded.status_code by number, named as the enum is (MATCH_STATUS_ + the member's name).
@@ -27,6 +27,18 @@ _STATUS_WAIT_S = 5.0
 """How long a failed write waits for the call's status."""
 # Matches the referee's limits: a view is a few kilobytes at most.
 CHANNEL_OPTIONS = [("grpc.max_receive_message_length", 1 << 20), ("grpc.max_send_message_length", 64 << 10)]
+
+
+def raise_if_cancelled() -> None:
+    """Raise ``CancelledError`` if this task is being cancelled.
+
+    A cancellation that reaches a gRPC call while its channel closes can come out as an ``AioRpcError``
+    (CANCELLED) instead; a loop that retries on those errors calls this first, so that Ctrl-C or a
+    stopping league ends it rather than starting another try.
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 class BotConnectionError(RuntimeError):

@@ -291,6 +291,7 @@ def connect(
     The bot runs here, unsandboxed, as ``polignac match --trusted`` runs it; build it first if it needs a build.
     """
     import asyncio
+    import signal
 
     from polignac.bot import BotConnectionError
     from polignac.bot.league import ChannelSecurity
@@ -318,7 +319,8 @@ def connect(
     for name in (TOKEN_ENV, "POLIGNAC_TOKEN"):
         os.environ.pop(name, None)
     try:
-        asyncio.run(until_signal(connect_folder(bot_dir, server, token, security, max_matches=max_matches, on_status=say)))
+        work = connect_folder(bot_dir, server, token, security, max_matches=max_matches, on_status=say)
+        asyncio.run(until_signal(work, (signal.SIGTERM, signal.SIGINT)))
     except BotConnectionError as exc:
         fail(str(exc), 1)
     except (KeyboardInterrupt, Stopped):

@@ -30,7 +30,7 @@ import grpc.aio
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac._proto.polignac.v1.referee_pb2_grpc import RefereeServiceStub
 from polignac.bot.league import DETECTION_S, REATTACH_CODES, Backoff, ChannelSecurity, stay_online
-from polignac.bot.stream import write
+from polignac.bot.stream import raise_if_cancelled, write
 from polignac_arena.referee.options import server_options
 from polignac_arena.referee.service import SERVICE_NAME
 from polignac_arena.seats.base import SeatContext, SeatLimits, SeatProcess
@@ -129,6 +129,7 @@ class SeatRelay:
                             await context.write(message)
                         code, details = await call.code(), await call.details()
                     except grpc.aio.AioRpcError as exc:
+                        raise_if_cancelled()
                         code, details = exc.code(), exc.details() or ""
                     finally:
                         upstream[0] = None
@@ -147,6 +148,7 @@ class SeatRelay:
                     return
                 if welcomed:
                     self._say(f"the match stream broke ({code.name}); opening it again")
+                raise_if_cancelled()
                 await asyncio.sleep(backoff.next())
         finally:
             reader.cancel()
