@@ -39,6 +39,7 @@ import contextlib
 import json
 import multiprocessing
 import os
+import queue
 import re
 import shutil
 import signal
@@ -54,7 +55,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import httpx
 
@@ -64,8 +65,9 @@ AUTHORS = ("ada", "mallory")
 SEEDED = ("r1", "r2", "r3", "r4", "r5", "r6")
 LEGIT = "legit"
 """The legitimate author's bot: each timed upload is a new version of it (within active_bots and the hourly limit)."""
-WEB_LINE = re.compile(r"web and authors' API on (\S+?)/?$")
-GRPC_LINE = re.compile(r"remote bots connect to (\S+)$")
+WEB_LINE = re.compile(r"web and authors' API on (\S+?)/?(?: \(.*\))?$")
+GRPC_LINE = re.compile(r"remote bots connect to (\S+?)(?: \(.*\))?$")
+"""The server's banner: each address, then what guards it ("(TLS)") since the banner says so."""
 START_S = 60.0
 ACTIVE_S = 300.0
 PARTIAL = b"GET /api/leaderboard HTTP/1.1\r\nHost: league\r\n"
@@ -181,6 +183,19 @@ def seed(folder: Path) -> dict[str, str]:
         league.store.close()
 
 
+def lines_of(stream: IO[str]) -> queue.Queue[str | None]:
+    """The lines of ``stream`` as a thread reads them (None at its end): a reader can wait with a deadline, and the pipe never fills."""
+    out: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        for line in stream:
+            out.put(line.rstrip("\n"))
+        out.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return out
+
+
 class Server:
     """``polignac league serve`` as a child process."""
 
@@ -196,17 +211,30 @@ class Server:
                 text=True,
             )
         assert self.process.stdout is not None
-        self.web = self.grpc = ""
-        deadline = time.monotonic() + START_S
-        while not (self.web and self.grpc):
-            line = self.process.stdout.readline()
-            if not line or time.monotonic() > deadline:
-                raise self.error("the server did not start")
-            if found := WEB_LINE.search(line.strip()):
-                self.web = found.group(1)
-            if found := GRPC_LINE.search(line.strip()):
-                self.grpc = found.group(1)
+        self.lines = lines_of(self.process.stdout)
+        try:
+            self.web, self.grpc = self._read_addresses()
+        except BaseException:
+            self.stop()
+            raise
         self.port = int(self.web.rsplit(":", 1)[1])
+
+    def _read_addresses(self) -> tuple[str, str]:
+        """The web and gRPC addresses the server prints once it serves, within :data:`START_S`."""
+        web = grpc = ""
+        deadline = time.monotonic() + START_S
+        while not (web and grpc):
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise self.error(f"the server printed no addresses within {START_S:g} s") from None
+            if line is None:
+                raise self.error(f"the server ended before it served (code {self.process.wait()})")
+            if found := WEB_LINE.search(line):
+                web = found.group(1)
+            if found := GRPC_LINE.search(line):
+                grpc = found.group(1)
+        return web, grpc
 
     def error(self, what: str) -> BenchError:
         tail = self.log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-5:]
