@@ -16,7 +16,7 @@ twice, each time for ``--seconds`` (180):
 For each run, from the league's store and the proxies:
 
 - ``matches_finished``: matches that ended ``finished`` within the window (``matches_void``:
-  called off or aborted);
+  aborted; a match called off before every bot took its seat is no match and is not counted);
 - ``network_forfeits``: seats that forfeited in those matches (disconnected, or at
   ``max_faults``): with freezes shorter than the grace, every bot could come back in time,
   so the goal is 0; ``forfeits_by_reason`` breaks them down;

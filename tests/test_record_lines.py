@@ -302,7 +302,8 @@ def test_records_are_read_as_types_outside_the_record_modules() -> None:
             continue
         text = path.read_text(encoding="utf-8")
         found += [
-            f"{path.relative_to(ROOT)}: {m.group(0)}" for m in re.finditer(r"""\[\s*["']type["']\s*\]|\.get\(\s*["']type["']""", text)
+            f"{path.relative_to(ROOT)}: {m.group(0)}"
+            for m in re.finditer(r"""\b(?:line|record|entry)\w*(?:\[\s*["']type["']\s*\]|\.get\(\s*["']type["'])""", text)
         ]
     assert found == []
 

@@ -153,3 +153,23 @@ def test_a_submission_made_in_code_with_the_transports_text_has_the_transport(tm
     assert made.transport is Transport.STDIO
     with pytest.raises(ValueError):
         Submission(path=tmp_path, name="x", version="1", language="c", command=("./bot",), transport="pigeon")  # type: ignore[arg-type]  # on purpose
+
+
+def _assigned_name(node: ast.AST) -> str | None:
+    """The name an annotated assignment with a value gives, else None."""
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+        return node.target.id
+    return None
+
+
+def test_the_author_limits_are_declared_once() -> None:
+    """``uploads_per_hour``, ``versions_kept`` and ``active_bots`` get their default and bounds in league/limits.py only."""
+    limits = ("uploads_per_hour", "active_bots", "versions_kept")
+    found = [
+        f"{path.relative_to(ROOT)}:{name}" for path in SOURCES for node in ast.walk(_code(path)) if (name := _assigned_name(node)) in limits
+    ]
+    assert sorted(found) == [
+        "server/polignac_arena/league/limits.py:active_bots",
+        "server/polignac_arena/league/limits.py:uploads_per_hour",
+        "server/polignac_arena/league/limits.py:versions_kept",
+    ]

@@ -6,13 +6,17 @@ and owner: the same folder packs to the same bytes, so an archive's SHA-256 name
 
 :func:`unpack_archive` reads an archive a stranger sent as a stream, member by member, and
 refuses it (:class:`ArchiveError`, naming the member) at the first thing a submission may not
-hold: a name leading out of the folder, a link, a device, a FIFO, a duplicate, too many
-members, too deep a path, or more bytes than the caps allow.  The bytes are counted as they
-are decompressed, not as the headers declare them, so neither a tar nor a gzip bomb is ever
-unpacked past the cap.  It unpacks into a fresh folder beside the destination and renames it
-into place: a refused archive leaves nothing behind.
+hold: a name leading out of the folder or too long, a link, a device, a FIFO, a duplicate, too
+many files and folders (the folders its paths imply counted), too deep a path, or more bytes
+than the caps allow.  The bytes are counted as they are decompressed, not as the headers
+declare them, so neither a tar nor a gzip bomb is ever unpacked past the cap.  It unpacks into
+a fresh folder beside the destination and renames it into place: a refused archive leaves
+nothing behind.  :func:`scan_archive` makes the same checks without writing anything, and
+says what unpacking would cost on disk and what ``bot.toml`` holds: the cheap refusals come
+before anything is unpacked.
 
-:class:`ArchiveStore` keeps archives by SHA-256 and their unpacked folders beside them.
+:class:`ArchiveStore` keeps archives by SHA-256 and their unpacked folders beside them; an
+upload is received into it as a stream (:class:`IncomingArchive`), never held in memory whole.
 """
 
 from __future__ import annotations
@@ -26,9 +30,11 @@ import itertools
 import os
 import re
 import shutil
+import stat
 import tarfile
 import tempfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Final
@@ -40,13 +46,20 @@ if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
 
 __all__ = [
+    "BLOCK_BYTES",
+    "MANIFEST",
     "PACK_LEFT_OUT",
+    "PATH_BYTES",
     "ArchiveCaps",
     "ArchiveError",
+    "ArchiveScan",
     "ArchiveStore",
     "ArchiveTooBig",
+    "IncomingArchive",
     "UnknownArchive",
+    "disk_usage",
     "pack_folder",
+    "scan_archive",
     "unpack_archive",
 ]
 
@@ -58,6 +71,13 @@ _CHUNK: Final = 1 << 20
 _MEMBER_OVERHEAD: Final = 4096
 """Bytes of tar headers (and their padding) allowed per member on top of the files' bytes."""
 _NAME_BYTES: Final = 255
+PATH_BYTES: Final = 1024
+"""The longest member name (all its parts, in UTF-8 bytes) an archive may hold: far under the system's path limit."""
+BLOCK_BYTES: Final = 4096
+"""What a folder, and the last part of a file, costs on disk: the unit disk use is counted in."""
+MANIFEST: Final = "bot.toml"
+_MANIFEST_BYTES: Final = 64 << 10
+"""A ``bot.toml`` larger than this is not read by :func:`scan_archive` (load_submission refuses it later)."""
 _SHA256: Final = re.compile(r"^[0-9a-f]{64}$")
 _CONTROLS: Final = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -76,13 +96,18 @@ class ArchiveCaps:
     """Parts of one member's name (``a/b/c`` has 3)."""
 
 
+def _shown(name: str) -> str:
+    """A member's name for a message: quoted, and cut short when it is long."""
+    return repr(name) if len(name) <= 120 else f"{name[:100]!r}... ({len(name.encode('utf-8', 'replace'))} bytes)"
+
+
 class ArchiveError(ValueError):
     """An archive refused; the message names the member (when one is to blame) and why."""
 
     def __init__(self, problem: str, member: str | None = None) -> None:
         self.problem = problem
         self.member = member
-        super().__init__(problem if member is None else f"archive member {member!r} {problem}")
+        super().__init__(problem if member is None else f"archive member {_shown(member)} {problem}")
 
 
 class ArchiveTooBig(ArchiveError):
@@ -184,11 +209,11 @@ def _check_packable(folder: Path, entries: list[FolderEntry], caps: ArchiveCaps)
 
 
 class _BoundedGunzip(io.RawIOBase):
-    """The decompressed stream of ``data``, refused as soon as it passes ``bound`` bytes (a gzip bomb)."""
+    """The decompressed stream of ``source``, refused as soon as it passes ``bound`` bytes (a gzip bomb)."""
 
-    def __init__(self, data: bytes, bound: int) -> None:
+    def __init__(self, source: IO[bytes], bound: int) -> None:
         super().__init__()
-        self._gzip = gzip.GzipFile(fileobj=io.BytesIO(data), mode="rb")
+        self._gzip = gzip.GzipFile(fileobj=source, mode="rb")
         self._bound = bound
         self._count = 0
 
@@ -208,41 +233,91 @@ class _BoundedGunzip(io.RawIOBase):
         return block
 
 
-def unpack_archive(data: bytes, dest: Path, caps: ArchiveCaps | None = None) -> None:
-    """Unpack the gzip'd tar ``data`` into the new folder ``dest``, or refuse it with :class:`ArchiveError`.
+@dataclass(frozen=True, slots=True)
+class ArchiveScan:
+    """What an archive holds, checked member by member without unpacking it (:func:`scan_archive`)."""
 
-    All or nothing: it unpacks into a fresh folder beside ``dest`` and renames that into place,
-    so on a refusal (or any error) nothing is left.  Files get mode ``0644`` (``0755`` when the
-    archive marks them executable), folders ``0755``.  Raises :class:`FileExistsError` when
-    ``dest`` exists (another unpack of the same archive may have won the race).
+    files: int
+    """Regular files."""
+    folders: int
+    """Folders, those its paths imply included."""
+    content_bytes: int
+    """The files' bytes."""
+    disk_bytes: int
+    """What unpacking it takes on disk: each file rounded up to :data:`BLOCK_BYTES`, and a block per folder."""
+    manifest: bytes | None
+    """The top-level ``bot.toml`` (None when there is none, or it is over 64 KiB)."""
+
+
+@contextlib.contextmanager
+def _opened(data: bytes | Path, caps: ArchiveCaps) -> Iterator[IO[bytes]]:
+    """The archive ``data`` (its bytes, or the file holding them) as a stream, once its size and first bytes are checked."""
+    stream: IO[bytes]
+    if isinstance(data, bytes | bytearray):
+        size, stream = len(data), io.BytesIO(data)
+    else:
+        stream = open(data, "rb")  # noqa: SIM115 (closed below)
+        size = os.fstat(stream.fileno()).st_size
+    with stream:
+        if size > caps.compressed_bytes:
+            raise ArchiveTooBig(f"the archive has {size} bytes, more than the {caps.compressed_bytes} allowed")
+        if stream.read(2) != b"\x1f\x8b":
+            raise ArchiveError("the upload is not a gzip'd tar (it does not start as gzip data does)")
+        stream.seek(0)
+        yield stream
+
+
+def scan_archive(data: bytes | Path, caps: ArchiveCaps | None = None) -> ArchiveScan:
+    """Check the gzip'd tar ``data`` as :func:`unpack_archive` does, writing nothing; what it holds, or :class:`ArchiveError`.
+
+    It costs the archive's decompression and nothing on disk: a refusal here is cheap.
     """
     caps = caps or ArchiveCaps()
-    if len(data) > caps.compressed_bytes:
-        raise ArchiveTooBig(f"the archive has {len(data)} bytes, more than the {caps.compressed_bytes} allowed")
-    if not data.startswith(b"\x1f\x8b"):
-        raise ArchiveError("the upload is not a gzip'd tar (it does not start as gzip data does)")
+    walker = _Unpacker(None, caps)
+    with _opened(data, caps) as stream:
+        walker.run(stream)
+    files = walker.members_files
+    folders = len(walker.folders)
+    return ArchiveScan(files, folders, walker.written, walker.disk + folders * BLOCK_BYTES, walker.manifest)
+
+
+def unpack_archive(data: bytes | Path, dest: Path, caps: ArchiveCaps | None = None) -> None:
+    """Unpack the gzip'd tar ``data`` (its bytes, or the file holding them) into the new folder ``dest``, or refuse it.
+
+    All or nothing: it unpacks into a fresh folder beside ``dest`` and renames that into place,
+    so on a refusal (:class:`ArchiveError`, or any error) nothing is left.  Files get mode
+    ``0644`` (``0755`` when the archive marks them executable), folders ``0755``.  Raises
+    :class:`FileExistsError` when ``dest`` exists (another unpack of the same archive may have
+    won the race).
+    """
+    caps = caps or ArchiveCaps()
     dest = Path(dest)
-    if os.path.lexists(dest):
-        raise FileExistsError(errno.EEXIST, "already unpacked", str(dest))
-    temp = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{dest.name}-", dir=dest.parent))
-    try:
-        _Unpacker(temp, caps).run(data)
-        os.chmod(temp, 0o755)
+    with _opened(data, caps) as stream:
+        if os.path.lexists(dest):
+            raise FileExistsError(errno.EEXIST, "already unpacked", str(dest))
+        temp = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{dest.name}-", dir=dest.parent))
         try:
-            os.rename(temp, dest)
-        except OSError as exc:
-            if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
-                raise FileExistsError(errno.EEXIST, "already unpacked", str(dest)) from None
+            _Unpacker(temp, caps).run(stream)
+            os.chmod(temp, 0o755)
+            try:
+                os.rename(temp, dest)
+            except OSError as exc:
+                if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                    raise FileExistsError(errno.EEXIST, "already unpacked", str(dest)) from None
+                raise
+        except BaseException:
+            shutil.rmtree(temp, ignore_errors=True)
             raise
-    except BaseException:
-        shutil.rmtree(temp, ignore_errors=True)
-        raise
+
+
+def _blocks(size: int) -> int:
+    return -(-size // BLOCK_BYTES) * BLOCK_BYTES
 
 
 class _Unpacker:
-    """One unpack: every member checked, counted against the caps, and written under ``root``."""
+    """One unpack: every member checked, counted against the caps, and written under ``root`` (None: only checked)."""
 
-    def __init__(self, root: Path, caps: ArchiveCaps) -> None:
+    def __init__(self, root: Path | None, caps: ArchiveCaps) -> None:
         self.root = root
         self.caps = caps
         self.folders: set[str] = set()
@@ -250,11 +325,15 @@ class _Unpacker:
         self.named: set[str] = set()
         """Names of the members seen so far."""
         self.members = 0
+        self.members_files = 0
         self.declared = 0
         self.written = 0
+        self.disk = 0
+        """The files' bytes on disk, each rounded up to a block."""
+        self.manifest: bytes | None = None
 
-    def run(self, data: bytes) -> None:
-        stream = _BoundedGunzip(data, self.caps.unpacked_bytes + self.caps.files * _MEMBER_OVERHEAD + (1 << 20))
+    def run(self, source: IO[bytes]) -> None:
+        stream = _BoundedGunzip(source, self.caps.unpacked_bytes + self.caps.files * _MEMBER_OVERHEAD + (1 << 20))
         try:
             with tarfile.open(fileobj=stream, mode="r|") as tar:
                 for member in tar:
@@ -263,6 +342,10 @@ class _Unpacker:
             raise ArchiveError(f"the upload is not a valid gzip'd tar: {exc}") from None
         if not self.members:
             raise ArchiveError("the archive holds no files")
+
+    def _entries(self) -> int:
+        """Files and folders so far (the folders its paths imply included): what the ``files`` cap counts."""
+        return self.members_files + len(self.folders)
 
     def _member(self, tar: tarfile.TarFile, member: tarfile.TarInfo) -> None:
         self.members += 1
@@ -278,12 +361,15 @@ class _Unpacker:
             parent = "/".join(parts[:number])
             if parent in self.named and parent not in self.folders:
                 raise ArchiveError(f"is inside {parent!r}, which is a file in the archive", name)
-            self._folder(parent)
+            self._folder(parent, name)
         if member.isdir():
-            self._folder(name)
+            self._folder(name, name)
             return
         if name in self.folders:
             raise ArchiveError("is a file where the archive already has a folder of that name", name)
+        self.members_files += 1
+        if self._entries() > self.caps.files:
+            raise ArchiveTooBig(f"is past the {self.caps.files} files and folders an archive may hold (its folders counted)", name)
         self.declared += member.size
         if self.declared > self.caps.unpacked_bytes:
             raise ArchiveTooBig(f"takes the files' bytes past {self.caps.unpacked_bytes}, the limit of a submission", name)
@@ -309,11 +395,14 @@ class _Unpacker:
         if any(part in ("", ".") for part in parts):
             raise ArchiveError("has an empty part ('//' or '.') in its name", name)
         try:
+            size = len(name.encode("utf-8"))
             too_long = any(len(part.encode("utf-8")) > _NAME_BYTES for part in parts)
         except UnicodeEncodeError:
             raise ArchiveError("has a name that is not UTF-8", name) from None
         if too_long:
             raise ArchiveError(f"has a part of its name longer than {_NAME_BYTES} bytes", name)
+        if size > PATH_BYTES:
+            raise ArchiveError(f"has a name of {size} bytes, more than the {PATH_BYTES} allowed", name)
         if len(parts) > self.caps.depth:
             raise ArchiveError(f"is {len(parts)} levels deep, more than the {self.caps.depth} allowed", name)
         return parts
@@ -333,29 +422,64 @@ class _Unpacker:
         if not (member.isreg() or member.isdir()):
             raise ArchiveError(f"is of tar type {member.type!r}: an archive holds only regular files and folders", name)
 
-    def _folder(self, name: str) -> None:
+    def _folder(self, name: str, member: str) -> None:
         if name in self.folders:
             return
-        path = self.root / name
-        os.mkdir(path, 0o700)
-        os.chmod(path, 0o755)
         self.folders.add(name)
+        if self._entries() > self.caps.files:
+            raise ArchiveTooBig(f"is past the {self.caps.files} files and folders an archive may hold (its folders counted)", member)
+        if self.root is None:
+            return
+        path = self.root / name
+        try:
+            os.mkdir(path, 0o700)
+            os.chmod(path, 0o755)
+        except OSError as exc:
+            raise ArchiveError(f"cannot be unpacked: {exc.strerror or exc}", member) from None
 
     def _write(self, name: str, source: IO[bytes], *, executable: bool) -> None:
+        if self.root is None:
+            self._count(name, source)
+            return
         # Every folder on the way was made by this unpack and no link is ever made: the path cannot be redirected.
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(self.root / name, flags, 0o600)
         try:
+            fd = os.open(self.root / name, flags, 0o600)
+        except OSError as exc:
+            raise ArchiveError(f"cannot be unpacked: {exc.strerror or exc}", name) from None
+        try:
+            size = 0
             while block := source.read(_CHUNK):
-                self.written += len(block)
-                if self.written > self.caps.unpacked_bytes:
-                    raise ArchiveTooBig(f"takes the files' bytes past {self.caps.unpacked_bytes}, the limit of a submission", name)
+                size += len(block)
+                self._add_bytes(name, len(block))
                 view = memoryview(block)
                 while view:
                     view = view[os.write(fd, view) :]
+            self.disk += _blocks(size)
             os.fchmod(fd, 0o755 if executable else 0o644)
+        except OSError as exc:
+            raise ArchiveError(f"cannot be unpacked: {exc.strerror or exc}", name) from None
         finally:
             os.close(fd)
+
+    def _count(self, name: str, source: IO[bytes]) -> None:
+        """Read a member only to count its bytes (and keep ``bot.toml``'s)."""
+        keep = name == MANIFEST
+        kept: list[bytes] = []
+        size = 0
+        while block := source.read(_CHUNK):
+            size += len(block)
+            self._add_bytes(name, len(block))
+            if keep and size <= _MANIFEST_BYTES:
+                kept.append(block)
+        self.disk += _blocks(size)
+        if keep and size <= _MANIFEST_BYTES:
+            self.manifest = b"".join(kept)
+
+    def _add_bytes(self, name: str, count: int) -> None:
+        self.written += count
+        if self.written > self.caps.unpacked_bytes:
+            raise ArchiveTooBig(f"takes the files' bytes past {self.caps.unpacked_bytes}, the limit of a submission", name)
 
 
 # -- the store (the server) ---------------------------------------------------------------------------------------
@@ -369,20 +493,57 @@ def _fsync_folder(path: Path) -> None:
         os.close(fd)
 
 
+def disk_usage(path: Path) -> int:
+    """The bytes a folder (or file) takes on disk, links not followed: what the disk budgets count."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return 0
+    total = info.st_blocks * 512
+    if not stat.S_ISDIR(info.st_mode):
+        return total
+    pending = [str(path)]
+    while pending:
+        try:
+            entries = list(os.scandir(pending.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                total += entry.stat(follow_symlinks=False).st_blocks * 512
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+            except OSError:
+                continue  # removed meanwhile
+    return total
+
+
 class ArchiveStore:
     """Archives kept by content: ``root/archives/ab/<sha256>.tar.gz``, unpacked once into ``root/versions/<sha256>/``.
 
     An archive is written to a temporary file, synced and renamed, so it is whole or absent; an
-    unpacked folder is renamed into place whole.  :meth:`sweep`, at start-up, removes what a
-    killed process left half-written.
+    unpacked folder is renamed into place whole.  :meth:`sweep`, at start-up, moves what a
+    killed process left half-written to ``root/trash/``, which :meth:`empty_trash` empties
+    (in the background: start-up does not wait on a large folder's removal).
+
+    The archives are their authors' private code: their folder is open to this user only
+    (``0700``, files ``0600``).  An unpacked folder must stay readable by the sandbox's users,
+    so ``root`` and ``versions`` may be crossed by others (``0711``) but not listed: a version
+    is reached only by its SHA-256, which only the store knows.
     """
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.archives = self.root / "archives"
         self.versions = self.root / "versions"
-        self.archives.mkdir(parents=True, exist_ok=True)
-        self.versions.mkdir(exist_ok=True)
+        self.incoming = self.root / "incoming"
+        self.trash_folder = self.root / "trash"
+        self.root.mkdir(parents=True, exist_ok=True)
+        modes = {self.root: 0o711, self.archives: 0o700, self.versions: 0o711, self.incoming: 0o700, self.trash_folder: 0o700}
+        for folder, mode in modes.items():
+            folder.mkdir(exist_ok=True)
+            with contextlib.suppress(PermissionError):  # a store another user keeps: left as it is
+                os.chmod(folder, mode)
 
     def archive_path(self, sha: str) -> Path:
         """Where the archive ``sha`` is kept; raises :class:`UnknownArchive` for a name that is no SHA-256."""
@@ -395,26 +556,25 @@ class ArchiveStore:
         self.archive_path(sha)  # the same check of the name
         return self.versions / sha
 
+    def receive(self, cap: int) -> IncomingArchive:
+        """A new upload, written to disk as it arrives and refused (:class:`ArchiveTooBig`) once it passes ``cap`` bytes."""
+        return IncomingArchive(self, cap)
+
     def put(self, data: bytes) -> str:
         """Keep ``data``; its SHA-256 in hex.  Storing the same bytes again changes nothing."""
-        sha = hashlib.sha256(data).hexdigest()
+        with self.receive(len(data)) as incoming:
+            incoming.write(data)
+            return incoming.keep()
+
+    def _keep_file(self, temp: Path, sha: str) -> None:
+        """Move the synced file ``temp`` (whose SHA-256 is ``sha``) into place, or drop it when the archive is kept already."""
         final = self.archive_path(sha)
         if final.is_file():
-            return sha
-        final.parent.mkdir(exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=final.parent)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
-            os.rename(temp, final)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp)
-            raise
+            temp.unlink(missing_ok=True)
+            return
+        final.parent.mkdir(mode=0o700, exist_ok=True)
+        os.rename(temp, final)
         _fsync_folder(final.parent)
-        return sha
 
     def get(self, sha: str) -> bytes:
         """The archive ``sha``; raises :class:`UnknownArchive`."""
@@ -427,12 +587,19 @@ class ArchiveStore:
         """Whether the archive ``sha`` is kept."""
         return self.archive_path(sha).is_file()
 
+    def size(self, sha: str) -> int:
+        """The bytes the archive ``sha`` takes on disk (0 when it is not kept)."""
+        return disk_usage(self.archive_path(sha))
+
     def unpacked(self, sha: str, caps: ArchiveCaps | None = None) -> Path:
         """The folder the archive ``sha`` unpacks to, unpacked on first use; raises :class:`ArchiveError`, :class:`UnknownArchive`."""
         dest = self.version_path(sha)
         if dest.is_dir():
             return dest
-        return self._unpack(sha, self.get(sha), caps)
+        path = self.archive_path(sha)
+        if not path.is_file():
+            raise UnknownArchive(f"no archive {sha!r} in the store")
+        return self._unpack(sha, path, caps)
 
     def add(self, data: bytes, caps: ArchiveCaps | None = None) -> str:
         """Check ``data`` by unpacking it, then keep it; its SHA-256.  A refused archive (:class:`ArchiveError`) is not kept.
@@ -448,7 +615,7 @@ class ArchiveStore:
             shutil.rmtree(self.version_path(sha), ignore_errors=True)
             raise
 
-    def _unpack(self, sha: str, data: bytes, caps: ArchiveCaps | None) -> Path:
+    def _unpack(self, sha: str, data: bytes | Path, caps: ArchiveCaps | None) -> Path:
         """``data`` (whose SHA-256 is ``sha``) unpacked into its version folder, unless it already is."""
         dest = self.version_path(sha)
         if not dest.is_dir():
@@ -463,12 +630,18 @@ class ArchiveStore:
         """
         shutil.rmtree(self.version_path(sha), ignore_errors=True)
 
-    def remove(self, sha: str) -> None:
-        """Forget the archive ``sha`` and its unpacked folder (nothing happens when neither is kept)."""
+    def remove(self, sha: str, *, later: bool = False) -> None:
+        """Forget the archive ``sha`` and its unpacked folder (nothing happens when neither is kept).
+
+        ``later``: the folder goes to the trash (a rename), for :meth:`empty_trash` to remove.
+        """
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.archive_path(sha))
         # The archive goes first: a folder left without one is swept at the next start.
-        shutil.rmtree(self.version_path(sha), ignore_errors=True)
+        if later:
+            self.trash(self.version_path(sha))
+        else:
+            shutil.rmtree(self.version_path(sha), ignore_errors=True)
 
     def kept(self) -> set[str]:
         """The SHA-256 of every archive kept."""
@@ -480,8 +653,19 @@ class ArchiveStore:
             if path.name.endswith(".tar.gz") and _SHA256.match(path.name.removesuffix(".tar.gz"))
         }
 
+    def trash(self, path: Path) -> None:
+        """Move ``path`` (in the store) to the trash at once; :meth:`empty_trash` removes it."""
+        with contextlib.suppress(FileNotFoundError):
+            os.rename(path, Path(tempfile.mkdtemp(prefix="gone-", dir=self.trash_folder)) / "x")
+
+    def empty_trash(self) -> None:
+        """Remove everything in the trash (what :meth:`sweep` and :meth:`trash` put there)."""
+        for entry in list(self.trash_folder.iterdir()):
+            shutil.rmtree(entry, ignore_errors=True)
+
     def sweep(self) -> list[Path]:
-        """Remove what a killed process left: temporary files and folders, and unpacked folders without their archive."""
+        """Move to the trash what a killed process left: temporary files and folders, uploads half received, and
+        unpacked folders without their archive.  Each costs a rename: :meth:`empty_trash` does the removing."""
         removed: list[Path] = []
         for shard in self.archives.iterdir():
             if shard.is_dir() and not shard.is_symlink():
@@ -489,12 +673,78 @@ class ArchiveStore:
                     if path.name.startswith(TEMP_PREFIX):
                         path.unlink(missing_ok=True)
                         removed.append(path)
+        for path in self.incoming.iterdir():
+            self.trash(path)
+            removed.append(path)
         for path in self.versions.iterdir():
             orphan = _SHA256.match(path.name) is not None and not self.has(path.name)
             if path.name.startswith(TEMP_PREFIX) or orphan:
                 if path.is_dir() and not path.is_symlink():
-                    shutil.rmtree(path, ignore_errors=True)
+                    self.trash(path)
                 else:
                     path.unlink(missing_ok=True)
                 removed.append(path)
         return removed
+
+
+class IncomingArchive:
+    """An upload being received: written to a private temporary file as it arrives, hashed, and capped.
+
+    Use it as a context manager: unless :meth:`keep` moved it into the store, the file is removed
+    on leaving.
+    """
+
+    def __init__(self, store: ArchiveStore, cap: int) -> None:
+        self.store = store
+        self.cap = cap
+        self.size = 0
+        fd, name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=store.incoming)  # mode 0600
+        self.path = Path(name)
+        self._file: IO[bytes] | None = os.fdopen(fd, "wb")
+        self._hash = hashlib.sha256()
+        self._kept = False
+
+    @property
+    def sha(self) -> str:
+        """The SHA-256 of what was received so far, in hex."""
+        return self._hash.hexdigest()
+
+    def write(self, data: bytes) -> None:
+        """Add ``data``; :class:`ArchiveTooBig` once the upload passes its cap (what came is then dropped)."""
+        if self._file is None:
+            raise ValueError("the upload is closed")
+        self.size += len(data)
+        if self.size > self.cap:
+            raise ArchiveTooBig(f"the upload is more than the {self.cap} bytes allowed")
+        self._hash.update(data)
+        self._file.write(data)
+
+    def finish(self) -> Path:
+        """Stop receiving: the file, synced, to read (scan, unpack) before :meth:`keep` or :meth:`discard`."""
+        if self._file is not None:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            self._file = None
+        return self.path
+
+    def keep(self) -> str:
+        """Move the upload into the store (whole: synced, then renamed); its SHA-256."""
+        self.finish()
+        sha = self.sha
+        self.store._keep_file(self.path, sha)
+        self._kept = True
+        return sha
+
+    def discard(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if not self._kept:
+            self.path.unlink(missing_ok=True)
+
+    def __enter__(self) -> IncomingArchive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()

@@ -17,6 +17,7 @@ from polignac_arena.referee import TimeControl
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import BotSpecError, run_local_match
 from polignac_arena.seats import SeatKind, SeatLimits, launcher_for
+from polignac_arena.seats.base import BuildLimits, BuildResult
 from polignac_arena.signals import until_signal
 from polignac_arena.statuses import MatchStatus
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, load_submission
@@ -46,6 +47,8 @@ class CheckReport:
 
     submission: Submission | None = None
     steps: list[tuple[str, bool, str]] = field(default_factory=list)
+    build: BuildResult | None = None
+    """How the build step went, when it ran."""
     conformance: ConformanceReport | None = None
     """The conformance report, when it was asked for and the steps before it passed."""
     progress: Progress | None = field(default=None, repr=False, compare=False)
@@ -113,15 +116,19 @@ async def check_submission_async(
     limits: SeatLimits | None = None,
     progress: Progress | None = None,
     conformance: bool = False,
+    build_timeout_s: float | None = None,
+    build_caps: BuildLimits | None = None,
 ) -> CheckReport:
     """:func:`check_submission` in a running event loop, told step by step to ``progress``.
 
     The build step runs in the sandbox of ``seat_kind`` (:meth:`SeatLauncher.build`); what it makes is
     installed in the submission folder (docs/builds.md).  The smoke match is in ``rules`` when given
     (a bot that does not declare its game fails, before its build), else in a game the bot declares.
-    Seats and builds get ``limits`` (default :class:`SeatLimits`).  With ``conformance``, once every
-    step passed, the bot plays the scripted situations of :func:`~polignac_arena.conformance.run_conformance`
-    in seats of ``seat_kind`` (``report.conformance``).  Cancelled, it stops and removes what it started.
+    Seats and builds get ``limits`` (default :class:`SeatLimits`); the build step gets ``build_timeout_s``
+    of wall clock (default :data:`BUILD_TIMEOUT_S`) and ``build_caps`` (default :class:`BuildLimits`).  With
+    ``conformance``, once every step passed, the bot plays the scripted situations of
+    :func:`~polignac_arena.conformance.run_conformance` in seats of ``seat_kind`` (``report.conformance``).
+    Cancelled, it stops and removes what it started.
     """
     report = CheckReport(progress=progress)
     limits = limits or SeatLimits()
@@ -141,9 +148,11 @@ async def check_submission_async(
             return report
         report.add("game", True, f"it plays {game_of(rules)}")
     if build and submission.build:
-        report.note(f"building: {shlex.join(submission.build)} (at most {BUILD_TIMEOUT_S} s)")
+        build_timeout_s = BUILD_TIMEOUT_S if build_timeout_s is None else build_timeout_s
+        report.note(f"building: {shlex.join(submission.build)} (at most {build_timeout_s:g} s)")
         launcher = launcher_for(seat_kind)
-        built = await launcher.build(submission, limits, timeout_s=BUILD_TIMEOUT_S, trusted=trusted)
+        built = await launcher.build(submission, limits, timeout_s=build_timeout_s, trusted=trusted, caps=build_caps)
+        report.build = built
         tail = built.output.strip().splitlines()[-BUILD_OUTPUT_LINES:]
         if not report.add("build", built.ok, "\n".join([built.reason, *tail])):
             return report

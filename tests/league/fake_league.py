@@ -17,6 +17,24 @@ from polignac_arena.league.authoring import (
 )
 
 Step = tuple[SubmissionState, tuple[str, ...], str]
+
+
+@dataclass
+class FakeUpload:
+    """An upload received into memory (the fake keeps everything in memory): its chunks, and whether it was closed."""
+
+    league: FakeLeague
+    chunks: list[bytes] = field(default_factory=list)
+    closed: bool = False
+
+    def write(self, data: bytes) -> None:
+        self.chunks.append(data)
+
+    def close(self) -> None:
+        self.closed = True
+        self.league.calls.append("close")
+
+
 """One step of a scripted validation: the state it reaches, the log lines it adds, the reason."""
 
 
@@ -32,6 +50,8 @@ class FakeLeague:
     owners: dict[str, str] = field(default_factory=lambda: {"ada-bot": "ada", "bob-bot": "bob"})
     throttled: set[str] = field(default_factory=set)
     over_limit: set[str] = field(default_factory=set)
+    busy: int = 0
+    """Uploads to refuse as the league receiving others does (429, Retry-After 1), before taking the next."""
     statuses: dict[str, SubmissionStatus] = field(default_factory=dict)
     scripts: dict[str, list[Step]] = field(default_factory=dict)
     calls: list[str] = field(default_factory=list)
@@ -46,15 +66,20 @@ class FakeLeague:
             raise Throttled(12.2)
         return self.tokens.get(token)
 
-    def admit(self, author: str, bot_name: str) -> None:
+    def admit(self, author: str, bot_name: str) -> FakeUpload:
         self.calls.append(f"admit {author} {bot_name}")
         owner = self.owners.setdefault(bot_name, author)
         if owner != author:
             raise SubmissionRefused(f"bot {bot_name!r} belongs to another author", 403)
         if author in self.over_limit:
             raise SubmissionRefused("you uploaded 10 versions in the last hour, the limit", 429, retry_after_s=1800.5)
+        if self.busy > 0:
+            self.busy -= 1
+            raise SubmissionRefused("the league is receiving 4 upload(s), the most at once: try again in a few seconds", 429, 1.0)
+        return FakeUpload(self)
 
-    def submit(self, author: str, bot_name: str, data: bytes) -> SubmissionStatus:
+    def submit(self, author: str, bot_name: str, upload: FakeUpload) -> SubmissionStatus:  # type: ignore[override]
+        data = b"".join(upload.chunks)
         self.calls.append(f"submit {author} {bot_name} {len(data)} bytes")
         if data == b"too big unpacked":
             raise SubmissionRefused("the archive unpacks to more than 100 MB", 413)

@@ -124,6 +124,7 @@ class LeagueProcess:
     grpc_security: str = ""
     lines: queue.Queue[str | None] = field(default_factory=queue.Queue)
     err_path: Path | None = None
+    http: httpx.Client | None = None
 
     @classmethod
     def start(cls, config: Path) -> LeagueProcess:
@@ -154,6 +155,9 @@ class LeagueProcess:
 
     def kill(self) -> None:
         """SIGKILL, and reap it."""
+        if self.http is not None:
+            self.http.close()
+            self.http = None
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=DEADLINE_S)
@@ -175,9 +179,12 @@ class LeagueProcess:
         return "".join(out)
 
     def status(self, client: httpx.Client | None = None) -> dict[str, Any]:
-        """GET /api/league/status."""
-        get = client.get if client is not None else httpx.get
-        answer = get(f"{self.web}/api/league/status", timeout=10)
+        """GET /api/league/status (on one kept-alive connection, as a page polls: the league limits new connections per address)."""
+        if client is None:
+            if self.http is None:
+                self.http = httpx.Client(timeout=10)
+            client = self.http
+        answer = client.get(f"{self.web}/api/league/status", timeout=10)
         answer.raise_for_status()
         result: dict[str, Any] = answer.json()
         return result

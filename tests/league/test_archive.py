@@ -357,4 +357,6 @@ def test_what_a_killed_process_left_is_swept(tmp_path: Path, where: str) -> None
     orphan.mkdir()  # unpacked, but killed before its archive was kept
     removed = store.sweep()
     assert set(left) | {orphan} <= set(removed)
+    assert not orphan.exists() and all(not path.exists() for path in left)  # moved to the trash at once ...
+    store.empty_trash()  # ... and removed from there (in the league's background)
     assert [p for p in store_root.rglob("*") if p.is_file()] == []

@@ -96,7 +96,7 @@ def test_an_upload_is_queued(client: TestClient, league: FakeLeague) -> None:
         [],
         0,
     )
-    assert league.calls[-2:] == ["admit ada ada-bot", f"submit ada ada-bot {len(UPLOAD)} bytes"]
+    assert league.calls[-3:] == ["admit ada ada-bot", f"submit ada ada-bot {len(UPLOAD)} bytes", "close"]  # its place given back
 
 
 def test_another_authors_bot_is_refused_before_the_body_is_read(client: TestClient, league: FakeLeague) -> None:

@@ -181,7 +181,7 @@ def test_a_rerun_request_is_played_first_with_the_same_seats_and_deal(tmp_path: 
     run(scenario(), timeout=60)
 
 
-def test_a_remote_bot_that_declines_gets_a_void_match_and_a_rest(tmp_path: Path) -> None:
+def test_a_remote_bot_that_declines_leaves_no_match_behind_and_gets_a_rest(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with league(tmp_path) as lg:
             lg.online.add("far@1.0")
@@ -192,19 +192,29 @@ def test_a_remote_bot_that_declines_gets_a_void_match_and_a_rest(tmp_path: Path)
                 offers.append(label)
                 return False
 
+            def release(label: str, match_id: str) -> None:
+                lg.released.append((label, match_id))
+                lg.changed.set()
+
             paused: list[tuple[str, float, str]] = []
-            ladder = lg.ladder(assign=declines, pause=lambda label, seconds, why: paused.append((label, seconds, why)))
+            ladder = lg.ladder(assign=declines, release=release, pause=lambda label, seconds, why: paused.append((label, seconds, why)))
             assert ladder.start_due() == 1, "a remote bot plays one match at a time"
-            await lg.until(lambda: bool(lg.recorded))
-            assert offers == ["far@1.0"] and lg.recorded == [(0, "aborted")]
+            await lg.until(lambda: bool(lg.released))
+            assert offers == ["far@1.0"] and lg.released == [("far@1.0", "test-000000")] and ladder.running == []
+            # No match, public or void: the offer was never a fixture (a bot that joins and leaves costs nothing).
+            assert lg.recorded == [] and lg.store.list_results(lg.tournament_id) == []
+            assert lg.store.fixtures(lg.tournament_id) == []
             assert ladder.start_due() == 0, "the bot that declined is left out for its rest"
             assert paused == [("far@1.0", 30.0, "match test-000000 declined or not answered: no match is offered for 30 s")]
-            (result,) = lg.store.list_results(lg.tournament_id)
-            assert result.status == "aborted" and result.places is None and result.match_id == "test-000000"
-            assert lg.store.get_tournament(lg.tournament_id).rating_cursor == 1  # type: ignore[union-attr]
-            assert lg.released == [("far@1.0", "test-000000")] and ladder.running == []
+            lg.store.set_disabled("gamma", False)
+            assert ladder.start_due() == 2  # two tables of alpha, beta, gamma (an uploaded version plays two at once)
+            assert sorted(match for match, _ in ladder.running) == ["test-000000", "test-000001"]  # the free index taken first
+            await lg.until(lambda: len(lg.recorded) == 2)
+            assert sorted(lg.recorded) == [(0, "finished"), (1, "finished")]
+            assert all("far@1.0" not in result.seats for result in lg.store.list_results(lg.tournament_id))
+            assert lg.store.get_tournament(lg.tournament_id).rating_cursor == 2  # type: ignore[union-attr]
 
-    run(scenario(), timeout=60)
+    run(scenario(), timeout=120)
 
 
 def test_a_drain_past_its_deadline_aborts_the_match_and_stops_its_seats(tmp_path: Path) -> None:

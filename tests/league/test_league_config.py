@@ -90,3 +90,48 @@ def test_a_file_that_is_not_toml_or_not_there_is_one_clear_problem(tmp_path: Pat
     (tmp_path / "bad.toml").write_text("[[[")
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_league_config(tmp_path / "bad.toml")
+
+
+def test_the_docs_list_every_limit_with_its_default() -> None:
+    """docs/league.md's table of limits names each key of the league file's limit tables, with the code's default."""
+    import dataclasses
+    import re
+
+    from polignac_arena.league.limits import LIMIT_TABLES
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "league.md").read_text(encoding="utf-8")
+    listed = {(m[1], m[2]): m[3] for m in re.finditer(r"^\| `\[(\w+)\] (\w+)` \| ([^|]+?) \|", docs, re.MULTILINE)}
+    for section, cls in LIMIT_TABLES.items():
+        for spec in dataclasses.fields(cls):
+            if "key" in spec.metadata:  # set elsewhere, by the key it names
+                continue
+            default = spec.default
+            shown = "`[]`" if default == () else f"{default:g}" if isinstance(default, float) else str(default)
+            assert listed.get((section, spec.name)) == shown, (section, spec.name, listed.get((section, spec.name)), shown)
+    parsed = parse_league_config("", Path("league.toml"))
+    assert parsed.author_limits == LIMIT_TABLES["limits"]() and parsed.http_limits == LIMIT_TABLES["http"]()
+
+
+def test_limits_are_read_with_their_bounds(tmp_path: Path) -> None:
+    lines = ["[http]", "max_connections = 0", "trusted_proxies = ['10.0.0.1/8', 'nonsense']", "[grpc]", "idle_timeout_s = 5"]
+    lines += ["[limits]", "disk_mb = 5", "bots = 'many'", "[validation]", "workers = 3", "surprise = 1"]
+    text = "\n".join(lines) + "\n"
+    with pytest.raises(ConfigError) as info:
+        parse_league_config(text, tmp_path / "league.toml")
+    problems = "\n".join(info.value.problems)
+    for expected in (
+        "line 2: 'http.max_connections': must be an integer in 1..100000, got 0",
+        "line 3: 'http.trusted_proxies': 'nonsense' is not an IP address or network",
+        "line 8: 'limits.bots': must be an integer",
+        "line 11: 'validation.surprise': unknown setting",
+    ):
+        assert expected in problems, (expected, problems)
+    config = parse_league_config(
+        text.replace("max_connections = 0", "max_connections = 9")
+        .replace(", 'nonsense'", "")
+        .replace("bots = 'many'\n", "")
+        .replace("surprise = 1\n", ""),
+        tmp_path / "league.toml",
+    )
+    assert config.http_limits.max_connections == 9 and config.http_limits.trusted_proxies == ("10.0.0.0/8",)
+    assert config.grpc_limits.idle_timeout_s == 5.0 and config.author_limits.disk_mb == 5 and config.validation.workers == 3

@@ -20,7 +20,7 @@ from polignac_arena.archive import pack_folder
 from polignac_arena.cli import app
 from polignac_arena.league.author_api import author_router
 from polignac_arena.league.authoring import SubmissionState
-from polignac_arena.league.submit import SubmitError, find_token, server_url
+from polignac_arena.league.submit import LeagueClient, SubmitError, find_token, server_url
 from tests.league.fake_league import FakeLeague, Step
 
 CAP = 8192
@@ -224,6 +224,24 @@ def test_a_folder_that_is_no_submission_is_refused_before_connecting(tmp_path: P
     code, _, err = submit(folder, "--server", "https://league.example.org", "--token-file", token_file)
     assert code == 1
     assert "is not a submission to upload" in err and "absolute symbolic link" in err
+
+
+def test_an_upload_refused_while_the_league_is_busy_is_tried_again(server: Server, tmp_path: Path) -> None:
+    server.league.busy = 2
+    waits: list[float] = []
+    told: list[str] = []
+    data = pack_folder(bot(tmp_path))
+    with LeagueClient(server.url, "tok-ada", ca=server.ca) as client:
+        status = client.upload("ada-bot", data, on_wait=lambda seconds, why: told.append(why), sleep=waits.append)
+    assert status.state is SubmissionState.QUEUED and waits == [1.0, 1.0]
+    assert all("the league is receiving 4 upload(s)" in line for line in told)
+    server.league.over_limit.add("ada")  # an hour's wait is told, not waited for
+    try:
+        with LeagueClient(server.url, "tok-ada", ca=server.ca) as client, pytest.raises(SubmitError, match="retry after 1801 s"):
+            client.upload("ada-bot", data, sleep=waits.append)
+    finally:
+        server.league.over_limit.discard("ada")
+    assert waits == [1.0, 1.0]
 
 
 def league_cli(*args: str | Path) -> tuple[int, str, str]:

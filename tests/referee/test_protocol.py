@@ -158,7 +158,9 @@ def test_junk_as_the_first_message_is_invalid_argument_and_the_seat_stays_free(c
         run(scenario())
     lines = [r for r in caplog.records if "not a PlayRequest" in r.getMessage()]
     assert len(lines) == 1 and lines[0].exc_info is None
-    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], "no traceback in the referee's log"
+    # grpc.aio's poller may still call back into an earlier test's closed event loop: that is no record of this match.
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR and "PollerCompletionQueue" not in r.getMessage()]
+    assert not errors, "no traceback in the referee's log"
 
 
 def test_a_stream_closed_before_its_hello_is_invalid_argument() -> None:

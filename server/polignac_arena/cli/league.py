@@ -375,7 +375,12 @@ def submit(
             columns = (TextColumn(f"uploading {len(data)} bytes"), BarColumn(), DownloadColumn(binary_units=True), TransferSpeedColumn())
             with Progress(*columns, console=errors, transient=True, disable=not errors.is_terminal) as progress:
                 task = progress.add_task("upload", total=len(data))
-                status = client.upload(bot, data, lambda sent: progress.advance(task, sent))
+
+                def waiting(seconds: float, why: str) -> None:
+                    progress.reset(task)
+                    errors.print(f"polignac: {plain(why)}: trying again in {seconds:g} s", markup=False, soft_wrap=True)
+
+                status = client.upload(bot, data, lambda sent: progress.advance(task, sent), on_wait=waiting)
             print(f"uploaded {plain(str(folder))} as a version of {plain(bot)}: submission {plain(status.id)}, {status.state}")
             try:
                 status = client.follow(status, lambda line: print(f"  {line}", flush=True))

@@ -6,16 +6,21 @@ with their status and headers, made here rather than by the app's exception hand
 * 401 with ``WWW-Authenticate: Bearer``: no token, a malformed one, or one the league does not know;
 * 429 with ``Retry-After``: an address that sent too many bad tokens, or an author over a limit;
 * 403: another author's bot or submission; 404: no such submission or bot; 409: a bot with nothing active to retire;
-* 400: a bad bot name or archive; 413: an upload over the cap; 415: a body that is not ``application/gzip``.
+* 400: a bad bot name or archive; 408: a body that stopped coming; 413: an upload over a cap (its size, the
+  author's disk budget); 415: a body that is not ``application/gzip``.
 
-An upload is read as a stream and refused as soon as it passes the cap, so a client sending
-gigabytes costs the server at most the cap; an author who may not upload (another's bot, a
-limit reached) is refused before the body is read at all.
+An upload is read as a stream, handed to the league chunk by chunk (which writes it to disk),
+and refused as soon as it passes the cap, so a client sending gigabytes costs the server at
+most the cap on disk and a chunk in memory; a body that pauses longer than the body timeout is
+refused (408).  An author who may not upload (another's bot, a limit reached, too many uploads
+being received) is refused before the body is read at all.
 """
 
 # No `from __future__ import annotations`: FastAPI reads the routes' annotations, and `Author` below is
 # local to author_router, where a string annotation could not be resolved.
 
+import asyncio
+import contextlib
 import math
 import re
 from collections.abc import Callable, Coroutine, Mapping
@@ -25,6 +30,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response, Security
 from fastapi.routing import APIRoute
 from fastapi.security import HTTPBearer
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 from polignac_arena.archive import ArchiveCaps
 from polignac_arena.league.author_models import BotOut, ErrorOut, MeOut, SubmissionOut, VersionOut
@@ -34,6 +40,7 @@ from polignac_arena.league.authoring import (
     SubmissionRefused,
     SubmissionStatus,
     Throttled,
+    Upload,
 )
 from polignac_arena.settings import NAME_RULE, is_name
 from polignac_arena.web.app import PlainJSONResponse
@@ -59,7 +66,16 @@ class _Refusal(Exception):
 
 
 class _RefusingRoute(APIRoute):
-    """Answers a :class:`_Refusal` (from a route or its dependencies) itself: the app's handlers may drop headers."""
+    """Answers a :class:`_Refusal` (from a route or its dependencies) itself: the app's handlers may drop headers.
+
+    A refused upload ends its connection: the refusal is sent once the body is in (at most
+    ``body_cap`` bytes, with the body's pause timeout, so that the client reads it rather than
+    a reset), and the next upload needs a new connection, which the web listener rate-limits
+    per address.  So a client cannot send body after body to be refused on one connection.
+    """
+
+    body_cap = 0
+    body_pause_s = 30.0
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handle = super().get_route_handler()
@@ -68,6 +84,9 @@ class _RefusingRoute(APIRoute):
             try:
                 return await handle(request)
             except _Refusal as refusal:
+                if request.method == "POST":
+                    await _finish_body(request, self.body_cap, self.body_pause_s)
+                    refusal.headers["Connection"] = "close"
                 return PlainJSONResponse({"error": refusal.message}, status_code=refusal.status, headers=refusal.headers)
 
         return refusing
@@ -119,19 +138,24 @@ def _bot_out(bot: BotSummary) -> BotOut:
     return BotOut(name=bot.name, versions=versions, online=bot.online, counted=bot.counted)
 
 
-def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None) -> APIRouter:
+def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None, body_timeout_s: float = 30.0) -> APIRouter:
     """The authors' routes, for ``app.include_router(author_router(league))`` (they carry their ``/api/league`` prefix).
 
     Uploads over ``max_upload_bytes`` (default :attr:`ArchiveCaps.compressed_bytes`) are refused
-    with 413 as soon as they pass it.
+    with 413 as soon as they pass it; one whose body pauses longer than ``body_timeout_s`` with 408.
     """
     cap = max_upload_bytes if max_upload_bytes is not None else ArchiveCaps().compressed_bytes
+
+    class Route(_RefusingRoute):
+        body_cap = cap
+        body_pause_s = body_timeout_s
+
     router = APIRouter(
         prefix=PREFIX,
         tags=["league authors"],
         # Declares the bearer token in the OpenAPI schema (so a generated client sends it); `author` below checks it.
         dependencies=[Security(_BEARER)],
-        route_class=_RefusingRoute,
+        route_class=Route,
         default_response_class=PlainJSONResponse,
         responses={401: {"model": ErrorOut}, 429: {"model": ErrorOut}},
     )
@@ -162,7 +186,13 @@ def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None)
         "/bots/{name}/versions",
         status_code=202,
         response_model=SubmissionOut,
-        responses={400: {"model": ErrorOut}, 403: {"model": ErrorOut}, 413: {"model": ErrorOut}, 415: {"model": ErrorOut}},
+        responses={
+            400: {"model": ErrorOut},
+            403: {"model": ErrorOut},
+            408: {"model": ErrorOut},
+            413: {"model": ErrorOut},
+            415: {"model": ErrorOut},
+        },
         # The body is read as a stream (so it can be cut off at the cap): described here rather than as a parameter.
         openapi_extra={
             "requestBody": {
@@ -183,14 +213,16 @@ def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None)
         if declared is not None and declared.isdigit() and int(declared) > cap:
             raise _Refusal(413, f"the upload has {int(declared)} bytes, more than the {cap} allowed")
         try:
-            await run_in_threadpool(league.admit, who, name)
+            received = await run_in_threadpool(league.admit, who, name)
         except SubmissionRefused as exc:
             raise _refused(exc) from None
-        data = await _read_capped(request, cap)
         try:
-            status = await run_in_threadpool(league.submit, who, name, data)
+            await _receive(request, received, cap, body_timeout_s)
+            status = await run_in_threadpool(league.submit, who, name, received)
         except SubmissionRefused as exc:
             raise _refused(exc) from None
+        finally:
+            await run_in_threadpool(received.close)
         response.headers["Location"] = f"{PREFIX}/submissions/{status.id}"
         return _submission_out(status, 0)
 
@@ -239,13 +271,34 @@ def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None)
     return router
 
 
-async def _read_capped(request: Request, cap: int) -> bytes:
-    """The request's body, refused (413) as soon as it passes ``cap`` bytes, before it is all received."""
-    chunks: list[bytes] = []
+async def _receive(request: Request, upload: Upload, cap: int, pause_s: float) -> None:
+    """Hand the request's body to ``upload`` as it arrives: refused (413) once past ``cap`` bytes, (408) after a pause of ``pause_s``."""
+    await _chunks(request, cap, pause_s, upload.write)
+
+
+async def _finish_body(request: Request, cap: int, pause_s: float) -> None:
+    """Read what is left of a refused request's body (within ``cap`` and ``pause_s``), dropping it."""
+    if getattr(request.state, "body", None) is None:
+        with contextlib.suppress(_Refusal, ClientDisconnect, SubmissionRefused):
+            await _chunks(request, cap, pause_s, lambda _: None)
+
+
+async def _chunks(request: Request, cap: int, pause_s: float, take: Callable[[bytes], None]) -> None:
+    """Hand each chunk of the body to ``take``; ``request.state.body`` says how it ended (``read`` or ``cut``)."""
     total = 0
-    async for chunk in request.stream():
+    chunks = request.stream().__aiter__()
+    request.state.body = "cut"
+    while True:
+        try:
+            async with asyncio.timeout(pause_s):
+                chunk = await anext(chunks)
+        except StopAsyncIteration:
+            request.state.body = "read"
+            return
+        except TimeoutError:
+            raise _Refusal(408, f"the upload stopped coming: nothing for {pause_s:g} s") from None
         total += len(chunk)
         if total > cap:
             raise _Refusal(413, f"the upload is more than the {cap} bytes allowed")
-        chunks.append(chunk)
-    return b"".join(chunks)
+        if chunk:
+            take(chunk)

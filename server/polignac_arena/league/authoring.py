@@ -20,6 +20,7 @@ __all__ = [
     "SubmissionState",
     "SubmissionStatus",
     "Throttled",
+    "Upload",
     "VersionSummary",
 ]
 
@@ -104,6 +105,18 @@ class SubmissionRefused(Exception):
         self.retry_after_s = retry_after_s
 
 
+class Upload(Protocol):
+    """An upload being received, admitted by :meth:`AuthorBackend.admit`: its body goes to :meth:`write` as it arrives."""
+
+    def write(self, data: bytes) -> None:
+        """Take the next bytes of the body; raises :class:`SubmissionRefused` (413) once past the cap."""
+        ...
+
+    def close(self) -> None:
+        """Done with it (submitted or not): what was received and not kept is dropped, and its place given back."""
+        ...
+
+
 class AuthorBackend(Protocol):
     """What the author API asks of the league.  Its methods block (a store, a slow hash): the API calls them in threads."""
 
@@ -111,16 +124,17 @@ class AuthorBackend(Protocol):
         """The author whose API token this is, or None (unknown, revoked); raises :class:`Throttled` for a ``peer`` to slow down."""
         ...
 
-    def admit(self, author: str, bot_name: str) -> None:
-        """Raise :class:`SubmissionRefused` when ``author`` may not upload a version of ``bot_name`` now, whatever it holds.
+    def admit(self, author: str, bot_name: str) -> Upload:
+        """The upload of a version of ``bot_name`` by ``author``, to receive; :class:`SubmissionRefused` when it may not be made now.
 
-        Called before the upload is read: another author's bot, or a limit reached, is refused
-        without receiving the archive.
+        Called before the body is read: another author's bot, a limit reached, or too many
+        uploads being received are refused without receiving the archive.  Once admitted, the
+        upload counts toward the author's hourly limit, whatever becomes of it.
         """
         ...
 
-    def submit(self, author: str, bot_name: str, data: bytes) -> SubmissionStatus:
-        """Take the archive ``data`` as a new version of ``bot_name`` and queue its validation; raises :class:`SubmissionRefused`."""
+    def submit(self, author: str, bot_name: str, upload: Upload) -> SubmissionStatus:
+        """Take the received ``upload`` as a new version of ``bot_name`` and queue its validation; raises :class:`SubmissionRefused`."""
         ...
 
     def submission(self, submission_id: str) -> SubmissionStatus | None:

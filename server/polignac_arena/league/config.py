@@ -25,13 +25,17 @@ A league file looks like this (every setting has a default; paths are relative t
     cert = "server.pem"            # PEM certificate chain
     key = "server-key.pem"         # its private key
 
-    [limits]                       # per author, and per upload
+    [limits]                       # per author, per upload, per address
     uploads_per_hour = 10
     versions_kept = 5
     active_bots = 3
     archive_mb = 20
     unpacked_mb = 100
     files = 2000
+
+    [validation]
+    workers = 2
+    build_timeout_s = 300
 
     [ladder]
     new_version_matches = 10       # a new version's first matches come before others'
@@ -52,16 +56,22 @@ A league file looks like this (every setting has a default; paths are relative t
     kind = "local"                 # local | ray: matches with a remote bot are always played here
     address = "10.0.0.5:6379"      # ray: the cluster head's HOST:PORT (default: RAY_ADDRESS)
     cpus_per_match = 1.0
+
+The connection limits of ``[http]`` and ``[grpc]``, the other keys of ``[limits]`` and their
+defaults are declared in :mod:`polignac_arena.league.limits` and listed in docs/league.md.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from polignac import Ruleset
 from polignac_arena.games import Game, game_of
+from polignac_arena.league.limits import LIMIT_TABLES, GrpcLimits, HttpLimits, LeagueLimits, ValidationSettings
 from polignac_arena.loopback import is_loopback_host as is_loopback
 from polignac_arena.ratings import LEAGUE_TAU
 from polignac_arena.seats.base import SeatLimits
@@ -73,7 +83,10 @@ __all__ = ["LEAGUE_TRUESKILL", "LeagueConfig", "ListenAddress", "is_loopback", "
 _TOP_KEYS: Final = ("name", "description", "store", "data", "table_size", "parallel", "seed")
 LEAGUE_TRUESKILL: Final = TrueSkillSettings(tau=LEAGUE_TAU)
 """A league's defaults: a tournament's, with a small drift (docs/ratings.md)."""
-_SECTIONS: Final = ("rules", "time", "seats", "trueskill", "http", "grpc", "tls", "limits", "ladder", "remote", "drain", "executor")
+_SECTIONS: Final = (
+    "rules", "time", "seats", "trueskill", "http", "grpc", "tls", "limits", "validation", "ladder", "remote", "drain", "executor",
+)  # fmt: skip
+L = TypeVar("L")
 
 
 @dataclass(frozen=True)
@@ -114,12 +127,11 @@ class LeagueConfig:
     grpc: ListenAddress = ListenAddress("127.0.0.1", 50051)
     tls_cert: Path | None = None
     tls_key: Path | None = None
-    uploads_per_hour: int = 10
-    versions_kept: int = 5
-    active_bots: int = 3
-    archive_mb: int = 20
-    unpacked_mb: int = 100
-    files: int = 2000
+    http_limits: HttpLimits = field(default_factory=HttpLimits)
+    grpc_limits: GrpcLimits = field(default_factory=GrpcLimits)
+    author_limits: LeagueLimits = field(default_factory=LeagueLimits)
+    """``[limits]``: what one author, one upload and one address may do."""
+    validation: ValidationSettings = field(default_factory=ValidationSettings)
     new_version_matches: int = 10
     rate_factor: float = 2.0
     reattach_grace_s: float = 10.0
@@ -160,9 +172,44 @@ def load_league_config(path: Path | str) -> LeagueConfig:
     return parse_league_config(text, file)
 
 
+def _limits(check: Checker, section: str, table: dict[str, Any], cls: type[L]) -> L:
+    """The limits of ``table`` (``[section]``), each key's default and bounds taken from the field of ``cls``."""
+    values: dict[str, Any] = {}
+    for spec in dataclasses.fields(cls):  # type: ignore[arg-type]  # every class of LIMIT_TABLES is a dataclass
+        if spec.name not in table or "lo" not in spec.metadata:
+            continue
+        lo, hi = spec.metadata["lo"], spec.metadata["hi"]
+        if isinstance(spec.default, int):
+            values[spec.name] = check.integer(section, table, spec.name, spec.default, int(lo), int(hi))
+        else:
+            values[spec.name] = check.number(section, table, spec.name, float(spec.default), lo, hi)  # type: ignore[arg-type]
+    return cls(**values)
+
+
+def _limit_keys(section: str) -> tuple[str, ...]:
+    cls = LIMIT_TABLES[section]
+    return tuple(spec.name for spec in dataclasses.fields(cls) if "key" not in spec.metadata)  # a "key" is set elsewhere
+
+
+def _proxies(check: Checker, table: dict[str, Any]) -> tuple[str, ...]:
+    """``[http] trusted_proxies``: addresses or networks (``10.0.0.0/8``, ``::1``), checked."""
+    value = table.get("trusted_proxies", [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        check.bad("http", "trusted_proxies", f"must be a list of addresses or networks, got {value!r}")
+        return ()
+    networks = []
+    for item in value:
+        try:
+            networks.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            check.bad("http", "trusted_proxies", f"{item!r} is not an IP address or network")
+            return ()
+    return tuple(networks)
+
+
 def _address(check: Checker, section: str, default: ListenAddress) -> ListenAddress:
     table = check.section_table(section)
-    check.unknown(section, table, ("address",))
+    check.unknown(section, table, ("address", *_limit_keys(section)))
     text = table.get("address", str(default))
     if not isinstance(text, str) or ":" not in text:
         check.bad(section, "address", f"must be 'host:port', got {text!r}")
@@ -221,15 +268,18 @@ def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfi
                     f"{str(where)!r} is not a loopback address: give [tls] cert and key (plaintext is served on loopback only)",
                 )
 
-    limits_table = check.section_table("limits")
-    known = ("uploads_per_hour", "versions_kept", "active_bots", "archive_mb", "unpacked_mb", "files")
-    check.unknown("limits", limits_table, known)
+    http_table, grpc_table = check.section_table("http"), check.section_table("grpc")
+    http_limits = dataclasses.replace(_limits(check, "http", http_table, HttpLimits), trusted_proxies=_proxies(check, http_table))
+    limits_table, validation_table = check.section_table("limits"), check.section_table("validation")
+    check.unknown("limits", limits_table, _limit_keys("limits"))
+    check.unknown("validation", validation_table, _limit_keys("validation"))
     ladder = check.section_table("ladder")
     check.unknown("ladder", ladder, ("new_version_matches", "rate_factor"))
     remote = check.section_table("remote")
     check.unknown("remote", remote, ("reattach_grace_s", "reply_ms", "decline_pause_s", "pause_after", "pause_s", "idle_minutes"))
     drain = check.section_table("drain")
     check.unknown("drain", drain, ("deadline_s",))
+    idle_minutes = check.number("remote", remote, "idle_minutes", 60.0, 0, 525_600)
     config = LeagueConfig(
         name=name,
         rules=rules,
@@ -250,12 +300,10 @@ def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfi
         grpc=grpc,
         tls_cert=tls_cert,
         tls_key=tls_key,
-        uploads_per_hour=check.integer("limits", limits_table, "uploads_per_hour", 10, 1, 10_000),
-        versions_kept=check.integer("limits", limits_table, "versions_kept", 5, 1, 1000),
-        active_bots=check.integer("limits", limits_table, "active_bots", 3, 1, 1000),
-        archive_mb=check.integer("limits", limits_table, "archive_mb", 20, 1, 1024),
-        unpacked_mb=check.integer("limits", limits_table, "unpacked_mb", 100, 1, 10_240),
-        files=check.integer("limits", limits_table, "files", 2000, 1, 100_000),
+        http_limits=http_limits,
+        grpc_limits=_limits(check, "grpc", grpc_table, GrpcLimits),
+        author_limits=dataclasses.replace(_limits(check, "limits", limits_table, LeagueLimits), remote_idle_s=idle_minutes * 60),
+        validation=_limits(check, "validation", validation_table, ValidationSettings),
         new_version_matches=check.integer("ladder", ladder, "new_version_matches", 10, 0, 10_000),
         rate_factor=check.number("ladder", ladder, "rate_factor", 2.0, 1.0, 100.0),
         reattach_grace_s=check.number("remote", remote, "reattach_grace_s", 10.0, 0, 600),
@@ -263,7 +311,7 @@ def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfi
         decline_pause_s=check.number("remote", remote, "decline_pause_s", 30.0, 0, 86_400),
         pause_after=check.integer("remote", remote, "pause_after", 3, 1, 1000),
         pause_s=check.number("remote", remote, "pause_s", 300.0, 0, 86_400),
-        idle_minutes=check.number("remote", remote, "idle_minutes", 60.0, 0, 525_600),
+        idle_minutes=idle_minutes,
         drain_s=check.number("drain", drain, "deadline_s", 30.0, 0, 3600),
         executor=executor,
         source=text,

@@ -30,11 +30,17 @@ running, each one a fixture appended to the league's tournament, played by
 :func:`~polignac_arena.league.play.play_league_match` and given exactly one final result
 (a match that was not played, or not to its end, gets a void one, so the ratings, applied
 in fixture order, never wait on it).
+
+A table with remote bots becomes a fixture only once each of them took its seat: a bot that
+declines, does not answer or has gone (one that joins and leaves at once) leaves no match
+behind, public or void, and its table's index goes to the next table.  Until then the offer
+holds a place among the ``parallel`` matches.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import collections
 import contextlib
 import logging
@@ -220,8 +226,12 @@ class Ladder:
         self._on_recorded = on_recorded
         self._executor = executor
         self._node = local_node_name()
-        self._history: list[tuple[str, ...]] = [f.seats for f in store.fixtures(tournament_id)]
+        fixtures = store.fixtures(tournament_id)
+        self._history: list[tuple[str, ...]] = [f.seats for f in fixtures]
         self._meetings = Meetings(self._history)
+        self._next_index = max((f.index for f in fixtures), default=-1) + 1
+        # Indices an offer left unused (a stop while offering may leave one between fixtures): taken first.
+        self._free_indices: list[int] = sorted(set(range(self._next_index)) - {f.index for f in fixtures})
         self._busy: collections.Counter[str] = collections.Counter()
         self._declined: dict[str, float] = {}  # label -> time.monotonic() until which it is left out
         self._strikes: collections.Counter[str] = collections.Counter()  # label -> assignments not taken in a row
@@ -229,6 +239,8 @@ class Ladder:
         self._running: dict[str, tuple[LeagueFixture, asyncio.Task[None]]] = {}
         self._wake = asyncio.Event()
         self._draining = False
+        self._scheduled: set[int] = set()
+        """The running fixtures that are in the schedule (a table with remote bots is not until they took their seats)."""
 
     # -- what the league's pages and its server see ---------------------------------------------
 
@@ -388,26 +400,42 @@ class Ladder:
         if table is None:
             return False
         by_label = {e.label: e for e in entrants}
-        self._start([by_label[label] for label in table], match_seed(self.config.seed, len(self._history)))
+        self._start([by_label[label] for label in table])
         return True
 
-    def _start(self, seats: list[Entrant], seed: int, rerun: int | None = None) -> None:
-        """Append the fixture to the league's schedule and play it in a task of its own."""
-        labels = [e.label for e in seats]
-        index = self.store.schedule(self.tournament_id, labels, seed, rerun=rerun)
-        fixture = LeagueFixture(index, seed, tuple(seats))
+    def _take_index(self) -> int:
+        if self._free_indices:
+            return self._free_indices.pop(0)
+        self._next_index += 1
+        return self._next_index - 1
+
+    def _start(self, seats: list[Entrant], seed: int | None = None, rerun: int | None = None) -> None:
+        """Play the table in a task of its own: a fixture of the league's schedule now, or once its remote bots took their seats.
+
+        ``seed``: the deal's (a rerun's is its match's); by default derived from the fixture's index.
+        """
+        index = self._take_index()
+        fixture = LeagueFixture(index, match_seed(self.config.seed, index) if seed is None else seed, tuple(seats))
+        self._busy.update(e.label for e in seats)
+        if not any(e.remote for e in seats):
+            self._schedule(fixture, rerun)
+        match_id = self._match_id(index)
+        self._running[match_id] = (fixture, asyncio.ensure_future(self._play(fixture, match_id, rerun)))
+
+    def _schedule(self, fixture: LeagueFixture, rerun: int | None) -> None:
+        """Append the fixture to the league's schedule (the tables its bots met count from now on)."""
+        labels = [e.label for e in fixture.seats]
+        self.store.schedule(self.tournament_id, labels, fixture.seed, rerun=rerun, index=fixture.index)
         self._history.append(tuple(labels))
         self._meetings.record(labels)
-        self._busy.update(labels)
-        match_id = self._match_id(index)
-        self._running[match_id] = (fixture, asyncio.ensure_future(self._play(fixture, match_id)))
+        self._scheduled.add(fixture.index)
 
     def _match_id(self, index: int) -> str:
         return f"{self.config.name}-{index:06d}"
 
     # -- playing and recording -----------------------------------------------------------------
 
-    async def _play(self, fixture: LeagueFixture, match_id: str) -> None:
+    async def _play(self, fixture: LeagueFixture, match_id: str, rerun: int | None = None) -> None:
         record_path = None if self._record_dir is None else self._record_dir / f"{match_id}.jsonl"
         started = time.monotonic()
         players = len(fixture.seats)
@@ -431,21 +459,25 @@ class Ladder:
                     withdraw=lambda seat, mid, reason: self._withdraw_seat(fixture, seat, mid, reason),
                     game=self.config.game,
                     reattach_grace_s=self.config.reattach_grace_s,
+                    on_seated=lambda: self._schedule(fixture, rerun) if fixture.index not in self._scheduled else None,
                 )
         except RemoteDeclined as exc:
             for label in exc.labels.values():
                 self._strike(label, match_id)
             log.info("ladder: %s", exc)
-            self._record_void(fixture.index, match_id, players, MatchStatus.ABORTED, record_path)
+            self._drop_or_void(fixture, match_id, players, MatchStatus.ABORTED, record_path)
         except asyncio.CancelledError:
-            self._record_void(fixture.index, match_id, players, MatchStatus.ABORTED, record_path)
+            self._drop_or_void(fixture, match_id, players, MatchStatus.ABORTED, record_path)
             raise
         except Exception:  # a match the league cannot play must not stop the ladder: void, and go on
             log.exception("ladder: match %s could not be played", match_id)
+            if fixture.index not in self._scheduled:  # the arena's own failure stays on the record
+                self._schedule(fixture, rerun)
             self._record_void(fixture.index, match_id, players, MatchStatus.ERROR)
         else:
             self._record(fixture.index, result, time.monotonic() - started, node)
         finally:
+            self._scheduled.discard(fixture.index)
             self._busy.subtract(e.label for e in fixture.seats)
             self._running.pop(match_id, None)
             if self._release is not None:
@@ -453,6 +485,21 @@ class Ladder:
                     if entrant.remote:
                         self._release(entrant.label, match_id)
             self._wake.set()
+
+    def _drop_or_void(self, fixture: LeagueFixture, match_id: str, players: int, status: MatchStatus, record: Path | None = None) -> None:
+        """A match that did not finish: void when it was in the schedule; else no match at all, its index free again.
+
+        An offer called off before every remote bot took its seat is no match: nothing public is
+        left of it, its record file included (a bot that joins and declines costs no more than
+        its pause).
+        """
+        if fixture.index in self._scheduled:
+            self._record_void(fixture.index, match_id, players, status, record)
+        else:
+            bisect.insort(self._free_indices, fixture.index)
+            if record is not None:
+                with contextlib.suppress(OSError):
+                    record.unlink(missing_ok=True)
 
     def _job(self, fixture: LeagueFixture, match_id: str) -> MatchJob:
         """A fixture of uploaded versions only, as the executor plays it (their bots' seeds as on the league's referee)."""

@@ -22,7 +22,6 @@ import collections
 import datetime as dt
 import logging
 import time
-import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
@@ -34,6 +33,7 @@ from google.protobuf.message import DecodeError
 from polignac import Ruleset
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.wire import ruleset_to_pb
+from polignac_arena.peers import peer_host as peer_address
 from polignac_arena.referee.host import TimeControl
 from polignac_arena.referee.versions import SPOKEN, parse_version
 from polignac_arena.settings import NAME_MAX, VERSION_MAX, is_display_name, is_version_text
@@ -292,23 +292,6 @@ class OnlineBots:
             del self._sessions[session.label]
         session.end(session.status)
         self._notify()
-
-
-def peer_address(peer: str) -> str:
-    """The address of a gRPC peer without its port, as HTTP names a client: ``ipv4:127.0.0.1:52000`` -> ``127.0.0.1``.
-
-    Each connection has a port of its own: what counts a client's bad tokens by its peer would
-    start afresh on every new connection.  A peer of another kind (``unix:...``) is kept whole.
-
-    >>> peer_address("ipv4:127.0.0.1:52000"), peer_address("ipv6:%5B::1%5D:52000"), peer_address("unix:/run/x.sock")
-    ('127.0.0.1', '::1', 'unix:/run/x.sock')
-    """
-    kind, _, rest = peer.partition(":")
-    if kind in ("ipv4", "ipv6"):
-        host = urllib.parse.unquote(rest).rpartition(":")[0].strip("[]")
-        if host:
-            return host
-    return peer
 
 
 class _Undecodable:

@@ -1,21 +1,38 @@
-"""The league's page and its JSON twin: live matches, who is online, every bot's versions.
+"""The league's page and its JSON twin: live matches, who is online, the bots and their latest versions, a page at a time.
 
-``GET /league`` is the page; ``GET /api/league/status`` the same as JSON.  A bot's rating
-history is on its bot page (``/bots/NAME``), as for any bot of the store.
+``GET /league`` is the page; ``GET /api/league/status`` the same as JSON.  Both page through the
+bots by name (``after``, ``limit``: at most :data:`MAX_BOTS` a page) and show each bot's newest
+versions (``versions``: at most :data:`MAX_VERSIONS`), with how many there are in all; the online
+bots are listed up to :data:`MAX_ONLINE`.  So an answer stays small however many bots, versions
+and remote connections the league has seen.  A bot's rating history is on its bot page
+(``/bots/NAME``), as for any bot of the store.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Annotated, Any, Final, Protocol
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel
 
 from polignac_arena.web.live import DEFAULT_POLL_S, LiveMark, stamp
+from polignac_arena.web.models import ErrorOut
 from polignac_arena.web.pages import Links, render
 
-__all__ = ["LeagueStatus", "league_router", "league_status"]
+__all__ = ["MAX_BOTS", "MAX_ONLINE", "MAX_VERSIONS", "LeagueStatus", "league_router", "league_status"]
+
+DEFAULT_BOTS: Final = 50
+MAX_BOTS: Final = 200
+"""Bots on one page of the status."""
+DEFAULT_VERSIONS: Final = 5
+MAX_VERSIONS: Final = 50
+"""Versions shown of each bot, newest first."""
+MAX_ONLINE: Final = 200
+"""Online remote bots listed (``online_total`` says how many there are)."""
+After = Annotated[str | None, Query(max_length=64, description="Start after this bot name (the previous page's next_after).")]
+Limit = Annotated[int, Query(ge=1, le=MAX_BOTS, description="Bots on the page.")]
+Versions = Annotated[int, Query(ge=1, le=MAX_VERSIONS, description="Newest versions shown of each bot.")]
 
 
 class OnlineBotView(BaseModel):
@@ -48,6 +65,9 @@ class BotView(BaseModel):
     author: str
     disabled: bool
     versions: list[VersionView]
+    """Its newest versions, newest first (``versions`` of them at most)."""
+    versions_total: int
+    """How many versions it has in all."""
 
 
 class LeagueStatus(BaseModel):
@@ -57,7 +77,13 @@ class LeagueStatus(BaseModel):
     matches_played: int
     live: list[LiveMatch]
     online: list[OnlineBotView]
+    """The remote bots online, by label (the first :data:`MAX_ONLINE`)."""
+    online_total: int
     bots: list[BotView]
+    """One page of the bots, by name."""
+    bots_total: int
+    next_after: str | None
+    """``after`` for the next page of bots (None on the last page)."""
 
 
 class LeagueSource(Protocol):
@@ -69,18 +95,20 @@ class LeagueSource(Protocol):
     online: Any
 
 
-def league_status(league: LeagueSource) -> LeagueStatus:
-    """The league as it stands."""
+def league_status(
+    league: LeagueSource, *, after: str | None = None, limit: int = DEFAULT_BOTS, versions: int = DEFAULT_VERSIONS
+) -> LeagueStatus:
+    """The league as it stands: one page of its bots (``limit`` after the name ``after``), each with its ``versions`` newest."""
     store = league.store
     ratings = store.ratings(league.tournament_id)
     progress = store.progress(league.tournament_id)
+    page, total = store.bots_page(after, limit)
+    latest = store.latest_versions([bot.name for bot in page], versions)
     bots = []
-    versions_by_bot: dict[str, list[Any]] = {}
-    for version in store.versions():
-        versions_by_bot.setdefault(version.bot, []).append(version)
-    for bot in store.bots():
+    for bot in page:
+        shown, count = latest.get(bot.name, ([], 0))
         views = []
-        for v in reversed(versions_by_bot.get(bot.name, [])):
+        for v in shown:
             rating = ratings.get(v.label)
             views.append(
                 VersionView(
@@ -96,12 +124,11 @@ def league_status(league: LeagueSource) -> LeagueStatus:
                     sigma=None if rating is None else rating[1],
                 )
             )
-        bots.append(BotView(name=bot.name, author=bot.author, disabled=bot.disabled, versions=views))
-    online = [
-        OnlineBotView(label=b.label, author=b.author, since=str(b.since), busy=int(b.busy))
-        for b in sorted(league.online.online(), key=lambda b: b.label)
-    ]
+        bots.append(BotView(name=bot.name, author=bot.author, disabled=bot.disabled, versions=views, versions_total=count))
+    everyone = sorted(league.online.online(), key=lambda b: b.label)
+    online = [OnlineBotView(label=b.label, author=b.author, since=str(b.since), busy=int(b.busy)) for b in everyone[:MAX_ONLINE]]
     live = [LiveMatch(index=f.index, seats=list(f.seats)) for f in store.pending_fixtures(league.tournament_id)]
+    next_after = page[-1].name if len(page) == limit and store.bots_page(page[-1].name, 1)[0] else None
     return LeagueStatus(
         name=league.config.name,
         description=league.config.description,
@@ -109,7 +136,10 @@ def league_status(league: LeagueSource) -> LeagueStatus:
         matches_played=progress.done - progress.void,
         live=live,
         online=online,
+        online_total=len(everyone),
         bots=bots,
+        bots_total=total,
+        next_after=next_after,
     )
 
 
@@ -118,15 +148,17 @@ def league_router(league: LeagueSource) -> APIRouter:
     router = APIRouter()
     links = Links()
 
-    @router.get("/api/league/status", tags=["league"], response_model=LeagueStatus)
-    def api_status() -> LeagueStatus:
-        """The league: live matches, online remote bots, every bot with its versions (state, reason, rating)."""
-        return league_status(league)
+    bad: dict[int | str, dict[str, Any]] = {400: {"model": ErrorOut, "description": "A query parameter has a bad value."}}
+
+    @router.get("/api/league/status", tags=["league"], response_model=LeagueStatus, responses=bad)
+    def api_status(after: After = None, limit: Limit = DEFAULT_BOTS, versions: Versions = DEFAULT_VERSIONS) -> LeagueStatus:
+        """The league: live matches, online remote bots, a page of the bots with their newest versions (state, reason, rating)."""
+        return league_status(league, after=after, limit=limit, versions=versions)
 
     @router.get("/league", response_class=HTMLResponse, include_in_schema=False)
-    def page() -> str:
+    def page(after: After = None, limit: Limit = DEFAULT_BOTS, versions: Versions = DEFAULT_VERSIONS) -> str:
         live = LiveMark(stamp(league.config.store).key, round(DEFAULT_POLL_S * 1000))  # before the read: see web.app
-        status = league_status(league)
-        return render("league.html", links, league.store, live, title=f"League {status.name}", status=status)
+        status = league_status(league, after=after, limit=limit, versions=versions)
+        return render("league.html", links, league.store, live, title=f"League {status.name}", status=status, limit=limit)
 
     return router

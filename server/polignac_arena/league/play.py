@@ -76,6 +76,7 @@ async def play_league_match(
     withdraw: RemoteWithdraw = _no_withdraw,
     game: Game | None = None,
     reattach_grace_s: float = 0.0,
+    on_seated: Callable[[], object] | None = None,
 ) -> MatchResult:
     """Play ``fixture`` on ``server`` (started, with a main address when a seat is remote) and return its result.
 
@@ -84,7 +85,8 @@ async def play_league_match(
     :class:`LeagueMatchError` for a seating the league should never make (a bot that does
     not play the game, seat kinds that cannot run here); cancelled, the match is recorded
     as aborted and every seat stopped.  ``reattach_grace_s``: how long a remote seat
-    whose stream breaks may come back (0: not at all).
+    whose stream breaks may come back (0: not at all).  ``on_seated()`` is called once every
+    remote bot took its seat, before any uploaded seat starts (the ladder schedules the match then).
     """
     if len(fixture.seats) != rules.players:
         raise LeagueMatchError(f"the ruleset seats {rules.players} players but fixture {fixture.index} has {len(fixture.seats)}")
@@ -115,6 +117,8 @@ async def play_league_match(
             except RemoteDeclined as exc:
                 called_off = exc.reason
                 raise
+            if on_seated is not None:
+                on_seated()
             for seat, submission in uploaded.items():
                 await seats.start(
                     server, host, launcher, seat, submission, limits=limits, trusted=trusted, bot_seed=bot_seed(fixture.seed, seat)

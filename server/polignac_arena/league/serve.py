@@ -3,49 +3,65 @@
 What runs, all in one asyncio loop:
 
 - the web pages and JSON API of ``polignac web`` over the league's store, with the authors'
-  API under ``/api/league/`` and the league's own page at ``/league`` (uvicorn; TLS when the
-  league file gives a certificate);
+  API under ``/api/league/`` and the league's own page at ``/league`` (uvicorn, behind the
+  connection guard of :mod:`~polignac_arena.league.http_guard`; TLS when the league file gives
+  a certificate);
 - the gRPC endpoint: the lobby where remote bots come online and the referee where they play
-  (TLS likewise; plaintext on loopback only);
-- the validation worker: each upload's sandboxed build and smoke match, one at a time, oldest
-  first;
+  (TLS likewise; plaintext on loopback only), under the limits of
+  :mod:`~polignac_arena.league.grpc_guard`;
+- the validation workers (:mod:`~polignac_arena.league.validator`): each upload's sandboxed
+  build and smoke match, a few at once, one per author, the authors in turn;
 - the ladder, keeping ``parallel`` matches running among the active versions.
 
+Every limit is declared in :mod:`polignac_arena.league.limits` (docs/league.md, "Limits").
 Start-up mends what a kill left: a match without a result is recorded aborted (void, unrated:
 its bots get another match instead), an upload cut short in its validation is validated again,
-and files half-written are swept.  SIGTERM or SIGINT drains: no new match starts, running ones
-may finish for ``[drain] deadline_s``, then are aborted and recorded aborted; the servers stop.
+and files half-written are put aside (renamed: the league serves at once) and removed in the
+background.  SIGTERM or SIGINT drains: no new match starts, running ones may finish for
+``[drain] deadline_s``, then are aborted and recorded aborted; the servers stop.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import signal
 import socket
 import ssl
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, cast
 
 import grpc
 from fastapi import FastAPI
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from polignac_arena.archive import ArchiveCaps, ArchiveError, ArchiveStore, ArchiveTooBig
+from polignac_arena import memory
+from polignac_arena.archive import ArchiveCaps, ArchiveError, ArchiveStore, disk_usage
 from polignac_arena.executors import ExecutorError, executor_for
 from polignac_arena.league.author_api import author_router
-from polignac_arena.league.authoring import BotSummary, SubmissionRefused, SubmissionState, SubmissionStatus, Throttled, VersionSummary
+from polignac_arena.league.authoring import (
+    BotSummary,
+    SubmissionRefused,
+    SubmissionState,
+    SubmissionStatus,
+    Throttled,
+    Upload,
+    VersionSummary,
+)
 from polignac_arena.league.config import LeagueConfig, parse_league_config
+from polignac_arena.league.grpc_guard import CallsPerAddress, grpc_options
+from polignac_arena.league.http_guard import ConnectionGuard, GuardedServer
 from polignac_arena.league.ladder import Ladder
 from polignac_arena.league.lobby import LOBBY_SERVICE_NAME, AssignmentSpec, ClaimRefused, LobbyService, OnlineBots, peer_address
 from polignac_arena.league.pages import league_router
-from polignac_arena.league.store import LeagueLimits, LeagueStore, LimitReached, NotOwner, Version, VersionKind, VersionState
-from polignac_arena.league.tokens import BadTokenThrottle
-from polignac_arena.league.validation import validate
+from polignac_arena.league.store import LeagueStore, LimitReached, NotOwner, Version, VersionKind
+from polignac_arena.league.tokens import BadTokenThrottle, parse_token
+from polignac_arena.league.uploads import LeagueUpload, UploadSlots, check_received
+from polignac_arena.league.validator import Validator
+from polignac_arena.peers import address_key
 from polignac_arena.ratings import RatingEnv, new_version
 from polignac_arena.referee import RefereeServer
 from polignac_arena.settings import ExecutorKind
@@ -58,6 +74,9 @@ __all__ = ["League", "league_app", "league_openapi", "serve_league"]
 
 log = logging.getLogger(__name__)
 
+LISTEN_BACKLOG: Final = 1024
+"""Connections the kernel queues for the web listener's accept loop (which closes those past the caps at once)."""
+
 
 class League:
     """The league's state shared by its parts: the store, the archives, who is online.
@@ -67,31 +86,29 @@ class League:
 
     def __init__(self, config: LeagueConfig) -> None:
         self.config = config
+        self.limits = config.author_limits
         self.store = LeagueStore(config.store)
         self.tournament_id = self.store.create_tournament(config.name, config.identity(), [], source=config.source)
         self.archives = ArchiveStore(config.data)
-        self.caps = ArchiveCaps(compressed_bytes=config.archive_mb << 20, unpacked_bytes=config.unpacked_mb << 20, files=config.files)
-        self.limits = LeagueLimits(
-            uploads_per_hour=config.uploads_per_hour,
-            versions_kept=config.versions_kept,
-            active_bots=config.active_bots,
-            remote_idle_s=config.idle_minutes * 60,
+        self.caps = ArchiveCaps(
+            compressed_bytes=self.limits.archive_mb << 20, unpacked_bytes=self.limits.unpacked_mb << 20, files=self.limits.files
         )
         ts = config.trueskill
         self.env = RatingEnv(mu=ts.mu, sigma=ts.sigma, beta=ts.beta, tau=ts.tau, draw_probability=ts.draw_probability)
-        self.throttle = BadTokenThrottle()
+        self.throttle = BadTokenThrottle(free=self.limits.bad_tokens, max_block_s=self.limits.bad_token_block_s)
         self.online = OnlineBots(on_change=lambda: self.on_active())
+        self.uploads = UploadSlots(self.limits.uploads_at_once, self.limits.uploads_in_flight)
         self._submissions: dict[int, Submission] = {}
-        self.uploaded = asyncio.Event()
-        """Set when an upload is queued: the validation worker wakes."""
+        self.validator: Validator | None = None
+        """The validation workers, once :func:`run_league` started them."""
         self.on_active: Callable[[], None] = lambda: None
         """Called when a version may have become active (the ladder looks for tables)."""
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def _wake_validation(self) -> None:
-        """Wake the validation worker (called from the authors' API's threads)."""
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self.uploaded.set)
+        """Wake the validation workers (called from the authors' API's threads)."""
+        if self._loop is not None and self.validator is not None:
+            self._loop.call_soon_threadsafe(self.validator.wake.set)
 
     def prior(self, inherited: Rating | None) -> Rating:
         """A new version's first rating: the previous version's mean (if it had one) and a fresh uncertainty."""
@@ -100,11 +117,22 @@ class League:
     # -- recovery -----------------------------------------------------------------------------
 
     def mend(self) -> None:
-        """Drop what a kill left half-made: an archive kept before its version was stored, temporary files."""
+        """Put aside what a kill left half-made (an archive kept before its version was stored, temporary files).
+
+        Each costs a rename or an unlink, so the league serves at once; :meth:`tidy` removes them.
+        """
         in_use = self.store.archives_in_use()
         for sha in self.archives.kept() - in_use:
-            self.archives.remove(sha)
+            self.archives.remove(sha, later=True)
         self.archives.sweep()
+
+    def tidy(self) -> None:
+        """What start-up leaves for later (run in the background): the trash emptied, disk use measured where unknown."""
+        self.archives.empty_trash()
+        for version in self.store.unmeasured():
+            if version.archive is not None:
+                size = self.archives.size(version.archive) + disk_usage(self.archives.version_path(version.archive))
+                self.store.set_disk(version.id, size)
 
     # -- what the ladder asks ------------------------------------------------------------------
 
@@ -145,46 +173,67 @@ class League:
     # -- the authors' API backend ----------------------------------------------------------------
 
     def authenticate(self, token: str, peer: str) -> str | None:
-        """The author of ``token``; None for a bad one (counted against ``peer``, which is slowed down past a few)."""
-        self.throttle.check(peer)
+        """The author of ``token``; None for a bad one.
+
+        Bad tokens are counted by the address they come from (``peer``; an IPv6 network counts
+        as one) and the token they name, so that one who keeps guessing is slowed down without
+        locking out a good token sent from the same address: a good token this process has
+        checked before always passes, and a guess at an unknown token counts apart from the
+        real ones'.
+        """
+        address = address_key(peer, self.limits.ipv6_prefix)
+        parts = parse_token(token)
+        known = parts is not None and self.store.token_known(parts.id)
+        key = (address, parts.id if known and parts is not None else "")
+        if not (known and self.store.remembers(token)):
+            self.throttle.check(key)
         author = self.store.author_of(token)
         if author is None:
-            self.throttle.failed(peer)
+            self.throttle.failed(key)
         else:
-            self.throttle.succeeded(peer)
+            self.throttle.succeeded(key)
         return author
 
-    def admit(self, author: str, bot_name: str) -> None:
-        """Refuse, before the archive is read, an upload that cannot be taken whatever it holds."""
+    def admit(self, author: str, bot_name: str) -> LeagueUpload:
+        """The upload to receive, once it is admitted (and counted toward the hourly limit); refused before its body is read."""
+        self.uploads.take(author)
         try:
-            self.store.check_upload(author, bot_name, self.limits, online=self.online_names())
-        except NotOwner as exc:
-            raise SubmissionRefused(str(exc), 403) from None
-        except LimitReached as exc:
-            raise SubmissionRefused(str(exc), 429, exc.retry_after_s) from None
-        except (StoreError, ValueError) as exc:
-            raise SubmissionRefused(str(exc), 400) from None
+            self.store.count_upload(author, bot_name, self.limits, online=self.online_names())
+            return LeagueUpload(self.archives.receive(self.caps.compressed_bytes), self.uploads, author)
+        except BaseException as exc:
+            self.uploads.give_back(author)
+            if isinstance(exc, StoreError | ValueError):
+                raise _refusal(exc) from None
+            raise
 
-    def submit(self, author: str, bot_name: str, data: bytes) -> SubmissionStatus:
-        """Store an upload and queue its validation; refused before any of it is kept."""
-        self.admit(author, bot_name)
-        known = self.archives.has(hashlib.sha256(data).hexdigest())
+    def submit(self, author: str, bot_name: str, upload: Upload) -> SubmissionStatus:
+        """Keep a received upload and queue its validation, once the cheap checks pass; refused before any of it is kept.
+
+        The checks, in order: the archive member by member and its ``bot.toml``, without
+        unpacking anything (400, 413); then the author's disk budget, making room by dropping
+        their oldest inactive versions' archives (413 when there is none to make).
+        """
+        if not isinstance(upload, LeagueUpload):
+            raise TypeError(f"not an upload this league received: {upload!r}")
+        path = upload.incoming.finish()
+        scan = check_received(path, bot_name, self.caps, self.config.game)
+        need = disk_usage(path) + scan.disk_bytes
         try:
-            sha = self.archives.add(data, self.caps)
-        except ArchiveTooBig as exc:
-            raise SubmissionRefused(f"the archive is refused: {exc}", 413) from None
-        except ArchiveError as exc:
-            raise SubmissionRefused(f"the archive is refused: {exc}", 400) from None
-        try:
-            version, pruned = self.store.add_upload(author, bot_name, sha, self.limits, online=self.online_names())
+            freed = self.store.make_room(author, need, self.limits.disk_mb << 20)
+        except LimitReached as exc:
+            raise SubmissionRefused(str(exc), 413) from None
         except (StoreError, ValueError) as exc:
-            if not known and not self.store.archive_in_use(sha):
+            raise _refusal(exc) from None
+        for archive in freed:
+            self.archives.remove(archive)
+        sha = upload.incoming.keep()
+        try:
+            online = self.online_names()
+            version, pruned = self.store.add_upload(author, bot_name, sha, self.limits, online=online, disk_bytes=need, counted=True)
+        except (StoreError, ValueError) as exc:
+            if not self.store.archive_in_use(sha):
                 self.archives.remove(sha)
-            if isinstance(exc, NotOwner):
-                raise SubmissionRefused(str(exc), 403) from None
-            if isinstance(exc, LimitReached):
-                raise SubmissionRefused(str(exc), 429, exc.retry_after_s) from None
-            raise SubmissionRefused(str(exc), 400) from None
+            raise _refusal(exc) from None
         for archive in pruned:
             self.archives.remove(archive)
         self._wake_validation()
@@ -258,59 +307,14 @@ class League:
             raise ClaimRefused(str(exc), grpc.StatusCode.FAILED_PRECONDITION) from None
         return version.label
 
-    # -- validation ---------------------------------------------------------------------------
 
-    async def validate_uploads(self) -> None:
-        """Validate queued uploads one at a time, oldest first, for as long as the league runs."""
-        while True:
-            self.uploaded.clear()
-            for version in await asyncio.to_thread(self.store.pending_validations):
-                await self._validate(version)
-                self.on_active()
-            await self.uploaded.wait()
-
-    async def _validate(self, version: Version) -> None:
-        assert version.archive is not None
-        if version.state is VersionState.VALIDATING:  # cut short by a stop: its build may have left half its files
-            await asyncio.to_thread(self.archives.forget_unpacked, version.archive)
-        await asyncio.to_thread(self.store.start_validation, version.id)
-        try:
-            folder = await asyncio.to_thread(self.archives.unpacked, version.archive, self.caps)
-        except ArchiveError as exc:
-            await asyncio.to_thread(self.store.finish_validation, version.id, False, str(exc), self.tournament_id, self.prior)
-            return
-        lines: list[str] = []
-
-        def note(line: str) -> None:
-            lines.append(line if line.endswith("\n") else line + "\n")
-
-        flushing = asyncio.ensure_future(self._flush_log(version.id, lines))
-        try:
-            result = await validate(
-                folder,
-                game_rules=self.config.rules,
-                bot_name=version.bot,
-                seat_kind=self.config.seat_kind,
-                limits=self.config.limits,
-                trusted=self.config.trusted,
-                time_control=self.config.time,
-                log=note,
-            )
-        finally:
-            flushing.cancel()
-        await asyncio.to_thread(self.store.append_log, version.id, "".join(lines))
-        lines.clear()
-        done = await asyncio.to_thread(self.store.finish_validation, version.id, result.ok, result.reason, self.tournament_id, self.prior)
-        log.info("%s: %s%s", done.label, done.state.value, f" ({done.reason})" if done.state is VersionState.REFUSED else "")
-
-    async def _flush_log(self, version_id: int, lines: list[str]) -> None:
-        """Write the validation log as it grows, so the author follows it live."""
-        while True:
-            await asyncio.sleep(0.5)
-            if lines:
-                text = "".join(lines)
-                lines.clear()
-                await asyncio.to_thread(self.store.append_log, version_id, text)
+def _refusal(exc: StoreError | ValueError) -> SubmissionRefused:
+    """The HTTP refusal of a store's refusal: another author's bot 403, a limit 429 (with when to retry), else 400."""
+    if isinstance(exc, NotOwner):
+        return SubmissionRefused(str(exc), 403)
+    if isinstance(exc, LimitReached):
+        return SubmissionRefused(str(exc), 429, exc.retry_after_s)
+    return SubmissionRefused(str(exc), 400)
 
 
 def _tls_context(config: LeagueConfig) -> ssl.SSLContext | None:
@@ -337,39 +341,25 @@ def _bind_http(config: LeagueConfig) -> socket.socket:
     except OSError:
         sock.close()
         raise
-    sock.listen(128)
-    sock.set_inheritable(True)
+    sock.listen(LISTEN_BACKLOG)
     return sock
 
 
-class _QuietServer:
-    """A uvicorn server that leaves signals to the league (it drains the ladder first)."""
+def league_app(league: League) -> Any:
+    """The league's web app: the store's pages and JSON API, the authors' API and the league's page.
 
-    def __init__(self, app: Any, sock: socket.socket, config: LeagueConfig) -> None:
-        import uvicorn
-
-        class Server(uvicorn.Server):
-            @contextmanager
-            def capture_signals(self) -> Iterator[None]:
-                yield
-
-        kwargs: dict[str, Any] = {"log_level": "warning", "lifespan": "on", "timeout_graceful_shutdown": 5}
-        if config.tls_cert is not None and config.tls_key is not None:
-            kwargs.update(ssl_certfile=str(config.tls_cert), ssl_keyfile=str(config.tls_key))
-        self.server = Server(uvicorn.Config(app, **kwargs))
-        self.sock = sock
-
-    async def serve(self) -> None:
-        await self.server.serve(sockets=[self.sock])
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-
-
-def league_app(league: League) -> FastAPI:
-    """The league's web app: the store's pages and JSON API, the authors' API and the league's page."""
-    routers = [author_router(league, max_upload_bytes=league.caps.compressed_bytes), league_router(league)]
-    return create_app(league.config.store, routers=routers)
+    With ``[http] trusted_proxies``, a request from one of them is taken to come from the client
+    its ``X-Forwarded-For`` names (uvicorn's middleware); from anyone else the header is ignored.
+    """
+    limits = league.config.http_limits
+    routers = [
+        author_router(league, max_upload_bytes=league.caps.compressed_bytes, body_timeout_s=limits.body_timeout_s),
+        league_router(league),
+    ]
+    app = create_app(league.config.store, routers=routers)
+    if not limits.trusted_proxies:
+        return app
+    return ProxyHeadersMiddleware(cast(Any, app), trusted_hosts=list(limits.trusted_proxies))  # an ASGI app, as uvicorn's types spell it
 
 
 def league_openapi() -> dict[str, Any]:
@@ -377,13 +367,28 @@ def league_openapi() -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="polignac-openapi-") as folder:
         league = League(parse_league_config('name = "main"\n', Path(folder) / "league.toml"))
         try:
-            return league_app(league).openapi()
+            app = league_app(league)
+            assert isinstance(app, FastAPI)
+            return app.openapi()
         finally:
             league.store.close()
 
 
+def _referee(config: LeagueConfig) -> RefereeServer:
+    """The gRPC endpoint: the referee on the league's address, under its ``[grpc]`` limits."""
+    limits = config.grpc_limits
+    return RefereeServer(
+        str(config.grpc),
+        credentials=_grpc_credentials(config),
+        max_streams=limits.max_streams,
+        options=grpc_options(limits),
+        interceptors=[CallsPerAddress(limits.max_calls_per_address, config.author_limits.ipv6_prefix)],
+    )
+
+
 async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], None] | None = None) -> None:
     """Run the league until SIGTERM or SIGINT, then drain; ``ready(addresses)`` is called once it serves."""
+    memory.return_large_frees()  # a flood of connections, once closed, gives its buffers back
     league = League(config)
     league._loop = asyncio.get_running_loop()
     await asyncio.to_thread(league.mend)
@@ -391,7 +396,7 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
     executor = executor_for(config.executor) if config.executor.kind is not ExecutorKind.LOCAL else None
     if executor is not None:
         await executor.start()
-    referee = RefereeServer(str(config.grpc), credentials=_grpc_credentials(config))
+    referee = _referee(config)
     lobby = LobbyService(league, league.online, reattach_grace_ms=int(config.reattach_grace_s * 1000), on_offline=league.went_offline)
     referee.add_service(lobby.add_to, name=LOBBY_SERVICE_NAME)
     ladder = Ladder(
@@ -409,14 +414,18 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
         executor=executor,
     )
     league.on_active = ladder.notify
+    league.validator = Validator(league)
     grpc_address = await referee.start()
     sock = _bind_http(config)
-    web = _QuietServer(league_app(league), sock, config)
+    guard = ConnectionGuard(config.http_limits, ipv6_prefix=config.author_limits.ipv6_prefix, ssl_context=_tls_context(config))
+    web = GuardedServer(league_app(league), sock, guard, on_idle=memory.release)
     scheme = "https" if config.tls else "http"
     host, port = sock.getsockname()[:2]
     web_url = f"{scheme}://{'[' + host + ']' if ':' in host else host}:{port}"
     web_task = asyncio.ensure_future(web.serve())
-    workers = [asyncio.ensure_future(league.validate_uploads()), asyncio.ensure_future(ladder.run())]
+    workers = [asyncio.ensure_future(league.validator.run()), asyncio.ensure_future(ladder.run())]
+    tidying = asyncio.ensure_future(asyncio.to_thread(league.tidy))
+    memory.settle()  # later collections (after a flood of connections) cost only what came since
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -438,12 +447,14 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
         await asyncio.gather(*workers, return_exceptions=True)
         web.stop()
         await asyncio.gather(web_task, return_exceptions=True)
+        sock.close()
         await referee.stop(grace=1)
         await lobby.settle()
         if executor is not None:
             await executor.close()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
+        await asyncio.gather(tidying, return_exceptions=True)
         league.store.close()
 
 

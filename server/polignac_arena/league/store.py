@@ -9,12 +9,18 @@ The tables (schema version 2, see :mod:`polignac_arena.store.schema`):
     :mod:`polignac_arena.league.tokens`), ``created_at``, ``revoked_at``, ``last_used_at``.
 ``league_bots``
     ``id``, ``name`` (unique in the league), ``author_id`` (its owner: the first author to
-    submit or connect a bot of that name), ``disabled``, ``created_at``.
+    submit or connect a bot of that name), ``disabled``, ``created_at``, ``name_key`` (the name
+    as :func:`name_key` compares it: no two bots share one, so ``Random`` and ``RANDOM`` are
+    ``random``'s owner's).
 ``league_versions``
     ``id``, ``bot_id``, ``version`` (``1``, ``2``... for uploads; the bot's own text for a
     remote bot), ``kind`` (``upload`` or ``remote``), ``archive`` (the SHA-256 of the upload's
     archive, NULL once pruned or for a remote bot), ``state``, ``reason`` (why it was refused
-    or retired), ``log`` (the validation log), ``created_at``, ``updated_at``, ``activated_at``.
+    or retired), ``log`` (the validation log), ``created_at``, ``updated_at``, ``activated_at``,
+    ``disk_bytes`` (what its archive, unpacked folder and build take on disk; 0 once they are gone).
+``league_new_versions``
+    ``id``, ``author_id``, ``kind``, ``at``: every upload received (accepted or refused) and every
+    new remote version, for the hourly limit (rows older than the hour are dropped).
 ``league_settings``
     ``key``, ``value``: the ladder's switches (``paused``).
 ``league_reruns``
@@ -35,14 +41,21 @@ and the remote bots online now or seen within ``remote_idle_s``.  Results and ra
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
+import os
 import secrets
+import threading
+import unicodedata
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from pathlib import Path
+from typing import Any, Final
 
+from polignac_arena.league.limits import LeagueLimits
 from polignac_arena.league.tokens import hash_secret, make_token, parse_token, verify_secret
 from polignac_arena.settings import NAME_RULE, VERSION_MAX, VERSION_PATTERN, is_name
 from polignac_arena.store import ConflictError, Store, StoreError
@@ -60,6 +73,7 @@ __all__ = [
     "Version",
     "VersionKind",
     "VersionState",
+    "name_key",
 ]
 
 
@@ -97,19 +111,6 @@ class LimitReached(StoreError):
     def __init__(self, message: str, retry_after_s: float | None = None) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
-
-
-@dataclass(frozen=True)
-class LeagueLimits:
-    """What one author may do."""
-
-    uploads_per_hour: int = 10
-    versions_kept: int = 5
-    """Archives kept per bot: past it, the oldest inactive version's archive is deleted (its history stays)."""
-    active_bots: int = 3
-    """Bots an author may have in the ladder (or being validated) at once."""
-    remote_idle_s: float = 3600.0
-    """An offline remote bot stops counting toward ``active_bots`` this long after it was last seen."""
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,39 @@ class Version:
         return f"{self.bot}@{self.version}"
 
 
+def name_key(name: str) -> str:
+    """A bot's name as ownership and uniqueness compare it: Unicode-normalised (NFKC) and case folded.
+
+    >>> name_key("Random") == name_key("RANDOM") == name_key("random")
+    True
+    """
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+HASHES_AT_ONCE: Final = 2
+"""Token hashes (scrypt: 16 MB and tens of milliseconds each) computed at once; more wait their turn."""
+
+
+def _private_file(path: Path) -> None:
+    """Make the store's file (and its WAL and shared-memory files, which SQLite creates with its mode) ``0600``.
+
+    It holds every author's token hashes and validation logs: no other user of the machine reads it.
+    """
+    if path.exists():
+        for each in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            with contextlib.suppress(OSError):  # absent, or another user's store: Store reports what matters
+                if each.stat().st_mode & 0o077:
+                    os.chmod(each, 0o600)
+        return
+    with contextlib.suppress(OSError):  # a folder that cannot be made: Store says so
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+
+
+def _mb(count: int) -> str:
+    return f"{count / (1 << 20):.1f} MB"
+
+
 def _check_name(what: str, name: object) -> str:
     if not is_name(name):
         raise ValueError(f"{what} must be {NAME_RULE}, got {name!r}")
@@ -195,9 +229,11 @@ def _version(row: Any) -> Version:
 class LeagueStore(Store):
     """An arena store with the league's tables; every write is one transaction, as in :class:`Store`."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, path: str | Path, *args: Any, **kwargs: Any) -> None:
+        _private_file(Path(path))
+        super().__init__(path, *args, **kwargs)
         self._checked_tokens: dict[bytes, tuple[str, str]] = {}
+        self._hashing = threading.BoundedSemaphore(HASHES_AT_ONCE)
 
     # -- authors and tokens --------------------------------------------------------------------
 
@@ -300,7 +336,9 @@ class LeagueStore(Store):
             return None
         if remembered is not None and remembered[0] == parts.id:
             return str(row[3])
-        if not verify_secret(parts.secret, row[0], row[1]):
+        with self._hashing:
+            good = verify_secret(parts.secret, row[0], row[1])
+        if not good:
             return None
         if len(self._checked_tokens) > 10_000:
             self._checked_tokens.clear()
@@ -308,6 +346,15 @@ class LeagueStore(Store):
         with self._write() as conn:
             conn.execute("UPDATE league_tokens SET last_used_at = ? WHERE id = ?", (now_text(), parts.id))
         return str(row[3])
+
+    def token_known(self, token_id: str) -> bool:
+        """Whether a token with this public id was ever made (revoked or not): a cheap look-up, no hash."""
+        with self._read() as conn:
+            return conn.execute("SELECT 1 FROM league_tokens WHERE id = ?", (token_id,)).fetchone() is not None
+
+    def remembers(self, token: str) -> bool:
+        """Whether this process checked ``token`` and found it good (it is not hashed again; revoking it still counts)."""
+        return hashlib.sha256(token.strip().encode()).digest() in self._checked_tokens
 
     # -- bots ---------------------------------------------------------------------------------
 
@@ -330,23 +377,60 @@ class LeagueStore(Store):
             )
         return [LeagueBot(int(r[0]), r[1], r[2], bool(r[3]), r[4]) for r in rows]
 
+    def bots_page(self, after: str | None = None, limit: int = 50) -> tuple[list[LeagueBot], int]:
+        """Up to ``limit`` bots by name, after the name ``after``; and how many bots there are in all."""
+        query = "SELECT b.id, b.name, a.name, b.disabled, b.created_at FROM league_bots b JOIN league_authors a ON a.id = b.author_id"
+        with self._read() as conn:
+            total = int(conn.execute("SELECT count(*) FROM league_bots").fetchone()[0])
+            rows = conn.execute(f"{query} WHERE b.name > ? ORDER BY b.name LIMIT ?", (after or "", max(0, limit))).fetchall()
+        return [LeagueBot(int(r[0]), r[1], r[2], bool(r[3]), r[4]) for r in rows], total
+
+    def latest_versions(self, bots: list[str], per_bot: int) -> dict[str, tuple[list[Version], int]]:
+        """The newest ``per_bot`` versions of each of ``bots`` (newest first), and how many each has in all."""
+        if not bots:
+            return {}
+        with self._read() as conn:
+            # Every column of a Version but its log (the pages never show it: it may be long).
+            rows = conn.execute(
+                """SELECT * FROM (SELECT v.id AS vid, b.name, a.name, v.version, v.kind, v.archive, v.state, v.reason, '',
+                        v.created_at, v.updated_at, v.activated_at, b.disabled,
+                        row_number() OVER (PARTITION BY v.bot_id ORDER BY v.id DESC) AS n,
+                        count(*) OVER (PARTITION BY v.bot_id) AS total
+                    FROM league_versions v JOIN league_bots b ON b.id = v.bot_id JOIN league_authors a ON a.id = b.author_id
+                    WHERE b.name IN (SELECT value FROM json_each(?))) WHERE n <= ? ORDER BY vid DESC""",
+                (json.dumps(bots), per_bot),
+            ).fetchall()
+        found: dict[str, tuple[list[Version], int]] = {}
+        for row in rows:
+            versions, _ = found.setdefault(row[1], ([], int(row[-1])))
+            versions.append(_version(row))
+        return found
+
     def set_disabled(self, name: str, disabled: bool) -> None:
         """Take a bot out of matchmaking (or put it back); its versions and history stay."""
         with self._write() as conn:
             if conn.execute("UPDATE league_bots SET disabled = ? WHERE name = ?", (int(disabled), name)).rowcount == 0:
                 raise StoreError(f"there is no bot named {name!r} in the league")
 
-    def _claim(self, conn: Any, author: str, name: str, limits: LeagueLimits, online: Collection[str] = ()) -> tuple[int, bool]:
-        """The bot's id, made for ``author`` if new; refused for another author's bot or past the active-bots limit.
+    def _claim(
+        self, conn: Any, author: str, name: str, limits: LeagueLimits, online: Collection[str] = (), *, make: bool = True
+    ) -> tuple[int, bool]:
+        """The bot's id, made for ``author`` if new; refused for another author's bot, a look-alike name, or past a limit.
 
         ``online``: the names of the remote bots online now (they count, however long ago they joined).
+        ``make`` False: only check (a new bot's id is then 0).
         """
         _check_name("a bot's name", name)
         author_id = self._author_id(conn, author)
-        row = conn.execute(
-            "SELECT b.id, b.author_id, a.name, b.disabled FROM league_bots b JOIN league_authors a ON a.id = b.author_id WHERE b.name = ?",
-            (name,),
-        ).fetchone()
+        rows = conn.execute(
+            "SELECT b.id, b.author_id, b.name, b.disabled FROM league_bots b WHERE b.name_key = ? ORDER BY b.id", (name_key(name),)
+        ).fetchall()
+        row = next((r for r in rows if r[2] == name), None)
+        if row is None and rows:
+            other = rows[0]
+            if int(other[1]) != author_id:
+                raise NotOwner(f"the bot {name!r} reads as {other[2]!r}, another author's bot: choose another name")
+            raise ValueError(f"you have the bot {other[2]!r}: use that name, not {name!r}")
         if row is not None and int(row[1]) != author_id:
             raise NotOwner(f"the bot {name!r} belongs to another author: choose another name")
         if row is not None and row[3]:
@@ -360,9 +444,20 @@ class LeagueStore(Store):
             )
         if row is not None:
             return int(row[0]), False
+        owned = int(conn.execute("SELECT count(*) FROM league_bots WHERE author_id = ?", (author_id,)).fetchone()[0])
+        if owned >= limits.bots:
+            raise LimitReached(
+                f"the limit of {limits.bots} bot name(s) per author is reached: submit new versions of your bots under their names"
+            )
+        if not make:
+            return 0, True
         now = now_text()
         return int(
-            conn.execute("INSERT INTO league_bots (name, author_id, created_at) VALUES (?, ?, ?)", (name, author_id, now)).lastrowid or 0
+            conn.execute(
+                "INSERT INTO league_bots (name, author_id, created_at, name_key) VALUES (?, ?, ?, ?)",
+                (name, author_id, now, name_key(name)),
+            ).lastrowid
+            or 0
         ), True
 
     def _counted(self, conn: Any, author_id: int, limits: LeagueLimits, online: Collection[str]) -> set[str]:
@@ -415,7 +510,7 @@ class LeagueStore(Store):
     # -- versions -----------------------------------------------------------------------------
 
     def check_upload(self, author: str, bot: str, limits: LeagueLimits, now: datetime | None = None, online: Collection[str] = ()) -> None:
-        """Raise what :meth:`add_upload` would raise for an upload of ``bot`` by ``author`` now, writing nothing."""
+        """Raise what :meth:`count_upload` would raise for an upload of ``bot`` by ``author`` now, writing nothing."""
         try:
             with self._write() as conn:
                 self._check_upload(conn, author, bot, limits, now or datetime.now(UTC), online)
@@ -423,26 +518,47 @@ class LeagueStore(Store):
         except _DryRun:
             pass
 
-    def _check_upload(self, conn: Any, author: str, bot: str, limits: LeagueLimits, moment: datetime, online: Collection[str] = ()) -> int:
-        author_id = self._author_id(conn, author)
+    def count_upload(self, author: str, bot: str, limits: LeagueLimits, now: datetime | None = None, online: Collection[str] = ()) -> None:
+        """Admit an upload of ``bot`` by ``author`` and count it toward the hourly limit, whatever becomes of it.
+
+        Raises :class:`NotOwner`, :class:`LimitReached` (counting nothing) as :meth:`add_upload` would.
+        """
+        moment = now or datetime.now(UTC)
+        with self._write() as conn:
+            self._check_upload(conn, author, bot, limits, moment, online, make=False)  # the name is taken once a version is stored
+            self._count_new_version(conn, self._author_id(conn, author), VersionKind.UPLOAD, moment)
+
+    def _check_upload(
+        self, conn: Any, author: str, bot: str, limits: LeagueLimits, moment: datetime, online: Collection[str] = (), *, make: bool = True
+    ) -> int:
+        self._check_hourly(conn, self._author_id(conn, author), limits, moment)
+        bot_id, _ = self._claim(conn, author, bot, limits, online, make=make)
+        return bot_id
+
+    @staticmethod
+    def _check_hourly(conn: Any, author_id: int, limits: LeagueLimits, moment: datetime) -> None:
+        """Refuse a new version past ``uploads_per_hour`` new versions (uploads, remote versions) in the last hour."""
         since = timestamp_text(moment - timedelta(hours=1))
+        conn.execute("DELETE FROM league_new_versions WHERE author_id = ? AND at <= ?", (author_id, since))
         recent = [
             row[0]
             for row in conn.execute(
-                """SELECT v.created_at FROM league_versions v JOIN league_bots b ON b.id = v.bot_id
-                   WHERE b.author_id = ? AND v.kind = 'upload' AND v.created_at > ? ORDER BY v.created_at""",
-                (author_id, since),
-            )
+                "SELECT at FROM league_new_versions WHERE author_id = ? AND at > ? ORDER BY at", (author_id, since)
+            ).fetchall()
         ]
         if len(recent) >= limits.uploads_per_hour:
-            # One more upload is taken once this one leaves the hour's window.
+            # One more is taken once this one leaves the hour's window.
             leaving = datetime.fromisoformat(recent[len(recent) - limits.uploads_per_hour])
             raise LimitReached(
-                f"the limit of {limits.uploads_per_hour} upload(s) per hour is reached: try again later",
+                f"the limit of {limits.uploads_per_hour} upload(s) per hour is reached (every upload counts, refused ones too,"
+                " and every new remote version): try again later",
                 retry_after_s=max(1.0, (leaving + timedelta(hours=1) - moment).total_seconds()),
             )
-        bot_id, _ = self._claim(conn, author, bot, limits, online)
-        return bot_id
+
+    @staticmethod
+    def _count_new_version(conn: Any, author_id: int, kind: VersionKind, moment: datetime) -> None:
+        at = timestamp_text(moment)
+        conn.execute("INSERT INTO league_new_versions (author_id, kind, at) VALUES (?, ?, ?)", (author_id, kind.value, at))
 
     def archives_in_use(self) -> set[str]:
         """The archives some version still holds."""
@@ -454,23 +570,38 @@ class LeagueStore(Store):
             return conn.execute("SELECT 1 FROM league_versions WHERE archive = ?", (sha,)).fetchone() is not None
 
     def add_upload(
-        self, author: str, bot: str, archive: str, limits: LeagueLimits, now: datetime | None = None, online: Collection[str] = ()
+        self,
+        author: str,
+        bot: str,
+        archive: str,
+        limits: LeagueLimits,
+        now: datetime | None = None,
+        online: Collection[str] = (),
+        *,
+        disk_bytes: int = 0,
+        counted: bool = False,
     ) -> tuple[Version, list[str]]:
         """Queue an uploaded version (its archive already stored); returns it and the archives to delete.
 
-        Refused (:class:`NotOwner`, :class:`LimitReached`) before anything is written.  Past
-        ``versions_kept`` the oldest inactive versions lose their archives (their rows stay).
+        Refused (:class:`NotOwner`, :class:`LimitReached`) before anything is written.  The upload
+        counts toward the hourly limit here unless :meth:`count_upload` already ``counted`` it.
+        ``disk_bytes``: what it takes on disk so far.  Past ``versions_kept`` the oldest inactive
+        versions lose their archives (their rows stay).
         """
         moment = now or datetime.now(UTC)
         with self._write() as conn:
-            bot_id = self._check_upload(conn, author, bot, limits, moment, online)
+            if counted:
+                bot_id, _ = self._claim(conn, author, bot, limits, online)
+            else:
+                bot_id = self._check_upload(conn, author, bot, limits, moment, online)
+                self._count_new_version(conn, self._author_id(conn, author), VersionKind.UPLOAD, moment)
             count = conn.execute("SELECT count(*) FROM league_versions WHERE bot_id = ? AND kind = 'upload'", (bot_id,)).fetchone()[0]
             stamp = timestamp_text(moment)
             version_id = int(
                 conn.execute(
-                    "INSERT INTO league_versions (bot_id, version, kind, archive, state, created_at, updated_at)"
-                    " VALUES (?, ?, 'upload', ?, 'queued', ?, ?)",
-                    (bot_id, str(count + 1), archive, stamp, stamp),
+                    "INSERT INTO league_versions (bot_id, version, kind, archive, state, created_at, updated_at, disk_bytes)"
+                    " VALUES (?, ?, 'upload', ?, 'queued', ?, ?, ?)",
+                    (bot_id, str(count + 1), archive, stamp, stamp, int(disk_bytes)),
                 ).lastrowid
                 or 0
             )
@@ -484,7 +615,7 @@ class LeagueStore(Store):
             for old_id, old_archive in kept:
                 if holding <= limits.versions_kept:
                     break
-                conn.execute("UPDATE league_versions SET archive = NULL WHERE id = ?", (old_id,))
+                conn.execute("UPDATE league_versions SET archive = NULL, disk_bytes = 0 WHERE id = ?", (old_id,))
                 holding -= 1
                 if not conn.execute("SELECT 1 FROM league_versions WHERE archive = ?", (old_archive,)).fetchone():
                     pruned.append(str(old_archive))
@@ -516,6 +647,10 @@ class LeagueStore(Store):
             if row is not None and row[1] != VersionKind.REMOTE.value:
                 raise ConflictError(f"{bot}@{version} is an uploaded version: connect under another version text")
             if row is None:
+                moment = datetime.now(UTC)
+                author_id = self._author_id(conn, author)
+                self._check_hourly(conn, author_id, limits, moment)
+                self._count_new_version(conn, author_id, VersionKind.REMOTE, moment)
                 now = now_text()
                 version_id = int(
                     conn.execute(
@@ -615,6 +750,69 @@ class LeagueStore(Store):
             mu, sigma = self._rating(new.label, prior(inherited))
             self._set_prior(conn, tournament_id, new.label, (mu, sigma), now)
 
+    def disk_used(self, author: str) -> int:
+        """The bytes ``author``'s versions take on disk (their archives, unpacked folders and builds)."""
+        with self._read() as conn:
+            row = conn.execute(
+                """SELECT COALESCE(sum(v.disk_bytes), 0) FROM league_versions v JOIN league_bots b ON b.id = v.bot_id
+                   JOIN league_authors a ON a.id = b.author_id WHERE a.name = ?""",
+                (author,),
+            ).fetchone()
+        return int(row[0])
+
+    def set_disk(self, version_id: int, disk_bytes: int) -> None:
+        """What a version's files take on disk now (measured after its unpack, after its build)."""
+        with self._write() as conn:
+            conn.execute("UPDATE league_versions SET disk_bytes = ? WHERE id = ? AND archive IS NOT NULL", (int(disk_bytes), version_id))
+
+    def make_room(self, author: str, need: int, budget: int) -> list[str]:
+        """Free ``need`` bytes of ``author``'s ``budget``: the oldest inactive versions lose their archives; the archives to delete.
+
+        Raises :class:`LimitReached` (freeing nothing) when the versions that may not go (queued,
+        validating, active) leave too little room.
+        """
+        with self._write() as conn:
+            rows = conn.execute(
+                """SELECT v.id, v.archive, v.disk_bytes, v.state FROM league_versions v JOIN league_bots b ON b.id = v.bot_id
+                   JOIN league_authors a ON a.id = b.author_id WHERE a.name = ? ORDER BY v.id""",
+                (author,),
+            ).fetchall()
+            used = sum(int(r[2]) for r in rows)
+            if used + need <= budget:
+                return []
+            kept = sum(int(r[2]) for r in rows if r[3] not in ("refused", "retired"))
+            if kept + need > budget:
+                raise LimitReached(
+                    f"your versions take {_mb(used)} of your {_mb(budget)} on the league's disk and this one needs {_mb(need)}:"
+                    " wait until a version is retired, or ask the operator to disable a bot"
+                )
+            freed: list[str] = []
+            for version_id, archive, size, state in rows:
+                if used + need <= budget:
+                    break
+                if state in ("refused", "retired") and int(size) > 0:
+                    conn.execute("UPDATE league_versions SET archive = NULL, disk_bytes = 0 WHERE id = ?", (version_id,))
+                    used -= int(size)
+                    if archive is not None and not conn.execute("SELECT 1 FROM league_versions WHERE archive = ?", (archive,)).fetchone():
+                        freed.append(str(archive))
+            return freed
+
+    def discard_files(self, version_id: int) -> str | None:
+        """Let a refused version's files go (its row, reason and log stay); its archive, when no other version holds it."""
+        with self._write() as conn:
+            row = conn.execute("SELECT archive FROM league_versions WHERE id = ?", (version_id,)).fetchone()
+            if row is None or row[0] is None:
+                return None
+            conn.execute("UPDATE league_versions SET archive = NULL, disk_bytes = 0 WHERE id = ?", (version_id,))
+            held = conn.execute("SELECT 1 FROM league_versions WHERE archive = ?", (row[0],)).fetchone()
+            return None if held else str(row[0])
+
+    def unmeasured(self) -> list[Version]:
+        """Versions holding an archive whose disk use is not known (stored before it was counted)."""
+        with self._read() as conn:
+            rows = conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.archive IS NOT NULL AND v.disk_bytes = 0 ORDER BY v.id").fetchall()
+        return [_version(r) for r in rows]
+
     def pending_validations(self) -> list[Version]:
         """Uploads waiting for (or interrupted in) their validation, oldest first."""
         return self.versions(states=(VersionState.QUEUED, VersionState.VALIDATING))
@@ -651,11 +849,15 @@ class LeagueStore(Store):
         with self._write() as conn:
             conn.execute("UPDATE league_reruns SET fixture_idx = ? WHERE id = ?", (fixture_idx, request_id))
 
-    def schedule(self, tournament_id: int, seats: list[str], seed: int, rerun: int | None = None) -> int:
-        """Append one match to the league's schedule (and close the rerun request it answers), in one transaction; its index."""
+    def schedule(self, tournament_id: int, seats: list[str], seed: int, rerun: int | None = None, *, index: int | None = None) -> int:
+        """Add one match to the league's schedule (and close the rerun request it answers), in one transaction; its index.
+
+        ``index``: the fixture's (one no fixture has); by default the next after the last.
+        """
         with self._write() as conn:
             self._require(conn, tournament_id)
-            idx = int(conn.execute("SELECT count(*) FROM fixtures WHERE tournament_id = ?", (tournament_id,)).fetchone()[0])
+            last = conn.execute("SELECT max(idx) FROM fixtures WHERE tournament_id = ?", (tournament_id,)).fetchone()[0]
+            idx = (-1 if last is None else int(last)) + 1 if index is None else index
             group = "null" if rerun is None else f'{{"rerun":{int(rerun)}}}'
             self._insert_fixture(conn, tournament_id, idx, seats, seed, group)
             if rerun is not None:

@@ -31,6 +31,10 @@ __all__ = ["TOKEN_ENV", "LeagueClient", "SubmitError", "config_path", "find_toke
 TOKEN_ENV: Final = "POLIGNAC_LEAGUE_TOKEN"
 API: Final = "/api/league"
 UPLOAD_CHUNK: Final = 64 << 10
+BUSY_WAIT_MAX_S: Final = 30.0
+BUSY_TRIES: Final = 12
+"""An upload refused for a while only (the league receiving others: a ``429`` whose ``Retry-After`` is at most
+:data:`BUSY_WAIT_MAX_S`) is tried again after it, this many times in all; a longer wait (the hourly limit) is told."""
 POLL_S: Final = (0.2, 2.0)
 """Polling the validation: again soon after news, backing off to the longer wait while there is none."""
 _TOKEN_CHARS: Final = 512
@@ -39,10 +43,12 @@ _TOKEN_CHARS: Final = 512
 class SubmitError(Exception):
     """The submission could not be made; the message tells the author why (and what to do)."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(self, message: str, status: int | None = None, retry_after_s: float | None = None) -> None:
         super().__init__(message)
         self.status = status
         """The server's HTTP status, when it answered."""
+        self.retry_after_s = retry_after_s
+        """When the server said to try again (its ``Retry-After``), if it did."""
 
 
 # -- the token ------------------------------------------------------------------------------------------------------
@@ -154,8 +160,20 @@ class LeagueClient:
     def close(self) -> None:
         self.http.close()
 
-    def upload(self, bot: str, data: bytes, on_sent: Callable[[int], None] | None = None) -> SubmissionOut:
-        """Upload ``data`` (a packed submission) as a version of ``bot``; ``on_sent`` is told of each chunk's bytes as it goes."""
+    def upload(
+        self,
+        bot: str,
+        data: bytes,
+        on_sent: Callable[[int], None] | None = None,
+        *,
+        on_wait: Callable[[float, str], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> SubmissionOut:
+        """Upload ``data`` (a packed submission) as a version of ``bot``; ``on_sent`` is told of each chunk's bytes as it goes.
+
+        Refused for a few seconds only (the league receiving other uploads), it waits and tries again
+        (:data:`BUSY_TRIES` times at most), telling ``on_wait(seconds, why)`` first.
+        """
 
         def chunks() -> Iterator[bytes]:
             for start in range(0, len(data), UPLOAD_CHUNK):
@@ -165,8 +183,19 @@ class LeagueClient:
                     on_sent(len(chunk))
 
         headers = {"Content-Type": "application/gzip", "Content-Length": str(len(data))}
-        answer = self._request("POST", f"{API}/bots/{quote(bot, safe='')}/versions", content=chunks(), headers=headers)
-        return _parsed(answer)
+        for attempt in range(1, BUSY_TRIES + 1):
+            try:
+                answer = self._request("POST", f"{API}/bots/{quote(bot, safe='')}/versions", content=chunks(), headers=headers)
+            except SubmitError as exc:
+                wait = exc.retry_after_s
+                if exc.status != 429 or wait is None or wait > BUSY_WAIT_MAX_S or attempt == BUSY_TRIES:
+                    raise
+                if on_wait is not None:
+                    on_wait(wait, str(exc))
+                sleep(wait)
+                continue
+            return _parsed(answer)
+        raise AssertionError("unreachable: the last try returns or raises")
 
     def submission(self, submission_id: str, since: int = 0) -> SubmissionOut:
         """The upload's state and its log from line ``since``."""
@@ -243,6 +272,7 @@ def _refusal(answer: httpx.Response) -> SubmitError:
     elif status == 429:
         retry = answer.headers.get("Retry-After", "")
         text = f"{message}: retry after {retry} s" if retry.isdigit() else message
+        return SubmitError(text, status, float(retry) if retry.isdigit() else None)
     else:
         text = f"the server answered {status}: {message}"
     return SubmitError(text, status)

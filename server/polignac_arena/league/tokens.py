@@ -15,7 +15,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -68,7 +68,7 @@ def verify_secret(secret: str, salt: bytes, expected: bytes) -> bool:
 
 
 class Throttled(Exception):
-    """Too many bad tokens from one address: come back after ``retry_after_s`` seconds."""
+    """Too many bad tokens from one address (for one token): come back after ``retry_after_s`` seconds."""
 
     def __init__(self, retry_after_s: float) -> None:
         super().__init__(f"too many bad tokens from this address: retry in {retry_after_s:.0f} s")
@@ -83,12 +83,12 @@ class _Record:
 
 
 class BadTokenThrottle:
-    """Slows down an address that keeps sending bad tokens.
+    """Slows down whoever keeps sending bad tokens, by a key: the league's is an address and a token's id together.
 
-    The first ``free`` bad tokens cost nothing; each one after blocks the address for twice as
-    long as the one before (from ``first_block_s`` up to ``max_block_s``).  A good token clears
-    the address; an address quiet for ``forget_s`` is forgotten.  At most ``max_addresses`` are
-    remembered (the oldest are dropped), so a flood of addresses cannot grow memory.
+    The first ``free`` bad tokens of a key cost nothing; each one after blocks the key for
+    twice as long as the one before (from ``first_block_s`` up to ``max_block_s``).  A good
+    token clears its key; a key quiet for ``forget_s`` is forgotten.  At most ``max_addresses``
+    keys are remembered (the oldest are dropped), so a flood of addresses cannot grow memory.
     """
 
     def __init__(
@@ -106,19 +106,19 @@ class BadTokenThrottle:
         self.forget_s = forget_s
         self.max_addresses = max_addresses
         self._clock = clock
-        self._records: dict[str, _Record] = {}
+        self._records: dict[Hashable, _Record] = {}
         self._lock = threading.Lock()
 
-    def check(self, address: str) -> None:
-        """Raise :class:`Throttled` if ``address`` is blocked now."""
+    def check(self, address: Hashable) -> None:
+        """Raise :class:`Throttled` if ``address`` (a key) is blocked now."""
         now = self._clock()
         with self._lock:
             record = self._records.get(address)
             if record is not None and record.blocked_until > now:
                 raise Throttled(record.blocked_until - now)
 
-    def failed(self, address: str) -> None:
-        """Count a bad token from ``address``."""
+    def failed(self, address: Hashable) -> None:
+        """Count a bad token from ``address`` (a key)."""
         now = self._clock()
         with self._lock:
             record = self._records.pop(address, None)
@@ -133,7 +133,7 @@ class BadTokenThrottle:
             while len(self._records) > self.max_addresses:
                 del self._records[next(iter(self._records))]
 
-    def succeeded(self, address: str) -> None:
-        """A good token from ``address``: its count starts again."""
+    def succeeded(self, address: Hashable) -> None:
+        """A good token from ``address`` (a key): its count starts again."""
         with self._lock:
             self._records.pop(address, None)

@@ -5,6 +5,10 @@ declares the league's game, its build step succeeds in the sandbox, and it plays
 match of the league's game against random bots without a fault
 (:func:`polignac_arena.botcheck.check_submission_async`).  Every line of progress goes to the
 author's log as it happens, with bot-written text (its build's output, its stderr) made plain.
+
+The log is the author's alone; the reason of a refusal is shown to everyone (the league's page),
+so it names the step that failed and how, never what the private ``bot.toml`` says (its build
+command, a bad value it holds): those are in the log.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from polignac import Ruleset
 from polignac_arena.botcheck import CheckReport, check_submission_async
 from polignac_arena.plaintext import plain
 from polignac_arena.referee import TimeControl
-from polignac_arena.seats import SeatKind, SeatLimits
+from polignac_arena.seats import BuildLimits, SeatKind, SeatLimits
 from polignac_arena.submission import Submission, SubmissionError, load_submission
 
 __all__ = ["SMOKE_LIMIT", "Validation", "validate"]
@@ -34,7 +38,7 @@ class Validation:
 
     ok: bool
     reason: str
-    """Why it was refused (the failed step and its first line), or ``accepted``."""
+    """Why it was refused (the failed step, and how: no private detail), or ``accepted``."""
     log_text: str
     """Every line told to the author, plain text."""
     submission: Submission | None = None
@@ -51,13 +55,16 @@ async def validate(
     log: Callable[[str], None],
     trusted: bool = False,
     bot_name: str | None = None,
+    build_timeout_s: float | None = None,
+    build_caps: BuildLimits | None = None,
 ) -> Validation:
     """Validate the unpacked submission in ``folder`` for a league playing ``game_rules``; never raises for a bad submission.
 
     Its build step (which installs what it makes in ``folder``, as ``polignac bot check`` does) and
-    its smoke match run in ``seat_kind`` seats with ``limits`` and ``time_control``.  With
-    ``bot_name``, the upload must be a version of that bot.  Each line of progress is passed to
-    ``log`` as it happens.  Cancelled, it stops and removes what it started.
+    its smoke match run in ``seat_kind`` seats with ``limits`` and ``time_control``; the build within
+    ``build_timeout_s`` (default :data:`~polignac_arena.botcheck.BUILD_TIMEOUT_S`) and
+    ``build_caps``.  With ``bot_name``, the upload must be a version of that bot.  Each line of
+    progress is passed to ``log`` as it happens.  Cancelled, it stops and removes what it started.
     """
     lines: list[str] = []
 
@@ -77,7 +84,15 @@ async def validate(
             return Validation(False, reason, "\n".join(lines))
     smoke_rules = dataclasses.replace(game_rules, limit=min(game_rules.limit, SMOKE_LIMIT))
     report = await check_submission_async(
-        folder, seat_kind=seat_kind, trusted=trusted, time_control=time_control, rules=smoke_rules, limits=limits, progress=tell
+        folder,
+        seat_kind=seat_kind,
+        trusted=trusted,
+        time_control=time_control,
+        rules=smoke_rules,
+        limits=limits,
+        progress=tell,
+        build_timeout_s=build_timeout_s,
+        build_caps=build_caps,
     )
     if report.ok:
         tell("accepted: the bot is ready for the ladder")
@@ -86,9 +101,14 @@ async def validate(
 
 
 def _reason(report: CheckReport) -> str:
-    """The first failed step and the first line of what it found."""
+    """The first failed step and how it failed, for everyone to read: nothing of the private ``bot.toml``."""
     for step, passed, detail in report.steps:
-        if not passed:
-            first = next((line for line in plain(detail).splitlines() if line.strip()), "failed")
-            return f"{step}: {first}"
+        if passed:
+            continue
+        if step == "bot.toml":
+            return "bot.toml: it is not valid (the author's validation log says why)"
+        if step == "build":
+            return f"build: {plain(report.build.public_reason) if report.build is not None else 'it failed'}"
+        first = next((line for line in plain(detail).splitlines() if line.strip()), "failed")
+        return f"{step}: {first}"
     return "the check did not run"

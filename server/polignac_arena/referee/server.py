@@ -92,7 +92,8 @@ class RefereeServer:
     matches of :meth:`create_match` (and the socketless seats of :meth:`create_seated_match`)
     take their seats; ``operator_address`` (None: not served) serves the standard health
     service and reflection.  With ``credentials`` (``grpc.ssl_server_credentials``) both are
-    served with TLS; without, each must be a loopback address (:class:`PlaintextRefused`).
+    served with TLS; without, each must be a loopback address (:class:`PlaintextRefused`).  ``options``
+    (channel arguments) and ``interceptors`` apply to the main address's server (a league's limits).
     """
 
     def __init__(
@@ -103,6 +104,8 @@ class RefereeServer:
         operator_address: str | None = None,
         max_streams: int = 2048,
         write_timeout_s: float = 5.0,
+        options: Sequence[tuple[str, int]] = (),
+        interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
     ) -> None:
         _check_plaintext(address, credentials, "the referee address")
         _check_plaintext(operator_address, credentials, "the operator address")
@@ -115,7 +118,7 @@ class RefereeServer:
         self.service = RefereeService(write_timeout_s)
         self._server: grpc.aio.Server | None = None
         if address is not None:
-            self._server = grpc.aio.server(options=server_options(max_streams, remote=True))
+            self._server = grpc.aio.server(options=[*server_options(max_streams, remote=True), *options], interceptors=list(interceptors))
             self.service.add_to(self._server)
         self.health: health.HealthServicer | None = None
         self._operator: grpc.aio.Server | None = None

@@ -73,6 +73,13 @@ class BuildResult:
     """One line for the operator: ``exited 0``, ``timed out after 300 s``, ``refused: ...``."""
     installed: tuple[str, ...] = ()
     """Files (relative paths) the build added or changed in the submission folder."""
+    outcome: str | None = None
+    """``reason`` without the build command (the author's own, from a private ``bot.toml``): what others may be shown.
+    None when ``reason`` names no command."""
+
+    @property
+    def public_reason(self) -> str:
+        return self.reason if self.outcome is None else self.outcome
 
 
 @dataclass(frozen=True)

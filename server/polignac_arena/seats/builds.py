@@ -148,7 +148,7 @@ async def finish_build(
                 assert process.stdout is not None
                 while chunk := await process.stdout.read(1 << 16):
                     if not sink.feed(chunk):
-                        problem = f"its results went over the cap of {_size(caps.result_bytes)}: stopped"
+                        problem = f"sent back results over the cap of {_size(caps.result_bytes)}: stopped"
                         break
                 if not problem:
                     status = await process.wait()
@@ -161,23 +161,31 @@ async def finish_build(
         seconds = time.monotonic() - started
         if memory:
             problem = problem or f"went over its memory cap: {memory} of its processes killed"
+
+        def result(ok: bool, outcome: str, installed: tuple[str, ...] = (), public: str | None = None) -> BuildResult:
+            # `public` leaves out what came from the submission (paths it made); the command is never in it
+            shown = f"the build step {public or outcome}"
+            return BuildResult(ok, status, output, seconds, f"{command} {outcome}", installed, outcome=shown)
+
         if problem:
-            return BuildResult(False, None if status is None else status, output, seconds, f"{command}: {problem}")
+            return result(False, problem)
         if status != 0:
             note = signal_note(status)
-            return BuildResult(False, status, output, seconds, f"{command} exited {status}" + (f" ({note})" if note else ""))
+            return result(False, f"exited {status}" + (f" ({note})" if note else ""))
         try:
             installed, notes = await asyncio.to_thread(install_results, sink, submission.path, caps)
         except BuildRefused as exc:
-            return BuildResult(False, status, output, seconds, f"{command} exited 0, but {exc}: nothing was installed")
+            return result(False, f"exited 0, but {exc}: nothing was installed", public="exited 0, but what it made cannot be installed")
         except OSError as exc:
-            return BuildResult(False, status, output, seconds, f"{command} exited 0, but its results cannot be installed: {exc}")
+            return result(
+                False, f"exited 0, but its results cannot be installed: {exc}", public="exited 0, but its results cannot be installed"
+            )
         if notes:
             output = "\n".join([output.rstrip("\n"), *notes]).lstrip("\n")
         what = f"installed {len(installed)} file(s)" + (f": {', '.join(installed[:5])}" if installed else "")
         if len(installed) > 5:
             what += ", ..."
-        return BuildResult(True, status, output, seconds, f"{command} exited 0 in {seconds:.1f} s; {what}", tuple(installed))
+        return result(True, f"exited 0 in {seconds:.1f} s; {what}", tuple(installed))
     finally:
         sink.close()
 

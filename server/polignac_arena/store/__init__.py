@@ -48,7 +48,8 @@ the file as ours):
 
 Version 2 adds the league's tables (``league_authors``, ``league_tokens``, ``league_bots``,
 ``league_versions``, ``league_settings``, ``league_reruns``), described in
-:mod:`polignac_arena.league.store`.  Version 3 adds ``results.node``.
+:mod:`polignac_arena.league.store`.  Version 3 adds ``results.node``.  Version 5 adds the league's
+``league_bots.name_key``, ``league_versions.disk_bytes`` and ``league_new_versions`` (its limits).
 
 Version 4 adds the aggregates (:mod:`polignac_arena.store.aggregates`): what the leaderboards,
 crosstables, bot pages and match lists read, so a page costs the rows it shows, not the

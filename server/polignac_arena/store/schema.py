@@ -7,6 +7,7 @@ the :mod:`polignac_arena.store` package's docstring.
 from __future__ import annotations
 
 import sqlite3
+import unicodedata
 from collections.abc import Callable
 from typing import Final
 
@@ -248,7 +249,31 @@ def _v4(conn: sqlite3.Connection) -> None:
     rebuild(conn)
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4]
+# The league under abuse: bot names compared as people read them, the disk each version takes,
+# and every new version counted (uploads refused or not, remote versions) for the hourly limit.
+_V5: Final = (
+    "ALTER TABLE league_bots ADD COLUMN name_key TEXT NOT NULL DEFAULT ''",
+    "CREATE INDEX league_bots_name_key ON league_bots (name_key)",
+    "ALTER TABLE league_versions ADD COLUMN disk_bytes INTEGER NOT NULL DEFAULT 0",
+    """CREATE TABLE league_new_versions (
+        id INTEGER PRIMARY KEY,
+        author_id INTEGER NOT NULL REFERENCES league_authors (id) ON DELETE CASCADE,
+        kind TEXT NOT NULL CHECK (kind IN ('upload', 'remote')),
+        at TEXT NOT NULL
+    )""",
+    "CREATE INDEX league_new_versions_author ON league_new_versions (author_id, at)",
+)
+
+
+def _v5(conn: sqlite3.Connection) -> None:
+    """Bot names' keys (NFKC, case folded: the rule is frozen here, as the stores it made), disk use, new versions counted."""
+    for statement in _V5:
+        conn.execute(statement)
+    for bot_id, name in conn.execute("SELECT id, name FROM league_bots").fetchall():
+        conn.execute("UPDATE league_bots SET name_key = ? WHERE id = ?", (unicodedata.normalize("NFKC", name).casefold(), bot_id))
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5]
 """``MIGRATIONS[i]`` takes a store from schema version ``i`` to ``i + 1``, inside the open
 transaction (use ``conn.execute``: ``executescript`` would commit half-way).  Append, never edit."""
 
