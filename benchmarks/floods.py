@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from polignac import preset
+from polignac_arena.record_lines import ActionLine
 from polignac_arena.referee import TimeControl
 from polignac_arena.runner import run_local_match
 from polignac_arena.seats import SeatLimits, launcher_for
@@ -115,7 +116,7 @@ async def one_match(kind: str, case: str, tmp: Path, limits: SeatLimits, limit: 
     )
     wall = time.perf_counter() - began
     cpu_after = resource.getrusage(resource.RUSAGE_SELF)
-    polite = [line["ms"] for line in result.record if line["type"] == "action" and line.get("seat", 0) != 0 and "ms" in line]
+    polite = [line.ms for line in result.lines if isinstance(line, ActionLine) and line.seat != 0 and line.ms is not None]
     return {
         "status": result.status,
         "polite_ms": polite,

@@ -20,7 +20,7 @@ pair's own ratio is reported too (``ratio_by_process_pair``).
 
 (a) **Referee round trip** (``referee_*``): the time from the referee writing a
     DecisionRequest to it taking the bot's Decision, on the referee's own clock.  Every
-    ``action`` line of ``MatchResult.record`` carries ``ms``, which ``MatchHost`` takes with
+    ``action`` line of ``MatchResult.lines`` carries ``ms``, which ``MatchHost`` takes with
     ``time.monotonic`` from just before it sends the request (the seat's pending events
     included) to the moment the answer comes out of its inbox.  That is the clock that
     charges bots, so it is the honest measure: it holds everything between the referee's
@@ -91,6 +91,7 @@ from polignac._proto.polignac.v1.referee_pb2_grpc import RefereeServiceStub
 from polignac.bot import Bot, run_async
 from polignac.bot.client import CHANNEL_OPTIONS
 from polignac.view import PlayerView
+from polignac_arena.record_lines import ActionLine
 from polignac_arena.referee import MatchResult, RefereeServer, TimeControl
 from polignac_arena.referee.server import server_options
 
@@ -168,7 +169,7 @@ def peak_rss_mb() -> float:
 
 def decision_times_ms(result: MatchResult) -> list[float]:
     """The referee's clock for each decision of a match (action lines that answered a request)."""
-    return [line["ms"] for line in result.record if line["type"] == "action" and "ms" in line]
+    return [line.ms for line in result.lines if isinstance(line, ActionLine) and line.ms is not None]
 
 
 async def recv(link: mpc.Connection) -> Any:

@@ -76,7 +76,7 @@ def client() -> Any:
 def daemon_problem() -> str | None:
     """Why the docker tests cannot run here, or None."""
     try:
-        import docker  # noqa: F401
+        import docker  # noqa: F401  # imported only to learn whether it is installed
     except ImportError:
         return "the docker Python package is not installed (pip install docker)"
     try:

@@ -207,7 +207,7 @@ def bad_hands(playout: Playout) -> list[tuple[object, str]]:
 def test_bad_hands_are_refused_naming_the_row(classic: Playout) -> None:
     for hands, message in bad_hands(classic):
         with pytest.raises(BatchError, match=message):
-            classic.run_batch(hands)
+            classic.run_batch(hands)  # type: ignore[arg-type]  # bad hands, some not even numbers, on purpose
 
 
 @pytest.mark.parametrize(
@@ -227,11 +227,11 @@ def test_bad_uniforms_are_refused(classic: Playout, floats: np.ndarray, message:
 
 def test_bad_rng_and_count_are_refused(classic: Playout) -> None:
     with pytest.raises(BatchError, match=r"numpy\.random\.Generator"):
-        classic.run_batch([classic.hands], rng=random.Random(1))  # type: ignore[arg-type]
+        classic.run_batch([classic.hands], rng=random.Random(1))  # type: ignore[arg-type]  # not a numpy Generator, on purpose
     view = Match(preset("classic"), 1).view(0)
     for count in (0, -1, 2.0):
         with pytest.raises(BatchError, match="count must be a positive int"):
-            sample_hands_many(view, random.Random(1), count)  # type: ignore[arg-type]
+            sample_hands_many(view, random.Random(1), count)  # type: ignore[arg-type]  # 2.0 on purpose
     assert issubclass(BatchError, PolignacError)
 
 

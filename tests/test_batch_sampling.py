@@ -17,7 +17,7 @@ import polignac.batch
 from polignac import Card, Match, preset
 from polignac.batch import sample_hands_many
 from polignac.errors import BatchError
-from polignac.playout import Playout
+from polignac.playout import Playout, sample_hands
 from polignac.view import PlayerView
 from tests.test_playout import check_sample, random_views
 
@@ -44,7 +44,7 @@ def test_stuck_rows_fall_back_to_sample_hands(monkeypatch: pytest.MonkeyPatch) -
     match, view = next(views)
     assert sum(bool(v) for v in view.known_voids().values()) >= 3, "the position this test relies on moved"
     calls = Counter[str]()
-    real = polignac.batch.sample_hands
+    real = sample_hands  # the function polignac.batch calls, patched there below
 
     def counted(v: PlayerView, rng: random.Random) -> list[int]:
         calls["sample_hands"] += 1
@@ -76,4 +76,4 @@ def test_same_seed_same_rows_and_bad_arguments() -> None:
     assert (first == sample_hands_many(view, random.Random(5), 30)).all()
     Playout.from_view(view, random.Random(5)).run_batch(first)
     with pytest.raises(BatchError, match=r"random\.Random or a numpy"):
-        sample_hands_many(view, 5, 3)  # type: ignore[arg-type]
+        sample_hands_many(view, 5, 3)  # type: ignore[arg-type]  # an int for the rng, on purpose

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -12,19 +13,19 @@ from polignac.bots import RandomBot
 from tests.aio import run_sync
 
 
-def test_missing_environment_is_explained(monkeypatch) -> None:
+def test_missing_environment_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("POLIGNAC_ADDRESS", raising=False)
     monkeypatch.delenv("POLIGNAC_TOKEN", raising=False)
     with pytest.raises(BotConnectionError, match="POLIGNAC_ADDRESS and POLIGNAC_TOKEN not set"):
         run_sync(run_async(RandomBot()))
 
 
-def test_unreachable_referee_is_explained(tmp_path) -> None:
+def test_unreachable_referee_is_explained(tmp_path: Path) -> None:
     with pytest.raises(BotConnectionError, match=r"cannot reach the referee at .* is it running"):
         run_sync(run_async(RandomBot(), f"unix:{tmp_path}/nobody.sock", "token", connect_timeout=0.5))
 
 
-def test_a_bot_script_without_environment_exits_1_with_one_line(tmp_path) -> None:
+def test_a_bot_script_without_environment_exits_1_with_one_line(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "polignac.bots", "random"],
         capture_output=True,

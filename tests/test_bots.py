@@ -187,8 +187,8 @@ class SlowOnce(RandomBot):
         return super().play(view)
 
 
-def problems_of(bot: Bot, **kwargs: float) -> ConformanceReport:
-    report = check_bot(bot, **kwargs)  # type: ignore[arg-type]  # move_ms is the only keyword used
+def problems_of(bot: Bot, move_ms: float | None = None) -> ConformanceReport:
+    report = check_bot(bot) if move_ms is None else check_bot(bot, move_ms=move_ms)
     assert not report.ok and report.problems
     assert report.summary().startswith("FAILED: ")
     return report
@@ -305,7 +305,8 @@ def test_heuristic_passes_with_ordinary_hands() -> None:
         for players in (3, 4, 5, 6):
             match = Match(preset("classic", players=players, general=True), seed)
             while match.phase is Phase.AUCTION:
-                assert bot.decide(match.view(match.to_act)) is Contract.PASS  # type: ignore[arg-type]
+                assert match.to_act is not None
+                assert bot.decide(match.view(match.to_act)) is Contract.PASS
                 match.apply(Contract.PASS)
     # One card short of the top: the Ace (below the Jack in the French order) instead of the Jack.
     hand = "KS QS AS KH QH KD QD KC"
@@ -338,7 +339,8 @@ def test_decide_routes_by_phase() -> None:
     match.apply(Contract.PASS)
     while match.phase is Phase.AUCTION:
         match.apply(Contract.PASS)
-    view = match.view(match.to_act)  # type: ignore[arg-type]
+    assert match.to_act is not None
+    view = match.view(match.to_act)
     assert bot.decide(view) is view.legal_cards[0]
     assert bot.calls == ["declare", "play"]
     # No auction at all without contracts: the first decision is already a card.

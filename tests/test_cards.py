@@ -107,7 +107,7 @@ def test_cards_are_interned() -> None:
 def test_card_is_immutable() -> None:
     card = Card.parse("JS")
     with pytest.raises(AttributeError):
-        card.index = 3  # type: ignore[misc]
+        card.index = 3  # refused at run time: Card sets its slots once
     assert str(card) == "JS"
 
 
@@ -127,7 +127,7 @@ def test_bad_text_raises_card_parse_error_quoting_it(bad: str) -> None:
 @pytest.mark.parametrize("bad", [None, 5, 4.0, b"JS", ["JS"]])
 def test_non_text_raises_card_parse_error_quoting_it(bad: object) -> None:
     with pytest.raises(CardParseError) as info:
-        Card.parse(bad)  # type: ignore[arg-type]
+        Card.parse(bad)  # type: ignore[arg-type]  # not text, on purpose
     assert repr(bad) in str(info.value)
 
 
@@ -141,7 +141,7 @@ def test_card_parse_error_is_a_value_error() -> None:
 @pytest.mark.parametrize("bad", [-1, 52, 100, True, "3", 3.0, None])
 def test_from_index_refuses_out_of_range(bad: object) -> None:
     with pytest.raises(CardParseError):
-        Card.from_index(bad)  # type: ignore[arg-type]
+        Card.from_index(bad)  # type: ignore[arg-type]  # not always an int, on purpose
 
 
 def test_from_index() -> None:
@@ -196,7 +196,7 @@ def test_mask_of_mixes_cards_and_text() -> None:
 @pytest.mark.parametrize("cards", [["JS", "JS"], ["JS", "j♠"], ["TH", "10H"], [Card.parse("AC"), "AC"]])
 def test_mask_of_refuses_duplicates(cards: list[object]) -> None:
     with pytest.raises(CardParseError) as info:
-        mask_of(cards)  # type: ignore[arg-type]
+        mask_of(cards)  # type: ignore[arg-type]  # text and cards mixed, on purpose
     assert "twice" in str(info.value)
     assert str(Card.parse(str(cards[0]))) in str(info.value)
 

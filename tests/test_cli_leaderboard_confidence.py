@@ -8,6 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from polignac import MatchStatus
 from polignac_arena.cli import app
 from polignac_arena.ratings import RatingEnv, stronger_probability
 from polignac_arena.schedule import Fixture
@@ -25,7 +26,7 @@ def _store(path: Path) -> None:
         for i in range(len(fixtures)):
             places = [1, 2, 3, 4] if i % 2 else [1, 3, 2, 4]
             store.record_result(
-                tid, i, match_id=f"m-{i}", status="finished", places=places, totals=[0, 1, 2, 3], hands=1,
+                tid, i, match_id=f"m-{i}", status=MatchStatus.FINISHED, places=places, totals=[0, 1, 2, 3], hands=1,
                 faults=[{}] * 4, rate=_rate(RatingEnv()), record=[{"type": "header"}],
             )  # fmt: skip
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from polignac_arena.cli import app
 
@@ -14,12 +14,12 @@ ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
 
 
-def polignac(*args: str):
+def polignac(*args: str) -> Result:
     return runner.invoke(app, list(args), catch_exceptions=False)
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory) -> Path:
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("match") / "match.jsonl"
     bots = ["random", "cautious", "heuristic", str(ROOT / "sample_bots" / "random")]
     result = polignac("match", *(f"--bot={b}" for b in bots), "--seed", "11", "--replay", str(path), "--trusted")

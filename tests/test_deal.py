@@ -214,7 +214,7 @@ def test_bad_seed_is_refused_quoting_it(seed: object) -> None:
         shuffled_pack(seed, 1, FULL)  # type: ignore[arg-type]  # the point of the test
     assert repr(seed) in str(info.value)
     with pytest.raises(PolignacError) as info:
-        Match(preset("classic"), seed=seed)  # type: ignore[arg-type]
+        Match(preset("classic"), seed=seed)  # type: ignore[arg-type]  # the point of the test
     assert repr(seed) in str(info.value)
 
 

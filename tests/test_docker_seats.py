@@ -22,6 +22,7 @@ from polignac_arena.runner import BotSpecError, resolve_bot, run_local_match
 from polignac_arena.seats import SeatContext, SeatError, SeatLimits
 from polignac_arena.seats import docker as docker_seats
 from polignac_arena.seats.docker import DockerLauncher, DockerSeat
+from polignac_arena.settings import Transport
 from polignac_arena.submission import Submission, builtin_submission, load_submission
 from tests import docker_images as images
 from tests.referee.helpers import run
@@ -45,7 +46,8 @@ docker_test = pytest.mark.docker
 
 
 def containers_of(match_id: str) -> list[Any]:
-    return images.client().api.containers(all=True, filters={"label": f"polignac.match={match_id}"})
+    found: list[Any] = images.client().api.containers(all=True, filters={"label": f"polignac.match={match_id}"})
+    return found
 
 
 def seat_context(tmp_path: Path, submission: Submission, match_id: str, limits: SeatLimits | None = None) -> SeatContext:
@@ -495,7 +497,7 @@ def test_a_stdio_bot_gets_no_referee_socket_address_or_token(tmp_path: Path) -> 
     """A stdio bot talks to the arena's bridge on its pipes: its container mounts no referee socket (no daemon needed)."""
     folder = tmp_path / "bot"
     folder.mkdir()
-    stdio = Submission(path=folder, name="s", version="1", language="python", command=("python", "bot.py"), transport="stdio")
+    stdio = Submission(path=folder, name="s", version="1", language="python", command=("python", "bot.py"), transport=Transport.STDIO)
     grpc_bot = Submission(path=folder, name="g", version="1", language="python", command=("python", "bot.py"))
     launcher = DockerLauncher()
     quiet = launcher.container_config(seat_context(tmp_path, stdio, "stdio-env"), "runtime:1")

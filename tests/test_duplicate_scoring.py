@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
 from polignac_arena.ratings import Rating, RatingEnv, rate_duplicate, rate_result
-from polignac_arena.schedule import duplicate
+from polignac_arena.schedule import Fixture, duplicate
 from polignac_arena.statuses import MatchStatus
 from polignac_arena.store import GroupRate, GroupResults, Store
 
@@ -27,21 +27,21 @@ def rate(before: Mapping[str, tuple[float, float]], results: GroupResults) -> di
     return rate_duplicate(ENV, before, results)
 
 
-def expected_ratings(fixtures: list, outcomes: dict[int, list[int] | None]) -> dict[str, Rating]:
+def expected_ratings(fixtures: list[Fixture], outcomes: dict[int, list[int] | None]) -> dict[str, Rating]:
     """The pure replay: each group rated once, in schedule order, from the ratings before it."""
     ratings: dict[str, Rating] = {}
-    groups: dict[int, list] = {}
+    groups: dict[int, list[Fixture]] = {}
     for f in fixtures:
         groups.setdefault(f.group, []).append(f)
     for group in sorted(groups):
-        finished = [(list(f.seats), outcomes[f.index]) for f in groups[group] if outcomes[f.index] is not None]
+        finished = [(list(f.seats), places) for f in groups[group] if (places := outcomes[f.index]) is not None]
         if finished:
             ratings.update(rate_duplicate(ENV, ratings, finished))
     return ratings
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
+def store(tmp_path: Path) -> Iterator[Store]:
     with Store(tmp_path / "arena.db") as s:
         yield s
 
@@ -100,7 +100,9 @@ def test_a_duplicate_tournament_is_rated_by_deal(tmp_path: Path) -> None:
     done = CliRunner().invoke(app, ["tournament", "run", str(tmp_path / "dup.toml"), "--db", str(db)], catch_exceptions=False)
     assert done.exit_code == 0, done.output
     with Store(db, create=False) as store:
-        tid = store.get_tournament("dup").id  # type: ignore[union-attr]
+        tournament = store.get_tournament("dup")
+        assert tournament is not None
+        tid = tournament.id
         results = [(list(r.seats), list(r.places or ())) for r in store.list_results(tid)]
         assert len(results) == 3
         assert store.ratings(tid) == {name: tuple(r) for name, r in rate_duplicate(ENV, {}, results).items()}

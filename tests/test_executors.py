@@ -25,6 +25,7 @@ from polignac_arena.executors.node import CACHE_ENV, NodeRefused, ShippedBot, pl
 from polignac_arena.games import game_of
 from polignac_arena.referee import TimeControl
 from polignac_arena.seats import SeatKind, SeatLimits, launcher_for
+from polignac_arena.settings import ExecutorKind
 from polignac_arena.submission import builtin_submission
 from polignac_arena.tournament.config import ConfigError, parse_config
 from tests.aio import run_sync
@@ -40,7 +41,7 @@ ENTRANTS = 'name = "t"\nentrants = ["random", "cautious", "heuristic"]\ntable_si
 def test_the_executor_table_is_read_and_local_is_the_default() -> None:
     assert parse_config(ENTRANTS).executor == ExecutorSettings()
     settings = parse_config(ENTRANTS + '[executor]\nkind = "ray"\naddress = "10.1.2.3:6379"\ncpus_per_match = 2\n').executor
-    assert settings == ExecutorSettings("ray", "10.1.2.3:6379", 2.0)
+    assert settings == ExecutorSettings(ExecutorKind.RAY, "10.1.2.3:6379", 2.0)
     assert isinstance(executor_for(ExecutorSettings()), LocalExecutor)
 
 
@@ -127,6 +128,7 @@ def test_a_shipped_folder_is_fetched_once_and_unpacked_under_its_hash(node_cache
     first = _prepare(bot, data, fetched=fetched)
     second = _prepare(bot, data, fetched=fetched)
     assert fetched == ["handle"], "the archive's bytes travel once per node"
+    assert bot.sha is not None
     assert first.path == second.path == node_cache / "versions" / bot.sha
     assert (first.name, first.version) == ("cautious", "1.1")
     assert _prepare(ShippedBot(builtin="heuristic"), b"") == builtin_submission("heuristic")
@@ -135,6 +137,7 @@ def test_a_shipped_folder_is_fetched_once_and_unpacked_under_its_hash(node_cache
 def test_an_archive_that_is_not_what_its_hash_says_is_refused_and_not_kept(node_cache: Path) -> None:
     bot, _ = _shipped(SAMPLE)
     other = pack_folder(Path(__file__).resolve().parents[1] / "sample_bots" / "random")
+    assert bot.sha is not None
     with pytest.raises(NodeRefused, match=f"node node-x received archive {bot.sha[:12]} with other content than its hash"):
         _prepare(bot, other)
     assert not (node_cache / "versions" / bot.sha).exists()

@@ -34,7 +34,7 @@ def views_at_random(rules_name: str, players: int, seed: int, count: int) -> lis
     """The views of the seat to act at ``count`` decisions picked at random from a random match."""
     match = Match(preset(rules_name, players=players, general=PRESETS[rules_name].capot), seed)
     rnd = random.Random(seed)
-    views = []
+    views: list[PlayerView] = []
     while not match.is_over and len(views) < count:
         seat = match.to_act
         assert seat is not None

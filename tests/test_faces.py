@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import re
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -217,7 +218,7 @@ def test_bassadewitz_renders_card_points_places_and_the_exceptions() -> None:
 
 def test_replay_show_names_german_cards_and_the_standings() -> None:
     match, _ = played("eichel-obern", 4, 3)
-    record = [
+    record: list[dict[str, Any]] = [
         {"type": "header", "rules": match.rules.to_dict(), "seed": match.seed, "seats": [{"name": f"bot{i}"} for i in range(4)]},
         *({"type": "action", "action": action} for action in match.actions),
         {"type": "result", "status": "finished", "places": list(match.places or ()), "totals": list(match.totals)},

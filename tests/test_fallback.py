@@ -26,7 +26,8 @@ def test_fallback_of_the_legal_decisions_is_the_engines_at_every_decision(rules_
         legal = match.legal_decisions()
         chosen = fallback(match.rules, legal, trump=match.trump)
         assert chosen == match.fallback()
-        view = match.view(match.to_act)  # type: ignore[arg-type]  # not over
+        assert match.to_act is not None  # not over
+        view = match.view(match.to_act)
         assert view.trump == match.trump
         assert fallback(view.rules, view.legal, trump=view.trump) == chosen
         if match.phase is Phase.AUCTION:

@@ -45,7 +45,7 @@ def test_the_default_dealer_keeps_records_as_they_were() -> None:
 @pytest.mark.parametrize("bad", [-1, 4, "0", 1.0, True])
 def test_a_first_dealer_that_is_no_seat_is_refused(bad: object) -> None:
     with pytest.raises(PolignacError, match="first_dealer must be a seat from 0 to 3"):
-        Match(preset("classic"), 1, first_dealer=bad)  # type: ignore[arg-type]
+        Match(preset("classic"), 1, first_dealer=bad)  # type: ignore[arg-type]  # not a seat, on purpose
     record = Match(preset("classic"), 1).record() | {"first_dealer": bad}
     with pytest.raises(RecordError, match="first_dealer"):
         Match.from_record(record)

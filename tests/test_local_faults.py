@@ -37,7 +37,7 @@ class Faulty(Bot):
         self.decisions += 1
         if self.decisions % self.every == 0:
             return self.wrong(view)  # type: ignore[return-value]  # a fault on purpose
-        return min(view.legal, key=lambda c: (view.rules.strength[c.index], c.suit))  # type: ignore[union-attr]
+        return min(view.legal_cards, key=lambda c: (view.rules.strength[c.index], c.suit))
 
 
 def not_held(view: PlayerView) -> Card:

@@ -30,7 +30,10 @@ def test_unsure_is_twice_the_smaller_of_the_two_orders_probabilities() -> None:
 
 def test_an_unsure_pair_is_preferred_at_equal_meetings(monkeypatch: pytest.MonkeyPatch) -> None:
     ratings = {"a": (25.0, 0.3), "unsure": (26.0, 6.0), "sure": (26.0, 0.3)}
-    pick = lambda: fill_table("a", 2, lambda chosen: ["sure", "unsure"], ratings, ENV, Meetings(), 3, random.Random(1))  # noqa: E731
+
+    def pick() -> list[str]:
+        return fill_table("a", 2, lambda chosen: ["sure", "unsure"], ratings, ENV, Meetings(), 3, random.Random(1))
+
     assert pick() == ["a", "unsure"]
     monkeypatch.setattr(matchmaking, "FOCUS", 0.0)
     assert pick() == ["a", "sure"], "quality alone prefers the better measured pair"

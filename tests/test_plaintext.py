@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from polignac import MatchStatus
 from polignac_arena.cli import app
 from polignac_arena.plaintext import PlainFormatter, plain
 from polignac_arena.ratings import RatingEnv, rate_match
@@ -192,7 +193,7 @@ def evil_store(tmp_path: Path) -> Path:
             return dict(zip(keys, rate_match(env, [env.initial for _ in keys], places), strict=True))
 
         store.record_result(
-            tid, 0, match_id="evil-0", status="finished", places=[1, 2, 3], totals=[0, 1, 2], hands=1,
+            tid, 0, match_id="evil-0", status=MatchStatus.FINISHED, places=[1, 2, 3], totals=[0, 1, 2], hands=1,
             faults=[{"malformed\x1b[31m": 1}, {}, {}], rate=rate, penalties=[0, 1, 2], record=[], duration_s=1.0,
         )  # fmt: skip
     return db

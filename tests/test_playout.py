@@ -339,7 +339,7 @@ def test_run_picks_legal_cards_uniformly() -> None:
     )
     match.apply(Card.parse("7S"))  # seat 1 must follow with one of four spades
     playout = Playout.from_match(match)
-    first = Counter()
+    first: Counter[int] = Counter()
     rnd = random.Random(8)
     for _ in range(800):
         p = playout.copy()
@@ -488,7 +488,7 @@ def test_hard_case_is_as_described() -> None:
 
 def test_hard_case_is_always_solved() -> None:
     match, view = hard_case()
-    wrong = Counter()
+    wrong: Counter[str] = Counter()
     for k in range(300):
         hands = sample_hands(view, random.Random(k))
         check_sample(match, view, hands)

@@ -113,7 +113,8 @@ def play_out(rules: Ruleset, seed: int) -> Match:
     rnd = random.Random(seed)
     while not match.is_over:
         if rnd.random() < 0.01:
-            match.add_penalty(match.to_act, 5, "illegal")  # type: ignore[arg-type]  # not over
+            assert match.to_act is not None  # not over
+            match.add_penalty(match.to_act, 5, "illegal")
         match.apply(rnd.choice(match.legal_decisions()))
     return match
 
@@ -129,8 +130,9 @@ def test_a_view_with_a_turned_card_round_trips() -> None:
         request = through_the_wire(request_to_pb(9, view, 1000, 1000))
         assert request.view.turned == str(match.turned) and len(request.view.turned) == 2
         back = view_from_pb(ruleset_from_pb(ruleset_to_pb(rules)), request)
-        assert back == view and back.turned == view.turned and back.trump is match.turned.suit  # type: ignore[union-attr]
-        assert back.unseen_mask == view.unseen_mask and not back.turned.bit & back.unseen_mask  # type: ignore[union-attr]
+        assert back.turned is not None and match.turned is not None
+        assert back == view and back.turned == view.turned and back.trump is match.turned.suit
+        assert back.unseen_mask == view.unseen_mask and not back.turned.bit & back.unseen_mask
         match.apply(match.legal_decisions()[0])
         seen += 1
     plain = Match(preset("classic"), 11)
@@ -271,7 +273,7 @@ async def _hello_answer(server: RefereeServer, rules: Ruleset, version: str) -> 
     await raw.open()
     await raw.hello(version)
     try:
-        answer: pb.PlayResponse | grpc.aio.AioRpcError = await raw.read()  # type: ignore[assignment]
+        answer: pb.PlayResponse | grpc.aio.AioRpcError = await raw.read()
     except grpc.aio.AioRpcError as exc:
         answer = exc
         await raw.close()
@@ -373,7 +375,8 @@ def test_the_local_harness_judges_2c_in_a_32_card_game_as_the_referee_does() -> 
         decision, fault, why = _judge(match, answer)
         assert decision is None and fault is Fault.MALFORMED and "32-card pack" in why
     knaves = Match(preset("knaves"), 3)
-    held = set(knaves.hand(knaves.to_act))  # type: ignore[arg-type]
+    assert knaves.to_act is not None
+    held = set(knaves.hand(knaves.to_act))
     absent = next(c for c in polignac.CARDS if c.rank < 7 and c not in held)
     assert _judge(knaves, str(absent))[1] is Fault.ILLEGAL
 
@@ -395,7 +398,7 @@ def test_the_referee_judges_a_low_card_by_the_games_pack(game: str, fault: int) 
             held = set(request.view.hand) | {request.view.turned}
             low = next(t for t in ("2C", "3C", "4C", "5C", "6C", "2D") if t not in held)
             await raw.decide(request.request_id, card=low)
-            notice = (await raw.next_payload("fault_notice")).fault_notice  # type: ignore[union-attr]
+            notice = (await raw.expect("fault_notice")).fault_notice
             assert notice.fault == fault and notice.request_id == request.request_id and notice.fallback
             await raw.play_politely()
             assert (await result).status == "finished"

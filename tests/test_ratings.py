@@ -236,7 +236,7 @@ def test_env_defaults_and_trueskill() -> None:
 )
 def test_env_validation(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        RatingEnv(**kwargs)  # type: ignore[arg-type]
+        RatingEnv(**kwargs)  # type: ignore[arg-type]  # bad values, on purpose
 
 
 def test_conservative() -> None:

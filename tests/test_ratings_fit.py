@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from polignac import preset
+from polignac import MatchStatus, preset
 from polignac_arena.cli import app
 from polignac_arena.rating_fit import MIN_RESULTS, FitError, draw_rate, fit
 from polignac_arena.schedule import Fixture
@@ -44,7 +44,7 @@ def store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
             tid = store.create_tournament(name, {"rules": rules}, fixtures)
             for f, result in zip(fixtures, results, strict=True):
                 store.record_result(
-                    tid, f.index, match_id=f"{name}-{f.index}", status="finished", places=[result[s] for s in f.seats],
+                    tid, f.index, match_id=f"{name}-{f.index}", status=MatchStatus.FINISHED, places=[result[s] for s in f.seats],
                     totals=[0] * 4, faults=[{}] * 4, hands=1, rate=lambda current, seats, places: {s: (25.0, 8.0) for s in seats},
                 )  # fmt: skip
     return path

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,6 +119,7 @@ def test_with_a_tiebreak_hand_left_the_others_play_it_after_the_forfeit() -> Non
     assert [(e.seats, e.round) for e in match.events if isinstance(e, TiebreakStarted)] == [((1, 2, 3), 1), ((1, 2), 2)]
     last = [e for e in match.events if isinstance(e, HandEnded)][-1]
     assert last.tiebreak and last.hand_number == 4
+    assert match.places is not None
     assert match.places[0] == 3 and match.places[3] == 4 and sorted(match.places[1:3]) in ([1, 2], [1, 1])
 
 
@@ -192,7 +194,7 @@ def test_a_made_general_shows_its_own_score_in_the_rendered_match() -> None:
     assert "seat 1 declared general and made it: seat 1 scores -9, every other seat +5" in text
 
 
-def _stored_before_general_points(config_text: str, tmp_path: Path) -> tuple[dict[str, object], Path]:
+def _stored_before_general_points(config_text: str, tmp_path: Path) -> tuple[dict[str, Any], Path]:
     """What an arena before general_points stored for a tournament file: its rules table without the setting."""
     path = tmp_path / "t.toml"
     path.write_text('name = "t"\nentrants = ["random", "cautious", "heuristic"]\ntable_size = 3\n' + config_text, encoding="utf-8")
@@ -235,7 +237,7 @@ def test_the_referee_takes_only_the_canonical_card_text(text: str) -> None:
             _host, raw, result, polite = await match_with_raw_seat(server, rules=preset("no-contracts"))
             request = await first_card_request(raw)
             await raw.decide(request.request_id, card=text)
-            notice = (await raw.next_payload("fault_notice")).fault_notice
+            notice = (await raw.expect("fault_notice")).fault_notice
             assert notice.fault == pb.FAULT_MALFORMED
             await raw.play_politely()
             assert seat_faults(await result) == {"malformed": 1}

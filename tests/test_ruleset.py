@@ -356,7 +356,7 @@ def test_from_dict_bad_setting_names_key_and_allowed_values(table: dict[str, Any
 def test_from_dict_refuses_non_tables() -> None:
     for bad in (None, [("players", 4)], "classic", 5):
         with pytest.raises(RulesetError):
-            Ruleset.from_dict(bad)  # type: ignore[arg-type]
+            Ruleset.from_dict(bad)  # type: ignore[arg-type]  # not a table, on purpose
 
 
 def test_ruleset_error_is_a_value_error() -> None:
@@ -471,6 +471,6 @@ def test_with_changes_validates(changes: dict[str, Any], key: str) -> None:
 def test_rulesets_are_frozen_and_hashable() -> None:
     rules = preset("classic")
     with pytest.raises(AttributeError):
-        rules.players = 5  # type: ignore[misc]
+        rules.players = 5  # type: ignore[misc]  # a frozen field, on purpose
     assert hash(rules) == hash(Ruleset())
     assert len({preset(n) for n in PRESET_TABLE}) == len(PRESET_TABLE)

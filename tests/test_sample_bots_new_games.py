@@ -66,8 +66,8 @@ def knaves_position() -> tuple[dict[str, object], dict[str, object]]:
     [welcome] = response_lines(pb.PlayResponse(welcome=pb.Welcome(seat=1, ruleset=ruleset_to_pb(rules))))
     [request] = response_lines(pb.PlayResponse(decision_request=request_to_pb(7, match.view(1), 1000, 1000)))
     view = request["view"]
-    assert view["turned"] == "QC" and [p["card"] for p in view["current_trick"]] == ["7S", "8S"]  # type: ignore[index]
-    assert "8C" in request["legal_cards"] and not any(c.endswith("S") for c in request["legal_cards"])  # type: ignore[union-attr]
+    assert view["turned"] == "QC" and [p["card"] for p in view["current_trick"]] == ["7S", "8S"]
+    assert "8C" in request["legal_cards"] and not any(c.endswith("S") for c in request["legal_cards"])
     return welcome, request
 
 

@@ -33,6 +33,7 @@ from polignac_arena.runner import resolve_bot, run_local_match
 from polignac_arena.seats import SeatContext, SeatKind, SeatLimits, SeatProcess, launcher_for
 from polignac_arena.seats.sandbox import SandboxLauncher, SandboxProcess
 from polignac_arena.seats.uids import processes_of_uid
+from polignac_arena.settings import Transport
 from polignac_arena.submission import Submission, builtin_submission, load_submission
 from tests.referee.helpers import run
 
@@ -521,7 +522,7 @@ def seat_dirs() -> Iterator[tuple[Path, Path]]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def script_seat(tmp_path: Path, code: str, transport: str = "grpc", *args: str) -> Submission:
+def script_seat(tmp_path: Path, code: str, transport: Transport = Transport.GRPC, *args: str) -> Submission:
     folder = bot_folder(tmp_path, f"script{secrets.token_hex(3)}", code, transport)
     return Submission(path=folder, name="script", version="1", language="python", command=("python", "bot.py", *args), transport=transport)
 
@@ -563,14 +564,14 @@ def test_a_double_forked_daemon_dies_with_the_pid_namespace_and_with_the_cgroup(
     async def scenario() -> None:
         with seat_dirs() as (socket_path, workdir):
             # 1. The bot leaves at once: its daemon goes with the PID namespace, before anyone calls stop().
-            seat = await _start(SandboxLauncher(), script_seat(tmp_path, DAEMON, "grpc", "0.3"), socket_path, workdir, LIMITS)
+            seat = await _start(SandboxLauncher(), script_seat(tmp_path, DAEMON, Transport.GRPC, "0.3"), socket_path, workdir, LIMITS)
             assert seat.uid is not None
             assert await seat.wait() == 0
             assert await _until(lambda: not processes_of_uid(seat.uid or 0)), "the daemon outlived its sandbox"
             await seat.stop()
             assert all(not folder.exists() for folder in seat.cgroup_dirs)
             # 2. The bot stays: all its processes are in its cgroups, and stop() ends them all and removes the cgroups.
-            seat = await _start(SandboxLauncher(), script_seat(tmp_path, DAEMON, "grpc", "60"), socket_path, workdir, LIMITS)
+            seat = await _start(SandboxLauncher(), script_seat(tmp_path, DAEMON, Transport.GRPC, "60"), socket_path, workdir, LIMITS)
             assert seat.uid is not None and seat.cgroup_dirs
             assert await _until(lambda: "daemon started" in seat.stderr_text())
             mine = set(processes_of_uid(seat.uid))
@@ -648,7 +649,7 @@ def test_stdio_bots_get_pipes_and_their_stderr_is_capped(tmp_path: Path) -> None
     async def scenario() -> None:
         with seat_dirs() as (socket_path, workdir):
             limits = SeatLimits(stderr_bytes=1000)
-            seat = await _start(SandboxLauncher(), script_seat(tmp_path, code, "stdio"), socket_path, workdir, limits)
+            seat = await _start(SandboxLauncher(), script_seat(tmp_path, code, Transport.STDIO), socket_path, workdir, limits)
             assert seat.stdin is not None and seat.stdout is not None
             seat.stdin.write(b'{"hello": "sandbox"}\n')
             await seat.stdin.drain()
@@ -671,7 +672,7 @@ def test_a_bot_in_a_folder_only_root_can_read_runs_from_a_readable_copy(tmp_path
 
     async def scenario() -> None:
         with seat_dirs() as (socket_path, workdir):
-            submission = script_seat(tmp_path, code, "stdio")
+            submission = script_seat(tmp_path, code, Transport.STDIO)
             (submission.path / "notes.txt").write_text("private")
             os.chmod(submission.path / "notes.txt", 0o600)
             os.chmod(submission.path, 0o700)
@@ -695,7 +696,9 @@ def test_node_runs_in_the_sandbox(tmp_path: Path) -> None:
         "console.log(process.version, process.env.POLIGNAC_ADDRESS, process.env.POLIGNAC_TOKEN, fs.existsSync('/run/polignac'));\n"
     )
     (folder / "bot.js").write_text(script)
-    submission = Submission(path=folder, name="js", version="1", language="javascript", command=("node", "bot.js"), transport="stdio")
+    submission = Submission(
+        path=folder, name="js", version="1", language="javascript", command=("node", "bot.js"), transport=Transport.STDIO
+    )
 
     async def scenario() -> None:
         with seat_dirs() as (socket_path, workdir):

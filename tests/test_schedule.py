@@ -346,4 +346,4 @@ def test_bad_input(entrants: Sequence[str], k: int, rounds: int, message: str) -
 
 def test_bad_seed() -> None:
     with pytest.raises(ValueError, match="seed must be an integer"):
-        round_robin(names(4), 3, 1, seed="7")  # type: ignore[arg-type]
+        round_robin(names(4), 3, 1, seed="7")  # type: ignore[arg-type]  # text for the seed, on purpose

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from polignac import preset
 from polignac_arena.cli import app
@@ -33,7 +33,7 @@ RULES = preset("classic", players=3, limit=5)
 runner = CliRunner()
 
 
-def polignac(*args: str):  # type: ignore[no-untyped-def]
+def polignac(*args: str) -> Result:
     return runner.invoke(app, list(args), catch_exceptions=False)
 
 

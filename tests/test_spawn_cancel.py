@@ -7,6 +7,9 @@ import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from polignac_arena.seats.bwrap import Plan, spawn
 from tests.aio import run_sync
@@ -20,7 +23,7 @@ def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
 
 
-def test_a_start_cancelled_while_waiting_for_the_report_kills_and_reaps_its_process() -> None:
+def test_a_start_cancelled_while_waiting_for_the_report_kills_and_reaps_its_process(monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[int] = []
 
     async def scenario() -> None:
@@ -28,22 +31,22 @@ def test_a_start_cancelled_while_waiting_for_the_report_kills_and_reaps_its_proc
         made = asyncio.Event()
         real_exec = asyncio.create_subprocess_exec
 
-        async def noting_exec(*args: object, **kwargs: object) -> asyncio.subprocess.Process:
-            process = await real_exec(*args, **kwargs)  # type: ignore[arg-type]
+        async def noting_exec(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+            process = await real_exec(*args, **kwargs)
             started.append(process.pid)
             return process
 
         real_connect = loop.connect_read_pipe
 
-        async def never_connects(*args: object) -> object:
+        async def never_connects(*args: Any) -> object:
             if not started:  # asyncio's own pipes of the process being made
-                return await real_connect(*args)  # type: ignore[arg-type]
+                return await real_connect(*args)
             made.set()
             await asyncio.Event().wait()  # the trampoline's report never arrives
             raise AssertionError("unreachable")
 
-        asyncio.create_subprocess_exec = noting_exec  # type: ignore[assignment]
-        loop.connect_read_pipe = never_connects  # type: ignore[method-assign, assignment]
+        monkeypatch.setattr(asyncio, "create_subprocess_exec", noting_exec)
+        monkeypatch.setattr(loop, "connect_read_pipe", never_connects)
         try:
             sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
             plan = Plan(argv=sleeper, env=dict(os.environ), pass_fds=[], uid=None, staging=None)
@@ -53,7 +56,7 @@ def test_a_start_cancelled_while_waiting_for_the_report_kills_and_reaps_its_proc
             done, _ = await asyncio.wait({task}, timeout=60)
             assert task in done and task.cancelled()
         finally:
-            asyncio.create_subprocess_exec = real_exec  # type: ignore[assignment]
+            monkeypatch.undo()
 
     run_sync(scenario())
     assert started, "the process was made"
@@ -84,7 +87,7 @@ def test_a_match_cancelled_while_a_seat_starts_stops_the_seat_that_started_all_t
                 await asyncio.Event().wait()
             return Seat()
 
-        match = asyncio.ensure_future(match_seats._start_unless_stopped(Server(), start_that_finishes_regardless()))  # type: ignore[arg-type]
+        match = asyncio.ensure_future(match_seats._start_unless_stopped(Server(), start_that_finishes_regardless()))  # type: ignore[arg-type]  # stand-ins for the server and its seat
         await begun.wait()
         match.cancel()
         done, _ = await asyncio.wait({match}, timeout=30)

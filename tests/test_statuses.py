@@ -88,17 +88,28 @@ def test_statuses_round_trip_through_the_store_as_enums_and_as_the_same_text(tmp
         assert tournament is not None and tournament.status is TournamentStatus.SCHEDULED
         for status in TournamentStatus:
             store.set_status(tid, status)
-            assert store.get_tournament("t").status is status  # type: ignore[union-attr]
+            named = store.get_tournament("t")
+            assert named is not None and named.status is status
             assert store.list_tournaments()[0].status is status
         store.set_status(tid, "running")  # type: ignore[arg-type]  # the text is taken as well
-        assert store.get_tournament(tid).status is TournamentStatus.RUNNING  # type: ignore[union-attr]
-        for idx, status in enumerate(MatchStatus):
-            places = [1, 2] if status is MatchStatus.FINISHED else None
+        running = store.get_tournament(tid)
+        assert running is not None and running.status is TournamentStatus.RUNNING
+        for idx, match_status in enumerate(MatchStatus):
+            places = [1, 2] if match_status is MatchStatus.FINISHED else None
             store.record_result(
-                tid, idx, match_id=f"m{idx}", status=status, places=places, totals=[0, 5], faults=[{}, {}], hands=1, rate=_elo, final=True
+                tid,
+                idx,
+                match_id=f"m{idx}",
+                status=match_status,
+                places=places,
+                totals=[0, 5],
+                faults=[{}, {}],
+                hands=1,
+                rate=_elo,
+                final=True,
             )
             stored = store.get_result(f"m{idx}")
-            assert stored is not None and stored.status is status
+            assert stored is not None and stored.status is match_status
         assert [r.status for r in store.list_results(tid)] == list(MatchStatus)
         progress = store.progress(tid)
         assert (progress.done, progress.void) == (3, 2)
@@ -147,9 +158,9 @@ def test_writing_an_unknown_status_is_refused(tmp_path: Path) -> None:
     store, tid = _store(tmp_path)
     with store:
         with pytest.raises(ValueError, match="unknown tournament status 'paused'"):
-            store.set_status(tid, "paused")  # type: ignore[arg-type]
+            store.set_status(tid, "paused")  # type: ignore[arg-type]  # no such status, on purpose
         with pytest.raises(ValueError, match="unknown match status 'lost'"):
-            store.record_result(tid, 0, match_id="m", status="lost", places=None, totals=[0, 0], faults=[{}, {}], hands=0, rate=_elo)  # type: ignore[arg-type]
+            store.record_result(tid, 0, match_id="m", status="lost", places=None, totals=[0, 0], faults=[{}, {}], hands=0, rate=_elo)  # type: ignore[arg-type]  # no such status, on purpose
 
 
 # -- the referee and the records ------------------------------------------------------------------
@@ -161,7 +172,8 @@ def _ended(messages: list[pb.PlayResponse]) -> pb.MatchEnded:
 
 
 def _result_line(result: MatchResult) -> dict[str, Any]:
-    return json.loads(json.dumps(result.record))[-1]  # as written to the file
+    line: dict[str, Any] = json.loads(json.dumps(result.record))[-1]  # as written to the file
+    return line
 
 
 def test_a_finished_match_ends_with_both_fields_and_the_sdk_reads_them() -> None:
@@ -204,7 +216,7 @@ def test_an_aborted_match_ends_with_both_fields_and_the_sdk_reads_them() -> None
     assert replay_lines(result.record).status is MatchStatus.ABORTED
 
 
-def test_a_referee_failure_ends_with_both_fields_saying_error() -> None:
+def test_a_referee_failure_ends_with_both_fields_saying_error(monkeypatch: pytest.MonkeyPatch) -> None:
     async def scenario() -> tuple[MatchResult, pb.MatchEnded]:
         async with referee() as server:
             host, raw, result, polite = await match_with_raw_seat(server)
@@ -212,7 +224,7 @@ def test_a_referee_failure_ends_with_both_fields_saying_error() -> None:
             async def broken_turn() -> None:
                 raise RuntimeError("a bug in the referee")
 
-            host._turn = broken_turn  # type: ignore[method-assign]
+            monkeypatch.setattr(host, "_turn", broken_turn)
             await raw.open()
             await raw.hello()
             assert await raw.next_payload("match_ended") is not None
@@ -304,14 +316,14 @@ def _against(ended: pb.MatchEnded | None) -> tuple[MatchOutcome, _Listener]:
 )
 def test_the_sdk_reads_the_enum_and_falls_back_to_the_text(status_code: int, status: str, expected: MatchStatus) -> None:
     places = [1, 2, 3, 4] if expected is MatchStatus.FINISHED else []
-    outcome, bot = _against(pb.MatchEnded(places=places, totals=[0, 1, 2, 3], status=status, status_code=status_code))  # type: ignore[arg-type]
+    outcome, bot = _against(pb.MatchEnded(places=places, totals=[0, 1, 2, 3], status=status, status_code=status_code))  # type: ignore[arg-type]  # 99: no such enum value, on purpose
     assert outcome.status is expected and outcome.seat == 0
     assert bot.ends == [(tuple(places), (0, 1, 2, 3), expected)] and bot.ends[0][2] is expected
 
 
 def test_the_sdk_refuses_a_status_it_cannot_read_and_tells_a_match_without_an_end() -> None:
     with pytest.raises(BotConnectionError, match="a status this SDK does not know: 'paused' \\(status_code 7\\)"):
-        _against(pb.MatchEnded(totals=[0, 0, 0, 0], status="paused", status_code=7))  # type: ignore[arg-type]
+        _against(pb.MatchEnded(totals=[0, 0, 0, 0], status="paused", status_code=7))  # type: ignore[arg-type]  # no such status, on purpose
     outcome, bot = _against(None)
     assert outcome.status is None and bot.ends == []
 

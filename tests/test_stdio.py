@@ -391,9 +391,12 @@ def _message_of(value: dict[str, Any]) -> pb.PlayResponse:
         return prefix + v.upper() if prefix and isinstance(v, str) else v
 
     body = enums({k: v for k, v in value.items() if k not in ("type", "event")})
+    response = pb.PlayResponse()
     if value["type"] == "event":
-        return json_format.ParseDict({"events": [{value["event"]: body}]}, pb.PlayResponse())
-    return json_format.ParseDict({value["type"]: body}, pb.PlayResponse())
+        json_format.ParseDict({"events": [{value["event"]: body}]}, response)
+    else:
+        json_format.ParseDict({value["type"]: body}, response)
+    return response
 
 
 # -- unsolicited output, late answers, strict cards ------------------------------------------------
@@ -410,20 +413,20 @@ class _Writes:
 
 
 def test_a_blank_line_answers_the_pending_request_as_malformed() -> None:
-    bridge = _Bridge(None, _Writes())  # type: ignore[arg-type]
+    bridge = _Bridge(None, _Writes())  # type: ignore[arg-type]  # no stdin: the test hands the bridge its lines
     bridge.pending = 7
     message = bridge._judge(b"\r")
     assert message == pb.PlayRequest(decision=pb.Decision(request_id=7, card="<blank line>"))
     assert bridge.pending is None and bridge.reasons[-1] == (7, "a blank line (stdout is for answers only)")
 
 
-def test_a_flood_while_nothing_is_pending_is_one_fault_then_dropped_a_chunk_at_a_time() -> None:
+def test_a_flood_while_nothing_is_pending_is_one_fault_then_dropped_a_chunk_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     async def scenario() -> tuple[list[pb.PlayRequest], int, int]:
         stdout = asyncio.StreamReader()
         stdout.feed_data(b"\n" * 3_000_000 + b"junk, a partial line")
         stdout.feed_eof()
         writes = _Writes()
-        bridge = _Bridge(None, writes)  # type: ignore[arg-type]
+        bridge = _Bridge(None, writes)  # type: ignore[arg-type]  # no stdin: the test hands the bridge its lines
         judged = reads = 0
         judge, read = bridge._judge, stdout.read
 
@@ -437,8 +440,8 @@ def test_a_flood_while_nothing_is_pending_is_one_fault_then_dropped_a_chunk_at_a
             reads += 1
             return await read(n)
 
-        bridge._judge = counting_judge  # type: ignore[method-assign]
-        stdout.read = counting_read  # type: ignore[method-assign]
+        monkeypatch.setattr(bridge, "_judge", counting_judge)
+        monkeypatch.setattr(stdout, "read", counting_read)
         await bridge.bot_to_referee(stdout)
         return writes.sent, judged, reads
 

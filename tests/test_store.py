@@ -11,13 +11,16 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 
+from polignac import MatchStatus
 from polignac_arena import store as store_module
+from polignac_arena.statuses import TournamentStatus
 from polignac_arena.store import (
     APPLICATION_ID,
     ConflictError,
@@ -31,7 +34,8 @@ from polignac_arena.store import schema as store_schema
 ROOT = Path(__file__).resolve().parents[1]
 
 
-class Fixture(NamedTuple):
+@dataclass(frozen=True)
+class Fixture:
     """Shaped like ``schedule.Fixture``."""
 
     index: int
@@ -82,7 +86,7 @@ def record(store: Store, tid: int, idx: int, size: int = 3, **kw: Any) -> store_
 
 
 @pytest.fixture
-def store(tmp_path: Path):
+def store(tmp_path: Path) -> Iterator[Store]:
     with Store(tmp_path / "arena.db") as s:
         yield s
 
@@ -246,12 +250,13 @@ def test_a_tournament_keeps_its_schedule_and_resuming_finds_it(store: Store) -> 
         'name = "league"\n',
         0,
     )
-    store.set_status(tid, "running")
-    assert store.get_tournament(tid).status == "running"  # type: ignore[union-attr]
+    store.set_status(tid, TournamentStatus.RUNNING)
+    running = store.get_tournament(tid)
+    assert running is not None and running.status == "running"
     with pytest.raises(ValueError, match="must be one of"):
-        store.set_status(tid, "paused")
+        store.set_status(tid, "paused")  # type: ignore[arg-type]  # not a status, on purpose
     with pytest.raises(StoreError, match="no tournament with id 99"):
-        store.set_status(99, "running")
+        store.set_status(99, TournamentStatus.RUNNING)
     assert store.get_tournament("nope") is None
     other = store.create_tournament("ladder", {}, [])
     store.add_fixtures(other, schedule(2))
@@ -292,7 +297,8 @@ def test_a_result_is_stored_exactly_once(store: Store) -> None:
         record(store, tid, 1, faults=[{"timeout": "x"}, {}, {}])
     assert [r.idx for r in store.list_results(tid)] == [0]
     assert [f.index for f in store.pending_fixtures(tid)] == [1, 2]
-    assert store.get_result("m1-0").record == [{"type": "header"}]  # type: ignore[union-attr]
+    kept = store.get_result("m1-0")
+    assert kept is not None and kept.record == [{"type": "header"}]
     assert store.get_result("nope") is None
     assert store.check() == []
 
@@ -321,7 +327,8 @@ def test_ratings_wait_for_the_schedule_order(store: Store, tmp_path: Path) -> No
     assert record(store, tid, 0, rate=spy).rated == (0, 1, 2)
     assert calls == [f.seats for f in schedule(3)]
     assert record(store, tid, 3, rate=spy).rated == (3,)
-    assert store.get_tournament(tid).rating_cursor == 4  # type: ignore[union-attr]
+    tournament = store.get_tournament(tid)
+    assert tournament is not None and tournament.rating_cursor == 4
     ratings, history = in_order_ratings(tmp_path, 4)
     assert store.ratings(tid) == ratings
     assert store.rating_history(tid) == history
@@ -389,7 +396,16 @@ def test_aborted_matches_are_rerun_and_void_results_pass_unrated(store: Store) -
     assert sum(row.matches for row in store.leaderboard(tid)) == 3 * 3  # the void result is not counted
     with pytest.raises(ValueError, match="final=False is for aborted or errored ones"):
         store.record_result(
-            tid, 0, match_id="x", status="finished", places=[1, 2, 3], totals=[0, 0, 0], faults=[{}] * 3, hands=0, rate=elo, final=False
+            tid,
+            0,
+            match_id="x",
+            status=MatchStatus.FINISHED,
+            places=[1, 2, 3],
+            totals=[0, 0, 0],
+            faults=[{}] * 3,
+            hands=0,
+            rate=elo,
+            final=False,
         )
     assert store.check() == []
 
@@ -413,7 +429,7 @@ def test_a_failing_rate_function_stores_nothing(store: Store) -> None:
 
 def test_records_are_compressed_and_come_back_whole(store: Store, tmp_path: Path) -> None:
     tid = store.create_tournament("t", {}, schedule(1))
-    lines = [{"type": "header", "match_id": "m1-0", "seats": ["a", "b", "c"]}]
+    lines: list[dict[str, object]] = [{"type": "header", "match_id": "m1-0", "seats": ["a", "b", "c"]}]
     lines += [{"type": "action", "seat": i % 3, "action": {"card": f"{i % 13}S"}, "ms": 1.25} for i in range(3000)]
     record(store, tid, 0, record=lines, record_path=tmp_path / "m.jsonl", duration_s=1.5)
     result = store.get_result("m1-0")
@@ -424,7 +440,8 @@ def test_records_are_compressed_and_come_back_whole(store: Store, tmp_path: Path
     text = "".join(json.dumps(line) + "\n" for line in lines[:5])
     tid2 = store.create_tournament("u", {}, schedule(1))
     record(store, tid2, 0, match_id="text", record=text)
-    assert store.get_result("text").record == lines[:5]  # type: ignore[union-attr]
+    text_result = store.get_result("text")
+    assert text_result is not None and text_result.record == lines[:5]
 
 
 # -- statistics --------------------------------------------------------------------------------
@@ -432,7 +449,7 @@ def test_records_are_compressed_and_come_back_whole(store: Store, tmp_path: Path
 
 def simple(current: Mapping[str, tuple[float, float]], seats: Sequence[str], places: Sequence[int]) -> dict[str, tuple[float, float]]:
     """mu gains 2 - place, sigma shrinks by one: easy to follow by hand."""
-    out = {}
+    out: dict[str, tuple[float, float]] = {}
     for seat, bot in enumerate(seats):
         mu, sigma = out.get(bot, current.get(bot, (20.0, 5.0)))
         out[bot] = (mu + 2 - places[seat], sigma - 1)
@@ -443,7 +460,7 @@ def test_leaderboard_and_head_to_head_on_a_small_dataset(store: Store) -> None:
     a, b, c, d = "alpha@1", "beta@2", "gamma@1", "delta@1"
     fixtures = [Fixture(0, (a, b, c), 1, 0), Fixture(1, (b, c, a), 2, 0), Fixture(2, (c, a, b), 3, 0), Fixture(3, (a, b, d), 4, 1)]
     tid = store.create_tournament("t", {}, fixtures)
-    common = {"status": "finished", "rate": simple, "hands": 2}
+    common: dict[str, Any] = {"status": MatchStatus.FINISHED, "rate": simple, "hands": 2}
     store.record_result(tid, 0, match_id="x0", places=[1, 2, 3], totals=[1, 4, 5], faults=[{}, {"timeout": 1}, {}], **common)
     store.record_result(tid, 1, match_id="x1", places=[1, 1, 3], totals=[2, 2, 6], faults=[{}, {"illegal": 2}, {}], **common)
     common["hands"] = 3
@@ -479,7 +496,9 @@ def test_leaderboard_and_head_to_head_on_a_small_dataset(store: Store) -> None:
 
     # a second tournament: all-time ratings are each bot's latest, statistics are summed
     later = store.create_tournament("later", {}, [Fixture(0, (a, d), 9, None)])
-    store.record_result(later, 0, match_id="y0", status="finished", places=[2, 1], totals=[5, 0], faults=[{}, {}], hands=1, rate=simple)
+    store.record_result(
+        later, 0, match_id="y0", status=MatchStatus.FINISHED, places=[2, 1], totals=[5, 0], faults=[{}, {}], hands=1, rate=simple
+    )
     everything = {row.bot: row for row in store.leaderboard()}
     assert (everything[a].mu, everything[a].sigma, everything[a].matches, everything[a].wins) == (20.0, 4.0, 4, 2)
     assert (everything[b].mu, everything[b].matches) == (20.0, 3)
@@ -495,7 +514,9 @@ def test_the_leaderboard_orders_by_the_conservative_rating(store: Store) -> None
     def fixed(current: Mapping[str, tuple[float, float]], seats: Sequence[str], places: Sequence[int]) -> dict[str, tuple[float, float]]:
         return {"steady@1": (25.0, 1.0), "lucky@1": (30.0, 5.0)}
 
-    store.record_result(tid, 0, match_id="z", status="finished", places=[2, 1], totals=[1, 0], faults=[{}, {}], hands=1, rate=fixed)
+    store.record_result(
+        tid, 0, match_id="z", status=MatchStatus.FINISHED, places=[2, 1], totals=[1, 0], faults=[{}, {}], hands=1, rate=fixed
+    )
     assert [(r.bot, r.conservative) for r in store.leaderboard(tid)] == [("steady@1", 22.0), ("lucky@1", 15.0)]
 
 
@@ -513,7 +534,7 @@ def test_readers_see_the_last_commit_while_a_write_is_open(tmp_path: Path) -> No
             progress = reader.progress(tid)  # inside the writer's open transaction
             seen.append((progress.done, progress.rated, len(reader.leaderboard(tid))))
             with pytest.raises(StoreError, match="is busy"):
-                impatient.set_status(tid, "running")
+                impatient.set_status(tid, TournamentStatus.RUNNING)
             return elo(current, seats, places)
 
         record(writer, tid, 1, rate=peek)
@@ -549,7 +570,7 @@ print("done", flush=True)
 def writer_script(main: str = WRITER_MAIN) -> str:
     """A writer that shares this module's helpers without importing it (and pytest): their source, then ``main``."""
     header = "from __future__ import annotations\nimport random, sys\nfrom collections.abc import Mapping, Sequence\n"
-    header += "from typing import Any, NamedTuple\nfrom polignac_arena.store import Store\n"
+    header += "from dataclasses import dataclass\nfrom typing import Any\nfrom polignac_arena.store import Store\n"
     helpers = "\n".join(inspect.getsource(f) for f in (Fixture, elo, schedule, places_of, kill_record))
     return f"{header}{helpers}\nKILL_FIXTURES = schedule({KILL_N}, {KILL_BOTS!r})\n{main}"
 
@@ -614,13 +635,15 @@ def test_a_writer_killed_at_random_moments_leaves_a_consistent_store(tmp_path: P
         pytest.fail("the writer never finished")
     assert len(kills) >= 8 and len(set(kills)) >= 5, kills  # killed at many points of the run
     with Store(path) as s:
-        tid = s.get_tournament("kill").id  # type: ignore[union-attr]
+        killed = s.get_tournament("kill")
+        assert killed is not None
+        tid = killed.id
         assert s.progress(tid).rated == len(KILL_FIXTURES)
         ratings, history = s.ratings(tid), s.rating_history(tid)
     with Store(tmp_path / "calm.db") as calm:  # the same results stored without interruption, in order
         tid = calm.create_tournament("kill", {"n": len(KILL_FIXTURES)}, KILL_FIXTURES)
         for idx in range(len(KILL_FIXTURES)):
-            calm.record_result(tid, idx, match_id=f"k{idx}", status="finished", places=places_of(idx), totals=[1, 2, 3],
+            calm.record_result(tid, idx, match_id=f"k{idx}", status=MatchStatus.FINISHED, places=places_of(idx), totals=[1, 2, 3],
                                faults=[{}, {"timeout": idx % 2}, {}], hands=5, rate=elo)  # fmt: skip
         assert calm.ratings(tid) == ratings and calm.rating_history(tid) == history
 
@@ -649,7 +672,9 @@ def test_a_kill_inside_the_transaction_leaves_nothing_of_it(tmp_path: Path) -> N
     assert done.returncode == -signal.SIGKILL, done.stderr
     assert consistent(path, set()) == 1
     with Store(path) as s:
-        tid = s.get_tournament("kill").id  # type: ignore[union-attr]
+        killed = s.get_tournament("kill")
+        assert killed is not None
+        tid = killed.id
         assert [r.idx for r in s.list_results(tid)] == [1] and s.get_result("k0") is None
         assert s.ratings(tid) == {} and s.progress(tid).rated == 0
         assert record(s, tid, 0, match_id="k0").rated == (0, 1)

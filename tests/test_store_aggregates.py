@@ -174,25 +174,25 @@ def random_store(path: Path, seed: int, tournaments: int = 2) -> Store:
         order = [i for i in range(n) if rng.random() < 0.85]
         rng.shuffle(order)
         for idx in order:
-            seats = fixtures[idx].seats
-            faults = [rng.choice([{}, {}, {}, {"timeout": rng.randint(0, 2)}, {"timeout": 1, "illegal": 1}]) for _ in seats]
+            seated = fixtures[idx].seats
+            faults = [rng.choice([{}, {}, {}, {"timeout": rng.randint(0, 2)}, {"timeout": 1, "illegal": 1}]) for _ in seated]
             for attempt in range(rng.choice([0, 0, 0, 1, 2])):
-                status = rng.choice(["aborted", "error"])
+                status = rng.choice([MatchStatus.ABORTED, MatchStatus.ERROR])
                 store.record_result(
                     tid, idx, match_id=f"t{t}-{idx}-a{attempt}", status=status, places=None, totals=[0] * size, faults=faults,
                     hands=rng.randint(0, 3), rate=elo,
                 )  # fmt: skip
             if rng.random() < 0.1:
                 store.record_result(
-                    tid, idx, match_id=f"t{t}-{idx}", status="error", places=None, totals=[0] * size, faults=faults, hands=1,
+                    tid, idx, match_id=f"t{t}-{idx}", status=MatchStatus.ERROR, places=None, totals=[0] * size, faults=faults, hands=1,
                     rate=elo, final=True,
                 )  # fmt: skip
                 continue
-            places = [rng.randint(1, size) for _ in seats]
+            places = [rng.randint(1, size) for _ in seated]
             places = [1 + sorted(places).index(p) for p in places]  # ties share the better place
-            penalties = [rng.randint(0, 9) for _ in seats]
+            penalties = [rng.randint(0, 9) for _ in seated]
             store.record_result(
-                tid, idx, match_id=f"t{t}-{idx}", status="finished", places=places, totals=penalties, penalties=penalties,
+                tid, idx, match_id=f"t{t}-{idx}", status=MatchStatus.FINISHED, places=places, totals=penalties, penalties=penalties,
                 faults=faults, hands=rng.randint(1, 6), rate=elo,
             )  # fmt: skip
     return store
@@ -218,9 +218,9 @@ def test_aggregates_equal_a_recomputation_after_random_tournaments(quick_folder:
 
 
 @pytest.fixture(scope="module")
-def sample(quick_folder: Path) -> Store:
+def sample(quick_folder: Path) -> Iterator[Store]:
     store = random_store(quick_folder / "sample.db", seed=7, tournaments=3)
-    yield store  # type: ignore[misc]
+    yield store
     store.close()
 
 
@@ -253,7 +253,7 @@ def test_recent_results_and_the_fault_log_of_a_bot(sample: Store) -> None:
             (r.match_id, r.seats[i], i, r.faults[i])
             for r in mine
             for i, s in enumerate(r.seats)
-            if bot in (s, s.partition("@")[0]) and sum(r.faults[i].values())
+            if bot in (s, s.partition("@")[0]) and sum(r.faults[i].values()) != 0
         ]
         entries = sample.fault_log(bot, 1000)
         assert [(e.match_id, e.bot, e.seat, e.faults) for e in entries] == log
@@ -304,7 +304,15 @@ def test_a_long_rating_history_is_charted_from_a_thinned_trail(tmp_path: Path, m
         tid = store.create_tournament("long", {}, fixtures, initial_ratings={"x@1": (0.0, 8.0)})
         for idx in range(n):
             store.record_result(
-                tid, idx, match_id=f"m{idx}", status="finished", places=[1, 2], totals=[0, 1], faults=[{}, {}], hands=1, rate=rate_flat
+                tid,
+                idx,
+                match_id=f"m{idx}",
+                status=MatchStatus.FINISHED,
+                places=[1, 2],
+                totals=[0, 1],
+                faults=[{}, {}],
+                hands=1,
+                rate=rate_flat,
             )
             if idx % 37 == 0:
                 assert store.check() == []  # the trail is right at every length, not only at the end

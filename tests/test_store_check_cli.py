@@ -162,5 +162,7 @@ def test_a_runner_killed_while_writing_checks_clean_and_resumes_to_equal_aggrega
     assert code == 0, err
     with Store(db, create=False) as store:
         assert_aggregates_recompute(store)
-        board = store.leaderboard(store.get_tournament("agg").id)  # type: ignore[union-attr]
+        tournament = store.get_tournament("agg")
+        assert tournament is not None
+        board = store.leaderboard(tournament.id)
     assert board == snapshot(uninterrupted, "agg")[1]

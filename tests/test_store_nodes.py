@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from polignac import MatchStatus
 from polignac_arena.store import NodeThroughput, Store
 from tests.test_store import record, schedule
 
@@ -23,7 +24,8 @@ def test_results_keep_their_node_and_the_throughput_is_per_node(tmp_path: Path) 
             record(store, tid, idx, node=node, duration_s=duration, finished_at=start + timedelta(seconds=end))
         record(store, tid, 4)  # a result that names no node
         assert [r.node for r in store.list_results(tid)] == ["node-a", "node-a", "node-b", "node-a", None]
-        assert store.get_result(store.list_results(tid)[2].match_id).node == "node-b"  # type: ignore[union-attr]
+        third = store.get_result(store.list_results(tid)[2].match_id)
+        assert third is not None and third.node == "node-b"
         throughput = {row.node: row for row in store.node_throughput(tid)}
     assert set(throughput) == {"", "node-a", "node-b"}
     a, b = throughput["node-a"], throughput["node-b"]
@@ -41,12 +43,14 @@ def test_a_version_2_store_gains_the_node_column_and_keeps_its_results(tmp_path:
         conn.execute("ALTER TABLE results DROP COLUMN node")
         conn.execute("PRAGMA user_version = 2")
     with Store(path) as new:
-        tid = new.get_tournament("gamma").id  # type: ignore[union-attr]
+        tournament = new.get_tournament("gamma")
+        assert tournament is not None
+        tid = tournament.id
         kept = new.list_results(tid)
         assert len(kept) == 9 and all(r.node is None for r in kept)
         assert [row.matches for row in new.node_throughput(tid)] == [9]
         new.record_result(
-            tid, 5, match_id="g5", status="finished", places=[1, 2, 3, 4, 5], totals=[0] * 5, faults=[{}] * 5, hands=1,
+            tid, 5, match_id="g5", status=MatchStatus.FINISHED, places=[1, 2, 3, 4, 5], totals=[0] * 5, faults=[{}] * 5, hands=1,
             rate=lambda current, seats, places: {bot: (25.0, 8.0) for bot in seats}, node="node-a",
         )  # fmt: skip
         assert [r.node for r in new.list_results(tid)][5] == "node-a"

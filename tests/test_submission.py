@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from polignac_arena.cli import app
 from polignac_arena.submission import SubmissionError, builtin_submission, content_digest, load_submission
@@ -96,7 +96,7 @@ def test_the_digest_follows_the_code_and_ignores_build_outputs(tmp_path: Path) -
     assert builtin_submission("random").version == "builtin"
 
 
-def polignac(*args: str):
+def polignac(*args: str) -> Result:
     return runner.invoke(app, list(args), catch_exceptions=False)
 
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from polignac_arena.cli import app
 from polignac_arena.store import Store
@@ -23,11 +23,11 @@ QUICKSTART = ROOT / "tournaments" / "quickstart.toml"
 ENV = {"COLUMNS": "200", "NO_COLOR": "1"}
 
 
-def polignac(*args: str):
+def polignac(*args: str) -> Result:
     return CliRunner().invoke(app, list(args), env=ENV, catch_exceptions=False)
 
 
-def one_line_error(result, code: int = 2) -> str:  # type: ignore[no-untyped-def]
+def one_line_error(result: Result, code: int = 2) -> str:
     assert result.exit_code == code, result.output
     assert result.stdout == ""
     lines = result.stderr.splitlines()
@@ -167,7 +167,9 @@ def test_crosstable_of_an_unknown_tournament(quickstart: Quickstart) -> None:
 
 def test_match_show_prints_a_stored_match_trick_by_trick(quickstart: Quickstart) -> None:
     with Store(quickstart.db, create=False) as store:
-        first = store.list_results(store.get_tournament("quickstart").id)[0]  # type: ignore[union-attr]
+        tournament = store.get_tournament("quickstart")
+        assert tournament is not None
+        first = store.list_results(tournament.id)[0]
     result = polignac("match", "show", first.match_id, "--db", str(quickstart.db))
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("quickstart, match 0: finished")

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from polignac_arena.cli import app
 from polignac_arena.seats import SeatKind
@@ -306,7 +306,7 @@ def test_a_folder_is_one_problem(tmp_path: Path) -> None:
 # -- through the command line: exit 2, one line, nothing run ---------------------------------
 
 
-def polignac(*args: str):
+def polignac(*args: str) -> Result:
     return CliRunner().invoke(app, list(args), env=ENV, catch_exceptions=False)
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from polignac_arena.cli import app
 from polignac_arena.schedule import match_seed
@@ -60,7 +60,7 @@ def run(path: Path, db: Path, **kw: Any) -> TournamentRun:
         return run_sync(run_tournament(load_config(path), store, **kw))
 
 
-def polignac(*args: str):
+def polignac(*args: str) -> Result:
     return CliRunner().invoke(app, list(args), env=ENV, catch_exceptions=False)
 
 
@@ -131,7 +131,9 @@ def test_duplicate_groups_share_a_seed_and_rotate_the_seats(tmp_path: Path) -> N
     outcome = run(path, db)
     assert outcome.failed == 0 and outcome.played == 4
     with Store(db, create=False) as store:
-        tid = store.get_tournament("dup").id  # type: ignore[union-attr]
+        tournament = store.get_tournament("dup")
+        assert tournament is not None
+        tid = tournament.id
         fixtures = store.fixtures(tid)
         results = store.list_results(tid)
         records = [store.get_result(r.match_id) for r in results]
@@ -175,7 +177,9 @@ def test_the_ladder_plays_exactly_its_budget(tmp_path: Path, parallel: int) -> N
     assert again.already_finished and again.played == 0
     assert len(snapshot(db, "ladder")[0]) == 5
     with Store(db, create=False) as store:
-        tid = store.get_tournament("ladder").id  # type: ignore[union-attr]
+        tournament = store.get_tournament("ladder")
+        assert tournament is not None
+        tid = tournament.id
         assert len(store.fixtures(tid)) == 5
         assert store.progress(tid).total == 5
         assert store.check() == []
@@ -186,7 +190,9 @@ def test_the_ladder_plays_exactly_its_budget(tmp_path: Path, parallel: int) -> N
 
 def _results_fingerprint(db: Path) -> list[tuple[int, str, str, bool]]:
     with Store(db, create=False) as store:
-        tid = store.get_tournament("small").id  # type: ignore[union-attr]
+        tournament = store.get_tournament("small")
+        assert tournament is not None
+        tid = tournament.id
         return [(r.idx, r.match_id, r.finished_at, r.final) for r in store.list_results(tid, attempts=True)]
 
 
@@ -478,9 +484,9 @@ def test_killed_with_sigkill_and_resumed_gives_the_uninterrupted_results(
         assert store.check() == []
         tournament = store.get_tournament("killme")
         assert tournament is not None and tournament.status == "running"
-        progress = store.progress(tournament.id)
-        assert 1 <= progress.done < progress.total == KILL_ROUNDS, progress
-        assert progress.rated <= progress.done
+        stored = store.progress(tournament.id)
+        assert 1 <= stored.done < stored.total == KILL_ROUNDS, stored
+        assert stored.rated <= stored.done
         kept = {r.idx: (r.match_id, r.finished_at) for r in store.list_results(tournament.id, attempts=True)}
 
     # The runner's bots are in sessions of their own, but nothing of theirs outlives it: each seat's

@@ -14,12 +14,20 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from polignac_arena.replay import replay_lines
+from polignac_arena.store import Store
+from polignac_arena.web import create_app
+from polignac_arena.web.pages import slug
+from polignac_arena.web.report import write_report
+from tests.test_web_api import build_store
+from tests.web_server import served
 
 try:
     from playwright.sync_api import Browser, Page, Playwright, ViewportSize, sync_playwright
@@ -30,13 +38,6 @@ CHROMIUM = Path(os.environ.get("POLIGNAC_CHROMIUM", "/usr/bin/chromium"))
 if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):  # pragma: no cover - depends on the machine
     pytest.skip(f"no Chromium at {CHROMIUM} (Debian package 'chromium', installed by .ci/run)", allow_module_level=True)
 
-from polignac_arena.replay import replay_lines  # noqa: E402
-from polignac_arena.store import Store  # noqa: E402
-from polignac_arena.web import create_app  # noqa: E402
-from polignac_arena.web.pages import slug  # noqa: E402
-from polignac_arena.web.report import write_report  # noqa: E402
-from tests.test_web_api import build_store  # noqa: E402
-from tests.web_server import served  # noqa: E402
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -227,7 +228,10 @@ def test_crosstable_renders_with_coloured_cells(page: Page, target: Target) -> N
 def test_replay_viewer_steps_through_a_hand_and_back_with_the_engine_winners(page: Page, target: Target, db: Path, tmp_path: Path) -> None:
     match_id, events = first_match(db)
     page.goto(target.url("replay", match_id))
-    step: Callable[[], int] = lambda: int(page.evaluate("window.polignacReplay.step()"))  # noqa: E731
+
+    def step() -> int:
+        return int(page.evaluate("window.polignacReplay.step()"))
+
     assert step() == 0 and page.locator("#position").inner_text() == f"step 0 / {len(events)}"
     assert page.evaluate("window.polignacReplay.events") == events  # the engine's events, re-run from the record
     end_of_hand = next(i for i, e in enumerate(events) if e["event"] == "hand_ended") + 1

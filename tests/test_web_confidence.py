@@ -15,9 +15,9 @@ from fastapi.testclient import TestClient
 from polignac_arena.ratings import RatingEnv, stronger_probability
 from polignac_arena.schedule import Fixture
 from polignac_arena.statuses import TournamentStatus
-from polignac_arena.store import Store, Tournament
+from polignac_arena.store import LeaderboardRow, Store, Tournament
 from polignac_arena.web import create_app
-from polignac_arena.web.confidence import CONFIDENCE, annotate, average_place_meaningful, separations
+from polignac_arena.web.confidence import CONFIDENCE, average_place_meaningful, row_separations, separations
 from tests.test_web_api import _rate
 
 # -- the computation -------------------------------------------------------------------------------
@@ -70,17 +70,14 @@ def test_average_places_are_comparable_only_in_balanced_schedules(config: dict[s
     assert average_place_meaningful(None) is False  # all-time
 
 
-def test_annotate_adds_the_fields_to_rows_in_rank_order() -> None:
-    rows: list[dict[str, Any]] = [
-        {"rank": 1, "mu": 30.0, "sigma": 1.0},
-        {"rank": 2, "mu": 29.5, "sigma": 1.0},
-        {"rank": 3, "mu": None, "sigma": None},
-    ]
-    out = annotate(rows, _tournament({"format": "round-robin"}))
-    assert out is rows
-    assert [r["tied"] for r in rows] == [False, True, False]
-    assert rows[1]["p_above_stronger"] == pytest.approx(stronger_probability((30.0, 1.0), (29.5, 1.0)))
-    assert all(r["average_place_meaningful"] for r in rows)
+def test_leaderboard_rows_are_separated_in_rank_order() -> None:
+    def row(rank: int, mu: float | None, sigma: float | None) -> LeaderboardRow:
+        return LeaderboardRow(rank, f"b{rank}@1", f"b{rank}", "1", mu, sigma, 1, 0, 1.0, 0.0, {})
+
+    got = row_separations([row(1, 30.0, 1.0), row(2, 29.5, 1.0), row(3, None, None)])
+    assert [s.tied for s in got] == [False, True, False]
+    assert got[1].p_above_stronger == pytest.approx(stronger_probability((30.0, 1.0), (29.5, 1.0)))
+    assert got[2].p_above_stronger is None
 
 
 # -- the page and the API -------------------------------------------------------------------------
@@ -136,8 +133,8 @@ def test_tie_bands_alternate_and_continue_across_a_page() -> None:
     from polignac_arena.web.pages import _tie_bands
 
     tied = [False, True, False, False, True, True, False, True]
-    assert _tie_bands([{"tied": t} for t in tied]) == ["even", "even", None, "odd", "odd", "odd", "even", "even"]
-    assert _tie_bands([{"tied": True}, {"tied": False}]) == ["even", None]  # a page starting inside a run
+    assert _tie_bands(tied) == ["even", "even", None, "odd", "odd", "odd", "even", "even"]
+    assert _tie_bands([True, False]) == ["even", None]  # a page starting inside a run
 
 
 def _rows(html: str) -> list[str]:

@@ -59,7 +59,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def replay_of(db: Path, match_id: str) -> dict[str, Any]:
     with Store(db, create=False) as store:
-        return data.replay(store, match_id)
+        return data.replay(store, match_id).model_dump(mode="json")
 
 
 def test_replay_data_names_cards_by_the_rulesets_faces(db: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -17,11 +18,13 @@ from fastapi.testclient import TestClient
 from httpx import Response
 from openapi_core import Config, OpenAPI
 from openapi_core.testing import MockRequest, MockResponse
+from pydantic import BaseModel
 
 from polignac_arena.league.config import parse_league_config
 from polignac_arena.league.serve import League, league_app
 from polignac_arena.store import Store
-from polignac_arena.web import create_app
+from polignac_arena.web import create_app, models
+from polignac_arena.web.app import tidy_openapi
 from tests.test_web_api import build_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,6 +79,41 @@ def test_the_league_schema_is_the_web_schema_plus_the_league_routes() -> None:
     assert {"/api/league/status", "/api/league/me", "/api/league/submissions/{submission_id}", "/api/league/bots/{name}/versions"} <= set(
         league["paths"]
     )
+
+
+def test_body_classes_end_in_out_and_are_published_without_it() -> None:
+    ref = {"$ref": "#/components/schemas/RowOut"}
+    schema: dict[str, Any] = {
+        "paths": {"/x": {"get": {"operationId": "x", "responses": {"200": {"content": {"application/json": {"schema": ref}}}}}}},
+        "components": {
+            "schemas": {
+                "RowOut": {"title": "Row", "properties": {"cells": {"items": {"$ref": "#/components/schemas/CellOut"}}}},
+                "CellOut": {"title": "Cell"},
+                "ErrorOut": {"title": "ErrorOut"},
+            }
+        },
+    }
+    tidy = tidy_openapi(schema)
+    assert list(tidy["components"]["schemas"]) == ["Cell", "ErrorOut", "Row"]
+    assert tidy["paths"]["/x"]["get"]["responses"]["200"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Row"}
+    assert tidy["components"]["schemas"]["Row"]["properties"]["cells"]["items"] == {"$ref": "#/components/schemas/Cell"}
+    taken = {"paths": {}, "components": {"schemas": {"RowOut": {"title": "Row"}, "Row": {"title": "Row"}}}}
+    with pytest.raises(ValueError, match="two schema components would be named \\['Row'\\]"):
+        tidy_openapi(taken)
+
+
+def test_the_web_models_share_no_name_with_another_layer() -> None:
+    """One name per type: an API body is not mistaken for the store's, the referee's or replay.py's type of the same name."""
+    bodies = {name for name, value in vars(models).items() if isinstance(value, type) and issubclass(value, BaseModel)} - {"BaseModel"}
+    assert bodies and all(name.endswith("Out") for name in bodies), sorted(bodies)
+    elsewhere = {
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in (ROOT / "server").rglob("*.py")
+        if path.parent.name != "web" and "_proto" not in path.parts
+        for name in re.findall(r"^class (\w+)\b", path.read_text(encoding="utf-8"), re.M)
+        if name in bodies
+    }
+    assert not elsewhere, sorted(elsewhere)
 
 
 def test_every_operation_declares_its_answers_and_no_422() -> None:

@@ -82,9 +82,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def events_of(site: Path, match_id: str) -> list[dict[str, Any]]:
     with Store(site / "arena.db", create=False) as store:
         replay = data.replay(store, match_id)
-    assert replay["divergence"] is None
-    events: list[dict[str, Any]] = replay["events"]
-    return events
+    assert replay.divergence is None
+    return [event.model_dump(mode="json") for event in replay.events]
 
 
 @pytest.fixture(scope="module")

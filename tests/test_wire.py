@@ -13,7 +13,7 @@ import dataclasses
 import pickle
 import random
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -131,7 +131,8 @@ def check_views(rules: Ruleset, rnd: random.Random, count: int, seen: Counter[st
     while seen["views"] < target:
         for match in walk(new_match(rules, rnd), rnd):
             if rnd.random() < 0.3:
-                view = match.view(match.to_act)  # type: ignore[arg-type]  # not over while walking
+                assert match.to_act is not None  # not over while walking
+                view = match.view(match.to_act)
                 assert_same_view(round_trip(view, rnd.randrange(2**64)), view)
                 seen["views"] += 1
                 seen[view.phase.value] += 1
@@ -197,7 +198,8 @@ def test_requests_built_with_a_trick_cache_equal_those_built_without(rules: Rule
         cache = TrickMessages()
         for match in walk(new_match(rules, rnd), rnd):
             for seat in (match.to_act, rnd.choice(match.seats)):
-                view = match.view(seat)  # type: ignore[arg-type]  # not over while walking
+                assert seat is not None  # not over while walking
+                view = match.view(seat)
                 assert request_to_pb(1, view, 10, 10, cache) == request_to_pb(1, view, 10, 10)
 
 
@@ -207,10 +209,11 @@ def test_view_from_pb_refuses_bad_card_text() -> None:
         match.apply(Contract.PASS)
     for _ in range(6):
         match.apply(match.legal_cards()[0])
-    view = match.view(match.to_act)  # type: ignore[arg-type]
+    assert match.to_act is not None
+    view = match.view(match.to_act)
     assert view.tricks and view.current_trick
     rules = view.rules
-    corruptions = {
+    corruptions: dict[str, Callable[[pb.DecisionRequest], object]] = {
         "hand": lambda r: r.view.hand.__setitem__(0, "ZZ"),
         "legal": lambda r: r.legal_cards.__setitem__(0, "1S"),
         "trick": lambda r: setattr(r.view.tricks[0].plays[0], "card", "JX"),
@@ -234,7 +237,8 @@ def test_a_wire_view_is_a_player_view_in_every_way() -> None:
         match.apply(Contract.PASS)
     for _ in range(6):
         match.apply(match.legal_cards()[0])
-    want = match.view(match.to_act)  # type: ignore[arg-type]
+    assert match.to_act is not None
+    want = match.view(match.to_act)
     got = round_trip(want)
     assert isinstance(got, PlayerView)
     assert got == want and want == got and hash(got) == hash(want)
@@ -246,9 +250,9 @@ def test_a_wire_view_is_a_player_view_in_every_way() -> None:
     assert dataclasses.asdict(round_trip(want)) == dataclasses.asdict(want)
     assert round_trip(want).to_dict() == want.to_dict()
     with pytest.raises(dataclasses.FrozenInstanceError):
-        got.hand = ()  # type: ignore[misc]
-    other = match.view((match.to_act + 1) % 4)  # type: ignore[operator]
-    assert round_trip(want) != other and round_trip(want) != "a view"
+        got.hand = ()  # type: ignore[misc]  # a frozen field, on purpose
+    other = match.view((match.to_act + 1) % 4)
+    assert round_trip(want) != other and round_trip(want) != "a view"  # type: ignore[comparison-overlap]  # not a view, on purpose
 
 
 # -- rulesets ------------------------------------------------------------------------------------
@@ -349,9 +353,13 @@ def test_events_round_trip_as_each_seat_sees_them() -> None:
 def test_a_deal_for_a_seat_out_of_the_tiebreak_shows_no_cards() -> None:
     deal = HandDealt(7, 2, (0, 2), (tuple(polignac.CARDS[:15]), tuple(polignac.CARDS[15:30])), True)
     for seat, own in ((0, 0), (2, 1)):
-        back = event_from_pb(event_to_pb(redact(deal, seat)), seat)  # type: ignore[arg-type]
+        message = event_to_pb(redact(deal, seat))
+        assert message is not None
+        back = event_from_pb(message, seat)
         assert isinstance(back, HandDealt) and back.hands[own] == deal.hands[own] and not back.hands[1 - own]
-    back = event_from_pb(event_to_pb(redact(deal, 1)), 1)  # type: ignore[arg-type]
+    message = event_to_pb(redact(deal, 1))
+    assert message is not None
+    back = event_from_pb(message, 1)
     assert back == deal._replace(hands=((), ()))
 
 
@@ -369,7 +377,7 @@ def test_event_from_pb_refuses_bad_card_text() -> None:
 @pytest.mark.parametrize("text", ["js", "Js", "jS", "10H", "10♥", "J♠", " 7D\t", "7D ", "7d", "", "7", "TH\n", "1OH", 7, None])
 def test_the_wire_reads_card_text_exactly_as_documented_and_nothing_else(text: object) -> None:
     with pytest.raises(CardParseError, match="uppercase"):
-        Card.from_wire(text)  # type: ignore[arg-type]
+        Card.from_wire(text)  # type: ignore[arg-type]  # not always text, on purpose
 
 
 def test_every_card_reads_back_from_its_wire_text_and_people_keep_the_lenient_parser() -> None:

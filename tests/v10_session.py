@@ -21,13 +21,12 @@ import asyncio
 import base64
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import grpc
 import grpc.aio
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory  # type: ignore[import-untyped]  # no stubs
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 SEED = 20_261_201
 MATCH_ID = "v1-0-session"
@@ -39,7 +38,7 @@ CLOCK_MS = (60_000, 60_000, 60_000)
 _PLAY = "/polignac.v1.RefereeService/Play"
 
 Message = Any
-Schema = dict[str, Callable[..., Message]]
+Schema = dict[str, type[Message]]
 """Message classes of a saved referee.proto by name: ``PlayRequest``, ``PlayResponse``, ``Decision``."""
 
 

@@ -29,7 +29,7 @@ from polignac.rules import (
     preset,
 )
 from polignac.statuses import MatchStatus
-from polignac.values import Contract, Decision, HandResult, Phase, ScoreException, Trick, parse_decision
+from polignac.values import Action, Contract, Decision, Forfeit, HandResult, Penalty, Phase, ScoreException, Trick, parse_decision
 from polignac.view import PlayerView
 
 __version__ = "0.1.0"
@@ -39,6 +39,7 @@ __all__ = [
     "ENGINE_VERSION",
     "PRESETS",
     "SUIT_MASKS",
+    "Action",
     "Card",
     "CardMask",
     "CardParseError",
@@ -48,11 +49,13 @@ __all__ = [
     "Event",
     "Faces",
     "FaultPolicy",
+    "Forfeit",
     "HandResult",
     "HandScore",
     "IllegalDecision",
     "Match",
     "MatchStatus",
+    "Penalty",
     "Phase",
     "PlayerView",
     "PolignacError",

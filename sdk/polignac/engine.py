@@ -49,7 +49,20 @@ from polignac.events import (
 from polignac.faults import fallback
 from polignac.rules import Ruleset, Tiebreak, Trumps, cards_each, deck_mask, packet_sizes
 from polignac.scoring import score_hand
-from polignac.values import Contract, Decision, HandResult, Phase, Trick, parse_decision
+from polignac.values import (
+    Action,
+    ActionRecord,
+    Contract,
+    Decision,
+    Forfeit,
+    HandResult,
+    Penalty,
+    Phase,
+    Trick,
+    action_from_record,
+    action_to_record,
+    parse_decision,
+)
 from polignac.view import PlayerView, player_view
 
 __all__ = ["ENGINE_VERSION", "Decision", "Match", "Phase", "Trick", "parse_decision"]
@@ -157,7 +170,7 @@ class Match:
         self._totals = list(self._start_totals)
         self._forfeited: list[int] = []
         self._events: list[Event] = []
-        self._log: list[Decision | dict[str, Any]] = []
+        self._log: list[Action] = []
         self._places: tuple[int, ...] | None = None
         self._contenders: list[int] = []  # tie-break players still in, table order
         self._knocked_out: list[int] = []  # tied players eliminated by a tie-break
@@ -474,7 +487,7 @@ class Match:
             raise IllegalDecision(f"seat {seat} is not playing this hand")
         self._penalties[seat] += points
         self._events.append(PenaltyAdded(seat, points, reason))
-        self._log.append({"penalty": seat, "points": points, "reason": reason})
+        self._log.append(Penalty(seat, points, reason))
 
     def forfeit(self, seat: int, reason: str = "forfeit") -> None:
         """``seat`` forfeits (docs/rules.md 8): it ranks last and the match ends, or goes on without it.
@@ -495,7 +508,7 @@ class Match:
         in_hand = seat in self._seats
         self._forfeited.append(seat)
         self._events.append(Forfeited(seat, reason, in_hand))
-        self._log.append({"forfeit": seat, "reason": reason})
+        self._log.append(Forfeit(seat, reason))
         if self.rules.tiebreak is Tiebreak.PLAY_ON:
             self._finish_match()
         elif not self.is_tiebreak:
@@ -689,9 +702,14 @@ class Match:
         return other
 
     @property
-    def actions(self) -> list[str | dict[str, Any]]:
+    def action_log(self) -> tuple[Action, ...]:
+        """Every action so far: the decisions applied, the penalties added and the forfeits, in order."""
+        return tuple(self._log)
+
+    @property
+    def actions(self) -> list[ActionRecord]:
         """Every action so far in record form (see :meth:`apply_action`)."""
-        return [str(a) if isinstance(a, Card | Contract) else dict(a) for a in self._log]
+        return [action_to_record(a) for a in self._log]
 
     def record(self) -> dict[str, Any]:
         """A compact JSON-ready record from which :meth:`from_record` rebuilds this match."""
@@ -738,16 +756,16 @@ class Match:
                 raise RecordError(f"match record action {number} ({action!r}) does not replay: {exc}") from None
         return match
 
-    def apply_action(self, action: str | Mapping[str, Any]) -> None:
-        """Apply one entry of a record's ``actions``: a decision text, a penalty or a forfeit."""
-        if isinstance(action, str):
-            self.apply(parse_decision(action))
-        elif isinstance(action, Mapping) and "penalty" in action:
-            self.add_penalty(action["penalty"], action["points"], action["reason"])
-        elif isinstance(action, Mapping) and "forfeit" in action:
-            self.forfeit(action["forfeit"], action["reason"])
+    def apply_action(self, action: Action | str | Mapping[str, object]) -> None:
+        """Apply one action: an entry of :attr:`action_log`, or of a record's ``actions`` (a decision text, a penalty or a forfeit)."""
+        if not isinstance(action, Card | Contract | Penalty | Forfeit):
+            action = action_from_record(action)
+        if isinstance(action, Penalty):
+            self.add_penalty(action.seat, action.points, action.reason)
+        elif isinstance(action, Forfeit):
+            self.forfeit(action.seat, action.reason)
         else:
-            raise RecordError("an action is a decision text, a {'penalty': ...} or a {'forfeit': ...} object")
+            self.apply(action)
 
     def view(self, seat: int) -> PlayerView:
         """What ``seat`` may know now (docs/rules.md 9): see :class:`polignac.view.PlayerView`."""

@@ -43,7 +43,7 @@ from polignac.cards import CARDS, PIQUET_MASK, SUIT_MASKS, Suit, cards_in
 from polignac.errors import IllegalDecision, PolignacError
 from polignac.rules import Ruleset, cards_each
 from polignac.scoring import score_hand
-from polignac.values import Contract, Trick
+from polignac.values import Contract, Phase, Trick
 
 if TYPE_CHECKING:
     import numpy as np
@@ -166,7 +166,7 @@ class Playout:
             match.rules,
             match.seats,
             hands,
-            match.eldest if match.phase.value == "auction" else match.to_act,  # type: ignore[arg-type]
+            match.eldest if match.phase is Phase.AUCTION else match.to_act,  # type: ignore[arg-type]
             match.current_trick,
             match.tricks,
             match.contract,
@@ -181,7 +181,7 @@ class Playout:
         """A determinization: the unseen cards dealt at random, consistent with ``view``."""
         rng = rng or random.Random()
         hands = sample_hands(view, rng)
-        to_act = view.eldest if view.phase.value == "auction" else view.to_act
+        to_act = view.eldest if view.phase is Phase.AUCTION else view.to_act
         if to_act is None:
             raise PolignacError("the match is over: there is no hand to play out")
         trump = -1 if view.trump is None else int(view.trump)

@@ -418,12 +418,17 @@ def _trick_order(value: Any, pack: int) -> tuple[Rank, ...]:
     else:
         raise RulesetError(f"rules setting 'trick_order' must be {hint}, got {value!r}")
     by_letter = {r.letter: r for r in Rank}
-    order = tuple(by_letter.get(p) for p in parts)
-    # Every rank of the pack once: a rank missing, doubled or from the other pack is refused here,
+    order = tuple(by_letter[p] for p in parts if p in by_letter)
+    # Every rank of the pack once: a rank unknown, missing, doubled or from the other pack is refused here,
     # where the message can name the orders this pack has.
-    if len(order) != ranks or len(set(order)) != ranks or not _PACK_RANKS.get(pack, frozenset()).issuperset(order):
+    if (
+        len(order) != len(parts)
+        or len(order) != ranks
+        or len(set(order)) != ranks
+        or not _PACK_RANKS.get(pack, frozenset()).issuperset(order)
+    ):
         raise RulesetError(f"rules setting 'trick_order' must be {hint}, got {value!r}")
-    return order  # type: ignore[return-value]  # None was excluded just above
+    return order
 
 
 def _penalty_table(value: Any) -> tuple[tuple[Card, int], ...]:

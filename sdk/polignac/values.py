@@ -1,19 +1,36 @@
-"""The game's small value types: contracts, decisions, phases and completed tricks.
+"""The game's small value types: contracts, decisions, the action log's entries, phases and completed tricks.
 
-A leaf module (it imports only :mod:`polignac.cards`), so that the engine, the events, the
-player's view, the playout and the wire all take them from one place without an import
-cycle.  They are re-exported by :mod:`polignac` and by the modules that used to hold them.
+A leaf module (it imports only :mod:`polignac.cards` and :mod:`polignac.errors`), so that
+the engine, the events, the player's view, the playout and the wire all take them from one
+place without an import cycle.  They are re-exported by :mod:`polignac` and by the modules
+that used to hold them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final, NamedTuple
 
 from polignac.cards import Card
+from polignac.errors import RecordError
 
-__all__ = ["Contract", "Decision", "HandResult", "Phase", "ScoreException", "Trick", "parse_decision"]
+__all__ = [
+    "Action",
+    "ActionRecord",
+    "Contract",
+    "Decision",
+    "Forfeit",
+    "HandResult",
+    "Penalty",
+    "Phase",
+    "ScoreException",
+    "Trick",
+    "action_from_record",
+    "action_to_record",
+    "parse_decision",
+]
 
 
 class Contract(StrEnum):
@@ -26,6 +43,60 @@ class Contract(StrEnum):
 
 Decision = Card | Contract
 """What a player decides: a card to play, or an auction decision."""
+
+
+@dataclass(frozen=True, slots=True)
+class Penalty:
+    """Extra points the referee gave ``seat`` (a revoke, a timeout), scored when the hand ends."""
+
+    seat: int
+    points: int
+    reason: str
+
+    def to_record(self) -> dict[str, int | str]:
+        """The record form, ``{"penalty": seat, "points": points, "reason": reason}``."""
+        return {"penalty": self.seat, "points": self.points, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class Forfeit:
+    """``seat`` forfeited (docs/rules.md 8), for ``reason``."""
+
+    seat: int
+    reason: str
+
+    def to_record(self) -> dict[str, int | str]:
+        """The record form, ``{"forfeit": seat, "reason": reason}``."""
+        return {"forfeit": self.seat, "reason": self.reason}
+
+
+Action = Decision | Penalty | Forfeit
+"""One entry of a match's action log: a player's decision, or one of the referee's calls."""
+
+ActionRecord = str | dict[str, int | str]
+"""An action as a record holds it: a decision's text, or a penalty's or forfeit's object."""
+
+
+def action_to_record(action: Action) -> ActionRecord:
+    """The record form of ``action`` (what :func:`action_from_record` reads back)."""
+    if isinstance(action, Penalty | Forfeit):
+        return action.to_record()
+    return str(action)
+
+
+def action_from_record(entry: object) -> Action:
+    """One entry of a record's ``actions``: a decision text, a ``{"penalty": ...}`` or a ``{"forfeit": ...}`` object.
+
+    Only the shape is checked here (a missing key raises :class:`KeyError`); the engine checks
+    the values when it applies the action, as it checks a penalty or forfeit it is given.
+    """
+    if isinstance(entry, str):
+        return parse_decision(entry)
+    if isinstance(entry, Mapping) and "penalty" in entry:
+        return Penalty(entry["penalty"], entry["points"], entry["reason"])
+    if isinstance(entry, Mapping) and "forfeit" in entry:
+        return Forfeit(entry["forfeit"], entry["reason"])
+    raise RecordError("an action is a decision text, a {'penalty': ...} or a {'forfeit': ...} object")
 
 
 class Phase(StrEnum):

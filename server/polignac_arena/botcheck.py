@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from polignac import Ruleset, preset
 from polignac_arena.conformance import ConformanceReport, run_conformance
 from polignac_arena.games import GameRefused, check_seating, game_of
+from polignac_arena.record_lines import ActionLine, AwayLine, FaultLine
 from polignac_arena.referee import TimeControl
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import BotSpecError, run_local_match
@@ -174,19 +175,20 @@ async def check_submission_async(
         report.add("smoke match", False, str(exc))
         return report
     faults = result.faults[0]
-    decisions = [line["ms"] for line in result.record if line["type"] == "action" and line.get("seat") == 0 and "ms" in line]
+    decisions = [line.ms for line in result.lines if isinstance(line, ActionLine) and line.seat == 0 and line.ms is not None]
     slowest = max(decisions, default=0.0)
     detail = f"{len(decisions)} decisions, slowest {slowest:.0f} ms, place {result.places[0] if result.places else '?'}"
     if faults:
         detail += "; faults: " + ", ".join(f"{k} {v}" for k, v in sorted(faults.items()))
-        last = [line for line in result.record if line.get("seat") == 0 and line.get("detail")]
-        if last:
-            detail += f"\nfirst fault: {last[0]['detail']}"
+        said = [line.detail for line in result.lines if isinstance(line, ActionLine | FaultLine | AwayLine) and line.seat == 0]
+        first = next((text for text in said if text), None)
+        if first:
+            detail += f"\nfirst fault: {first}"
         if stderrs[0].strip():
             detail += "\nbot stderr (last lines):\n" + "\n".join(stderrs[0].strip().splitlines()[-8:])
     passed = result.status is MatchStatus.FINISHED and not faults and bool(decisions)
     report.add("smoke match", passed, detail)
-    replay = replay_lines(result.record)
+    replay = replay_lines(result.lines)
     report.add("replay", replay.divergence is None, replay.divergence or "the record replays exactly")
     if conformance and report.ok:
         launcher = launcher_for(seat_kind)

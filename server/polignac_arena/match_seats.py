@@ -21,6 +21,7 @@ from polignac_arena.plaintext import plain
 from polignac_arena.referee import MatchHost, RefereeServer
 from polignac_arena.seats import SeatContext, SeatError, SeatLauncher, SeatLimits, SeatProcess
 from polignac_arena.seats.stdio_bridge import LinesHook, run_bridge
+from polignac_arena.settings import Transport
 from polignac_arena.submission import Submission
 
 __all__ = ["MatchSeats", "finish_shielded"]
@@ -92,7 +93,7 @@ class MatchSeats:
             return
         self.processes[seat] = process
         self._helpers.append(asyncio.ensure_future(_report_exit(host, seat, process)))
-        if submission.transport == "stdio":
+        if submission.transport is Transport.STDIO:
             address = f"unix:{self._sockets[seat]}"
             bridge = run_bridge(process, address, token, bot_name=submission.name, bot_version=submission.version, lines_hook=lines_hook)
             self._helpers.append(asyncio.ensure_future(bridge))

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
 from polignac import Match, PolignacError, Ruleset
 from polignac.events import HandEnded
+from polignac_arena.record_lines import ActionLine, HandEndedLine, HeaderLine, RecordLine, ResultLine, parse_lines
 from polignac_arena.render import direction_text, render_events
-from polignac_arena.statuses import ActionStatus, MatchStatus, UnknownStatusError
+from polignac_arena.statuses import MatchStatus
 
 __all__ = ["Replay", "replay_lines"]
-
-S = TypeVar("S", MatchStatus, ActionStatus)
 
 
 @dataclass
@@ -21,27 +19,26 @@ class Replay:
     """A record re-run through the engine."""
 
     match: Match
-    header: dict[str, Any]
-    result: dict[str, Any] | None
+    header: HeaderLine
+    result: ResultLine | None
     divergence: str | None
     """The first place where the record and the engine disagree, or ``None``."""
 
     @property
     def status(self) -> MatchStatus | None:
         """How the record says the match ended; None when it has no result line (it was cut short)."""
-        return None if self.result is None else MatchStatus.parse(self.result.get("status"))
+        return None if self.result is None else self.result.status
 
     @property
     def names(self) -> list[str]:
         """Bot names by seat, from the header."""
-        seats = self.header.get("seats") or []
-        return [str(s.get("name", f"seat{i}")) if isinstance(s, dict) else f"seat{i}" for i, s in enumerate(seats)]
+        return self.header.names
 
     def render(self) -> list[str]:
         """The match trick by trick, then the outcome, as text."""
         lines = [
-            f"Match {self.header.get('match_id', '?')}: {self.match.rules.name}, {self.match.players} players,"
-            f" seed {self.match.seed}, engine {self.header.get('engine_version', '?')}",
+            f"Match {self.header.match_id or '?'}: {self.match.rules.name}, {self.match.players} players,"
+            f" seed {self.match.seed}, engine {self.header.engine_version or '?'}",
             "Seats: " + ", ".join(f"{i} {name}" for i, name in enumerate(self.names)),
             "",
             *render_events(self.match.events, self.match.rules),
@@ -54,74 +51,70 @@ class Replay:
             lines.append(f"Standings ({direction_text(self.match.rules.direction)}): {standings}")
         if self.result is not None:
             lines.append(f"Record status: {self.status}")
-            faults = self.result.get("faults") or []
-            for seat, counts in enumerate(faults):
+            for seat, counts in enumerate(self.result.faults):
                 if counts:
                     lines.append(f"  faults of seat {seat}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
         return lines
 
 
-def replay_lines(lines: Sequence[dict[str, Any]]) -> Replay:
+def replay_lines(lines: Sequence[RecordLine | Mapping[str, object]]) -> Replay:
     """Re-run a record's actions, checking each hand's scores and the result against the engine.
 
-    A line that is not a record's (a header that describes no match, a status this arena does
-    not know) raises :class:`ValueError` naming it; where the record and the engine disagree
-    is the returned replay's ``divergence``.
+    ``lines`` are typed (:mod:`polignac_arena.record_lines`) or in their JSON form.  A line that
+    is not a record's (a header that describes no match, a status this arena does not know, a
+    value of the wrong type) raises :class:`ValueError` naming it; where the record and the
+    engine disagree is the returned replay's ``divergence``.
     """
-    header = lines[0]
+    typed = parse_lines(lines)
+    header = typed[0] if typed else None
+    if not isinstance(header, HeaderLine):
+        raise ValueError("line 1: the header does not describe a match: the first line must be the header")
     try:
-        rules = Ruleset.from_record(header["rules"])
-        match = Match(rules, header["seed"])
+        match = Match(Ruleset.from_record(header.rules), header.seed)
     except (KeyError, TypeError, PolignacError) as exc:
         raise ValueError(f"line 1: the header does not describe a match: {exc}") from None
-    ended_seen = 0
-    result: dict[str, Any] | None = None
+    ended = 0
+    result: ResultLine | None = None
 
     def diverged(message: str) -> Replay:
         return Replay(match, header, result, message)
 
-    for number, line in enumerate(lines[1:], start=2):
-        kind = line.get("type")
-        if kind == "action":
-            if "status" in line:
-                _status(ActionStatus, line["status"], number)
-            action = line.get("action")
-            actor = match.to_act
-            if isinstance(action, str) and "seat" in line and line["seat"] != actor:
-                return diverged(f"line {number}: the record has seat {line['seat']} play {action!r}, but seat {actor} is to act")
+    for number, line in enumerate(typed[1:], start=2):
+        if isinstance(line, ActionLine):
+            action, actor = line.action, match.to_act
+            if isinstance(action, str) and line.seat is not None and line.seat != actor:
+                return diverged(f"line {number}: the record has seat {line.seat} play {action!r}, but seat {actor} is to act")
             try:
-                match.apply_action(action)  # type: ignore[arg-type]  # checked by apply_action
+                match.apply_action(action)
             except (PolignacError, KeyError, TypeError) as exc:
-                return diverged(f"line {number}: action {action!r} does not replay: {exc}")
-        elif kind == "hand_ended":
-            ended = [e for e in match.events if isinstance(e, HandEnded)]
-            if len(ended) <= ended_seen:
-                return diverged(f"line {number}: the record ends hand {line.get('hand_number')}, the engine has not")
-            engine = ended[ended_seen].to_dict()
-            ended_seen += 1
-            for key in ("hand_number", "scores", "totals", "contract", "tiebreak"):
-                if line.get(key) != engine[key]:
-                    return diverged(f"line {number}: hand {engine['hand_number']} {key}: record {line.get(key)!r}, engine {engine[key]!r}")
-        elif kind == "result":
-            status = _status(MatchStatus, line.get("status"), number)
+                return diverged(f"line {number}: action {line.recorded_action!r} does not replay: {exc}")
+        elif isinstance(line, HandEndedLine):
+            events = [e for e in match.events if isinstance(e, HandEnded)]
+            if len(events) <= ended:
+                return diverged(f"line {number}: the record ends hand {line.hand_number}, the engine has not")
+            event = events[ended]
+            ended += 1
+            for key, recorded, engine in (
+                ("hand_number", line.hand_number, event.hand_number),
+                ("scores", list(line.scores), list(event.scores)),
+                ("totals", list(line.totals), list(event.totals)),
+                ("contract", line.contract.value, event.contract.value),
+                ("tiebreak", line.tiebreak, event.tiebreak),
+            ):
+                if recorded != engine:
+                    return diverged(f"line {number}: hand {event.hand_number} {key}: record {recorded!r}, engine {engine!r}")
+        elif isinstance(line, ResultLine):
             result = line
-            if status is MatchStatus.FINISHED:
+            if line.status is MatchStatus.FINISHED:
                 if not match.is_over:
                     return diverged(
                         f"line {number}: the record says the match finished, but the engine still waits for seat {match.to_act}"
                     )
-                if line.get("places") != list(match.places or ()):
-                    return diverged(f"line {number}: places: record {line.get('places')!r}, engine {list(match.places or ())!r}")
-            if line.get("totals") != list(match.totals):
-                return diverged(f"line {number}: totals: record {line.get('totals')!r}, engine {list(match.totals)!r}")
+                recorded_places = None if line.places is None else list(line.places)
+                if recorded_places != list(match.places or ()):
+                    return diverged(f"line {number}: places: record {recorded_places!r}, engine {list(match.places or ())!r}")
+            if list(line.totals) != list(match.totals):
+                return diverged(f"line {number}: totals: record {list(line.totals)!r}, engine {list(match.totals)!r}")
     if result is None:
         return diverged("the record has no result line: it was cut short")
     return Replay(match, header, result, None)
-
-
-def _status(kind: type[S], text: object, number: int) -> S:
-    """A record line's status as its enum; an unknown one raises, naming the line."""
-    try:
-        return kind.parse(text)
-    except UnknownStatusError as exc:
-        raise UnknownStatusError(f"line {number}: {exc}") from None

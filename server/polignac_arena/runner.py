@@ -27,6 +27,7 @@ from polignac_arena.match_seats import MatchSeats, finish_shielded
 from polignac_arena.referee import MatchResult, RefereeServer, TimeControl
 from polignac_arena.referee.server import raise_open_files_limit
 from polignac_arena.seats import SeatKind, SeatLauncher, SeatLimits, launcher_for
+from polignac_arena.settings import NAME_MAX
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, load_submission
 
 __all__ = ["BUILTIN_PREFIX", "BotSpecError", "bot_seed", "builtin_name", "check_seats", "resolve_bot", "run_local_match"]
@@ -84,7 +85,9 @@ def resolve_bot(text: str) -> Submission:
             scan_folder(path.resolve().parent)  # the seat gets the file's whole folder
         except FolderError as exc:
             raise BotSpecError(f"{exc} (a .py bot brings its whole folder: give it a folder of its own)") from None
-        return Submission(path=path.resolve().parent, name=path.stem[:64], version="0", language="python", command=("python", path.name))
+        return Submission(
+            path=path.resolve().parent, name=path.stem[:NAME_MAX], version="0", language="python", command=("python", path.name)
+        )
     raise BotSpecError(
         f"no bot {text!r}: give a built-in name ({', '.join(BUILTIN_NAMES)}, or {BUILTIN_PREFIX}NAME), a folder with bot.toml,"
         " or a .py file"

@@ -2,8 +2,8 @@
 
 ``bot.toml`` keys (see sample_bots/ for examples)::
 
-    name = "heuristic"              # required: 1-64 of A-Z a-z 0-9 . _ -
-    version = "1.0"                 # required: 1-32 printable characters
+    name = "heuristic"              # required: 1-64 of A-Z a-z 0-9 . _ -, a letter or digit first
+    version = "1.0"                 # required: 1-64 printable characters
     author = "Ada"                  # optional, up to 100 characters
     language = "python"             # required: python, javascript, typescript, c, cpp, rust, go, java, other
     command = ["python", "bot.py"]  # required: a list of strings, or one command line
@@ -34,12 +34,11 @@ from typing import Any, Final
 
 from polignac_arena.folders import FolderError, folder_digest, read_file, scan_folder
 from polignac_arena.games import DEFAULT_GAMES, GamesError, parse_games
+from polignac_arena.settings import NAME_RULE, VERSION_MAX, Transport, is_name, is_version_text
 
 __all__ = ["LANGUAGES", "ResourceRequest", "Submission", "SubmissionError", "builtin_submission", "content_digest", "load_submission"]
 
 LANGUAGES: Final = ("python", "javascript", "typescript", "c", "cpp", "rust", "go", "java", "other")
-TRANSPORTS: Final = ("grpc", "stdio")
-_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _KEYS: Final = ("name", "version", "author", "language", "command", "transport", "dockerfile", "image", "build", "games", "resources")
 MAX_MANIFEST_BYTES: Final = 64 << 10
 MAX_DOCKERFILE_BYTES: Final = 1 << 20
@@ -73,7 +72,7 @@ class Submission:
     version: str
     language: str
     command: tuple[str, ...]
-    transport: str = "grpc"
+    transport: Transport = Transport.GRPC
     author: str = ""
     dockerfile: str | None = None
     image: str | None = None
@@ -85,6 +84,10 @@ class Submission:
     """A built-in bot of the SDK (``python -m polignac.bots NAME``), not a folder of its own."""
     identity: tuple[int, int] | None = None
     """The folder's ``(st_dev, st_ino)`` when it was checked: a seat refuses a folder replaced since (None: not checked)."""
+
+    def __post_init__(self) -> None:
+        # Made in code as well as from bot.toml: a transport given as its text is the same transport.
+        object.__setattr__(self, "transport", Transport(self.transport))
 
     @property
     def label(self) -> str:
@@ -143,20 +146,21 @@ def load_submission(path: Path | str) -> Submission:
         if key not in _KEYS:
             bad(key, f"unknown key; known keys: {', '.join(_KEYS)}")
     name = table.get("name")
-    if not isinstance(name, str) or not _NAME.match(name):
-        bad("name", f"must be 1 to 64 letters, digits, '.', '_' or '-', got {name!r}")
+    if not is_name(name):
+        bad("name", f"must be {NAME_RULE}, got {name!r}")
     version = table.get("version")
-    if not isinstance(version, str) or not 1 <= len(version) <= 32 or not version.isprintable():
-        bad("version", f"must be 1 to 32 printable characters, got {version!r}")
+    if not is_version_text(version):
+        bad("version", f"must be 1 to {VERSION_MAX} printable characters, got {version!r}")
     author = table.get("author", "")
     if not isinstance(author, str) or len(author) > 100 or not author.isprintable():
         bad("author", f"must be up to 100 printable characters, got {author!r}")
     language = table.get("language")
     if language not in LANGUAGES:
         bad("language", f"must be one of {', '.join(LANGUAGES)}, got {language!r}")
-    transport = table.get("transport", "grpc")
-    if transport not in TRANSPORTS:
+    transport = table.get("transport", Transport.GRPC.value)
+    if transport not in set(Transport):
         bad("transport", f"must be 'grpc' or 'stdio', got {transport!r}")
+        transport = Transport.GRPC
     command = _command(table.get("command"), "command", bad, required=True)
     build = _command(table.get("build"), "build", bad, required=False)
     dockerfile = table.get("dockerfile")
@@ -182,15 +186,15 @@ def load_submission(path: Path | str) -> Submission:
             games = parse_games(table["games"])
         except GamesError as exc:
             bad("games", str(exc))
-    if problems:
+    if problems or not is_name(name) or not is_version_text(version) or not isinstance(language, str):
         raise SubmissionError(manifest, problems)
     return Submission(
         path=listing.root,
-        name=name,  # type: ignore[arg-type]  # validated above
-        version=version,  # type: ignore[arg-type]
-        language=language,  # type: ignore[arg-type]
+        name=name,
+        version=version,
+        language=language,
         command=command,
-        transport=transport,
+        transport=Transport(transport),
         author=author,
         dockerfile=dockerfile,
         image=image,

@@ -249,6 +249,7 @@ def test_a_submission_travels_by_hash_and_each_node_builds_it_once(cluster: _Clu
     played_on = {r.node for r in results}
     sha = hashlib.sha256(pack_folder(bot, SHIPPING_CAPS)).hexdigest()
     for name in played_on:
+        assert name is not None, "a result of the cluster names its node"
         cache = cluster.cache(name)
         version = cache / "versions" / sha  # unpacked once, under the archive's SHA-256 (other tests' bots beside it)
         assert (cache / "archives" / sha[:2] / f"{sha}.tar.gz").is_file()
@@ -383,7 +384,8 @@ def test_sigterm_stops_a_cluster_run_between_results_and_resume_finishes_it(clus
     assert code == 130, err
     assert "stopped: the results so far are stored; run again with --resume to finish" in err and "Traceback" not in err, err
     with Store(db, create=False) as store:
-        assert store.check() == [] and store.get_tournament("stopped").status == "stopped"  # type: ignore[union-attr]
+        tournament = store.get_tournament("stopped")
+        assert store.check() == [] and tournament is not None and tournament.status == "stopped"
         assert 1 <= store.progress(1).done < 6
     resumed = _run(path, db, "--resume", *on_ray)
     assert resumed.returncode == 0, resumed.stderr

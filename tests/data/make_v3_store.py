@@ -16,15 +16,18 @@ import json
 import random
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
+from polignac import MatchStatus
+from polignac_arena.statuses import TournamentStatus
 from polignac_arena.store import Store, schema_version
 
 
-class Fixture(NamedTuple):
+@dataclass(frozen=True)
+class Fixture:
     index: int
     seats: tuple[str, ...]
     seed: int
@@ -66,31 +69,31 @@ def fill(store: Store) -> None:
         order = [i for i in range(n) if t < 2 or i not in (5, 10, 11)]  # gamma stops with fixtures pending, one mid-way
         rng.shuffle(order)
         for idx in order:
-            seats = fixtures[idx].seats
+            seated = fixtures[idx].seats
             if rng.random() < 0.15:  # an attempt, kept and rerun
                 store.record_result(
-                    tid, idx, match_id=f"{name}-{idx}-a", status=rng.choice(["aborted", "error"]), places=None,
+                    tid, idx, match_id=f"{name}-{idx}-a", status=rng.choice([MatchStatus.ABORTED, MatchStatus.ERROR]), places=None,
                     totals=[0] * size, faults=[{}] * size, hands=rng.randint(0, 2), rate=elo, finished_at=next(clock),
                 )  # fmt: skip
             if idx % 13 == 7:  # given up: a void final result
                 store.record_result(
-                    tid, idx, match_id=f"{name}-{idx}", status="error", places=None, totals=[0] * size,
+                    tid, idx, match_id=f"{name}-{idx}", status=MatchStatus.ERROR, places=None, totals=[0] * size,
                     faults=[{"crash": 1}] + [{}] * (size - 1), hands=1, rate=elo, final=True, finished_at=next(clock),
                 )  # fmt: skip
                 continue
-            places = [rng.randint(1, size) for _ in seats]
+            places = [rng.randint(1, size) for _ in seated]
             places = [1 + sorted(places).index(p) for p in places]  # ties share the better place
-            faults = [{"timeout": rng.randint(1, 2)} if rng.random() < 0.1 else {} for _ in seats]
+            faults = [{"timeout": rng.randint(1, 2)} if rng.random() < 0.1 else {} for _ in seated]
             if rng.random() < 0.05:
                 faults[0] = {"timeout": 1, "illegal": 1}
-            penalties = [rng.randint(0, 12) for _ in seats]
+            penalties = [rng.randint(0, 12) for _ in seated]
             store.record_result(
-                tid, idx, match_id=f"{name}-{idx}", status="finished", places=places, totals=penalties,
+                tid, idx, match_id=f"{name}-{idx}", status=MatchStatus.FINISHED, places=places, totals=penalties,
                 penalties=penalties, faults=faults, hands=rng.randint(3, 8), rate=elo, finished_at=next(clock),
                 node=rng.choice([None, "n1", "n2"]), duration_s=rng.uniform(1, 5),
                 record=[{"type": "header", "match_id": f"{name}-{idx}"}] if idx % 10 == 0 else None,
             )  # fmt: skip
-        store.set_status(tid, "finished" if t < 2 else "stopped")
+        store.set_status(tid, TournamentStatus.FINISHED if t < 2 else TournamentStatus.STOPPED)
 
 
 def expected(store: Store) -> dict[str, Any]:

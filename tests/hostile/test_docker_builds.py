@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -87,11 +88,11 @@ def submission(folder: Path, dockerfile: str, files: dict[str, tuple[bytes, int]
 def daemon_builds_counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """Counts the builds that reach the daemon."""
     sent: list[str] = []
-    real = docker_seats.build_image
+    real = build_image  # the function docker_seats calls, patched there below
 
-    def spy(request: BuildRequest, context: io.IOBase, size: int) -> str:
+    def spy(request: BuildRequest, context: IO[bytes], size: int) -> str:
         sent.append(request.tag)
-        return real(request, context, size)  # type: ignore[arg-type]
+        return real(request, context, size)
 
     monkeypatch.setattr(docker_seats, "build_image", spy)
     yield sent

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from polignac_arena.seats import SeatContext, SeatError, SeatLimits
-from polignac_arena.seats.docker import DockerLauncher, _volume_paths
+from polignac_arena.seats.docker import DockerLauncher, DockerSeat, _volume_paths
 from polignac_arena.submission import load_submission
 from tests import docker_images as images
 from tests.referee.helpers import run
@@ -65,7 +65,8 @@ def test_an_image_volume_is_a_capped_noexec_tmpfs_and_no_docker_volume(tmp_path:
     async def scenario() -> tuple[int | None, str, list[dict[str, Any]]]:
         seat = await DockerLauncher().start(context_for(tmp_path, folder, "dockervolumes", limits))
         try:
-            mounts = images.client().api.inspect_container(seat.container_id)["Mounts"]  # type: ignore[attr-defined]
+            assert isinstance(seat, DockerSeat)
+            mounts = images.client().api.inspect_container(seat.container_id)["Mounts"]
             code = await asyncio.wait_for(seat.wait(), 60)
         finally:
             await seat.stop()

@@ -105,10 +105,10 @@ def test_an_unknown_contract_value_is_malformed_and_unknown_fields_are_ignored()
         async with referee() as server:
             _host, raw, result, polite = await match_with_raw_seat(server)
             request = await contract_request(raw)
-            await raw.decide(request.request_id, contract=99)
-            notice = (await raw.next_payload("fault_notice")).fault_notice
+            await raw.decide(request.request_id, contract=99)  # type: ignore[arg-type]  # no such contract, on purpose
+            notice = (await raw.expect("fault_notice")).fault_notice
             assert notice.fault == pb.FAULT_MALFORMED and notice.request_id == request.request_id and notice.fallback == "pass"
-            request = (await raw.next_payload("decision_request")).decision_request
+            request = (await raw.expect("decision_request")).decision_request
             answer = pb.PlayRequest(decision=pb.Decision(request_id=request.request_id, card=request.legal_cards[0]))
             await raw.send(answer.SerializeToString() + b"\xf8\x06\x01")  # field 111 = 1: unknown to the referee
             ended = await raw.play_politely(timeout=30)
@@ -262,7 +262,7 @@ def test_huge_call_metadata_is_resource_exhausted_and_the_seat_stays_free() -> N
     run(scenario())
 
 
-def test_an_answer_that_came_after_its_deadline_is_a_timeout_even_when_the_referee_was_busy() -> None:
+def test_an_answer_that_came_after_its_deadline_is_a_timeout_even_when_the_referee_was_busy(monkeypatch: pytest.MonkeyPatch) -> None:
     async def scenario() -> None:
         async with referee() as server:
             clock = TimeControl(move_ms=300, bank_ms=0, startup_ms=5000)
@@ -281,10 +281,10 @@ def test_an_answer_that_came_after_its_deadline_is_a_timeout_even_when_the_refer
                 if seat == 0 and message.WhichOneof("message") == "decision":
                     answer_posted.set()
 
-            host._handle_item = held  # type: ignore[method-assign]
-            host.post_message = noting  # type: ignore[method-assign]
+            monkeypatch.setattr(host, "_handle_item", held)
+            monkeypatch.setattr(host, "post_message", noting)
             await raw.answer_first(await first_card_request(raw))  # the first request has the start-up allowance
-            request = (await raw.next_payload("decision_request")).decision_request
+            request = (await raw.expect("decision_request")).decision_request
             past_deadline = asyncio.Event()  # the deadline is time itself: a timer says it has passed
             asyncio.get_running_loop().call_later(2 * clock.move_ms / 1000, past_deadline.set)
             await raw.send(pb.PlayRequest())  # the referee is held on this while the clock runs
@@ -292,9 +292,9 @@ def test_an_answer_that_came_after_its_deadline_is_a_timeout_even_when_the_refer
             await raw.answer_first(request)
             await answer_posted.wait()
             gate.set()
-            notice = await raw.next_payload("fault_notice")
+            notice = await raw.expect("fault_notice")
             while notice.fault_notice.fault == pb.FAULT_MALFORMED:
-                notice = await raw.next_payload("fault_notice")
+                notice = await raw.expect("fault_notice")
             assert notice.fault_notice.fault == pb.FAULT_TIMEOUT and notice.fault_notice.request_id == request.request_id
             ended = await raw.play_politely(timeout=30)
             assert ended is not None

@@ -133,7 +133,8 @@ def test_an_upload_of_another_type_is_refused(client: TestClient, league: FakeLe
 def test_a_bad_bot_name_is_refused(client: TestClient) -> None:
     answer = upload(client, "bad%20name")
     assert answer.status_code == 400
-    assert answer.json() == {"error": "'bad name' is not a bot name: 1 to 64 letters, digits, '.', '_' or '-'"}
+    rule = "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+    assert answer.json() == {"error": f"'bad name' is not a bot name: {rule}"}
 
 
 def test_an_upload_declaring_more_than_the_cap_is_refused_unread(client: TestClient, league: FakeLeague) -> None:

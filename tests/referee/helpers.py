@@ -83,7 +83,7 @@ class RawSeat:
     async def send(self, message: pb.PlayRequest | bytes) -> None:
         await self.call.write(message)
 
-    async def decide(self, request_id: int, card: str | None = None, contract: int | None = None) -> None:
+    async def decide(self, request_id: int, card: str | None = None, contract: pb.Contract | None = None) -> None:
         decision = pb.Decision(request_id=request_id)
         if card is not None:
             decision.card = card
@@ -94,7 +94,7 @@ class RawSeat:
     async def read(self, timeout: float = 10) -> pb.PlayResponse | None:
         """The next message, or None at the end of the stream."""
         async with asyncio.timeout(timeout):
-            message = await self.call.read()
+            message: pb.PlayResponse = await self.call.read()  # or grpc.aio.EOF
         if message is grpc.aio.EOF:
             return None
         self.received.append(message)
@@ -106,6 +106,12 @@ class RawSeat:
             message = await self.read(timeout)
             if message is None or message.WhichOneof("payload") == kind:
                 return message
+
+    async def expect(self, kind: str, timeout: float = 10) -> pb.PlayResponse:
+        """Read until a message with payload ``kind``; the stream must not end first."""
+        message = await self.next_payload(kind, timeout)
+        assert message is not None, f"the stream ended before a {kind}"
+        return message
 
     async def play_politely(self, timeout: float = 10) -> pb.PlayResponse | None:
         """Answer every request with its first legal option until the match ends; returns MatchEnded's message."""
@@ -135,7 +141,7 @@ class RawSeat:
 
 async def match_with_raw_seat(
     server: RefereeServer, rules: Ruleset | None = None, seed: int = 3, time_control: TimeControl = FAST, raw_seat: int = 0
-) -> tuple[MatchHost, RawSeat, asyncio.Future[MatchResult], list[asyncio.Future[MatchOutcome]]]:
+) -> tuple[MatchHost, RawSeat, asyncio.Task[MatchResult], list[asyncio.Task[MatchOutcome]]]:
     """A match with polite built-in bots everywhere but ``raw_seat``, which the test drives."""
     rules = rules or preset("classic")
     host = server.create_match(rules, seed, time_control)

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import sys
 import textwrap
+from pathlib import Path
 
 import grpc
 import grpc.aio
@@ -13,7 +14,7 @@ import pytest
 
 from polignac import preset
 from polignac._proto.polignac.v1 import referee_pb2 as pb
-from polignac_arena.referee import RefereeServer, TimeControl, texts
+from polignac_arena.referee import MatchResult, RefereeServer, TimeControl, texts
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import resolve_bot, run_local_match
 from tests.referee.helpers import FAST, RawSeat, match_with_raw_seat, polite_match, referee, run
@@ -38,7 +39,7 @@ async def first_card_request(raw: RawSeat) -> pb.DecisionRequest:
         await raw.decide(request.request_id, contract=pb.CONTRACT_PASS)
 
 
-def seat_faults(result, seat: int = 0) -> dict[str, int]:
+def seat_faults(result: MatchResult, seat: int = 0) -> dict[str, int]:
     return result.faults[seat]
 
 
@@ -55,7 +56,7 @@ def test_illegal_card_is_replaced_by_the_fallback_and_scores_revoke_points() -> 
                 request = message.decision_request
             offsuit = next(c for c in request.view.hand if c not in request.legal_cards)
             await raw.decide(request.request_id, card=offsuit)
-            notice = (await raw.next_payload("fault_notice")).fault_notice
+            notice = (await raw.expect("fault_notice")).fault_notice
             assert notice.fault == pb.FAULT_ILLEGAL and notice.request_id == request.request_id
             assert notice.fallback in request.legal_cards and notice.points == 5 and notice.faults == 1
             assert offsuit in notice.detail and not notice.forfeited
@@ -88,7 +89,7 @@ def test_card_not_in_hand_is_illegal() -> None:
             request = await first_card_request(raw)
             missing = next(c for c in ("7H", "8H", "9H", "TH", "JH", "QH", "KH", "AH", "7D", "8D") if c not in request.view.hand)
             await raw.decide(request.request_id, card=missing)
-            notice = (await raw.next_payload("fault_notice")).fault_notice
+            notice = (await raw.expect("fault_notice")).fault_notice
             assert notice.fault == pb.FAULT_ILLEGAL and notice.fallback in request.legal_cards
             await raw.play_politely()
             assert seat_faults(await result) == {"illegal": 1}
@@ -104,7 +105,7 @@ def test_malformed_card_text_is_replaced_by_the_fallback(bad: str) -> None:
             _host, raw, result, polite = await match_with_raw_seat(server)
             request = await first_card_request(raw)
             await raw.decide(request.request_id, card=bad)
-            notice = (await raw.next_payload("fault_notice")).fault_notice
+            notice = (await raw.expect("fault_notice")).fault_notice
             assert notice.fault == pb.FAULT_MALFORMED and notice.fallback in request.legal_cards and notice.points == 5
             await raw.play_politely()
             assert seat_faults(await result) == {"malformed": 1}
@@ -119,17 +120,17 @@ def test_wrong_kind_of_decision_is_malformed() -> None:
             _host, raw, result, polite = await match_with_raw_seat(server)
             await raw.open()
             await raw.hello()
-            auction = (await raw.next_payload("decision_request")).decision_request
+            auction = (await raw.expect("decision_request")).decision_request
             assert auction.kind == pb.DECISION_KIND_CONTRACT
             await raw.decide(auction.request_id, card="JS")  # a card in the auction
-            notice = (await raw.next_payload("fault_notice")).fault_notice
+            notice = (await raw.expect("fault_notice")).fault_notice
             assert notice.fault == pb.FAULT_MALFORMED and notice.fallback == "pass"
-            card_request = (await raw.next_payload("decision_request")).decision_request
+            card_request = (await raw.expect("decision_request")).decision_request
             while card_request.kind != pb.DECISION_KIND_CARD:
                 await raw.decide(card_request.request_id, contract=pb.CONTRACT_PASS)
-                card_request = (await raw.next_payload("decision_request")).decision_request
+                card_request = (await raw.expect("decision_request")).decision_request
             await raw.decide(card_request.request_id, contract=pb.CONTRACT_CAPOT)  # a contract in play
-            notice = (await raw.next_payload("fault_notice")).fault_notice
+            notice = (await raw.expect("fault_notice")).fault_notice
             assert notice.fault == pb.FAULT_MALFORMED and notice.fallback in card_request.legal_cards
             await raw.play_politely()
             assert seat_faults(await result) == {"malformed": 2}
@@ -144,9 +145,9 @@ def test_a_contract_the_ruleset_does_not_enable_is_illegal() -> None:
             _host, raw, result, polite = await match_with_raw_seat(server)
             await raw.open()
             await raw.hello()
-            auction = (await raw.next_payload("decision_request")).decision_request
+            auction = (await raw.expect("decision_request")).decision_request
             await raw.decide(auction.request_id, contract=pb.CONTRACT_GENERAL)  # classic: general is off
-            notice = (await raw.next_payload("fault_notice")).fault_notice
+            notice = (await raw.expect("fault_notice")).fault_notice
             assert notice.fault == pb.FAULT_ILLEGAL and notice.fallback == "pass"
             await raw.play_politely()
             assert seat_faults(await result) == {"illegal": 1}
@@ -161,10 +162,11 @@ def test_stale_request_id_is_counted_and_the_real_answer_still_counts() -> None:
             _host, raw, result, polite = await match_with_raw_seat(server)
             request = await first_card_request(raw)
             await raw.decide(request.request_id + 1000, card=request.legal_cards[0])
-            notice = (await raw.next_payload("fault_notice")).fault_notice
+            notice = (await raw.expect("fault_notice")).fault_notice
             assert notice.fault == pb.FAULT_STALE and notice.points == 0 and notice.fallback == "" and notice.faults == 1
             await raw.decide(request.request_id, card=request.legal_cards[-1])
             following = await raw.read()
+            assert following is not None
             played = [e.card_played for e in following.events if e.WhichOneof("event") == "card_played" and e.card_played.seat == 0]
             assert played and played[0].card == request.legal_cards[-1]  # the real answer was played, not a fallback
             if following.WhichOneof("payload") == "decision_request":
@@ -183,13 +185,13 @@ def test_no_reply_is_a_timeout_then_the_late_reply_is_dropped_and_the_bank_is_sp
             request = await first_card_request(raw)  # answered the auction within the start-up allowance
             loop = asyncio.get_running_loop()
             start = loop.time()
-            notice = (await raw.next_payload("fault_notice")).fault_notice
+            notice = (await raw.expect("fault_notice")).fault_notice
             waited = loop.time() - start
             assert notice.fault == pb.FAULT_TIMEOUT and notice.request_id == request.request_id
             assert notice.fallback in request.legal_cards and notice.points == 0  # timeout_points
             assert 1.4 <= waited < 5, waited  # move 1000 ms + bank 500 ms (the first decision was the auction)
             await raw.decide(request.request_id, card=request.legal_cards[0])  # after the bank is spent: dropped quietly
-            next_request = (await raw.next_payload("decision_request")).decision_request
+            next_request = (await raw.expect("decision_request")).decision_request
             assert next_request.bank_ms == 0 and next_request.move_ms == FAST.move_ms
             await raw.answer_first(next_request)
             await raw.play_politely()
@@ -307,7 +309,7 @@ def test_a_stream_that_never_says_hello_is_dropped_and_the_seat_forfeits() -> No
         ((("authorization", "Bearer "),), grpc.StatusCode.UNAUTHENTICATED),
     ],
 )
-def test_missing_or_wrong_token_is_unauthenticated_and_takes_no_seat(metadata, code) -> None:
+def test_missing_or_wrong_token_is_unauthenticated_and_takes_no_seat(metadata: tuple[tuple[str, str], ...], code: grpc.StatusCode) -> None:
     async def scenario() -> None:
         async with referee() as server:
             host, raw, result, polite = await match_with_raw_seat(server)
@@ -364,7 +366,7 @@ def test_a_second_stream_for_a_connected_seat_is_refused() -> None:
         (pb.PlayRequest(hello=pb.Hello(protocol_version="1", bot_name="bad\nname")), grpc.StatusCode.INVALID_ARGUMENT, "bot_name"),
     ],
 )
-def test_a_bad_hello_is_refused_with_a_clear_status(first, code, words) -> None:
+def test_a_bad_hello_is_refused_with_a_clear_status(first: pb.PlayRequest, code: grpc.StatusCode, words: str) -> None:
     async def scenario() -> None:
         async with referee() as server:
             host, raw, result, polite = await match_with_raw_seat(server)
@@ -391,7 +393,7 @@ def test_forfeit_policy_forfeits_at_the_first_fault() -> None:
             _host, raw, result, polite = await match_with_raw_seat(server, rules=rules)
             request = await first_card_request(raw)
             await raw.decide(request.request_id, card="ZZ")
-            notice = (await raw.next_payload("fault_notice")).fault_notice
+            notice = (await raw.expect("fault_notice")).fault_notice
             assert notice.forfeited and notice.fault == pb.FAULT_MALFORMED
             ended = await raw.read()  # the match ends at once, and the forfeited seat hears it too
             assert ended is not None and ended.WhichOneof("payload") == "match_ended" and ended.match_ended.status == "finished"
@@ -411,15 +413,15 @@ def test_max_faults_illegal_cards_forfeit_on_the_last_one() -> None:
             notices = []
             for _ in range(3):
                 await raw.decide(request.request_id, card="XX")
-                message = await raw.next_payload("fault_notice")
+                message = await raw.expect("fault_notice")
                 notices.append(message.fault_notice)
                 if notices[-1].forfeited:
                     break
-                request = (await raw.next_payload("decision_request")).decision_request
+                request = (await raw.expect("decision_request")).decision_request
             assert [n.faults for n in notices] == [1, 2, 3]
             assert [n.forfeited for n in notices] == [False, False, True]
             final = await result
-            assert seat_faults(final) == {"malformed": 3} and final.places[0] == 4
+            assert seat_faults(final) == {"malformed": 3} and final.places is not None and final.places[0] == 4
             assert replay_lines(final.record).divergence is None
             await asyncio.gather(*polite)
 
@@ -446,7 +448,7 @@ CRASHER = textwrap.dedent(
 )
 
 
-def test_a_process_that_crashes_mid_hand_is_crashed_and_forfeits(tmp_path) -> None:
+def test_a_process_that_crashes_mid_hand_is_crashed_and_forfeits(tmp_path: Path) -> None:
     script = tmp_path / "crasher.py"
     script.write_text(CRASHER)
     bots = [resolve_bot(str(script)), resolve_bot("heuristic"), resolve_bot("cautious"), resolve_bot("random")]
@@ -458,7 +460,7 @@ def test_a_process_that_crashes_mid_hand_is_crashed_and_forfeits(tmp_path) -> No
     assert replay_lines(result.record).divergence is None
 
 
-def test_a_bot_process_that_cannot_start_forfeits_quickly(tmp_path) -> None:
+def test_a_bot_process_that_cannot_start_forfeits_quickly(tmp_path: Path) -> None:
     script = tmp_path / "broken.py"
     script.write_text("raise SystemExit('this bot is broken')\n")
     bots = [resolve_bot(str(script)), resolve_bot("heuristic"), resolve_bot("cautious"), resolve_bot("random")]

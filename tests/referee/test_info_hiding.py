@@ -7,6 +7,7 @@ shown that no one holds.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from google.protobuf.message import Message
@@ -90,18 +91,18 @@ def check_events(sent: Sent, pointer: dict[int, int]) -> None:
 
 
 @pytest.mark.parametrize("name", list(PRESETS))
-def test_no_message_reveals_hidden_cards_the_seed_or_the_pack(name: str) -> None:
+def test_no_message_reveals_hidden_cards_the_seed_or_the_pack(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     async def scenario() -> list[Sent]:
         seen: list[Sent] = []
         async with referee("unix") as server:
             original = server.create_match
 
-            def create_and_watch(*args, **kwargs):
+            def create_and_watch(*args: Any, **kwargs: Any) -> MatchHost:
                 host = original(*args, **kwargs)
                 watch(host, seen)
                 return host
 
-            server.create_match = create_and_watch  # type: ignore[method-assign]
+            monkeypatch.setattr(server, "create_match", create_and_watch)
             sizes = PRESETS[name].table_sizes()
             assert sizes
             for players in sizes:
@@ -154,4 +155,5 @@ def test_a_seat_out_of_a_tiebreak_hand_is_told_nothing_of_its_cards() -> None:
     outsider = next(s for s in range(4) if s not in dealt.seats)
     message = event_to_pb(redact(dealt, outsider))
     assert message is not None and list(message.hand_started.hand) == []
-    assert all(Card.parse(c) for c in event_to_pb(redact(dealt, dealt.seats[0])).hand_started.hand)
+    own = event_to_pb(redact(dealt, dealt.seats[0]))
+    assert own is not None and all(Card.parse(c) for c in own.hand_started.hand)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 from polignac_arena.referee import RefereeServer
 from polignac_arena.referee.options import MAX_PING_STRIKES, MIN_PING_INTERVAL_MS
@@ -79,7 +80,8 @@ class RawHttp2:
         await self.writer.drain()
         acked = asyncio.ensure_future(self._acked.wait())
         try:
-            await asyncio.wait([acked, self.goaway], timeout=10, return_when=asyncio.FIRST_COMPLETED)
+            either: list[asyncio.Future[Any]] = [acked, self.goaway]
+            await asyncio.wait(either, timeout=10, return_when=asyncio.FIRST_COMPLETED)
         finally:
             acked.cancel()
 

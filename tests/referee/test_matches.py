@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +19,7 @@ LIMIT = 10
 
 
 @pytest.mark.parametrize("transport", ["tcp", "unix"])
-def test_every_variant_and_table_size_plays_to_the_end_and_replays(transport: str, tmp_path) -> None:
+def test_every_variant_and_table_size_plays_to_the_end_and_replays(transport: str, tmp_path: Path) -> None:
     """Every variant at every table size over a unix socket; over TCP, where only the transport differs, every variant once."""
 
     async def scenario() -> None:
@@ -39,8 +41,8 @@ def test_every_variant_and_table_size_plays_to_the_end_and_replays(transport: st
     run(scenario(), timeout=120)
 
 
-def test_record_names_seats_versions_engine_seed_and_timings(tmp_path) -> None:
-    async def scenario() -> list[dict]:
+def test_record_names_seats_versions_engine_seed_and_timings(tmp_path: Path) -> None:
+    async def scenario() -> list[dict[str, Any]]:
         async with referee() as server:
             result, _ = await polite_match(server, preset("classic"), 77, record_path=tmp_path / "m.jsonl")
             return result.record
@@ -59,8 +61,8 @@ def test_record_names_seats_versions_engine_seed_and_timings(tmp_path) -> None:
     assert on_disk == lines
 
 
-def test_a_tampered_record_fails_verification_at_the_first_divergence(tmp_path) -> None:
-    async def scenario() -> list[dict]:
+def test_a_tampered_record_fails_verification_at_the_first_divergence(tmp_path: Path) -> None:
+    async def scenario() -> list[dict[str, Any]]:
         async with referee() as server:
             result, _ = await polite_match(server, preset("classic"), 5)
             return result.record

@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -19,7 +21,8 @@ from polignac import preset
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot import run_async
 from polignac.bots import builtin_bot
-from polignac_arena.referee import TimeControl, texts
+from polignac_arena.referee import MatchHost, TimeControl, texts
+from polignac_arena.referee.host import SeatConnection
 from polignac_arena.referee.listener import MAX_SEAT_CONNECTIONS
 from polignac_arena.referee.options import (
     KEEPALIVE_TIME_MS,
@@ -39,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]
 JSON_SAFE = (1 << 53) - 1
 
 
-async def until(condition, timeout: float = 10) -> None:
+async def until(condition: Callable[[], bool], timeout: float = 10) -> None:
     """Wait for ``condition()`` to hold, checking at every turn of the event loop (no fixed sleep)."""
     async with asyncio.timeout(timeout):
         while not condition():
@@ -56,11 +59,11 @@ def test_the_startup_allowance_covers_the_first_request_only_even_when_it_times_
             _host, raw, result, polite = await match_with_raw_seat(server, time_control=clock)
             await raw.open()
             await raw.hello()
-            first = (await raw.next_payload("decision_request")).decision_request  # seat 0 speaks first
+            first = (await raw.expect("decision_request")).decision_request  # seat 0 speaks first
             assert first.move_ms == 1500
-            notice = (await raw.next_payload("fault_notice")).fault_notice  # no answer: a timeout
+            notice = (await raw.expect("fault_notice")).fault_notice  # no answer: a timeout
             assert notice.fault == pb.FAULT_TIMEOUT and notice.request_id == first.request_id
-            second = (await raw.next_payload("decision_request")).decision_request
+            second = (await raw.expect("decision_request")).decision_request
             assert second.move_ms == clock.move_ms and second.bank_ms == 0  # not the start-up allowance again
             await raw.answer_first(second)
             await raw.play_politely()
@@ -106,18 +109,18 @@ def test_a_second_hello_before_the_welcome_is_judged_after_it_and_no_event_is_lo
 
 def _bad_utf8_card(request_id: int) -> bytes:
     """A PlayRequest whose decision's card is not UTF-8 (protobuf refuses it when decoding)."""
-    decision = pb.Decision(request_id=request_id).SerializeToString() + b"\x12\x02\xff\xfe"  # card = b"\xff\xfe"
+    decision: bytes = pb.Decision(request_id=request_id).SerializeToString() + b"\x12\x02\xff\xfe"  # card = b"\xff\xfe"
     return b"\x12" + bytes([len(decision)]) + decision
 
 
 @pytest.mark.parametrize("junk", ["bytes", "utf8"])
-def test_an_undecodable_message_mid_match_is_malformed_and_the_match_goes_on(junk: str, caplog) -> None:
+def test_an_undecodable_message_mid_match_is_malformed_and_the_match_goes_on(junk: str, caplog: pytest.LogCaptureFixture) -> None:
     async def scenario() -> None:
         async with referee() as server:
             _host, raw, result, polite = await match_with_raw_seat(server)
             request = await first_card_request(raw)
             await raw.send(b"\xff\xff\xff\xff" if junk == "bytes" else _bad_utf8_card(request.request_id))
-            notice = (await raw.next_payload("fault_notice")).fault_notice
+            notice = (await raw.expect("fault_notice")).fault_notice
             assert notice.fault == pb.FAULT_MALFORMED and notice.request_id == 0 and not notice.forfeited
             assert "not a PlayRequest" in notice.detail and notice.fallback == ""
             await raw.answer_first(request)  # the request still waits for its answer
@@ -134,7 +137,7 @@ def test_an_undecodable_message_mid_match_is_malformed_and_the_match_goes_on(jun
     assert len(lines) == 1 and lines[0].levelno == logging.INFO and lines[0].exc_info is None
 
 
-def test_junk_as_the_first_message_is_invalid_argument_and_the_seat_stays_free(caplog) -> None:
+def test_junk_as_the_first_message_is_invalid_argument_and_the_seat_stays_free(caplog: pytest.LogCaptureFixture) -> None:
     async def scenario() -> None:
         async with referee() as server:
             host, raw, result, polite = await match_with_raw_seat(server)
@@ -186,7 +189,7 @@ def test_a_half_close_is_a_disconnect_with_a_notice_and_then_match_ended() -> No
             request = await first_card_request(raw)
             await raw.answer_first(request)
             await raw.call.done_writing()  # the bot says no more, but still listens
-            notice = (await raw.next_payload("fault_notice")).fault_notice
+            notice = (await raw.expect("fault_notice")).fault_notice
             assert notice.fault == pb.FAULT_DISCONNECTED and notice.forfeited and "closed its side" in notice.detail
             ended = await raw.next_payload("match_ended", timeout=60)
             assert ended is not None and ended.match_ended.status == "finished" and ended.match_ended.places[0] == 4
@@ -199,20 +202,20 @@ def test_a_half_close_is_a_disconnect_with_a_notice_and_then_match_ended() -> No
     run(scenario())
 
 
-def test_a_forfeited_seat_is_no_longer_read_and_still_hears_match_ended() -> None:
+def test_a_forfeited_seat_is_no_longer_read_and_still_hears_match_ended(monkeypatch: pytest.MonkeyPatch) -> None:
     async def scenario() -> None:
         async with referee() as server:
             host, raw, result, polite = await match_with_raw_seat(server)
             read_by_referee = 0
             post = host.post_message
 
-            def counting(seat, conn, message) -> None:
+            def counting(seat: int, conn: SeatConnection, message: pb.PlayRequest) -> None:
                 nonlocal read_by_referee
                 if seat == 0:
                     read_by_referee += 1
                 post(seat, conn, message)
 
-            host.post_message = counting  # type: ignore[method-assign]
+            monkeypatch.setattr(host, "post_message", counting)
             await raw.open()
             await raw.hello()
             await raw.next_payload("welcome")
@@ -227,9 +230,9 @@ def test_a_forfeited_seat_is_no_longer_read_and_still_hears_match_ended() -> Non
                 return sent
 
             flooding = asyncio.ensure_future(flood())
-            notice = await raw.next_payload("fault_notice")
+            notice = await raw.expect("fault_notice")
             while not notice.fault_notice.forfeited:
-                notice = await raw.next_payload("fault_notice")
+                notice = await raw.expect("fault_notice")
             assert notice.fault_notice.faults == 3 and notice.fault_notice.fault == pb.FAULT_STALE
             read_at_forfeit = read_by_referee
             ended = await raw.next_payload("match_ended", timeout=60)
@@ -255,7 +258,7 @@ def test_a_stale_answer_while_a_request_is_pending_carries_that_requests_id() ->
             _host, raw, result, polite = await match_with_raw_seat(server)
             request = await first_card_request(raw)
             await raw.decide(request.request_id - 1, card=request.legal_cards[0])
-            notice = (await raw.next_payload("fault_notice")).fault_notice
+            notice = (await raw.expect("fault_notice")).fault_notice
             assert notice.fault == pb.FAULT_STALE and notice.request_id == request.request_id
             assert notice.fallback == "" and notice.points == 0  # nothing was played: the request still waits
             await raw.answer_first(request)
@@ -306,7 +309,7 @@ def test_the_wire_takes_card_text_only_as_documented(form: str) -> None:
                 "trailing-space": card + " ",
             }[form]
             await raw.decide(request.request_id, card=text)
-            notice = (await raw.next_payload("fault_notice")).fault_notice
+            notice = (await raw.expect("fault_notice")).fault_notice
             assert notice.fault == pb.FAULT_MALFORMED and notice.request_id == request.request_id
             assert repr(text) in notice.detail and "uppercase" in notice.detail
             await raw.play_politely()
@@ -319,19 +322,19 @@ def test_the_wire_takes_card_text_only_as_documented(form: str) -> None:
 # -- 20: request ids, and the docs -----------------------------------------------------------------------
 
 
-def test_request_ids_stay_where_json_numbers_are_exact() -> None:
+def test_request_ids_stay_where_json_numbers_are_exact(monkeypatch: pytest.MonkeyPatch) -> None:
     async def scenario() -> list[int]:
         async with referee() as server:
             ids: list[int] = []
             original = server.create_match
 
-            def near_the_edge(*args, **kwargs):
+            def near_the_edge(*args: Any, **kwargs: Any) -> MatchHost:
                 host = original(*args, **kwargs)
                 host._request_id = JSON_SAFE - 5  # as if the match had already asked that many
                 host.on_message_sent = lambda seat, m: ids.append(m.decision_request.request_id) if m.HasField("decision_request") else None
                 return host
 
-            server.create_match = near_the_edge  # type: ignore[method-assign]
+            monkeypatch.setattr(server, "create_match", near_the_edge)
             result, _ = await polite_match(server, preset("classic", players=3, limit=3))
             assert result.status == "finished"
             return ids

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from polignac import preset
-from polignac.bot import play_local
+from polignac.bot import Bot, play_local
 from polignac.bots import BUILTIN_NAMES, builtin_bot
 from polignac.envs.adapters import PolicyBot
 from polignac.errors import IllegalDecision
@@ -36,7 +36,7 @@ def lowest_legal(observation: np.ndarray, mask: np.ndarray) -> int:
 
 def test_a_policy_plays_a_real_referee_match_in_an_in_process_seat() -> None:
     rules = preset("classic", limit=10)
-    bots = {0: PolicyBot(lowest_legal, name="lowest")}
+    bots: dict[int, Bot] = {0: PolicyBot(lowest_legal, name="lowest")}
     subs = [builtin_submission(name) for name in ("random", "cautious", "heuristic", "random")]
     result, _ = run_sync(run_local_match(subs, rules, 5, CLOCK, seat_kind="inprocess", launcher=InProcessLauncher(bots)))
     assert result.status == "finished" and result.places is not None
@@ -61,7 +61,7 @@ def test_openspiel_bots_play_a_real_referee_match_in_in_process_seats() -> None:
     from polignac.envs.openspiel_bots import IsmctsBot
 
     rules = preset("knaves", limit=10)
-    bots = {
+    bots: dict[int, Bot] = {
         0: OpenSpielBot(lambda game, seat: pyspiel.make_uniform_random_bot(seat, 7), name="os-random", seed=1),
         1: IsmctsBot(seed=2),
     }

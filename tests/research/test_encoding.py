@@ -25,19 +25,20 @@ from tests.research.common import EVERY_TABLE, EVERY_TABLE_IDS
 
 
 def test_every_card_and_contract_has_one_action_and_back() -> None:
-    decisions = [*CARDS, Contract.PASS, Contract.CAPOT, Contract.GENERAL]
+    decisions: list[Card | Contract] = [*CARDS, Contract.PASS, Contract.CAPOT, Contract.GENERAL]
     actions = [action_of(d) for d in decisions]
     assert sorted(actions) == list(range(ACTIONS))
     assert [decision_of(a) for a in actions] == decisions
-    assert decision_of(np.int64(52)) is Contract.PASS and decision_of(np.int32(0)) is CARDS[0]
+    assert decision_of(np.int64(52)) is Contract.PASS  # type: ignore[arg-type]  # numpy integers, as a policy's argmax gives
+    assert decision_of(np.int32(0)) is CARDS[0]  # type: ignore[arg-type]  # numpy integers, as a policy's argmax gives
 
 
 @pytest.mark.parametrize("bad", [-1, 55, 1000, 2.5, "JS", None, True + 54.5])
 def test_a_bad_action_is_a_clear_error(bad: object) -> None:
     with pytest.raises(ValueError, match=r"an action is an integer in 0\.\.54"):
-        decision_of(bad)  # type: ignore[arg-type]
+        decision_of(bad)  # type: ignore[arg-type]  # not an int, on purpose
     with pytest.raises(ValueError, match="not a card or a contract"):
-        action_of("JS")  # type: ignore[arg-type]
+        action_of("JS")  # type: ignore[arg-type]  # text, not a Card, on purpose
 
 
 def test_the_layout_tiles_the_vector_in_order() -> None:
@@ -99,7 +100,7 @@ def test_the_observation_holds_nothing_of_the_other_hands() -> None:
         deals.append({1: [[CARDS[i] for i in hands], *[[CARDS[i] for i in rest[k * 8 : k * 8 + 8]] for k in range(3)]]})
     vectors = [encode(Match(rules, seed=1, deals=deal).view(0)) for deal in deals]
     assert Match(rules, seed=1, deals=deals[0]).hand(1) != Match(rules, seed=1, deals=deals[1]).hand(1)
-    assert np.array_equal(*vectors)
+    assert np.array_equal(vectors[0], vectors[1])
 
 
 def test_totals_are_in_limits_and_clipped() -> None:

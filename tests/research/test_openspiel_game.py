@@ -10,16 +10,17 @@ import pytest
 
 from polignac import Contract, Match, Ruleset, preset
 from polignac.envs.encoding import action_of, decision_of, encode
+from polignac.events import TrickWon
 from tests.research.common import EVERY_TABLE, EVERY_TABLE_IDS, need_openspiel
 
 need_openspiel()
 
 import pyspiel  # noqa: E402  # after the skip
-from open_spiel.integration_tests import api_test  # noqa: E402
-from open_spiel.python.observation import make_observation  # noqa: E402
-from open_spiel.python.tests import games_sim_test  # noqa: E402
+from open_spiel.integration_tests import api_test  # noqa: E402  # after the skip
+from open_spiel.python.observation import make_observation  # noqa: E402  # after the skip
+from open_spiel.python.tests import games_sim_test  # noqa: E402  # after the skip
 
-from polignac.envs.openspiel import GAME_NAME, PolignacState, game_params, load_game, state_from_view  # noqa: E402
+from polignac.envs.openspiel import GAME_NAME, PolignacState, game_params, load_game, state_from_view  # noqa: E402  # after the skip
 
 
 def game_of(name: str, players: int) -> pyspiel.Game:
@@ -29,7 +30,7 @@ def game_of(name: str, players: int) -> pyspiel.Game:
 def random_states(game: pyspiel.Game, count: int, seed: int) -> list[PolignacState]:
     """States along random playthroughs, chance and decision nodes and the end alike."""
     rng = random.Random(seed)
-    states = []
+    states: list[PolignacState] = []
     while len(states) < count:
         state = game.new_initial_state()
         while not state.is_terminal():
@@ -155,7 +156,7 @@ def test_a_hand_is_the_engines_hand_with_the_same_deal_and_actions(name: str, pl
             state.apply_action(action)
             events = engine.event_count
             engine.apply(decision_of(action))
-            winners += [e.winner for e in engine.events_since(events) if type(e).__name__ == "TrickWon"]
+            winners += [e.winner for e in engine.events_since(events) if isinstance(e, TrickWon)]
         assert [t.winner for t in state.hand.tricks] == winners
         result = engine.hand_results[0]
         assert state.returns() == [float(-rules.against * s) for s in result.scores]
@@ -203,7 +204,7 @@ def test_a_tiebreak_hand_with_fault_points_is_played_from_the_view() -> None:
             match.apply(match.legal_decisions()[-1])
         if match.is_tiebreak:
             break
-    assert match.is_tiebreak
+    assert match.is_tiebreak and match.to_act is not None
     match.add_penalty(match.to_act, 5, "revoke")
     game = load_game(rules)
     view = match.view(match.to_act)

@@ -16,9 +16,9 @@ from tests.research.common import EVERY_TABLE, EVERY_TABLE_IDS, need_pettingzoo
 need_pettingzoo()
 
 from pettingzoo.test import api_test, seed_test  # noqa: E402  # after the skip
-from pettingzoo.utils.wrappers import TerminateIllegalWrapper  # noqa: E402
+from pettingzoo.utils.wrappers import TerminateIllegalWrapper  # noqa: E402  # after the skip
 
-from polignac.envs.pettingzoo import IllegalAction, env, raw_env  # noqa: E402
+from polignac.envs.pettingzoo import IllegalAction, env, raw_env  # noqa: E402  # after the skip
 
 
 @pytest.mark.parametrize("episode", ["hand", "match"])
@@ -62,7 +62,7 @@ def test_a_match_episode_is_the_engines_match_with_the_same_deal_and_actions(nam
             table.step(None)
             continue
         seat = engine.to_act
-        assert agent == f"player_{seat}"
+        assert seat is not None and agent == f"player_{seat}"
         legal = sorted(action_of(d) for d in engine.legal_decisions())
         assert [int(a) for a in np.flatnonzero(observation["action_mask"])] == legal  # the legal set at every step
         assert np.array_equal(observation["observation"], encode(engine.view(seat)))
@@ -129,7 +129,7 @@ def test_an_illegal_action_is_refused_and_changes_nothing() -> None:
     before = table.observe(agent)
     for bad in (0 if not before["action_mask"][0] else 31, 55, -1, "JS", 2.5):
         with pytest.raises(IllegalAction, match=agent):
-            table.step(bad)  # type: ignore[arg-type]
+            table.step(bad)  # type: ignore[arg-type]  # not an action, on purpose
     assert table.agent_selection == agent and np.array_equal(table.observe(agent)["observation"], before["observation"])
     # The illegal-move policy is a wrapper's: PettingZoo's own ends the episode with a penalty.
     wrapped = TerminateIllegalWrapper(raw_env(rules="classic"), illegal_reward=-1)

@@ -77,7 +77,7 @@ async def run_async(
             await asyncio.wait_for(channel.channel_ready(), connect_timeout)
         except TimeoutError:
             raise BotConnectionError(f"cannot reach the referee at {address!r} within {connect_timeout:g} s: is it running?") from None
-        stub = RefereeServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
+        stub = RefereeServiceStub(channel)
         call = stub.Play(metadata=(("authorization", f"Bearer {token}"),))
         try:
             return await converse(bot, call)

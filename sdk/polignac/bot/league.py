@@ -205,7 +205,7 @@ async def play_seat(
     welcomes = 0
     while True:
         async with security.channel(address) as channel:
-            stub = RefereeServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
+            stub = RefereeServiceStub(channel)
             call = stub.Play(metadata=_auth(seat_token))
             try:
                 outcome = await converse(bot, call, state)
@@ -352,7 +352,7 @@ class _LobbySession:
     async def run(self, backoff: Backoff) -> None:
         """One lobby stream: Join, then answer assignments until the stream ends."""
         async with self.security.channel(self.server) as channel:
-            stub = LobbyServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
+            stub = LobbyServiceStub(channel)
             call = stub.Lobby(metadata=_auth(self.token))
             await write(call, pb.LobbyRequest(join=self.join))
             event = await call.read()

@@ -14,6 +14,7 @@ from polignac.engine import Match
 from polignac.errors import PolignacError
 from polignac.events import MatchEnded, redact
 from polignac.faults import Fault, rule_on_fault
+from polignac.limits import NAME_MAX, VERSION_MAX, is_display_name, is_version_text
 from polignac.rules import PRESETS, Ruleset, preset
 from polignac.statuses import MatchStatus
 from polignac.values import Contract, Decision, Phase, parse_decision
@@ -82,7 +83,8 @@ def _play_one(
         if times is not None and seat == under_test:
             times.append(time.perf_counter() - start)
         if fault is None:
-            match.apply(decision)  # type: ignore[arg-type]  # judged legal
+            assert decision is not None  # _judge gives a decision exactly when it finds no fault
+            match.apply(decision)
             continue
         fault_counts[seat] += 1
         ruling = rule_on_fault(rules, fault, fault_counts[seat], answers_request=True)
@@ -185,10 +187,10 @@ def check_bot(bot: Bot, matches_per_table: int = 1, move_ms: float = 1000.0, see
     or a bad name/version.
     """
     report = ConformanceReport()
-    if not isinstance(bot.name, str) or not 1 <= len(bot.name) <= 64 or not bot.name.isprintable():
-        report.problems.append(f"bot name must be 1 to 64 printable characters, got {bot.name!r}")
-    if not isinstance(bot.version, str) or len(bot.version) > 64 or not bot.version.isprintable():
-        report.problems.append(f"bot version must be up to 64 printable characters, got {bot.version!r}")
+    if not is_display_name(bot.name):
+        report.problems.append(f"bot name must be 1 to {NAME_MAX} printable characters, got {bot.name!r}")
+    if not is_version_text(bot.version, empty=True):
+        report.problems.append(f"bot version must be up to {VERSION_MAX} printable characters, got {bot.version!r}")
     rng = random.Random(seed)
     for name, base in PRESETS.items():
         for players in base.table_sizes():

@@ -101,7 +101,7 @@ def _ruleset(text: object, players: object) -> Ruleset:
     return rules
 
 
-class PolignacGame(pyspiel.Game):  # type: ignore[misc]  # pyspiel has no type information
+class PolignacGame(pyspiel.Game):
     """The game: one hand of a ruleset at a table of ``players``."""
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
@@ -141,7 +141,7 @@ class PolignacGame(pyspiel.Game):  # type: ignore[misc]  # pyspiel has no type i
         return PolignacObserver(self, iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), params)
 
 
-class PolignacState(pyspiel.State):  # type: ignore[misc]  # pyspiel has no type information
+class PolignacState(pyspiel.State):
     """A state of the game; ``hand`` is the :class:`polignac.envs.hand.HandState` it wraps."""
 
     def __init__(self, game: PolignacGame, hand: HandState | None = None) -> None:
@@ -185,9 +185,9 @@ class PolignacState(pyspiel.State):  # type: ignore[misc]  # pyspiel has no type
 
     def with_hand(self, hand: HandState) -> PolignacState:
         """A new state of this game holding ``hand`` (its history starts there)."""
-        state = self.get_game().new_initial_state()
+        state: PolignacState = self.get_game().new_initial_state()
         state.hand = hand
-        return state  # type: ignore[no-any-return]  # PolignacGame.new_initial_state
+        return state
 
     def view(self, player: int) -> PlayerView:
         """What ``player`` may know, as the arena shows it: an arena bot's ``decide(view)`` can play here."""

@@ -39,7 +39,7 @@ UCT_C: Final = 2.0
 """UCT's exploration constant, in points of a hand's score."""
 
 
-class RandomPlayouts(mcts.Evaluator):  # type: ignore[misc]  # open_spiel has no type information
+class RandomPlayouts(mcts.Evaluator):
     """OpenSpiel's random-rollout evaluation (one playout, uniform random actions), by the fast playout."""
 
     def __init__(self, rng: random.Random) -> None:
@@ -53,7 +53,7 @@ class RandomPlayouts(mcts.Evaluator):  # type: ignore[misc]  # open_spiel has no
         return [(action, 1.0 / len(legal)) for action in legal]
 
 
-class ClockedISMCTS(ismcts.ISMCTSBot):  # type: ignore[misc]  # open_spiel has no type information
+class ClockedISMCTS(ismcts.ISMCTSBot):
     """OpenSpiel's ISMCTS bot searching until a deadline instead of for a number of simulations."""
 
     def __init__(self, game: PolignacGame, think_seconds: float, seed: int | None = None, uct_c: float = UCT_C) -> None:
@@ -86,7 +86,8 @@ class ClockedISMCTS(ismcts.ISMCTSBot):  # type: ignore[misc]  # open_spiel has n
             self.simulations += 1
             if self.simulations >= 2 and time.perf_counter() >= stop:
                 break
-        return self.get_final_policy(state, self._root_node)  # type: ignore[no-any-return]  # the parent's
+        policy: list[tuple[int, float]] = self.get_final_policy(state, self._root_node)
+        return policy
 
 
 class IsmctsBot(OpenSpielBot):

@@ -60,7 +60,7 @@ def env(**kwargs: Any) -> OrderEnforcingWrapper[str, Observation, int]:
     return OrderEnforcingWrapper(raw_env(**kwargs))
 
 
-class raw_env(AECEnv[str, Observation, int]):  # type: ignore[misc]  # PettingZoo has no type information
+class raw_env(AECEnv[str, Observation, int]):
     """One Polignac table: ``rules`` a preset name or a :class:`polignac.Ruleset`, ``players`` and ``settings`` changing it.
 
     ``raw_env(rules="classic", players=5, limit=10)`` is five players of classic to 10.
@@ -166,7 +166,9 @@ class raw_env(AECEnv[str, Observation, int]):  # type: ignore[misc]  # PettingZo
             return
         match = self.match
         try:
-            decision = decision_of(action)  # type: ignore[arg-type]  # checked there
+            if action is None:
+                raise ValueError(f"an action is an integer in 0..{ACTIONS - 1}, got None")
+            decision = decision_of(action)
         except ValueError as exc:
             raise IllegalAction(f"{agent}: {exc}") from None
         if not match.is_legal(decision):

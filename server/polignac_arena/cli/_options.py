@@ -11,9 +11,9 @@ import typer
 from polignac import PRESETS, Ruleset, preset
 from polignac.deal import MAX_SEED
 from polignac_arena.cli._errors import fail
-from polignac_arena.executors.base import EXECUTOR_KINDS, ExecutorSettings
+from polignac_arena.settings import EXECUTOR_KINDS, ExecutorKind, ExecutorSettings
 
-__all__ = ["ExecutorKind", "Limit", "Players", "RayAddress", "RulesName", "executor_settings", "integer", "ruleset"]
+__all__ = ["ExecutorOption", "Limit", "Players", "RayAddress", "RulesName", "executor_settings", "integer", "ruleset"]
 
 
 def integer(low: int, high: int | None = None, bounds: str | None = None) -> Callable[[str], int]:
@@ -84,7 +84,7 @@ def ruleset(name: str, players: int | None = None, limit: int | None = None) -> 
     return preset(name, **changes)
 
 
-ExecutorKind = Annotated[
+ExecutorOption = Annotated[
     str | None,
     typer.Option(
         "--executor", metavar="KIND", help=f"Where matches run: {' or '.join(EXECUTOR_KINDS)} (default: the file's [executor], else local)."
@@ -101,9 +101,9 @@ def executor_settings(settings: ExecutorSettings, kind: str | None, address: str
     if kind is not None and kind not in EXECUTOR_KINDS:
         fail(f"--executor must be one of {', '.join(EXECUTOR_KINDS)}, got {kind!r}")
     if kind is not None:
-        settings = dataclasses.replace(settings, kind=kind)
+        settings = dataclasses.replace(settings, kind=ExecutorKind(kind))
     if address is not None:
-        if settings.kind != "ray":
+        if settings.kind is not ExecutorKind.RAY:
             fail('--ray-address goes with --executor ray (or kind = "ray" in the file\'s [executor])')
         settings = dataclasses.replace(settings, address=address)
     return settings

@@ -19,6 +19,7 @@ from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
 from polignac_arena.plaintext import plain
 from polignac_arena.protofiles import PROTO_FILES, ProtoCopyRefused, ProtoFilesMissing, copy_proto, stale_protos
 from polignac_arena.seats import SeatKind
+from polignac_arena.settings import NAME_RULE
 from polignac_arena.signals import Stopped
 from polignac_arena.store import ConflictError
 from polignac_arena.submission import SubmissionError, content_digest, load_submission
@@ -42,7 +43,7 @@ class Language(StrEnum):
 
 @app.command("new")
 def new(
-    name: Annotated[str, typer.Argument(help="The bot's name: 1 to 64 letters, digits, '.', '_' or '-'.")],
+    name: Annotated[str, typer.Argument(help=f"The bot's name: {NAME_RULE}.")],
     lang: Annotated[Language, typer.Option("--lang", "-l", help="The language of the starter bot.")] = Language.PYTHON,
     directory: Annotated[
         Path | None, typer.Option("--dir", "-d", metavar="PATH", help="The folder to create (default: ./NAME); never overwritten.")
@@ -209,11 +210,10 @@ def show(
         table.add_column(column)
     for bot in versions:
         row = rows.get(bot.key)
-        rated = row is not None and row.mu is not None
+        rating = (row.mu, row.sigma, row.conservative) if row is not None and row.mu is not None else None
         table.add_row(
             Text(plain(bot.version)), Text(plain(bot.language)),
-            f"{row.mu:.2f}" if rated else "-", f"{row.sigma:.2f}" if rated else "-",  # type: ignore[union-attr]
-            f"{row.conservative:.2f}" if rated else "-",  # type: ignore[union-attr]
+            *(f"{value:.2f}" for value in rating) if rating else ("-", "-", "-"),
             str(row.matches) if row else "0", str(row.wins) if row else "0",
             f"{row.average_place:.2f}" if row and row.average_place is not None else "-", Text(plain(str(bot.path))),
         )  # fmt: skip

@@ -105,7 +105,8 @@ def crosstable(tournament: TournamentOption = None, db: DbOption = DEFAULT_DB) -
     """Head to head: average place difference (row minus column) and P(row ranks above column)."""
     with open_store(db, create=False) as store:
         tournament_id = _tournament_id(store, tournament)
-        rows = [row for row in store.leaderboard(tournament_id) if row.mu is not None]
+        rows = [row for row in store.leaderboard(tournament_id) if row.mu is not None and row.sigma is not None]
+        ratings = {row.bot: (row.mu, row.sigma) for row in rows if row.mu is not None and row.sigma is not None}
         meetings = store.head_to_head(tournament_id)
         env = _env(store, tournament_id)
     if not rows:
@@ -121,7 +122,7 @@ def crosstable(tournament: TournamentOption = None, db: DbOption = DEFAULT_DB) -
             if a.bot == b.bot:
                 cells.append("·")
                 continue
-            p = win_probability(env, (a.mu, a.sigma), (b.mu, b.sigma))  # type: ignore[arg-type]  # rated rows only
+            p = win_probability(env, ratings[a.bot], ratings[b.bot])
             h2h = meetings.get((a.bot, b.bot))
             diff = f"{h2h.mean_place_diff:+.2f} ({h2h.meetings})" if h2h else "-"
             colour = "green" if p >= 0.75 else "red" if p <= 0.25 else "default"

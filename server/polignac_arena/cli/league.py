@@ -18,7 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from polignac_arena.cli._errors import fail
-from polignac_arena.cli._options import ExecutorKind, RayAddress, executor_settings
+from polignac_arena.cli._options import ExecutorOption, RayAddress, executor_settings
 
 __all__ = ["app", "bots", "retire", "submit"]
 
@@ -60,7 +60,7 @@ def _show_token(token: str, author: str) -> None:
 
 
 @app.command("serve")
-def serve(config: ConfigOption = DEFAULT_CONFIG, executor: ExecutorKind = None, ray_address: RayAddress = None) -> None:
+def serve(config: ConfigOption = DEFAULT_CONFIG, executor: ExecutorOption = None, ray_address: RayAddress = None) -> None:
     """Run the league: web pages and JSON API, the authors' API, the gRPC endpoint for remote bots, the ladder.
 
     SIGTERM (or Ctrl-C) drains: no new matches; running ones finish within [drain] deadline_s or are recorded aborted.

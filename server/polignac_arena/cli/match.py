@@ -15,11 +15,11 @@ from polignac_arena.cli._errors import fail
 from polignac_arena.cli._options import Limit, RulesName, Seed, integer, ruleset
 from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
 from polignac_arena.plaintext import plain
-from polignac_arena.referee import TimeControl
 from polignac_arena.render import render_events, standings_table
 from polignac_arena.replay import replay_lines
 from polignac_arena.runner import BotSpecError, check_seats, resolve_bot, run_local_match
 from polignac_arena.seats import SeatKind, launcher_for
+from polignac_arena.settings import CLOCK_MAX_MS, TimeControl
 from polignac_arena.statuses import MatchStatus
 
 __all__ = ["app"]
@@ -47,10 +47,21 @@ def match(
     limit: Limit = None,
     seed: Seed = None,
     replay: Annotated[Path | None, typer.Option("--replay", metavar="FILE", help="Write the match record (JSON lines) here.")] = None,
-    move_ms: Annotated[int, typer.Option("--move-ms", parser=integer(1, 3_600_000), metavar="MS", help="Time per decision.")] = 1000,
-    bank_ms: Annotated[int, typer.Option("--bank-ms", parser=integer(0, 3_600_000), metavar="MS", help="Time bank per seat.")] = 10_000,
+    move_ms: Annotated[
+        int, typer.Option("--move-ms", parser=integer(TimeControl.lowest("move_ms"), CLOCK_MAX_MS), metavar="MS", help="Time per decision.")
+    ] = 1000,
+    bank_ms: Annotated[
+        int,
+        typer.Option("--bank-ms", parser=integer(TimeControl.lowest("bank_ms"), CLOCK_MAX_MS), metavar="MS", help="Time bank per seat."),
+    ] = 10_000,
     startup_ms: Annotated[
-        int, typer.Option("--startup-ms", parser=integer(1, 3_600_000), metavar="MS", help="Time to connect and make the first decision.")
+        int,
+        typer.Option(
+            "--startup-ms",
+            parser=integer(TimeControl.lowest("startup_ms"), CLOCK_MAX_MS),
+            metavar="MS",
+            help="Time to connect and make the first decision.",
+        ),
     ] = 10_000,
     seat_kind: Annotated[
         SeatKind,
@@ -113,7 +124,7 @@ def match(
         fail(str(exc))
     result, stderrs = outcome
     if not quiet:
-        replayed = replay_lines(result.record)
+        replayed = replay_lines(result.lines)
         for line in render_events(replayed.match.events, rules):
             console.print(line, markup=False, soft_wrap=True)
         console.print()

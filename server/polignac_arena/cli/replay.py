@@ -11,7 +11,7 @@ from rich.text import Text
 
 from polignac_arena.cli._errors import fail
 from polignac_arena.plaintext import plain
-from polignac_arena.referee.record import RecordFileError, read_record
+from polignac_arena.referee.record import RecordFileError, read_lines
 from polignac_arena.replay import Replay, replay_lines
 
 app = typer.Typer(help="Show or verify a match record.", no_args_is_help=True)
@@ -21,7 +21,7 @@ RecordFile = Annotated[Path, typer.Argument(metavar="FILE", help="A match record
 
 def _load(path: Path) -> Replay:
     try:
-        return replay_lines(read_record(path))
+        return replay_lines(read_lines(path))
     except (RecordFileError, ValueError) as exc:
         fail(str(exc))
 

@@ -16,10 +16,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from polignac_arena.cli._errors import fail
-from polignac_arena.cli._options import ExecutorKind, RayAddress, executor_settings, integer
+from polignac_arena.cli._options import ExecutorOption, RayAddress, executor_settings, integer
 from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
 from polignac_arena.cli.leaderboard import leaderboard_table
 from polignac_arena.executors import ExecutorError
+from polignac_arena.settings import ExecutorKind
 from polignac_arena.signals import Stopped, until_signal
 from polignac_arena.store import ConflictError, Store
 from polignac_arena.tournament.config import ConfigError, TournamentConfig, load_config
@@ -37,7 +38,7 @@ def run(
     resume: Annotated[bool, typer.Option("--resume", help="Finish a tournament that was stopped or killed.")] = False,
     db: DbOption = DEFAULT_DB,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-    executor: ExecutorKind = None,
+    executor: ExecutorOption = None,
     ray_address: RayAddress = None,
 ) -> None:
     """Play every match of a tournament, store each result with its rating update, print the leaderboard."""
@@ -65,7 +66,7 @@ def run(
 
             def hook(event: str, done: int, total: int, running: int, faults: int, nodes: Mapping[str, int]) -> None:
                 nonlocal task
-                shown = _nodes_text(nodes, time.monotonic() - started) if config.executor.kind != "local" else ""
+                shown = _nodes_text(nodes, time.monotonic() - started) if config.executor.kind is not ExecutorKind.LOCAL else ""
                 if task is None:
                     task = bar.add_task(config.name, total=total, completed=done, running=running, faults=faults, nodes=shown)
                 bar.update(task, completed=done, total=total, running=running, faults=faults, nodes=shown)

@@ -17,7 +17,8 @@ from polignac import Match, Phase, Ruleset, RulesetError, preset
 from polignac.rules import FRENCH_32_GAMES
 from polignac_arena.conformance.matches import Played
 from polignac_arena.plaintext import plain
-from polignac_arena.statuses import MatchStatus
+from polignac_arena.record_lines import ActionLine, FaultLine, HandEndedLine, HeaderLine, RecordLine
+from polignac_arena.statuses import ActionStatus, MatchStatus
 
 __all__ = ["Asked", "Line", "asked", "game_line", "scenario_line", "situation_line", "table_sizes"]
 
@@ -65,22 +66,23 @@ class Asked:
         return self
 
 
-def asked(record: Sequence[dict[str, Any]], seat: int = 0) -> Asked:
-    """What ``seat`` was asked in the match of ``record``: its decisions replayed through the engine."""
-    header = record[0]
-    match = Match(Ruleset.from_dict(header["rules"]), header["seed"])
+def asked(lines: Sequence[RecordLine], seat: int = 0) -> Asked:
+    """What ``seat`` was asked in the match of the record ``lines``: its decisions replayed through the engine."""
+    header = lines[0]
+    if not isinstance(header, HeaderLine):
+        raise ValueError("a record starts with its header line")
+    match = Match(Ruleset.from_dict(header.rules), header.seed)
     out = Asked()
-    for line in record[1:]:
-        kind = line.get("type")
-        if kind == "fault" and line.get("seat") == seat:
-            out.faults.append(f"{line.get('fault')}: {plain(str(line.get('detail', '')))[:200]}")
-        elif kind == "hand_ended":
+    for line in lines[1:]:
+        if isinstance(line, FaultLine) and line.seat == seat:
+            out.faults.append(f"{line.fault.value}: {plain(line.detail or '')[:200]}")
+        elif isinstance(line, HandEndedLine):
             out.hands += 1
-        if kind != "action":
+        if not isinstance(line, ActionLine):
             continue
-        if line.get("seat") == seat and isinstance(line.get("action"), str):
+        if line.seat == seat and isinstance(line.action, str):
             out.decisions += 1
-            out.slowest_ms = max(out.slowest_ms, float(line.get("ms") or 0.0))
+            out.slowest_ms = max(out.slowest_ms, line.ms or 0.0)
             situations = ["tiebreak"] if match.is_tiebreak else []
             if match.phase is Phase.AUCTION:
                 situations.append("auction")
@@ -92,9 +94,9 @@ def asked(record: Sequence[dict[str, Any]], seat: int = 0) -> Asked:
                     situations.append("last_trick")
             for situation in situations:
                 setattr(out, situation, getattr(out, situation) + 1)
-                if line.get("status", "ok") != "ok":
+                if line.status not in (None, ActionStatus.OK):
                     out.faulted[situation] = out.faulted.get(situation, 0) + 1
-        match.apply_action(line["action"])
+        match.apply_action(line.action)
     return out
 
 

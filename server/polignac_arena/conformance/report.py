@@ -26,6 +26,7 @@ from polignac import Ruleset, preset
 from polignac.rules import Tiebreak
 from polignac_arena.conformance.checks import Asked, Line, asked, game_line, scenario_line, situation_line, table_sizes
 from polignac_arena.conformance.matches import Played, Scenario, play_scenario
+from polignac_arena.record_lines import AwayLine, BackLine
 from polignac_arena.referee import TimeControl
 from polignac_arena.seats import SeatLauncher, SeatLimits
 from polignac_arena.submission import Submission
@@ -111,7 +112,7 @@ class _Session:
         scenario = Scenario(rules, SEED + offset, clock, **how)
         async with self.gate:
             played = await play_scenario(self.submission, scenario, self.launcher, limits=self.limits, trusted=self.trusted)
-        return played, asked(played.result.record)
+        return played, asked(played.result.lines)
 
     async def run(self) -> None:
         games = list(self.submission.games)
@@ -170,7 +171,7 @@ class _Session:
         )
 
     def reattach(self, played: Played, seen: Asked) -> None:
-        moves = [line["type"] for line in played.result.record if line.get("type") in ("away", "back") and line.get("seat") == 0]
+        moves = [line.type for line in played.result.lines if isinstance(line, AwayLine | BackLine) and line.seat == 0]
         back = played.cuts == 1 and moves == ["away", "back"]
         went = " and ".join(moves) or "never away"
         detail = f"{self.main}: the stream to the referee cut at request {CUT_AT_REQUEST}; the seat went {went}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from polignac_arena.executors.base import EXECUTOR_KINDS, Executor, ExecutorError, ExecutorSettings, MatchJob, PlayedMatch, local_node_name
 from polignac_arena.executors.local import LocalExecutor
+from polignac_arena.settings import ExecutorKind
 
 __all__ = [
     "EXECUTOR_KINDS",
@@ -24,7 +25,7 @@ __all__ = [
 
 def executor_for(settings: ExecutorSettings) -> Executor:
     """A new executor as ``settings`` say (not started); the Ray one is imported only when asked for."""
-    if settings.kind == "ray":
+    if settings.kind is ExecutorKind.RAY:
         from polignac_arena.executors.ray_cluster import RayExecutor  # Ray is an optional extra
 
         return RayExecutor(settings.address, cpus_per_match=settings.cpus_per_match)

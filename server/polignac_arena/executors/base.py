@@ -11,36 +11,22 @@ from __future__ import annotations
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from polignac import Ruleset
 from polignac_arena.games import Game
-from polignac_arena.referee import MatchResult, TimeControl
-from polignac_arena.seats import SeatKind, SeatLimits
+from polignac_arena.seats.base import SeatLimits
+from polignac_arena.settings import EXECUTOR_KINDS, ExecutorKind, ExecutorSettings, SeatKind, TimeControl
 from polignac_arena.submission import Submission
 
-__all__ = ["EXECUTOR_KINDS", "Executor", "ExecutorError", "ExecutorSettings", "MatchJob", "PlayedMatch", "local_node_name"]
+if TYPE_CHECKING:  # the referee brings grpc, which reading a tournament file does not need
+    from polignac_arena.referee import MatchResult
 
-EXECUTOR_KINDS: Final = ("local", "ray")
+__all__ = ["EXECUTOR_KINDS", "Executor", "ExecutorError", "ExecutorKind", "ExecutorSettings", "MatchJob", "PlayedMatch", "local_node_name"]
 
 
 class ExecutorError(RuntimeError):
     """An executor that cannot start or cannot play a match (not a bot's fault): the match is retried on --resume."""
-
-
-@dataclass(frozen=True)
-class ExecutorSettings:
-    """Where matches run: ``local`` (this machine's pool of processes) or ``ray`` (a Ray cluster at ``address``)."""
-
-    kind: str = "local"
-    address: str | None = None
-    """The Ray cluster's address (``host:port`` of its head); None: the ``RAY_ADDRESS`` environment variable."""
-    cpus_per_match: float = 1.0
-    """The CPUs a match reserves on a Ray node: how many matches a node plays at once is its CPUs divided by this."""
-
-    def __post_init__(self) -> None:
-        if self.kind not in EXECUTOR_KINDS:
-            raise ValueError(f"executor must be one of {', '.join(EXECUTOR_KINDS)}, got {self.kind!r}")
 
 
 @dataclass(frozen=True)
@@ -71,7 +57,7 @@ class PlayedMatch:
 class Executor(Protocol):
     """Plays matches; :meth:`start` before the first, :meth:`close` after the last."""
 
-    kind: str
+    kind: ExecutorKind
 
     async def start(self) -> None:
         """Connect to where matches run; raises :class:`ExecutorError` with what to do when it cannot."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from polignac_arena.executors.base import MatchJob, PlayedMatch, local_node_name
 from polignac_arena.executors.node import play_shipped
 from polignac_arena.executors.shipping import Shipper
+from polignac_arena.settings import ExecutorKind
 
 __all__ = ["LocalExecutor"]
 
@@ -25,7 +26,7 @@ def _bytes(archive: object) -> bytes:
 class LocalExecutor:
     """Plays every match here, as :func:`~polignac_arena.executors.node.play_shipped` does on a node."""
 
-    kind = "local"
+    kind = ExecutorKind.LOCAL
 
     def __init__(self) -> None:
         self.node = local_node_name()

@@ -35,6 +35,7 @@ from polignac_arena.executors.node import NODE_NAME_ENV, ShippedBot, play_on_nod
 from polignac_arena.executors.shipping import Shipper
 from polignac_arena.loopback import is_loopback_host
 from polignac_arena.referee.record import write_record
+from polignac_arena.settings import ExecutorKind
 
 __all__ = ["INSTALL_HINT", "RayExecutor", "import_ray", "ray_node_name"]
 
@@ -85,7 +86,7 @@ def _keep_loopback(ray: Any) -> None:
 class RayExecutor:
     """Plays matches as Ray tasks on the cluster at ``address`` (``HOST:PORT`` of its head; default ``RAY_ADDRESS``)."""
 
-    kind = "ray"
+    kind = ExecutorKind.RAY
 
     def __init__(self, address: str | None = None, *, cpus_per_match: float = 1.0, max_retries: int = DEFAULT_MAX_RETRIES) -> None:
         self.address = address or os.environ.get("RAY_ADDRESS") or None
@@ -155,7 +156,7 @@ class RayExecutor:
         except ray.exceptions.RayError as exc:  # the cluster lost the task past its retries
             raise ExecutorError(f"the Ray cluster could not play match {job.match_id}: {type(exc).__name__}: {exc}") from None
         if record_path is not None:
-            write_record(record_path, played.result.record)
+            write_record(record_path, played.result.lines)
             played = replace(played, result=replace(played.result, record_path=record_path))
         return played
 

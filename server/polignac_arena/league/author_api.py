@@ -42,6 +42,7 @@ from polignac_arena.league.authoring import (
     Throttled,
     Upload,
 )
+from polignac_arena.settings import NAME_RULE, is_name
 from polignac_arena.web.app import PlainJSONResponse
 
 __all__ = ["MAX_TOKEN_CHARS", "PREFIX", "author_router"]
@@ -49,8 +50,7 @@ __all__ = ["MAX_TOKEN_CHARS", "PREFIX", "author_router"]
 PREFIX: Final = "/api/league"
 MAX_TOKEN_CHARS: Final = 512
 """Longer bearer tokens are refused unhashed (hashing is slow on purpose)."""
-_BOT_NAME: Final = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
-_SUBMISSION_ID: Final = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_SUBMISSION_ID: Final = re.compile(r"^[0-9]{1,19}$")  # the store numbers uploads: anything else names none
 _GZIP_TYPES: Final = frozenset({"application/gzip", "application/x-gzip"})
 _BEARER: Final = HTTPBearer(auto_error=False, scheme_name="token", description="an author's API token (polignac league token)")
 
@@ -204,8 +204,8 @@ def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None,
     )
     async def upload(name: str, request: Request, response: Response, who: Author) -> SubmissionOut:
         """Upload a version of bot NAME: the body is the gzip'd tar that ``polignac league submit`` makes."""
-        if not _BOT_NAME.match(name):
-            raise _Refusal(400, f"{name!r} is not a bot name: 1 to 64 letters, digits, '.', '_' or '-'")
+        if not is_name(name):
+            raise _Refusal(400, f"{name!r} is not a bot name: {NAME_RULE}")
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind not in _GZIP_TYPES:
             raise _Refusal(415, f"an upload is a gzip'd tar sent as 'Content-Type: application/gzip', not {kind or 'nothing'!r}")
@@ -254,8 +254,8 @@ def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None,
 
         A remote bot online now is taken offline; it comes back (active again) if it joins again.
         """
-        if not _BOT_NAME.match(name):
-            raise _Refusal(400, f"{name!r} is not a bot name: 1 to 64 letters, digits, '.', '_' or '-'")
+        if not is_name(name):
+            raise _Refusal(400, f"{name!r} is not a bot name: {NAME_RULE}")
         try:
             bot = await run_in_threadpool(league.retire, who, name)
         except SubmissionRefused as exc:

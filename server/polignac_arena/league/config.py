@@ -70,14 +70,13 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from polignac import Ruleset
-from polignac_arena.executors.base import ExecutorSettings
 from polignac_arena.games import Game, game_of
 from polignac_arena.league.limits import LIMIT_TABLES, GrpcLimits, HttpLimits, LeagueLimits, ValidationSettings
 from polignac_arena.loopback import is_loopback_host as is_loopback
 from polignac_arena.ratings import LEAGUE_TAU
-from polignac_arena.referee import TimeControl
-from polignac_arena.seats import SeatKind, SeatLimits
-from polignac_arena.tournament.config import _NAME, Checker, ConfigError, TrueSkillSettings, read_toml
+from polignac_arena.seats.base import SeatLimits
+from polignac_arena.settings import LEAGUE_SEED_MAX, NAME_RULE, ExecutorSettings, SeatKind, TimeControl, is_name
+from polignac_arena.tournament.config import Checker, ConfigError, TrueSkillSettings, read_toml
 
 __all__ = ["LEAGUE_TRUESKILL", "LeagueConfig", "ListenAddress", "is_loopback", "load_league_config", "parse_league_config"]
 
@@ -231,15 +230,15 @@ def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfi
     check.unknown("", table, _TOP_KEYS + _SECTIONS)
     base = file.resolve().parent
     name = table.get("name", "league")
-    if not isinstance(name, str) or not _NAME.match(name):
-        check.bad("", "name", f"must be 1 to 64 letters, digits, '.', '_' or '-', got {name!r}")
+    if not is_name(name):
+        check.bad("", "name", f"must be {NAME_RULE}, got {name!r}")
         name = "league"
     description = check.text("", table, "description", "") or ""
     store = base / (check.text("", table, "store", "league.db") or "league.db")
     data = base / (check.text("", table, "data", "league-data") or "league-data")
     table_size = check.integer("", table, "table_size", 4, 3, 6)
     parallel = check.integer("", table, "parallel", 2, 1, 64)
-    seed = check.integer("", table, "seed", 1, 0, 2**63 - 1)
+    seed = check.integer("", table, "seed", 1, 0, LEAGUE_SEED_MAX)
     rules, preset = check.rules(table_size)
     clock = check.time()
     seat_kind, trusted, limits = check.seats()

@@ -28,7 +28,7 @@ from typing import Any, Final, Protocol
 
 import grpc
 import grpc.aio
-from google.protobuf.message import DecodeError  # type: ignore[import-untyped]  # protobuf ships no type stubs
+from google.protobuf.message import DecodeError
 
 from polignac import Ruleset
 from polignac._proto.polignac.v1 import referee_pb2 as pb
@@ -36,6 +36,7 @@ from polignac.wire import ruleset_to_pb
 from polignac_arena.peers import peer_host as peer_address
 from polignac_arena.referee.host import TimeControl
 from polignac_arena.referee.versions import SPOKEN, parse_version
+from polignac_arena.settings import NAME_MAX, VERSION_MAX, is_display_name, is_version_text
 
 __all__ = [
     "LOBBY_SERVICE_NAME",
@@ -314,7 +315,7 @@ def _token(context: grpc.aio.ServicerContext[Any, Any]) -> str:
 
 
 def _bad_name(name: str, version: str) -> bool:
-    return not 1 <= len(name) <= 64 or not name.isprintable() or len(version) > 64 or not version.isprintable()
+    return not is_display_name(name) or not is_version_text(version, empty=True)
 
 
 class LobbyService:
@@ -386,7 +387,9 @@ class LobbyService:
             )
             return
         if _bad_name(join.bot_name, join.bot_version):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "bot_name must be 1 to 64 printable characters, bot_version up to 64")
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"bot_name must be 1 to {NAME_MAX} printable characters, bot_version up to {VERSION_MAX}"
+            )
             return
         try:
             label = await asyncio.to_thread(self.directory.claim, author, join.bot_name, join.bot_version)

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from polignac_arena.web.live import DEFAULT_POLL_S, LiveMark, stamp
 from polignac_arena.web.models import ErrorOut
-from polignac_arena.web.pages import Links, _render
+from polignac_arena.web.pages import Links, render
 
 __all__ = ["MAX_BOTS", "MAX_ONLINE", "MAX_VERSIONS", "LeagueStatus", "league_router", "league_status"]
 
@@ -159,6 +159,6 @@ def league_router(league: LeagueSource) -> APIRouter:
     def page(after: After = None, limit: Limit = DEFAULT_BOTS, versions: Versions = DEFAULT_VERSIONS) -> str:
         live = LiveMark(stamp(league.config.store).key, round(DEFAULT_POLL_S * 1000))  # before the read: see web.app
         status = league_status(league, after=after, limit=limit, versions=versions)
-        return _render("league.html", links, league.store, live, title=f"League {status.name}", status=status, limit=limit)
+        return render("league.html", links, league.store, live, title=f"League {status.name}", status=status, limit=limit)
 
     return router

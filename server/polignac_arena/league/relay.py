@@ -35,6 +35,7 @@ from polignac_arena.referee.options import server_options
 from polignac_arena.referee.service import SERVICE_NAME
 from polignac_arena.seats.base import SeatContext, SeatLimits, SeatProcess
 from polignac_arena.seats.process import ProcessLauncher
+from polignac_arena.settings import Transport
 from polignac_arena.submission import Submission, load_submission
 
 __all__ = ["SeatRelay", "connect_folder"]
@@ -115,7 +116,7 @@ class SeatRelay:
         try:
             while True:
                 async with self._security.channel(self.upstream) as channel:
-                    stub = RefereeServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
+                    stub = RefereeServiceStub(channel)
                     call = stub.Play(metadata=(("authorization", f"Bearer {self._seat_token}"),))
                     try:
                         await write(call, hello)
@@ -194,7 +195,7 @@ async def play_through_relay(
                 match_id=match_id,
             )
             process = await ProcessLauncher().start(context)
-            if submission.transport == "stdio":
+            if submission.transport is Transport.STDIO:
                 from polignac_arena.seats.stdio_bridge import run_bridge
 
                 bridge = asyncio.ensure_future(

@@ -64,6 +64,7 @@ from polignac_arena.league.validator import Validator
 from polignac_arena.peers import address_key
 from polignac_arena.ratings import RatingEnv, new_version
 from polignac_arena.referee import RefereeServer
+from polignac_arena.settings import ExecutorKind
 from polignac_arena.store import ConflictError, StoreError
 from polignac_arena.store.records import Rating
 from polignac_arena.submission import Submission, SubmissionError, load_submission
@@ -392,7 +393,7 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
     league._loop = asyncio.get_running_loop()
     await asyncio.to_thread(league.mend)
     # Matches with a remote bot stay on this server, whose address the bot is connected to.
-    executor = executor_for(config.executor) if config.executor.kind != "local" else None
+    executor = executor_for(config.executor) if config.executor.kind is not ExecutorKind.LOCAL else None
     if executor is not None:
         await executor.start()
     referee = _referee(config)
@@ -434,9 +435,9 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
         if ready is not None:
             ready({"web": web_url, "grpc": grpc_address})
         done, _ = await asyncio.wait([web_task, *workers, stopping], return_when=asyncio.FIRST_COMPLETED)
-        failed = [task for task in done if task is not stopping and not task.cancelled() and task.exception() is not None]
+        failed = [error for task in done if task is not stopping and not task.cancelled() and (error := task.exception()) is not None]
         if failed:
-            raise failed[0].exception()  # type: ignore[misc]
+            raise failed[0]
     finally:
         stopping.cancel()
         log.warning("draining: no new matches; running ones have %g s to finish", config.drain_s)

@@ -45,7 +45,6 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import secrets
 import threading
 import unicodedata
@@ -58,8 +57,9 @@ from typing import Any, Final
 
 from polignac_arena.league.limits import LeagueLimits
 from polignac_arena.league.tokens import hash_secret, make_token, parse_token, verify_secret
+from polignac_arena.settings import NAME_RULE, VERSION_MAX, VERSION_PATTERN, is_name
 from polignac_arena.store import ConflictError, Store, StoreError
-from polignac_arena.store.encoding import _now, _timestamp
+from polignac_arena.store.encoding import now_text, timestamp_text
 from polignac_arena.store.records import Rating
 
 __all__ = [
@@ -75,10 +75,6 @@ __all__ = [
     "VersionState",
     "name_key",
 ]
-
-NAME: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-"""Authors' and bots' names: 1 to 64 letters, digits, '.', '_' or '-', not starting with a sign."""
-_REMOTE_VERSION: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
 
 
 class VersionState(StrEnum):
@@ -202,8 +198,8 @@ def _mb(count: int) -> str:
 
 
 def _check_name(what: str, name: object) -> str:
-    if not isinstance(name, str) or not NAME.match(name):
-        raise ValueError(f"{what} must be 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter or digit), got {name!r}")
+    if not is_name(name):
+        raise ValueError(f"{what} must be {NAME_RULE}, got {name!r}")
     return name
 
 
@@ -250,7 +246,7 @@ class LeagueStore(Store):
         with self._write() as conn:
             if conn.execute("SELECT 1 FROM league_authors WHERE name = ?", (name,)).fetchone():
                 raise ConflictError(f"there is already an author named {name!r}")
-            now = _now()
+            now = now_text()
             author_id = int(conn.execute("INSERT INTO league_authors (name, created_at) VALUES (?, ?)", (name, now)).lastrowid or 0)
             conn.execute(
                 "INSERT INTO league_tokens (id, author_id, salt, hash, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -277,7 +273,7 @@ class LeagueStore(Store):
             author_id = self._author_id(conn, author)
             conn.execute(
                 "INSERT INTO league_tokens (id, author_id, salt, hash, created_at) VALUES (?, ?, ?, ?, ?)",
-                (parts.id, author_id, salt, digest, _now()),
+                (parts.id, author_id, salt, digest, now_text()),
             )
         return token
 
@@ -288,7 +284,7 @@ class LeagueStore(Store):
         digest = hash_secret(parts.secret, salt)
         with self._write() as conn:
             author_id = self._author_id(conn, author)
-            now = _now()
+            now = now_text()
             conn.execute("UPDATE league_tokens SET revoked_at = ? WHERE author_id = ? AND revoked_at IS NULL", (now, author_id))
             conn.execute(
                 "INSERT INTO league_tokens (id, author_id, salt, hash, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -303,7 +299,7 @@ class LeagueStore(Store):
             if row is None:
                 raise StoreError(f"there is no token with id {token_id!r} (polignac league token list shows them)")
             if row[0] is None:
-                conn.execute("UPDATE league_tokens SET revoked_at = ? WHERE id = ?", (_now(), token_id))
+                conn.execute("UPDATE league_tokens SET revoked_at = ? WHERE id = ?", (now_text(), token_id))
         return next(t for t in self.tokens() if t.id == token_id)
 
     def tokens(self, author: str | None = None) -> list[TokenInfo]:
@@ -348,7 +344,7 @@ class LeagueStore(Store):
             self._checked_tokens.clear()
         self._checked_tokens[key] = (parts.id, str(row[3]))
         with self._write() as conn:
-            conn.execute("UPDATE league_tokens SET last_used_at = ? WHERE id = ?", (_now(), parts.id))
+            conn.execute("UPDATE league_tokens SET last_used_at = ? WHERE id = ?", (now_text(), parts.id))
         return str(row[3])
 
     def token_known(self, token_id: str) -> bool:
@@ -455,7 +451,7 @@ class LeagueStore(Store):
             )
         if not make:
             return 0, True
-        now = _now()
+        now = now_text()
         return int(
             conn.execute(
                 "INSERT INTO league_bots (name, author_id, created_at, name_key) VALUES (?, ?, ?, ?)",
@@ -466,7 +462,7 @@ class LeagueStore(Store):
 
     def _counted(self, conn: Any, author_id: int, limits: LeagueLimits, online: Collection[str]) -> set[str]:
         """The names of the author's bots that count toward ``active_bots`` (see the module notes)."""
-        since = _timestamp(datetime.now(UTC) - timedelta(seconds=limits.remote_idle_s))
+        since = timestamp_text(datetime.now(UTC) - timedelta(seconds=limits.remote_idle_s))
         rows = conn.execute(
             """SELECT DISTINCT b.name, v.kind, v.updated_at FROM league_bots b JOIN league_versions v ON v.bot_id = b.id
                WHERE b.author_id = ? AND b.disabled = 0 AND v.state IN ('queued', 'validating', 'active')""",
@@ -486,7 +482,7 @@ class LeagueStore(Store):
             conn.execute(
                 """UPDATE league_versions SET updated_at = ? WHERE kind = 'remote' AND version = ?
                    AND bot_id = (SELECT id FROM league_bots WHERE name = ?)""",
-                (_now(), version, bot),
+                (now_text(), version, bot),
             )
 
     def retire(self, author: str, bot: str) -> Version:
@@ -507,7 +503,7 @@ class LeagueStore(Store):
                 raise StoreError(f"the bot {bot!r} has no active version to retire")
             conn.execute(
                 "UPDATE league_versions SET state = 'retired', reason = 'retired by its author', updated_at = ? WHERE id = ?",
-                (_now(), int(active[0])),
+                (now_text(), int(active[0])),
             )
             return _version(conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.id = ?", (int(active[0]),)).fetchone())
 
@@ -542,7 +538,7 @@ class LeagueStore(Store):
     @staticmethod
     def _check_hourly(conn: Any, author_id: int, limits: LeagueLimits, moment: datetime) -> None:
         """Refuse a new version past ``uploads_per_hour`` new versions (uploads, remote versions) in the last hour."""
-        since = _timestamp(moment - timedelta(hours=1))
+        since = timestamp_text(moment - timedelta(hours=1))
         conn.execute("DELETE FROM league_new_versions WHERE author_id = ? AND at <= ?", (author_id, since))
         recent = [
             row[0]
@@ -561,7 +557,8 @@ class LeagueStore(Store):
 
     @staticmethod
     def _count_new_version(conn: Any, author_id: int, kind: VersionKind, moment: datetime) -> None:
-        conn.execute("INSERT INTO league_new_versions (author_id, kind, at) VALUES (?, ?, ?)", (author_id, kind.value, _timestamp(moment)))
+        at = timestamp_text(moment)
+        conn.execute("INSERT INTO league_new_versions (author_id, kind, at) VALUES (?, ?, ?)", (author_id, kind.value, at))
 
     def archives_in_use(self) -> set[str]:
         """The archives some version still holds."""
@@ -599,7 +596,7 @@ class LeagueStore(Store):
                 bot_id = self._check_upload(conn, author, bot, limits, moment, online)
                 self._count_new_version(conn, self._author_id(conn, author), VersionKind.UPLOAD, moment)
             count = conn.execute("SELECT count(*) FROM league_versions WHERE bot_id = ? AND kind = 'upload'", (bot_id,)).fetchone()[0]
-            stamp = _timestamp(moment)
+            stamp = timestamp_text(moment)
             version_id = int(
                 conn.execute(
                     "INSERT INTO league_versions (bot_id, version, kind, archive, state, created_at, updated_at, disk_bytes)"
@@ -639,8 +636,11 @@ class LeagueStore(Store):
 
         ``online``: the names of the remote bots online now, which count toward ``active_bots``.
         """
-        if not isinstance(version, str) or not _REMOTE_VERSION.match(version):
-            raise ValueError(f"a remote bot's version must be 1 to 64 letters, digits, '.', '_', '+' or '-', got {version!r}")
+        if not isinstance(version, str) or not VERSION_PATTERN.match(version):
+            raise ValueError(
+                f"a remote bot's version must be 1 to {VERSION_MAX} letters, digits, '.', '_', '+' or '-', starting with a letter"
+                f" or digit, got {version!r}"
+            )
         with self._write() as conn:
             bot_id, _ = self._claim(conn, author, bot, limits, online)
             row = conn.execute("SELECT id, kind, state FROM league_versions WHERE bot_id = ? AND version = ?", (bot_id, version)).fetchone()
@@ -651,7 +651,7 @@ class LeagueStore(Store):
                 author_id = self._author_id(conn, author)
                 self._check_hourly(conn, author_id, limits, moment)
                 self._count_new_version(conn, author_id, VersionKind.REMOTE, moment)
-                now = _now()
+                now = now_text()
                 version_id = int(
                     conn.execute(
                         "INSERT INTO league_versions (bot_id, version, kind, state, created_at, updated_at)"
@@ -665,7 +665,7 @@ class LeagueStore(Store):
             if row is None or row[2] != VersionState.ACTIVE.value:
                 self._activate(conn, version_id, tournament_id, prior)
             else:
-                conn.execute("UPDATE league_versions SET updated_at = ? WHERE id = ?", (_now(), version_id))
+                conn.execute("UPDATE league_versions SET updated_at = ? WHERE id = ?", (now_text(), version_id))
             return _version(conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
 
     def version(self, version_id: int) -> Version | None:
@@ -691,7 +691,7 @@ class LeagueStore(Store):
             conn.execute(
                 "UPDATE league_versions SET state = 'validating', log = '', updated_at = ?"
                 " WHERE id = ? AND state IN ('queued', 'validating')",
-                (_now(), version_id),
+                (now_text(), version_id),
             )
 
     def append_log(self, version_id: int, text: str, cap: int = 256_000) -> None:
@@ -702,7 +702,7 @@ class LeagueStore(Store):
                 return
             room = cap - row[0]
             piece = text if len(text) <= room else text[:room] + "\n[the log is cut here: too long]\n"
-            conn.execute("UPDATE league_versions SET log = log || ?, updated_at = ? WHERE id = ?", (piece, _now(), version_id))
+            conn.execute("UPDATE league_versions SET log = log || ?, updated_at = ? WHERE id = ?", (piece, now_text(), version_id))
 
     def finish_validation(
         self, version_id: int, ok: bool, reason: str, tournament_id: int, prior: Callable[[Rating | None], Rating]
@@ -718,7 +718,7 @@ class LeagueStore(Store):
                 else:
                     conn.execute(
                         "UPDATE league_versions SET state = 'refused', reason = ?, updated_at = ? WHERE id = ?",
-                        (reason, _now(), version_id),
+                        (reason, now_text(), version_id),
                     )
             return _version(conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
 
@@ -729,7 +729,7 @@ class LeagueStore(Store):
             f"SELECT {_VERSION_COLUMNS} WHERE b.name = ? AND v.state = 'active' AND v.id != ? ORDER BY v.activated_at DESC",
             (new.bot, version_id),
         ).fetchall()
-        now = _now()
+        now = now_text()
         inherited: Rating | None = None
         for row in previous:
             old = _version(row)
@@ -837,7 +837,9 @@ class LeagueStore(Store):
         if self.get_result(match_id) is None:
             raise StoreError(f"there is no match {match_id!r} in the store")
         with self._write() as conn:
-            return int(conn.execute("INSERT INTO league_reruns (match_id, requested_at) VALUES (?, ?)", (match_id, _now())).lastrowid or 0)
+            return int(
+                conn.execute("INSERT INTO league_reruns (match_id, requested_at) VALUES (?, ?)", (match_id, now_text())).lastrowid or 0
+            )
 
     def pending_reruns(self) -> list[tuple[int, str]]:
         with self._read() as conn:

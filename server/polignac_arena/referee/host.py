@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import datetime as dt
+import functools
 import logging
 import secrets
 import time
@@ -47,14 +48,29 @@ from typing import Any
 import grpc
 import grpc.aio
 
-from polignac import ENGINE_VERSION, Card, Contract, Match, Phase, Ruleset, redact
+from polignac import ENGINE_VERSION, Card, Contract, FaultPolicy, Match, Phase, Ruleset, redact
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.errors import CardParseError
 from polignac.events import HandDealt, HandEnded
+from polignac.values import Forfeit, Penalty
 from polignac.wire import TrickMessages, card_from_wire, contract_from_pb, event_to_pb, request_to_pb, ruleset_to_pb
+from polignac_arena.record_lines import (
+    FORMAT,
+    ActionLine,
+    AwayLine,
+    BackLine,
+    FaultLine,
+    HandEndedLine,
+    HeaderLine,
+    JsonLine,
+    RecordLine,
+    ResultLine,
+    SeatEntry,
+)
 from polignac_arena.referee import texts
 from polignac_arena.referee.faults import Fault, rule_on_fault
-from polignac_arena.referee.record import FORMAT, write_record
+from polignac_arena.referee.record import write_record
+from polignac_arena.settings import TimeControl
 from polignac_arena.statuses import ActionStatus, MatchStatus
 
 __all__ = [
@@ -88,21 +104,6 @@ MAX_BACKLOG = 8
 """Messages of one seat read ahead of the host: beyond, the stream is not read until the host catches up."""
 Refusal = tuple[grpc.StatusCode, str]
 """Why a stream cannot take its seat: the status it ends with, and its detail text."""
-
-
-@dataclass(frozen=True, slots=True)
-class TimeControl:
-    """The clock of a match, in milliseconds."""
-
-    move_ms: int = 1000
-    bank_ms: int = 10_000
-    startup_ms: int = 10_000
-
-    def __post_init__(self) -> None:
-        for name in ("move_ms", "bank_ms", "startup_ms"):
-            value = getattr(self, name)
-            if type(value) is not int or (not 1 <= value <= 3_600_000 and not (name == "bank_ms" and value == 0)):
-                raise ValueError(f"time control {name!r} must be an integer number of milliseconds in 1..3600000, got {value!r}")
 
 
 class SeatConnection:
@@ -195,8 +196,14 @@ class MatchResult:
     versions: tuple[str, ...]
     faults: list[dict[str, int]]
     """Per seat, fault counts by kind."""
-    record: list[dict[str, Any]] = field(repr=False)
+    lines: tuple[RecordLine, ...] = field(repr=False)
+    """The match record (:mod:`polignac_arena.record_lines`)."""
     record_path: Path | None = None
+
+    @functools.cached_property
+    def record(self) -> list[JsonLine]:
+        """The match record in its JSON form, as written to a record file and kept by the store."""
+        return [line.to_dict() for line in self.lines]
 
 
 # Inbox items: (seat, kind, payload).  Kinds: "joined", "message" ((message, read at, conn)),
@@ -286,7 +293,7 @@ class MatchHost:
         self._request_id = secrets.randbelow(1 << 20)  # not guessable from 0, and far below MAX_REQUEST_ID
         self._pending: tuple[int, int] | None = None  # (seat, request_id) awaited now
         self._withdrawn: set[tuple[int, int]] = set()  # requests a forfeit made moot: late answers are not faults
-        self._lines: list[dict[str, Any]] = []
+        self._lines: list[RecordLine] = []
         self._recorded_events = 0
         self._aborted: str | None = None
         self.result: MatchResult | None = None
@@ -571,15 +578,16 @@ class MatchHost:
             return
         hand = match.hand_number
         match.apply(decision)
-        self._line(
-            "action",
-            seat=seat,
-            hand=hand,
-            action=str(decision),
-            request_id=request_id,
-            reply=reply,
-            status=ActionStatus.OK,
-            ms=round(ms, 3),
+        self._lines.append(
+            ActionLine(
+                seat=seat,
+                hand=hand,
+                action=str(decision),
+                request_id=request_id,
+                reply=reply,
+                status=ActionStatus.OK,
+                ms=round(ms, 3),
+            )
         )
         self._note_hand_ends()
 
@@ -596,13 +604,15 @@ class MatchHost:
             await self._back(seat, payload)
             return
         if kind == "replaced":
-            self._line(
-                "away", seat=seat, hand=self.match.hand_number, detail="a new stream with its seat token replaced the one the referee held"
+            self._lines.append(
+                AwayLine(
+                    seat=seat, hand=self.match.hand_number, detail="a new stream with its seat token replaced the one the referee held"
+                )
             )
             if self.seated.is_set():
                 await self._back(seat, payload)  # welcomed again, asked again
             else:
-                self._line("back", seat=seat, hand=self.match.hand_number)  # welcomed with everyone
+                self._lines.append(BackLine(seat=seat, hand=self.match.hand_number))  # welcomed with everyone
             return
         if seat in self.match.forfeited or self.match.is_over:
             return  # a forfeited seat's leftovers
@@ -660,13 +670,13 @@ class MatchHost:
         self.conns[seat] = None
         self._away[seat] = time.monotonic() + grace
         log.info("match %s: seat %s %s; it is away and may come back within %g s", self.match_id, seat, why, grace)
-        self._line("away", seat=seat, hand=self.match.hand_number, detail=f"{why}; it may come back within {grace:g} s")
+        self._lines.append(AwayLine(seat=seat, hand=self.match.hand_number, detail=f"{why}; it may come back within {grace:g} s"))
 
     async def _back(self, seat: int, conn: SeatConnection) -> None:
         """An away seat reattached: Welcome it again, then send it the pending request if it is its own."""
         if self.conns[seat] is not conn:
             return
-        self._line("back", seat=seat, hand=self.match.hand_number)
+        self._lines.append(BackLine(seat=seat, hand=self.match.hand_number))
         log.info("match %s: seat %s is back", self.match_id, seat)
         # Events it missed are not replayed: the view in its next request is complete.
         self._delivered[seat] = self.match.event_count
@@ -727,42 +737,44 @@ class MatchHost:
         hand = match.hand_number
         fallback = ""
         if ruling.forfeit:
-            reason = (
-                fault.value if fault in (Fault.DISCONNECTED, Fault.CRASHED) or self.rules.fault_policy.value == "forfeit" else "max_faults"
-            )
+            by_fault = fault in (Fault.DISCONNECTED, Fault.CRASHED) or self.rules.fault_policy is FaultPolicy.FORFEIT
+            reason = fault.value if by_fault else "max_faults"
             match.forfeit(seat, reason)
             self._forfeits[seat] = f"{fault.value}: {detail}"
-            self._line(
-                "action",
-                seat=seat,
-                hand=hand,
-                action=match.actions[-1],
-                request_id=request_id,
-                reply=reply,
-                status=ActionStatus.of(fault),
-                ms=_ms(ms),
-                detail=detail,
+            self._lines.append(
+                ActionLine(
+                    seat=seat,
+                    hand=hand,
+                    action=Forfeit(seat, reason),
+                    request_id=request_id,
+                    reply=reply,
+                    status=ActionStatus.of(fault),
+                    ms=_ms(ms),
+                    detail=detail,
+                )
             )
         elif ruling.replace:
             decision = match.fallback()
             fallback = str(decision)
             if ruling.points:
                 match.add_penalty(seat, ruling.points, fault.value)
-                self._line("action", seat=seat, hand=hand, action=match.actions[-1], status=ActionStatus.of(fault))
+                penalty = Penalty(seat, ruling.points, fault.value)
+                self._lines.append(ActionLine(seat=seat, hand=hand, action=penalty, status=ActionStatus.of(fault)))
             match.apply(decision)
-            self._line(
-                "action",
-                seat=seat,
-                hand=hand,
-                action=fallback,
-                request_id=request_id,
-                reply=reply,
-                status=ActionStatus.of(fault),
-                ms=_ms(ms),
-                detail=detail,
+            self._lines.append(
+                ActionLine(
+                    seat=seat,
+                    hand=hand,
+                    action=fallback,
+                    request_id=request_id,
+                    reply=reply,
+                    status=ActionStatus.of(fault),
+                    ms=_ms(ms),
+                    detail=detail,
+                )
             )
         else:
-            self._line("fault", seat=seat, hand=hand, fault=fault.value, request_id=request_id, reply=reply, detail=detail)
+            self._lines.append(FaultLine(seat=seat, hand=hand, fault=fault, request_id=request_id, reply=reply, detail=detail))
         self._note_hand_ends()
         notice = pb.FaultNotice(
             request_id=request_id,
@@ -823,13 +835,10 @@ class MatchHost:
 
     # -- records ------------------------------------------------------------------------------
 
-    def _line(self, kind: str, **fields: Any) -> None:
-        self._lines.append({"type": kind, **{k: v for k, v in fields.items() if v is not None}})
-
     def _note_hand_ends(self) -> None:
         for event in self.match.events_since(self._recorded_events):
             if isinstance(event, HandEnded):
-                self._line("hand_ended", **{k: v for k, v in event.to_dict().items() if k != "event"})
+                self._lines.append(HandEndedLine.of(event))
         self._recorded_events = self.match.event_count
 
     async def _finish(self, status: MatchStatus) -> MatchResult:
@@ -847,36 +856,31 @@ class MatchHost:
         for conn in self.conns:
             if conn is not None:
                 conn.close()
-        header = {
-            "type": "header",
-            "format": FORMAT,
-            "match_id": self.match_id,
-            "engine_version": ENGINE_VERSION,
-            "rules": self.rules.to_dict(),
-            "seed": self.seed,
-            "time_control": {
-                "move_ms": self.time_control.move_ms,
-                "bank_ms": self.time_control.bank_ms,
-                "startup_ms": self.time_control.startup_ms,
-            },
-            "seats": [{"seat": s, "name": self.names[s], "version": self.versions[s]} for s in range(self.rules.players)],
-            "started_at": self._started_at,
-        }
-        result_line = {
-            "type": "result",
-            "status": status,
-            "places": list(places) if places else None,
-            "totals": list(match.totals),
-            "faults": self.fault_counts,
-            "reason": self._aborted,
-        }
-        lines = [header, *self._lines, result_line]
-        if self.record_path is not None:
-            write_record(self.record_path, lines)
-        self.result = MatchResult(
+        header = HeaderLine(
+            format=FORMAT,
+            match_id=self.match_id,
+            engine_version=ENGINE_VERSION,
+            rules=self.rules.to_dict(),
+            seed=self.seed,
+            time_control=self.time_control,
+            seats=tuple(SeatEntry(seat=s, name=self.names[s], version=self.versions[s]) for s in range(self.rules.players)),
+            started_at=self._started_at,
+        )
+        result_line = ResultLine(
+            status=status,
+            places=places or None,
+            totals=match.totals,
+            faults=tuple(dict(counts) for counts in self.fault_counts),
+            reason=self._aborted,
+        )
+        lines = (header, *self._lines, result_line)
+        result = MatchResult(
             self.match_id, status, places, match.totals, tuple(self.names), tuple(self.versions), self.fault_counts, lines, self.record_path
         )
-        return self.result
+        if self.record_path is not None:
+            write_record(self.record_path, result.record)  # the JSON form made once, for the file and the store
+        self.result = result
+        return result
 
 
 def _exit_fault(code: int | None) -> tuple[Fault, str]:

@@ -1,20 +1,7 @@
-"""Match records: JSON lines written once, atomically, when a match ends or is aborted.
+"""Match record files: JSON lines written once, atomically, when a match ends or is aborted.
 
-Line types, in order:
-
-- ``header``: format, match id, engine version, ruleset, seed, time control, seats
-  (seat, name, version), start time.
-- ``action``: one engine action (``action`` as in ``Match.apply_action``) with its seat,
-  hand, and for decisions the request id, the bot's reply, the status (an
-  :class:`~polignac_arena.statuses.ActionStatus`: ``ok`` or a fault) and the milliseconds it
-  took.
-- ``fault``: a fault that replaced nothing (stale, unsolicited, disconnect...).
-- ``away`` and ``back``: a seat allowed to reattach lost its stream (seat, hand, detail: a
-  half-close, a lost stream, or one a new stream with its token replaced), and came back on a
-  new one (seat, hand); a replay passes over them.
-- ``hand_ended``: the engine's HandEnded event, to check a replay against.
-- ``result``: status (a :class:`~polignac.statuses.MatchStatus`: ``finished``, ``aborted``,
-  ``error``), places, totals, faults by seat, and the reason of an abort.
+The lines and their kinds are :mod:`polignac_arena.record_lines`; this module reads and
+writes the files.
 """
 
 from __future__ import annotations
@@ -22,28 +9,27 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
-FORMAT = "polignac-match/1"
+from polignac_arena.record_lines import FORMAT, JsonLine, RecordLine, header_problem, is_json_line, parse_lines
 
-__all__ = ["FORMAT", "RecordFileError", "read_record", "write_record"]
+__all__ = ["FORMAT", "RecordFileError", "read_lines", "read_record", "write_record"]
 
 
 class RecordFileError(ValueError):
     """A record file that cannot be read."""
 
 
-def write_record(path: Path, lines: Iterable[dict[str, Any]]) -> None:
-    """Write the lines to ``path`` via a temporary file and a rename: never half a record."""
+def write_record(path: Path, lines: Iterable[RecordLine | Mapping[str, object]]) -> None:
+    """Write the lines (typed, or in their JSON form) to ``path`` via a temporary file and a rename: never half a record."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".jsonl", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             for line in lines:
-                out.write(json.dumps(line, separators=(",", ":")) + "\n")
+                out.write(json.dumps(line if isinstance(line, Mapping) else line.to_dict(), separators=(",", ":")) + "\n")
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)
@@ -52,8 +38,12 @@ def write_record(path: Path, lines: Iterable[dict[str, Any]]) -> None:
         raise
 
 
-def read_record(path: Path) -> list[dict[str, Any]]:
-    """The lines of a record file; raises :class:`RecordFileError` naming the bad line."""
+def read_record(path: Path) -> list[JsonLine]:
+    """The lines of a record file in their JSON form; raises :class:`RecordFileError` naming the bad line.
+
+    Each line is checked to be an object with a ``type``, the first to be a header of this
+    arena's format; :func:`read_lines` reads them as types.
+    """
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -68,11 +58,15 @@ def read_record(path: Path) -> list[dict[str, Any]]:
             line = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise RecordFileError(f"{path}:{number}: not JSON ({exc.msg})") from None
-        if not isinstance(line, dict) or not isinstance(line.get("type"), str):
+        if not (is_json_line(line) and isinstance(line, dict)):
             raise RecordFileError(f"{path}:{number}: each line must be an object with a 'type'")
         lines.append(line)
-    if not lines or lines[0]["type"] != "header":
-        raise RecordFileError(f"{path}: the first line must be the match header")
-    if lines[0].get("format") != FORMAT:
-        raise RecordFileError(f"{path}: unknown record format {lines[0].get('format')!r}; this arena reads {FORMAT!r}")
+    problem = header_problem(lines[0] if lines else None)
+    if problem is not None:
+        raise RecordFileError(f"{path}: {problem}")
     return lines
+
+
+def read_lines(path: Path) -> list[RecordLine]:
+    """The lines of a record file as types; raises :class:`RecordFileError` or :class:`ValueError` naming the bad line."""
+    return parse_lines(read_record(path))

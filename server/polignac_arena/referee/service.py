@@ -26,12 +26,13 @@ from typing import Any, Final
 
 import grpc
 import grpc.aio
-from google.protobuf.message import DecodeError  # type: ignore[import-untyped]  # protobuf ships no type stubs
+from google.protobuf.message import DecodeError
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac_arena.referee import texts
 from polignac_arena.referee.host import MatchHost, SeatConnection
 from polignac_arena.referee.versions import refusal as version_refusal
+from polignac_arena.settings import NAME_MAX, VERSION_MAX, is_display_name, is_version_text
 
 __all__ = ["HALF_CLOSE_PROBE_S", "MAX_ENDED_TOKENS", "SERVICE_NAME", "RefereeService", "Undecodable", "decode_request"]
 
@@ -149,13 +150,10 @@ class RefereeService:
             log.info("match %s: seat %s refused at its Hello: %s", host.match_id, seat, unspoken)
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, unspoken)
             return
-        if (
-            not 1 <= len(hello.bot_name) <= 64
-            or not hello.bot_name.isprintable()
-            or len(hello.bot_version) > 64
-            or not hello.bot_version.isprintable()
-        ):
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "bot_name must be 1 to 64 printable characters, bot_version up to 64")
+        if not is_display_name(hello.bot_name) or not is_version_text(hello.bot_version, empty=True):
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"bot_name must be 1 to {NAME_MAX} printable characters, bot_version up to {VERSION_MAX}"
+            )
             return
         conn = SeatConnection(context, hello.bot_name, hello.bot_version, self._write_timeout_s)
         refusal = host.attach(seat, conn)

@@ -5,20 +5,12 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from pathlib import Path
 
+from polignac_arena.settings import SeatKind, Transport
 from polignac_arena.submission import ResourceRequest, Submission
 
 __all__ = ["BuildLimits", "BuildResult", "SeatContext", "SeatError", "SeatKind", "SeatLauncher", "SeatLimits", "SeatProcess"]
-
-
-class SeatKind(StrEnum):
-    """How a bot gets its seat (DESIGN.md, "Running bots")."""
-
-    INPROCESS = "inprocess"
-    PROCESS = "process"
-    DOCKER = "docker"
 
 
 class SeatError(RuntimeError):
@@ -112,7 +104,7 @@ class SeatContext:
     def reaches_referee(self) -> bool:
         """Whether the bot itself talks to the referee: a ``stdio`` bot does not (the arena's bridge does),
         so it gets neither the socket nor the address and token."""
-        return self.submission.transport != "stdio"
+        return self.submission.transport is not Transport.STDIO
 
     def bot_environment(self, address: str) -> dict[str, str]:
         """The only environment variables a bot gets from the arena."""

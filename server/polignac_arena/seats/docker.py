@@ -1,81 +1,6 @@
 """``docker`` seats: each bot in its own container, started through the docker SDK.
 
-The container
--------------
-* ``network_mode="none"``: the container has only its own loopback.  The referee is reached
-  through its unix socket: the socket's folder is bind-mounted read-only at ``/run/polignac``
-  (for ``grpc`` bots: a ``stdio`` bot's bridge is the arena's, so it gets no socket)
-  and ``POLIGNAC_ADDRESS=unix:/run/polignac/referee.sock`` (connecting to a socket needs no
-  write access to its file system).
-* The environment holds ``POLIGNAC_ADDRESS`` and ``POLIGNAC_TOKEN`` and a few fixed values
-  (``PATH``, ``TMPDIR=/tmp``, ``HOME=/nonexistent`` as for nobody, the Python settings below);
-  nothing of the arena's environment, not even docker's configured proxies.
-* Limits from :class:`SeatLimits`: ``mem_limit`` with ``memswap_limit`` equal (no swap),
-  ``nano_cpus``, ``pids_limit``, rlimits on open files, file size and CPU seconds.
-* A read-only root file system; the only writable place is a tmpfs at ``/tmp``
-  (``tmpfs_mb``, ``noexec,nosuid,nodev``: a bot writes scratch files there but cannot
-  drop programs and run them); no ``/dev/shm`` (``ipc_mode="none"``).  Each ``VOLUME`` of the
-  image gets such a tmpfs too, so the daemon makes no volume (host disk); the image's health
-  check is switched off.
-* ``cap_drop=["ALL"]``, ``no-new-privileges``, user ``65534:65534`` (nobody), and the arena's
-  seccomp profile (:func:`.syscalls.docker_profile`, the table bubblewrap seats get) instead of
-  the daemon's default one, which lets ``ptrace`` and ``io_uring`` through.
-* Labels ``polignac.match``, ``polignac.seat`` and ``polignac.bot`` name it; :meth:`DockerSeat.stop`
-  kills and removes it (also when it never started, and when the arena is out of file
-  descriptors: each seat holds a connection to the daemon for that), and
-  :func:`remove_containers` sweeps every container of a match by label.
-* The ``none`` logging driver: the daemon keeps no log that a chatty bot could grow.  The arena
-  attaches to the container before starting it instead, so no output is missed: stderr is kept
-  up to ``stderr_bytes``, then read at a bounded rate and dropped, which holds the bot's
-  writes back (a flood costs neither the arena nor the daemon more than that rate); for
-  ``stdio`` bots stdin and stdout are the bot's JSON-lines pipes (``DockerSeat.stdin`` /
-  ``DockerSeat.stdout`` as asyncio streams, see below).
-
-Images
-------
-There is no container registry here and the arena never pulls an image:
-
-* ``image = "..."`` in ``bot.toml``: a local image, used as it is (an error if it is absent).
-* ``dockerfile = "..."``: built from the submission folder, tagged
-  ``polignac-bot/<name>:<hash of the folder>`` and reused while the folder is unchanged.  The
-  daemon builds a canonical Dockerfile the arena writes after checking the submission's
-  (:mod:`.dockerfile`: every image local and pinned by ID, nothing fetched, steps as nobody),
-  with the seat's memory, CPU and pids caps and a wall clock (:mod:`.docker_build`);
-  docs/docker-seats.md says what is refused and why.
-* Neither (Python bots, the built-in bots, Node bots, host-built C binaries): the *runtime
-  image* ``polignac-runtime:<hash>``, which the arena makes itself with ``docker import`` of a
-  tiny tarball (``/etc/passwd``, ``/etc/group``, ``/etc/nsswitch.conf`` and a few empty
-  folders).  The host's runtime, worked out in :mod:`.common` for bubblewrap seats too, is
-  bind-mounted read-only at the same paths: ``/usr``, ``/lib``, ``/bin``... (the C library,
-  Node), the loader's and a few other harmless ``/etc`` files, the Python installation
-  (``sys.base_prefix`` and ``sys.prefix``, plus any folder outside them holding grpc or
-  protobuf) and the SDK package at ``/opt/polignac-sdk/polignac`` (on ``PYTHONPATH``).  A
-  command starting with ``python`` runs the arena's own interpreter, as ``process`` seats do.
-  The submission folder is mounted read-only at ``/bot``, the working folder (built-in bots
-  work in ``/tmp`` instead).  Image bots keep their image's working folder and run
-  ``command`` as the container's command (after the image's ``ENTRYPOINT``, if any).
-
-So the daemon must see the arena's file system (a local daemon, not a remote one).
-
-stdio bots
-----------
-The arena attaches with its own HTTP connections to the daemon (``unix://`` or plain
-``tcp://`` ``DOCKER_HOST``), upgraded to raw streams, before it starts the container: one for
-stdin and stdout, another for stderr (every seat has that one).  Without a terminal the daemon
-frames the container's output with an 8-byte header (stream number, three zero bytes,
-big-endian length); a pump task feeds the stdout frames to ``DockerSeat.stdout`` (with
-back-pressure: the pump stops reading while 2 MiB wait unread).  ``DockerSeat.stdin`` writes
-straight into the container's stdin; closing it only half-closes the connection (the bot sees
-end of file, its output still arrives).
-
-Exit status
------------
-:meth:`DockerSeat.wait` returns when the container has ended, without blocking the event loop
-(the docker SDK is synchronous: its calls run in threads).  Docker reports only a number: a
-process killed by signal N ends with 128+N, like in a shell, so 129..192 are returned as
-``-(code - 128)`` (137, SIGKILL, is also what the memory limit's OOM kill gives: then the
-seat's stderr gets a note).  A bot that itself exits with such a code reads as killed by that
-signal.  A container stopped by :meth:`DockerSeat.stop` reads as killed by SIGKILL (-9).
+The container, its images, stdio bots and exit statuses: docs/sandbox.md ("Docker seats").
 """
 
 from __future__ import annotations
@@ -126,6 +51,7 @@ from polignac_arena.seats.docker_seat import (
 )
 from polignac_arena.seats.dockerfile import MAX_DOCKERFILE_BYTES, DockerfileError, LocalImage, vet_dockerfile
 from polignac_arena.seats.syscalls import SeccompUnavailable, docker_profile
+from polignac_arena.settings import Transport
 from polignac_arena.submission import Submission
 
 __all__ = [
@@ -508,8 +434,8 @@ class DockerLauncher(SeatLauncher):
             name=f"polignac-{_name_part(context.match_id)}-seat{context.seat}-{secrets.token_hex(3)}",
             labels={LABEL_MATCH: context.match_id, LABEL_SEAT: str(context.seat), LABEL_BOT: sub.label},
             label=sub.label,
-            stdin=sub.transport == "stdio",
-            stdout=sub.transport == "stdio",
+            stdin=sub.transport is Transport.STDIO,
+            stdout=sub.transport is Transport.STDIO,
         )
 
     def _create(self, spec: _Spec) -> str:

@@ -33,6 +33,7 @@ from typing import Any, NoReturn
 import polignac.bot
 import polignac.bot.client
 from polignac.bot import Bot
+from polignac_arena.settings import Transport
 from polignac_arena.submission import Submission
 
 __all__ = ["FolderBot", "entry_script", "folder_refusal", "load_folder_bot"]
@@ -44,7 +45,7 @@ _PRIVATE_MODULES = ("random",)
 def entry_script(submission: Submission) -> Path | None:
     """The script an in-process seat runs for ``submission``: FILE of ``python FILE.py``, or None when it has none."""
     command = submission.command
-    if submission.language != "python" or submission.transport != "grpc" or len(command) < 2:
+    if submission.language != "python" or submission.transport is not Transport.GRPC or len(command) < 2:
         return None
     if command[0] not in ("python", "python3") or not command[1].endswith(".py") or command[1].startswith("-"):
         return None

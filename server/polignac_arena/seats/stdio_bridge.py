@@ -45,6 +45,7 @@ from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac._proto.polignac.v1.referee_pb2_grpc import RefereeServiceStub
 from polignac.wire import PROTOCOL_VERSION
 from polignac_arena.seats.base import SeatProcess
+from polignac_arena.settings import NAME_MAX, VERSION_MAX
 
 __all__ = ["MAX_LINE_BYTES", "TOO_LONG", "LineReader", "LinesHook", "message_json", "parse_answer", "response_lines", "run_bridge"]
 
@@ -394,10 +395,12 @@ async def run_bridge(
             log.error("stdio bridge: cannot reach the referee at %s within %g s", address, connect_timeout)
             _close_quietly(stdin)
             return
-        stub = RefereeServiceStub(channel)  # type: ignore[no-untyped-call]  # generated code is untyped
+        stub = RefereeServiceStub(channel)
         call = stub.Play(metadata=(("authorization", f"Bearer {token}"),))
         bridge = _Bridge(stdin, call, lines_hook)
-        hello = pb.Hello(protocol_version=PROTOCOL_VERSION, bot_name=bot_name[:64] or "stdio-bot", bot_version=bot_version[:64])
+        hello = pb.Hello(
+            protocol_version=PROTOCOL_VERSION, bot_name=bot_name[:NAME_MAX] or "stdio-bot", bot_version=bot_version[:VERSION_MAX]
+        )
         try:
             await call.write(pb.PlayRequest(hello=hello))  # first, and alone: only one task writes from here on
         except Exception as exc:  # the referee is gone or refused the stream

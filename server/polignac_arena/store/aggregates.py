@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from polignac_arena.store.encoding import _json
+from polignac_arena.store.encoding import to_json
 
 RECENT_MU: Final = 20
 """How many of a bot's last mu values a leaderboard row carries (its trend)."""
@@ -86,7 +86,7 @@ class BotTally:
 
     def row(self) -> tuple[Any, ...]:
         """The values of :data:`BOT_COLUMNS`."""
-        faults = _json(dict(sorted(self.faults.items()))) if self.faults else "{}"
+        faults = to_json(dict(sorted(self.faults.items()))) if self.faults else "{}"
         return (
             self.matches, self.wins, self.place_sum, numbers_text(self.places), self.penalty_sum, self.hands, faults,
             sum(self.faults.values()), self.first_played, self.last_played,
@@ -232,7 +232,9 @@ def add_result(
         stored: dict[str, int] = json.loads(text)
         for kind, count in counts.items():
             stored[kind] = stored.get(kind, 0) + count
-        conn.execute("UPDATE tournament_stats SET faults = ? WHERE tournament_id = ?", (_json(dict(sorted(stored.items()))), tournament_id))
+        conn.execute(
+            "UPDATE tournament_stats SET faults = ? WHERE tournament_id = ?", (to_json(dict(sorted(stored.items()))), tournament_id)
+        )
     if not final:
         return
     conn.executemany(
@@ -377,7 +379,7 @@ def recompute(conn: sqlite3.Connection) -> Aggregates:
             for i, value in enumerate(pair):
                 old[i] += value
     for tid, (done, void, attempts, counts) in progress.items():
-        out.tournament_stats[(tid,)] = (done, void, attempts, _json(dict(sorted(counts.items()))))
+        out.tournament_stats[(tid,)] = (done, void, attempts, to_json(dict(sorted(counts.items()))))
     out.bot_stats = {key: tally.row() for key, tally in bots.items()}
     out.pair_stats = {key: tuple(v) for key, v in pairs.items()}
     _recompute_ratings(conn, out)

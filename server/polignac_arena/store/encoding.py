@@ -11,58 +11,58 @@ from typing import Any
 from polignac_arena.store.records import FixtureLike, StoreError
 
 
-def _now() -> str:
-    return _timestamp(datetime.now(UTC))
+def now_text() -> str:
+    return timestamp_text(datetime.now(UTC))
 
 
-def _timestamp(when: datetime) -> str:
+def timestamp_text(when: datetime) -> str:
     if when.tzinfo is None:
         raise ValueError(f"a timestamp needs a time zone, got {when!r}")
     return when.astimezone(UTC).isoformat(timespec="milliseconds")
 
 
-def _json(value: Any) -> str:
+def to_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def _canonical_config(config: Mapping[str, Any] | str) -> str:
+def canonical_config(config: Mapping[str, Any] | str) -> str:
     try:
         value = json.loads(config) if isinstance(config, str) else config
         if not isinstance(value, Mapping):
             raise ValueError(f"a tournament config must be a JSON object, got {type(value).__name__}")
-        return _json(value)
+        return to_json(value)
     except (TypeError, json.JSONDecodeError) as exc:
         raise ValueError(f"a tournament config must be JSON: {exc}") from None
 
 
-def _differences(old: Any, new: Any, prefix: str = "") -> list[str]:
+def differences(old: Any, new: Any, prefix: str = "") -> list[str]:
     """Dotted keys where two JSON values differ."""
     if isinstance(old, dict) and isinstance(new, dict):
         out: list[str] = []
         for key in sorted(set(old) | set(new)):
-            out += _differences(old.get(key), new.get(key), f"{prefix}{key}.")
+            out += differences(old.get(key), new.get(key), f"{prefix}{key}.")
         return out
     return [] if old == new else [prefix.rstrip(".") or "(the whole config)"]
 
 
-def _encode_record(record: Iterable[Mapping[str, Any]] | str) -> bytes:
+def encode_record(record: Iterable[Mapping[str, Any]] | str) -> bytes:
     text = record if isinstance(record, str) else "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in record)
     return zlib.compress(text.encode("utf-8"), 6)
 
 
-def _decode_record(encoding: str, data: bytes) -> list[dict[str, Any]]:
+def decode_record(encoding: str, data: bytes) -> list[dict[str, Any]]:
     if encoding != "zlib":
         raise StoreError(f"unknown record encoding {encoding!r}")
     text = zlib.decompress(data).decode("utf-8")
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def _split_key(key: str) -> tuple[str, str]:
+def split_key(key: str) -> tuple[str, str]:
     name, _, version = key.partition("@")
     return name, version
 
 
-def _ints(values: Sequence[int] | None, what: str, n: int, minimum: int | None = None) -> list[int]:
+def checked_ints(values: Sequence[int] | None, what: str, n: int, minimum: int | None = None) -> list[int]:
     if values is None or isinstance(values, str | bytes) or len(values) != n:
         raise ValueError(f"{what} must give one integer per seat ({n}), got {values!r}")
     out = []
@@ -73,14 +73,14 @@ def _ints(values: Sequence[int] | None, what: str, n: int, minimum: int | None =
     return out
 
 
-def _check_fixture(fixture: FixtureLike) -> tuple[int, list[str], int, str]:
+def check_fixture(fixture: FixtureLike) -> tuple[int, list[str], int, str]:
     seats = list(fixture.seats)
     if not seats or not all(isinstance(s, str) and s for s in seats):
         raise ValueError(f"fixture {fixture.index}: seats must be non-empty bot keys, got {fixture.seats!r}")
     if not isinstance(fixture.seed, int) or isinstance(fixture.seed, bool):
         raise ValueError(f"fixture {fixture.index}: the seed must be an integer, got {fixture.seed!r}")
     try:
-        group = _json(fixture.group)
+        group = to_json(fixture.group)
     except (TypeError, ValueError):
         raise ValueError(f"fixture {fixture.index}: the group must be JSON, got {fixture.group!r}") from None
     return fixture.index, seats, fixture.seed, group

@@ -6,18 +6,17 @@ In the template files ``{{name}}`` stands for the bot's name. Files named ``giti
 
 from __future__ import annotations
 
-import re
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Final
 
 from polignac_arena.protofiles import copy_proto
+from polignac_arena.settings import NAME_RULE, is_name
 
 __all__ = ["KIT_SOURCES", "PREPARE", "TEMPLATE_LANGUAGES", "WITH_PROTO", "ScaffoldError", "scaffold"]
 
 TEMPLATE_LANGUAGES: Final = ("python", "javascript", "typescript", "c", "cpp", "go", "rust", "java")
-_NAME: Final = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # as bot.toml's name
 _RENAMED: Final = {"gitignore": ".gitignore", "dockerignore": ".dockerignore", "cargo": ".cargo"}
 _SKIPPED: Final = ("__pycache__", ".mypy_cache", ".ruff_cache")
 KIT_SOURCES: Final = {
@@ -44,8 +43,8 @@ class ScaffoldError(ValueError):
 
 def scaffold(name: str, language: str, folder: Path) -> list[Path]:
     """Write the starter bot ``name`` in ``language`` into ``folder`` (new, or empty); returns the files written."""
-    if not _NAME.match(name):
-        raise ScaffoldError(f"bot name {name!r}: use 1 to 64 letters, digits, '.', '_' or '-'")
+    if not is_name(name):
+        raise ScaffoldError(f"bot name {name!r}: use {NAME_RULE}")
     if language not in TEMPLATE_LANGUAGES:
         raise ScaffoldError(f"no starter bot in {language!r}; choose one of {', '.join(TEMPLATE_LANGUAGES)}")
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):

@@ -66,17 +66,25 @@ from pathlib import Path
 from typing import Any, Final
 
 from polignac import PRESETS, PolignacError, Ruleset
-from polignac.deal import MAX_SEED
-from polignac_arena.executors.base import EXECUTOR_KINDS, ExecutorSettings
 from polignac_arena.games import Game, game_of
 from polignac_arena.ratings import RatingEnv
-from polignac_arena.referee import TimeControl
-from polignac_arena.seats import SeatKind, SeatLimits
+from polignac_arena.seats.base import SeatLimits
+from polignac_arena.settings import (
+    CLOCK_MAX_MS,
+    DEAL_SEED_MAX,
+    EXECUTOR_KINDS,
+    NAME_RULE,
+    ExecutorKind,
+    ExecutorSettings,
+    SeatKind,
+    TimeControl,
+    TournamentFormat,
+    is_name,
+)
 
 __all__ = ["FORMATS", "ConfigError", "TournamentConfig", "TrueSkillSettings", "load_config", "parse_config"]
 
-FORMATS: Final = ("round-robin", "duplicate", "ladder")
-_NAME = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+FORMATS: Final = tuple(form.value for form in TournamentFormat)
 _TOP_KEYS: Final = ("name", "description", "entrants", "format", "table_size", "rounds", "matches", "seed", "parallel")
 _SECTIONS: Final = ("rules", "time", "seats", "executor", "trueskill", "schedule")
 
@@ -115,7 +123,7 @@ class TournamentConfig:
     game: Game = field(default_factory=lambda: Game("classic"))
     """The game the rules are (:func:`polignac_arena.games.game_of`): what every entrant must declare."""
     description: str = ""
-    format: str = "round-robin"
+    format: TournamentFormat = TournamentFormat.ROUND_ROBIN
     table_size: int = 4
     rounds: int = 1
     matches: int = 100
@@ -268,9 +276,9 @@ class Checker:
         time_table = self.section_table("time")
         self.unknown("time", time_table, ("move_ms", "bank_ms", "startup_ms"))
         return TimeControl(
-            move_ms=self.integer("time", time_table, "move_ms", 1000, 1, 3_600_000),
-            bank_ms=self.integer("time", time_table, "bank_ms", 10_000, 0, 3_600_000),
-            startup_ms=self.integer("time", time_table, "startup_ms", 10_000, 1, 3_600_000),
+            move_ms=self.integer("time", time_table, "move_ms", 1000, TimeControl.lowest("move_ms"), CLOCK_MAX_MS),
+            bank_ms=self.integer("time", time_table, "bank_ms", 10_000, TimeControl.lowest("bank_ms"), CLOCK_MAX_MS),
+            startup_ms=self.integer("time", time_table, "startup_ms", 10_000, TimeControl.lowest("startup_ms"), CLOCK_MAX_MS),
         )
 
     def seats(self, default_kind: SeatKind = SeatKind.PROCESS) -> tuple[SeatKind, bool, SeatLimits]:
@@ -315,7 +323,7 @@ class Checker:
             self.bad("executor", "address", f"must be the Ray head's HOST:PORT, got {address!r}")
             address = None
         cpus = self.number("executor", table, "cpus_per_match", 1.0, 0.01, 256)
-        return ExecutorSettings(kind, address.strip() if address else None, cpus)
+        return ExecutorSettings(ExecutorKind(kind), address.strip() if address else None, cpus)
 
     def schedule(self, form: str) -> tuple[float | None, int | None]:
         """The ``[schedule]`` table for tournaments of format ``form``: ``until_separated`` and ``max_matches``."""
@@ -367,8 +375,8 @@ def parse_config(text: str, path: Path | str = "<tournament>") -> TournamentConf
     check.unknown("", table, _TOP_KEYS + _SECTIONS)
 
     name = table.get("name")
-    if not isinstance(name, str) or not _NAME.match(name):
-        bad("", "name", f"must be 1 to 64 letters, digits, '.', '_' or '-', got {name!r}")
+    if not is_name(name):
+        bad("", "name", f"must be {NAME_RULE}, got {name!r}")
         name = "tournament"
     description = table.get("description", "")
     if not isinstance(description, str):
@@ -390,7 +398,7 @@ def parse_config(text: str, path: Path | str = "<tournament>") -> TournamentConf
         bad("", "table_size", f"is {table_size} but there are only {len(entrants)} entrants")
     rounds = check.integer("", table, "rounds", 1, 1, 1000)
     matches = check.integer("", table, "matches", 100, 1, 1_000_000)
-    seed = check.integer("", table, "seed", 1, 0, MAX_SEED)
+    seed = check.integer("", table, "seed", 1, 0, DEAL_SEED_MAX)
     parallel = check.integer("", table, "parallel", 1, 1, 64)
     rules, base = check.rules(table_size)
     clock = check.time()
@@ -407,7 +415,7 @@ def parse_config(text: str, path: Path | str = "<tournament>") -> TournamentConf
         base_dir=file.resolve().parent,
         game=game_of(rules, base),
         description=description,
-        format=form,
+        format=TournamentFormat(form),
         table_size=table_size,
         rounds=rounds,
         matches=matches,

@@ -26,11 +26,13 @@ from polignac_arena.games import GameRefused, check_seating
 from polignac_arena.matchmaking import Meetings
 from polignac_arena.plaintext import plain
 from polignac_arena.ratings import Rating, RatingEnv, conservative, new_version, rate_duplicate, rate_result, stronger_probability
+from polignac_arena.record_lines import HandEndedLine
 from polignac_arena.referee import MatchResult
 from polignac_arena.runner import BotSpecError, builtin_name
 from polignac_arena.schedule import Fixture, duplicate, extra_round, ladder_next, match_seed, round_robin
 from polignac_arena.seats import SeatKind, launcher_for
 from polignac_arena.seats.folder_bot import folder_refusal
+from polignac_arena.settings import ExecutorKind, TournamentFormat
 from polignac_arena.statuses import MatchStatus, TournamentStatus
 from polignac_arena.store import ConflictError, GroupRate, GroupResults, RateFunction, Store
 from polignac_arena.submission import Submission, SubmissionError, builtin_submission, content_digest, load_submission
@@ -168,7 +170,7 @@ async def run_tournament(
     """
     owned = executor is None
     executor = executor or executor_for(config.executor)
-    if executor.kind == "local":  # a cluster's nodes judge for themselves
+    if executor.kind is ExecutorKind.LOCAL:  # a cluster's nodes judge for themselves
         launcher = launcher_for(config.seat_kind)
         reason = launcher.unavailable() or launcher.refusal(config.trusted)
         if reason is not None:
@@ -193,9 +195,9 @@ async def run_tournament(
     try:
         fixtures: list[Fixture] = []
         if existing is None:  # a stored schedule is read back, never drawn again (create_tournament checks the config)
-            if config.format == "round-robin":
+            if config.format is TournamentFormat.ROUND_ROBIN:
                 fixtures = round_robin(keys, config.table_size, config.rounds, config.seed)
-            elif config.format == "duplicate":
+            elif config.format is TournamentFormat.DUPLICATE:
                 fixtures = duplicate(keys, config.table_size, config.rounds, config.seed)
         tournament_id = store.create_tournament(
             config.name, config_record(config), fixtures, source=config.source, initial_ratings=_priors(keys, store, env)
@@ -234,10 +236,10 @@ async def _play_all(
         return rate_duplicate(env, {**priors, **before}, results)
 
     # Duplicate deals are scored as duplicates: a deal's rotations are compared with each other (docs/ratings.md).
-    rate: RateFunction | GroupRate = GroupRate(rate_deal) if config.format == "duplicate" else rate_one
+    rate: RateFunction | GroupRate = GroupRate(rate_deal) if config.format is TournamentFormat.DUPLICATE else rate_one
 
     so_far = store.progress(tournament_id)
-    total = config.matches if config.format == "ladder" else config.max_matches or so_far.total
+    total = config.matches if config.format is TournamentFormat.LADDER else config.max_matches or so_far.total
     done = so_far.done
     running = 0
     faults = sum(so_far.faults.values())
@@ -302,7 +304,7 @@ async def _play_all(
             return await play(fixture_index, seats, seed)
 
     try:
-        if config.format == "ladder":
+        if config.format is TournamentFormat.LADDER:
             complete, outcome.stop_reason = await _run_ladder(config, store, tournament_id, keys, env, width, guarded)
         else:
             complete, outcome.stop_reason = await _run_rounds(config, store, tournament_id, keys, guarded)
@@ -360,7 +362,7 @@ async def _run_rounds(config: TournamentConfig, store: Store, tournament_id: int
     stored = store.fixtures(tournament_id)
     count, groups = len(stored), (stored[-1].group + 1 if stored else 0)
     while not (reason := _separated(config, store, tournament_id, keys, count)):
-        more = extra_round(keys, config.table_size, config.seed, count, groups, replays=config.format == "duplicate")
+        more = extra_round(keys, config.table_size, config.seed, count, groups, replays=config.format is TournamentFormat.DUPLICATE)
         if count + len(more) > config.max_matches:
             return True, _over_budget(config, store, tournament_id, keys, count)
         store.add_fixtures(tournament_id, more)
@@ -431,7 +433,7 @@ def store_result(
 
     ``final`` and ``node`` are as in :meth:`~polignac_arena.store.Store.record_result`.
     """
-    hands = [line for line in result.record if line.get("type") == "hand_ended" and not line.get("tiebreak")]
+    hands = [line for line in result.lines if isinstance(line, HandEndedLine) and not line.tiebreak]
     store.record_result(
         tournament_id,
         index,
@@ -442,7 +444,7 @@ def store_result(
         faults=result.faults,
         hands=len(hands),
         rate=rate,
-        penalties=[sum(line["scores"][seat] for line in hands) for seat in range(len(result.totals))],
+        penalties=[sum(line.scores[seat] for line in hands) for seat in range(len(result.totals))],
         record=result.record,
         duration_s=duration_s,
         final=final,

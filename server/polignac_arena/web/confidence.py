@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from polignac_arena.ratings import stronger_probability
-from polignac_arena.store import Tournament
+from polignac_arena.store import LeaderboardRow, Tournament
 
-__all__ = ["CONFIDENCE", "Separation", "annotate", "average_place_meaningful", "separations"]
+__all__ = ["CONFIDENCE", "Separation", "average_place_meaningful", "row_separations", "separations"]
 
 CONFIDENCE: Final = 0.95
 """A bot is separated from the one ranked above it when that one is stronger with at least this probability."""
@@ -61,18 +61,10 @@ def average_place_meaningful(tournament: Tournament | None) -> bool:
     return config.get("format", "round-robin") in _BALANCED_FORMATS
 
 
-def annotate(rows: list[dict[str, Any]], tournament: Tournament | None) -> list[dict[str, Any]]:
-    """``rows`` (leaderboard rows as dicts, in rank order) with each one's :class:`Separation` and the average-place flag.
+def row_separations(rows: Sequence[LeaderboardRow]) -> list[Separation]:
+    """For leaderboard rows in rank order, each one's :class:`Separation`.
 
     For a page of the board, pass it with the row above it (and drop that one after): then every
-    row's fields are those of the whole board.
+    row's separation is the one it has on the whole board.
     """
-    ratings = [None if r["mu"] is None or r["sigma"] is None else (float(r["mu"]), float(r["sigma"])) for r in rows]
-    meaningful = average_place_meaningful(tournament)
-    for row, separation in zip(rows, separations(ratings), strict=True):
-        row.update(
-            p_above_stronger=separation.p_above_stronger,
-            tied=separation.tied,
-            average_place_meaningful=meaningful,
-        )
-    return rows
+    return separations([None if r.mu is None or r.sigma is None else (r.mu, r.sigma) for r in rows])

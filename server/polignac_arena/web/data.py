@@ -1,4 +1,6 @@
-"""What the web face shows, as plain JSON-ready dicts read from the store (shared by the API, the pages and the report).
+"""What the web face shows, read from the store as the API's models (:mod:`polignac_arena.web.models`).
+
+The API returns them, and the pages and the static report read the same ones.
 
 Every function here only reads.  Unknown tournaments, bots and matches raise :class:`NotFound`;
 bad parameter values raise :class:`BadRequest` (the app maps them to 404 and 400).
@@ -10,10 +12,10 @@ import csv
 import io
 import math
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from dataclasses import fields
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TypeVar
 
 from polignac import Faces, Ruleset, card_name, cards_in, suit_name
 from polignac.cards import ALL_CARDS_MASK, PIQUET_MASK
@@ -22,9 +24,29 @@ from polignac_arena.render import direction_text, is_polignac
 from polignac_arena.replay import replay_lines
 from polignac_arena.store import HeadToHead, LeaderboardRow, Store, StoredResult, Tournament
 from polignac_arena.web import confidence
+from polignac_arena.web.models import (
+    BotDetailOut,
+    BotSummaryOut,
+    BotVersionOut,
+    BotVersionSummaryOut,
+    CardFaceOut,
+    CrosstableCellOut,
+    CrosstableOut,
+    FaultEntryOut,
+    LeaderboardRowOut,
+    MatchPageOut,
+    MatchResultOut,
+    RatingPointOut,
+    RatingRowOut,
+    ReplayEventOut,
+    ReplayOut,
+    TournamentDetailOut,
+    TournamentSummaryOut,
+)
 
 __all__ = [
     "BadRequest",
+    "LeaderboardPage",
     "NotFound",
     "PastTheEnd",
     "SortKey",
@@ -38,10 +60,16 @@ __all__ = [
     "match_detail",
     "matches",
     "page_cursor",
+    "rating_row",
     "replay",
     "tournament_detail",
     "tournaments",
 ]
+
+
+_Summary = TypeVar("_Summary", bound=TournamentSummaryOut)
+_Rating = TypeVar("_Rating", bound=RatingRowOut)
+_Result = TypeVar("_Result", bound=MatchResultOut)
 
 
 class NotFound(LookupError):
@@ -74,6 +102,20 @@ class SortKey(StrEnum):
 # Keys sorted high to low; the others low to high.  Missing values always sort last.
 _DESCENDING = {SortKey.MU, SortKey.MATCHES, SortKey.WINS, SortKey.FAULTS, SortKey.CONSERVATIVE}
 
+_SORT_VALUE: dict[SortKey, Callable[[LeaderboardRow], float | str | None]] = {
+    SortKey.RANK: lambda row: row.rank,
+    SortKey.CONSERVATIVE: lambda row: row.conservative,
+    SortKey.MU: lambda row: row.mu,
+    SortKey.SIGMA: lambda row: row.sigma,
+    SortKey.MATCHES: lambda row: row.matches,
+    SortKey.WINS: lambda row: row.wins,
+    SortKey.AVERAGE_PLACE: lambda row: row.average_place,
+    SortKey.PENALTY: lambda row: row.average_penalty_per_hand,
+    SortKey.FAULTS: lambda row: sum(row.faults.values()),
+    SortKey.NAME: lambda row: row.name,
+}
+"""What each sort key orders the rows by."""
+
 
 def _tournament(store: Store, name: str | None) -> Tournament | None:
     if name is None:
@@ -95,69 +137,90 @@ def env_of(tournament: Tournament | None) -> RatingEnv:
     return RatingEnv()
 
 
-def tournament_summary(store: Store, tournament: Tournament) -> dict[str, Any]:
+def tournament_summary(store: Store, tournament: Tournament) -> TournamentSummaryOut:
     """A tournament's name, status, dates and progress."""
+    return _summary(store, tournament, TournamentSummaryOut)
+
+
+def _summary(store: Store, tournament: Tournament, model: type[_Summary], **more: object) -> _Summary:
     progress = store.progress(tournament.id)
-    return {
-        "name": tournament.name,
-        "status": tournament.status,
-        "format": tournament.config.get("format"),
-        "created_at": tournament.created_at,
-        "updated_at": tournament.updated_at,
-        "fixtures": progress.total,
-        "done": progress.done,
-        "rated": progress.rated,
-        "void": progress.void,
-        "attempts": progress.attempts,
-        "faults": progress.faults,
-    }
+    return model(
+        name=tournament.name, status=tournament.status, format=tournament.config.get("format"),
+        created_at=tournament.created_at, updated_at=tournament.updated_at, fixtures=progress.total, done=progress.done,
+        rated=progress.rated, void=progress.void, attempts=progress.attempts, faults=progress.faults, **more,
+    )  # fmt: skip
 
 
-def tournaments(store: Store) -> list[dict[str, Any]]:
+def tournaments(store: Store) -> list[TournamentSummaryOut]:
     """Every tournament, oldest first."""
     return [tournament_summary(store, t) for t in store.list_tournaments()]
 
 
-def tournament_detail(store: Store, name: str) -> dict[str, Any]:
+def tournament_detail(store: Store, name: str) -> TournamentDetailOut:
     """One tournament: its summary, entrants and configuration."""
     tournament = _tournament(store, name)
     assert tournament is not None
-    return {**tournament_summary(store, tournament), "config": tournament.config, "entrants": tournament.config.get("entrants", [])}
+    config = tournament.config
+    return _summary(store, tournament, TournamentDetailOut, config=config, entrants=config.get("entrants", []))
 
 
-def row_dict(row: LeaderboardRow) -> dict[str, Any]:
+def rating_row(row: LeaderboardRow) -> RatingRowOut:
     """A leaderboard row with its conservative rating and fault total."""
-    out = {field.name: getattr(row, field.name) for field in fields(row)}
-    out["faults"] = dict(row.faults)
-    return {**out, "conservative": row.conservative, "fault_total": sum(row.faults.values())}
+    return _rating(row, RatingRowOut)
+
+
+def _rating(row: LeaderboardRow, model: type[_Rating], **more: object) -> _Rating:
+    return model(
+        rank=row.rank, bot=row.bot, name=row.name, version=row.version, mu=row.mu, sigma=row.sigma, matches=row.matches,
+        wins=row.wins, average_place=row.average_place, average_penalty_per_hand=row.average_penalty_per_hand,
+        faults=dict(row.faults), conservative=row.conservative, fault_total=sum(row.faults.values()),
+        recent_mu=list(row.recent_mu), **more,
+    )  # fmt: skip
+
+
+def _annotated(rows: Sequence[LeaderboardRow], tournament: Tournament | None) -> list[LeaderboardRowOut]:
+    """``rows`` (in rank order) with how sure the board is of each place (:mod:`polignac_arena.web.confidence`)."""
+    marks = confidence.row_separations(rows)
+    return _board_rows(list(zip(rows, marks, strict=True)), confidence.average_place_meaningful(tournament))
+
+
+def _board_rows(marked: Sequence[tuple[LeaderboardRow, confidence.Separation]], meaningful: bool) -> list[LeaderboardRowOut]:
+    return [
+        _rating(row, LeaderboardRowOut, p_above_stronger=mark.p_above_stronger, tied=mark.tied, average_place_meaningful=meaningful)
+        for row, mark in marked
+    ]
 
 
 LEADERBOARD_PER_PAGE = 100
 """Rows on a leaderboard page (and the API's default ``limit``)."""
 
 
-def _board(store: Store, tournament: str | None, sort: SortKey, limit: int | None, offset: int) -> list[dict[str, Any]]:
+def _board(store: Store, tournament: str | None, sort: SortKey, limit: int | None, offset: int) -> list[LeaderboardRowOut]:
     """Rows ``offset`` to ``offset + limit`` of the leaderboard sorted by ``sort``.
 
-    In rating order the store reads only those rows; another order sorts every row's aggregates.
+    In rating order the store reads only those rows; another order sorts every row's aggregates
+    (and makes models of the rows shown only).
     """
     found = _tournament(store, tournament)
     tid = None if found is None else found.id
     if sort is SortKey.RANK:
         start = max(0, offset - 1)  # from the row above the page: the first row's confidence compares with it
-        rows = [row_dict(row) for row in store.leaderboard(tid, limit=None if limit is None else limit + offset - start, offset=start)]
-        return confidence.annotate(rows, found)[offset - start :]
-    every = confidence.annotate([row_dict(row) for row in store.leaderboard(tid)], found)
-    field = {SortKey.FAULTS: "fault_total"}.get(sort, str(sort))
-    present = [r for r in every if r[field] is not None]
-    missing = [r for r in every if r[field] is None]
-    present.sort(key=lambda r: r[field], reverse=sort in _DESCENDING)
-    return (present + missing)[offset : None if limit is None else offset + limit]
+        rows = store.leaderboard(tid, limit=None if limit is None else limit + offset - start, offset=start)
+        return _annotated(rows, found)[offset - start :]
+    every = store.leaderboard(tid)
+    marks = confidence.row_separations(every)
+    value = _SORT_VALUE[sort]
+    keyed = [(value(row), row, mark) for row, mark in zip(every, marks, strict=True)]
+    present = [(key, row, mark) for key, row, mark in keyed if key is not None]
+    missing = [(row, mark) for key, row, mark in keyed if key is None]
+    present.sort(key=lambda item: item[0], reverse=sort in _DESCENDING)
+    ordered = [(row, mark) for _, row, mark in present] + missing
+    return _board_rows(ordered[offset : None if limit is None else offset + limit], confidence.average_place_meaningful(found))
 
 
 def leaderboard(
     store: Store, tournament: str | None = None, sort: SortKey = SortKey.RANK, *, limit: int | None = None, offset: int = 0
-) -> list[dict[str, Any]]:
+) -> list[LeaderboardRowOut]:
     """The leaderboard (one tournament, or all-time), sorted by ``sort``, rows ``offset`` to ``offset + limit``.
 
     ``rank`` always is the rating rank, whatever the sort.
@@ -169,9 +232,23 @@ def leaderboard(
     return _board(store, tournament, sort, limit, offset)
 
 
+@dataclass(frozen=True)
+class LeaderboardPage:
+    """One page of the leaderboard (a page of the site; the API pages by ``limit`` and ``offset``)."""
+
+    rows: list[LeaderboardRowOut]
+    page: int
+    """From 1."""
+    per_page: int
+    previous: int | None
+    """The page before, None on the first."""
+    next: int | None
+    """The page after, None on the last."""
+
+
 def leaderboard_page(
     store: Store, tournament: str | None = None, sort: SortKey = SortKey.RANK, page: int = 1, per_page: int = LEADERBOARD_PER_PAGE
-) -> dict[str, Any]:
+) -> LeaderboardPage:
     """One page of the leaderboard: its ``rows``, ``page``, and the ``previous`` and ``next`` page numbers (None: none).
 
     The rows past the page are not counted: one more row is read to know whether a next page exists.
@@ -183,10 +260,10 @@ def leaderboard_page(
     rows = _board(store, tournament, sort, per_page + 1, (page - 1) * per_page)
     if page > 1 and not rows:
         raise BadRequest(f"page {page} is past the last page of the leaderboard")
-    return {
-        "rows": rows[:per_page], "page": page, "per_page": per_page, "previous": page - 1 if page > 1 else None,
-        "next": page + 1 if len(rows) > per_page else None,
-    }  # fmt: skip
+    return LeaderboardPage(
+        rows=rows[:per_page], page=page, per_page=per_page, previous=page - 1 if page > 1 else None,
+        next=page + 1 if len(rows) > per_page else None,
+    )  # fmt: skip
 
 
 CROSSTABLE_TOP = 20
@@ -201,7 +278,7 @@ def _rated(store: Store, found: Tournament | None, top: int | None = None) -> li
     return [r for r in rows if r.mu is not None and r.sigma is not None]
 
 
-def crosstable(store: Store, tournament: str | None = None, top: int = CROSSTABLE_TOP) -> dict[str, Any]:
+def crosstable(store: Store, tournament: str | None = None, top: int = CROSSTABLE_TOP) -> CrosstableOut:
     """The ``top`` rated bots in leaderboard order, and per ordered pair the probability the row bot finishes above the column bot.
 
     ``cells[i][j]`` has ``p`` (TrueSkill: the probability of finishing above in a single match,
@@ -215,20 +292,19 @@ def crosstable(store: Store, tournament: str | None = None, top: int = CROSSTABL
     rows = _rated(store, found, top)
     keys = [r.bot for r in rows]
     pairs = store.head_to_head(None if found is None else found.id, bots=keys)
-    cells: list[list[dict[str, Any]]] = []
+    cells: list[list[CrosstableCellOut]] = []
     for a in rows:
         line = []
         for b in rows:
-            cell: dict[str, Any] = {"p": None, "meetings": 0, "ahead": 0, "behind": 0, "ties": 0}
-            if a.bot != b.bot:
-                cell["p"] = win_probability(env, (a.mu or 0.0, a.sigma or 1.0), (b.mu or 0.0, b.sigma or 1.0))
+            p = None if a.bot == b.bot else win_probability(env, (a.mu or 0.0, a.sigma or 1.0), (b.mu or 0.0, b.sigma or 1.0))
             met = pairs.get((a.bot, b.bot))
-            if met is not None:
-                cell.update(meetings=met.meetings, ahead=met.a_ahead, behind=met.b_ahead, ties=met.ties)
-            line.append(cell)
+            if met is None:
+                line.append(CrosstableCellOut(p=p, meetings=0, ahead=0, behind=0, ties=0))
+            else:
+                line.append(CrosstableCellOut(p=p, meetings=met.meetings, ahead=met.a_ahead, behind=met.b_ahead, ties=met.ties))
         cells.append(line)
     rated = len(rows) if len(rows) < top else store.leaderboard_size(None if found is None else found.id, rated=True)
-    return {"tournament": tournament, "bots": keys, "cells": cells, "top": top, "rated": rated}
+    return CrosstableOut(tournament=tournament, bots=keys, cells=cells, top=top, rated=rated)
 
 
 _CSV_CHUNK = 200
@@ -287,45 +363,38 @@ def crosstable_csv(store: Store, tournament: str | None = None) -> Iterator[str]
 _SQRT2 = math.sqrt(2)
 
 
-def bots(store: Store) -> list[dict[str, Any]]:
+def bots(store: Store) -> list[BotSummaryOut]:
     """Every bot name with its versions and latest all-time rating."""
     board = {row.bot: row for row in store.leaderboard(None)}
-    out: dict[str, dict[str, Any]] = {}
+    versions: dict[str, list[BotVersionSummaryOut]] = {}
     for bot in store.list_bots():
-        entry = out.setdefault(bot.name, {"name": bot.name, "versions": []})
         row = board.get(bot.key)
-        entry["versions"].append(
-            {
-                "version": bot.version,
-                "key": bot.key,
-                "language": bot.language,
-                "added_at": bot.added_at,
-                "mu": None if row is None else row.mu,
-                "sigma": None if row is None else row.sigma,
-                "matches": 0 if row is None else row.matches,
-            }
+        versions.setdefault(bot.name, []).append(
+            BotVersionSummaryOut(
+                version=bot.version,
+                key=bot.key,
+                language=bot.language,
+                added_at=bot.added_at,
+                mu=None if row is None else row.mu,
+                sigma=None if row is None else row.sigma,
+                matches=0 if row is None else row.matches,
+            )
         )
-    return list(out.values())
+    return [BotSummaryOut(name=name, versions=listed) for name, listed in versions.items()]
 
 
-def _result_dict(result: StoredResult) -> dict[str, Any]:
-    return {
-        "match_id": result.match_id,
-        "tournament": result.tournament,
-        "idx": result.idx,
-        "seats": list(result.seats),
-        "status": result.status,
-        "final": result.final,
-        "places": None if result.places is None else list(result.places),
-        "totals": list(result.totals),
-        "penalties": list(result.penalties),
-        "faults": [dict(f) for f in result.faults],
-        "fault_total": sum(sum(f.values()) for f in result.faults),
-        "hands": result.hands,
-        "duration_s": result.duration_s,
-        "finished_at": result.finished_at,
-        "node": result.node,
-    }
+def _match_result(result: StoredResult) -> MatchResultOut:
+    return _result(result, MatchResultOut)
+
+
+def _result(result: StoredResult, model: type[_Result], **more: object) -> _Result:
+    return model(
+        match_id=result.match_id, tournament=result.tournament, idx=result.idx, seats=list(result.seats), status=result.status,
+        final=result.final, places=None if result.places is None else list(result.places), totals=list(result.totals),
+        penalties=list(result.penalties), faults=[dict(f) for f in result.faults],
+        fault_total=sum(sum(f.values()) for f in result.faults), hands=result.hands, duration_s=result.duration_s,
+        finished_at=result.finished_at, node=result.node, **more,
+    )  # fmt: skip
 
 
 MATCHES_PER_PAGE = 50
@@ -387,7 +456,7 @@ def matches(
     page: int = 1,
     per_page: int = MATCHES_PER_PAGE,
     before: int | None = None,
-) -> dict[str, Any]:
+) -> MatchPageOut:
     """Final results, newest first, filtered by tournament, bot (name or ``name@version``) and faults: ``per_page`` of them.
 
     Pages are keyset pages: ``next`` is the cursor of the next (older) page, None on the last
@@ -416,21 +485,17 @@ def matches(
     # Without a bot or fault filter the count is a sum of the tournaments' counters; with one it would count every
     # matching match, which is what a page must not cost.
     total = store.count_results(tid) if bot is None and faults is None else None
-    return {
-        "total": total,
-        "page": None if before is not None and page == 1 else page,
-        "per_page": per_page,
-        "pages": None if total is None else max(1, -(-total // per_page)),
-        "next": cursor,
-        "matches": [_result_dict(r) for r in results],
-    }
+    return MatchPageOut(
+        total=total, page=None if before is not None and page == 1 else page, per_page=per_page,
+        pages=None if total is None else max(1, -(-total // per_page)), next=cursor, matches=[_match_result(r) for r in results],
+    )  # fmt: skip
 
 
 HISTORY_POINTS = 300
 """The most rating points a bot page reads per tournament and version (long histories are downsampled, the last points exact)."""
 
 
-def bot_detail(store: Store, name: str, recent: int = 20, faults: int = 50) -> dict[str, Any]:
+def bot_detail(store: Store, name: str, recent: int = 20, faults: int = 50) -> BotDetailOut:
     """One bot (by name): its versions, rating history per tournament, place distribution, recent matches, faults.
 
     ``recent`` matches and ``faults`` fault log entries at most, newest first; the history is
@@ -444,7 +509,7 @@ def bot_detail(store: Store, name: str, recent: int = 20, faults: int = 50) -> d
     names = {t.id: t.name for t in store.list_tournaments()}
     board: dict[str, LeaderboardRow] = {}
     places: Counter[int] = Counter()
-    history: list[dict[str, Any]] = []
+    history: list[RatingPointOut] = []
     keys = [*(b.key for b in versions), *unregistered]
     for key in keys:
         summary = store.bot_summary(key)
@@ -454,53 +519,46 @@ def bot_detail(store: Store, name: str, recent: int = 20, faults: int = 50) -> d
         places.update(summary.places)
         for tid in summary.tournaments:
             history += [
-                {"tournament": names[tid], "idx": point.idx, "bot": point.bot, "mu": point.mu, "sigma": point.sigma}
+                RatingPointOut(tournament=names[tid], idx=point.idx, bot=point.bot, mu=point.mu, sigma=point.sigma)
                 for point in store.rating_history(tid, key, max_points=HISTORY_POINTS)
             ]
     fault_log = [
-        {
-            "match_id": f.match_id,
-            "tournament": f.tournament,
-            "bot": f.bot,
-            "seat": f.seat,
-            "faults": dict(f.faults),
-            "finished_at": f.finished_at,
-        }
+        FaultEntryOut(
+            match_id=f.match_id, tournament=f.tournament, bot=f.bot, seat=f.seat, faults=dict(f.faults), finished_at=f.finished_at
+        )
         for f in store.fault_log(_narrowed(store, name, keys), faults)
     ]
-    return {
-        "name": name,
-        "versions": [
-            {
-                "version": b.version,
-                "key": b.key,
-                "language": b.language,
-                "digest": b.digest,
-                "added_at": b.added_at,
-                "rating": None if b.key not in board else row_dict(board[b.key]),
-            }
-            for b in versions
-        ]
-        + [
-            {"version": board[key].version, "key": key, "language": None, "digest": None, "added_at": None, "rating": row_dict(board[key])}
-            for key in unregistered
-        ],
-        "history": history,
-        "places": {str(place): count for place, count in sorted(places.items()) if count},
-        "recent_matches": [_result_dict(r) for r in store.recent_results(_narrowed(store, name, keys), recent)],
-        "fault_log": fault_log,
-    }
+    registered_versions = [
+        BotVersionOut(
+            version=b.version,
+            key=b.key,
+            language=b.language,
+            digest=b.digest,
+            added_at=b.added_at,
+            rating=None if b.key not in board else rating_row(board[b.key]),
+        )
+        for b in versions
+    ]
+    seen_versions = [
+        BotVersionOut(version=board[key].version, key=key, language=None, digest=None, added_at=None, rating=rating_row(board[key]))
+        for key in unregistered
+    ]
+    return BotDetailOut(
+        name=name, versions=registered_versions + seen_versions, history=history,
+        places={str(place): count for place, count in sorted(places.items()) if count},
+        recent_matches=[_match_result(r) for r in store.recent_results(_narrowed(store, name, keys), recent)], fault_log=fault_log,
+    )  # fmt: skip
 
 
-def match_detail(store: Store, match_id: str) -> dict[str, Any]:
+def match_detail(store: Store, match_id: str) -> MatchResultOut:
     """One match's result (the final one, else the latest attempt), without its record."""
     result = store.get_result(match_id)
     if result is None:
         raise NotFound(f"no match with id {match_id!r}")
-    return _result_dict(result)
+    return _match_result(result)
 
 
-def card_faces(rules: Ruleset) -> dict[str, dict[str, Any]]:
+def card_faces(rules: Ruleset) -> dict[str, CardFaceOut]:
     """How the replay viewer shows each card of the ruleset's pack, by its wire text (:mod:`polignac.faces`).
 
     ``text`` is what the card shows (``10♥``, or the German name ``Herz-10``), ``name`` its
@@ -508,20 +566,20 @@ def card_faces(rules: Ruleset) -> dict[str, dict[str, Any]]:
     ``polignac`` whether it is the Polignac of this game.
     """
     german = rules.faces is Faces.GERMAN
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, CardFaceOut] = {}
     for card in cards_in(ALL_CARDS_MASK if rules.pack == 52 else PIQUET_MASK):
         suit = suit_name(card.suit, rules.faces)
-        out[str(card)] = {
-            "text": card_name(card, rules.faces) if german else card.rank.text + card.suit.symbol,
-            "name": card_name(card, rules.faces),
-            "suit": suit,
-            "colour": suit.lower() if german else "red" if card.suit.is_red else "black",
-            "polignac": is_polignac(rules, card),
-        }
+        out[str(card)] = CardFaceOut(
+            text=card_name(card, rules.faces) if german else card.rank.text + card.suit.symbol,
+            name=card_name(card, rules.faces),
+            suit=suit,
+            colour=suit.lower() if german else "red" if card.suit.is_red else "black",
+            polignac=is_polignac(rules, card),
+        )
     return out
 
 
-def replay(store: Store, match_id: str) -> dict[str, Any]:
+def replay(store: Store, match_id: str) -> ReplayOut:
     """One match re-run through the engine: seat names, every engine event as JSON, and how to show it.
 
     ``rules`` is the match's ruleset (``Ruleset.to_dict``), ``direction`` which totals are
@@ -531,22 +589,20 @@ def replay(store: Store, match_id: str) -> dict[str, Any]:
     result = store.get_result(match_id)
     if result is None:
         raise NotFound(f"no match with id {match_id!r}")
-    out: dict[str, Any] = {
-        **_result_dict(result), "names": list(result.seats), "events": [], "divergence": None,
-        "rules": None, "direction": None, "cards": {},
-    }  # fmt: skip
     if not result.record:
-        out["divergence"] = "the store holds no record of this match"
-        return out
+        return _unreplayed(result, "the store holds no record of this match")
     try:
         replayed = replay_lines(result.record)
     except (ValueError, KeyError, TypeError, IndexError) as exc:
-        out["divergence"] = f"the record does not replay: {exc}"
-        return out
+        return _unreplayed(result, f"the record does not replay: {exc}")
     rules = replayed.match.rules
-    out["events"] = [event.to_dict() for event in replayed.match.events]
-    out["divergence"] = replayed.divergence
-    out["rules"] = rules.to_dict()
-    out["direction"] = direction_text(rules.direction)
-    out["cards"] = card_faces(rules)
-    return out
+    events = [ReplayEventOut.model_validate(event.to_dict()) for event in replayed.match.events]
+    return _result(
+        result, ReplayOut, names=list(result.seats), events=events, divergence=replayed.divergence, rules=rules.to_dict(),
+        direction=direction_text(rules.direction), cards=card_faces(rules),
+    )  # fmt: skip
+
+
+def _unreplayed(result: StoredResult, why: str) -> ReplayOut:
+    """A match whose record is missing or does not replay: its result and ``why``."""
+    return _result(result, ReplayOut, names=list(result.seats), events=[], divergence=why, rules=None, direction=None, cards={})

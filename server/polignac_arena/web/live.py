@@ -18,7 +18,7 @@ from typing import Final
 
 from polignac_arena.statuses import TournamentStatus
 from polignac_arena.store import StoreError
-from polignac_arena.web.models import Stamp, TournamentStamp
+from polignac_arena.web.models import StampOut, TournamentStampOut
 
 __all__ = ["DEFAULT_POLL_S", "LiveMark", "StampReader", "stamp"]
 
@@ -45,7 +45,7 @@ class StampReader:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
 
-    def read(self) -> Stamp:
+    def read(self) -> StampOut:
         """The latest result's and fixture's ids and each tournament's progress; :class:`StoreError` if unreadable."""
         try:
             with self._lock:
@@ -64,12 +64,12 @@ class StampReader:
             self.close()
             raise StoreError(f"cannot read the store {str(self.path)!r}: {exc}") from None
         tournaments = [
-            TournamentStamp(name=name, status=TournamentStatus.parse(status), rated=int(rated), updated_at=updated)
+            TournamentStampOut(name=name, status=TournamentStatus.parse(status), rated=int(rated), updated_at=updated)
             for name, status, rated, updated in rows
         ]
         content = json.dumps([int(last), int(fixture), [t.model_dump(mode="json") for t in tournaments]], separators=(",", ":"))
         key = hashlib.sha256(content.encode()).hexdigest()[:16]
-        return Stamp(key=key, last_result=int(last), last_fixture=int(fixture), tournaments=tournaments)
+        return StampOut(key=key, last_result=int(last), last_fixture=int(fixture), tournaments=tournaments)
 
     def close(self) -> None:
         """Close the connection (the next read opens another)."""
@@ -79,7 +79,7 @@ class StampReader:
                 self._conn = None
 
 
-def stamp(db: str | Path) -> Stamp:
+def stamp(db: str | Path) -> StampOut:
     """The stamp of the store at ``db``, read once (a server keeps a :class:`StampReader`)."""
     reader = StampReader(db)
     try:

@@ -1,9 +1,13 @@
 """What the JSON API answers with: one pydantic model per body, so ``/openapi.json`` describes every route's answer.
 
-The routes of :mod:`polignac_arena.web.app` declare these as their ``response_model``; the data
-layer (:mod:`polignac_arena.web.data`) still builds plain dicts, which FastAPI checks against
-them.  Models refuse keys they do not declare: a field added to the data layer but not here
-fails the API tests instead of vanishing from the answers and the schema.
+:mod:`polignac_arena.web.data` builds these from the store's records, the routes of
+:mod:`polignac_arena.web.api` return them, and the HTML pages and the static report read them.
+Models refuse keys they do not declare.
+
+Every body's class ends in ``Out`` (the store, the referee and ``replay.py`` have their own
+``LeaderboardRow``, ``MatchResult`` and ``Replay``); the schema publishes it without the suffix
+(its title, which :func:`polignac_arena.web.app.tidy_openapi` also makes its component's name),
+so clients see the names they always did.  ``ErrorOut`` keeps its suffix in the schema.
 """
 
 from __future__ import annotations
@@ -15,40 +19,47 @@ from pydantic import BaseModel, ConfigDict, Field
 from polignac_arena.statuses import MatchStatus, TournamentStatus
 
 __all__ = [
-    "BotDetail",
-    "BotSummary",
-    "BotVersion",
-    "BotVersionSummary",
-    "CardFace",
-    "Crosstable",
-    "CrosstableCell",
+    "BotDetailOut",
+    "BotSummaryOut",
+    "BotVersionOut",
+    "BotVersionSummaryOut",
+    "CardFaceOut",
+    "CrosstableCellOut",
+    "CrosstableOut",
     "ErrorOut",
-    "FaultEntry",
-    "LeaderboardRow",
-    "MatchPage",
-    "MatchResult",
-    "RatingPoint",
-    "RatingRow",
-    "Replay",
-    "ReplayEvent",
-    "Stamp",
-    "TournamentDetail",
-    "TournamentStamp",
-    "TournamentSummary",
+    "FaultEntryOut",
+    "LeaderboardRowOut",
+    "MatchPageOut",
+    "MatchResultOut",
+    "RatingPointOut",
+    "RatingRowOut",
+    "ReplayEventOut",
+    "ReplayOut",
+    "StampOut",
+    "TournamentDetailOut",
+    "TournamentStampOut",
+    "TournamentSummaryOut",
 ]
 
 
+def _published_name(model: type) -> str:
+    """The name a body's schema has: its class's name without ``Out``."""
+    return model.__name__.removesuffix("Out")
+
+
 class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", model_title_generator=_published_name)
 
 
 class ErrorOut(_Out):
     """A refusal: a bad parameter (400), an unknown tournament, bot, match or path (404), or an author's refusal."""
 
+    model_config = ConfigDict(title="ErrorOut")  # the name the league's author API published first
+
     error: str = Field(description="what was wrong, in one lowercase sentence quoting the bad value")
 
 
-class TournamentSummary(_Out):
+class TournamentSummaryOut(_Out):
     """A tournament's name, status, dates and progress."""
 
     name: str
@@ -64,14 +75,14 @@ class TournamentSummary(_Out):
     faults: dict[str, int] = Field(description="fault counts by kind over the final results")
 
 
-class TournamentDetail(TournamentSummary):
+class TournamentDetailOut(TournamentSummaryOut):
     """One tournament: its summary, entrants and configuration."""
 
     config: dict[str, Any] = Field(description="the stored configuration (the tournament or league file, as JSON)")
     entrants: list[str]
 
 
-class RatingRow(_Out):
+class RatingRowOut(_Out):
     """One bot version's rating and statistics over its finished matches."""
 
     rank: int = Field(description="the place in rating order (mu - 3 sigma, highest first), from 1")
@@ -90,7 +101,7 @@ class RatingRow(_Out):
     recent_mu: list[float] = Field(default_factory=list, description="the bot's latest mu values, oldest first (the rating trend)")
 
 
-class LeaderboardRow(RatingRow):
+class LeaderboardRowOut(RatingRowOut):
     """A leaderboard line: the rating, and how sure the board is of its place."""
 
     p_above_stronger: float | None = Field(
@@ -105,7 +116,7 @@ class LeaderboardRow(RatingRow):
     )
 
 
-class CrosstableCell(_Out):
+class CrosstableCellOut(_Out):
     """The row bot against the column bot."""
 
     p: float | None = Field(
@@ -118,17 +129,17 @@ class CrosstableCell(_Out):
     ties: int
 
 
-class Crosstable(_Out):
+class CrosstableOut(_Out):
     """The top rated bots in leaderboard order, and a cell per ordered pair (the whole table: /crosstable.csv)."""
 
     tournament: str | None
     bots: list[str]
-    cells: list[list[CrosstableCell]] = Field(description="cells[i][j]: bots[i] against bots[j]")
+    cells: list[list[CrosstableCellOut]] = Field(description="cells[i][j]: bots[i] against bots[j]")
     top: int = Field(description="the most bots asked for")
     rated: int = Field(description="every rated bot, shown or not")
 
 
-class BotVersionSummary(_Out):
+class BotVersionSummaryOut(_Out):
     """One version of a bot, with its latest all-time rating."""
 
     version: str
@@ -140,14 +151,14 @@ class BotVersionSummary(_Out):
     matches: int
 
 
-class BotSummary(_Out):
+class BotSummaryOut(_Out):
     """A bot name and its versions."""
 
     name: str
-    versions: list[BotVersionSummary]
+    versions: list[BotVersionSummaryOut]
 
 
-class RatingPoint(_Out):
+class RatingPointOut(_Out):
     """The rating of one version after one rated match of a tournament."""
 
     tournament: str
@@ -157,7 +168,7 @@ class RatingPoint(_Out):
     sigma: float
 
 
-class MatchResult(_Out):
+class MatchResultOut(_Out):
     """A stored match result (the final one of its fixture, or an attempt)."""
 
     match_id: str
@@ -177,7 +188,7 @@ class MatchResult(_Out):
     node: str | None = Field(description="the machine or cluster node that played it, when known")
 
 
-class FaultEntry(_Out):
+class FaultEntryOut(_Out):
     """Faults of one version in one match."""
 
     match_id: str
@@ -188,7 +199,7 @@ class FaultEntry(_Out):
     finished_at: str
 
 
-class BotVersion(_Out):
+class BotVersionOut(_Out):
     """One version of a bot: registered, or only seen in results."""
 
     version: str
@@ -196,21 +207,21 @@ class BotVersion(_Out):
     language: str | None = Field(description="None for a version that is in results but not registered")
     digest: str | None
     added_at: str | None
-    rating: RatingRow | None = Field(description="its all-time leaderboard line; None before its first match")
+    rating: RatingRowOut | None = Field(description="its all-time leaderboard line; None before its first match")
 
 
-class BotDetail(_Out):
+class BotDetailOut(_Out):
     """One bot: versions, rating history, place counts, recent matches and fault log."""
 
     name: str
-    versions: list[BotVersion]
-    history: list[RatingPoint]
+    versions: list[BotVersionOut]
+    history: list[RatingPointOut]
     places: dict[str, int] = Field(description="how often it finished in each place (the place as text)")
-    recent_matches: list[MatchResult]
-    fault_log: list[FaultEntry]
+    recent_matches: list[MatchResultOut]
+    fault_log: list[FaultEntryOut]
 
 
-class MatchPage(_Out):
+class MatchPageOut(_Out):
     """One page of final results, newest first."""
 
     total: int | None = Field(description="matches in the list; None with a bot or fault filter (counting would cost a full scan)")
@@ -218,18 +229,18 @@ class MatchPage(_Out):
     per_page: int
     pages: int | None = Field(description="pages in the list, when total is known")
     next: int | None = Field(description="the cursor of the next (older) page: pass it as before; None on the last page")
-    matches: list[MatchResult]
+    matches: list[MatchResultOut]
 
 
-class ReplayEvent(BaseModel):
+class ReplayEventOut(BaseModel):
     """One engine event (``polignac.engine``'s ``to_dict``): its kind in ``event``, the rest by kind."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", model_title_generator=_published_name)
 
     event: str
 
 
-class CardFace(_Out):
+class CardFaceOut(_Out):
     """How the replay viewer shows one card."""
 
     text: str
@@ -239,18 +250,18 @@ class CardFace(_Out):
     polignac: bool = Field(description="the Polignac of this game")
 
 
-class Replay(MatchResult):
+class ReplayOut(MatchResultOut):
     """A match re-run through the engine from its record."""
 
     names: list[str]
-    events: list[ReplayEvent]
+    events: list[ReplayEventOut]
     divergence: str | None = Field(description="why the record does not replay, or where it departs from the engine; None when it replays")
     rules: dict[str, Any] | None = Field(description="the ruleset (Ruleset.to_dict); None when the record does not replay")
     direction: str | None = Field(description="which totals are better, in words")
-    cards: dict[str, CardFace] = Field(description="by card as wire text")
+    cards: dict[str, CardFaceOut] = Field(description="by card as wire text")
 
 
-class TournamentStamp(_Out):
+class TournamentStampOut(_Out):
     """What changes in a tournament when a result is stored."""
 
     name: str
@@ -259,10 +270,10 @@ class TournamentStamp(_Out):
     updated_at: str
 
 
-class Stamp(_Out):
+class StampOut(_Out):
     """A cheap mark of the store's state: a page polls it and reloads its live parts when it changes."""
 
     key: str = Field(description="changes whenever anything below changes: compare it with the one a page was drawn with")
     last_result: int = Field(description="the id of the latest stored result (0: none yet); it grows with every result")
     last_fixture: int = Field(description="grows with every fixture scheduled (a ladder schedules as it starts matches)")
-    tournaments: list[TournamentStamp]
+    tournaments: list[TournamentStampOut]

@@ -1,15 +1,17 @@
-"""The HTML pages: Jinja2 templates filled from :mod:`polignac_arena.web.data`, for the server and the static report."""
+"""The HTML pages: Jinja2 templates filled with the models of :mod:`polignac_arena.web.data`, for the server and the static report."""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
 import jinja2
 from markupsafe import Markup
+from pydantic import BaseModel
 
 from polignac_arena.plaintext import plain
 from polignac_arena.store import Store
@@ -17,7 +19,18 @@ from polignac_arena.web import data
 from polignac_arena.web.live import LiveMark
 from polignac_arena.web.svg import rating_chart, sparkline
 
-__all__ = ["Links", "environment", "page_bot", "page_crosstable", "page_error", "page_leaderboard", "page_matches", "page_replay", "slug"]
+__all__ = [
+    "Links",
+    "environment",
+    "page_bot",
+    "page_crosstable",
+    "page_error",
+    "page_leaderboard",
+    "page_matches",
+    "page_replay",
+    "render",
+    "slug",
+]
 
 
 def slug(text: str) -> str:
@@ -91,13 +104,13 @@ def _number(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _tojson(value: Any) -> Markup:
-    """JSON for a ``<script type="application/json">`` block (``<``, ``>`` and ``&`` escaped)."""
-    text = json.dumps(value, separators=(",", ":"))
+def _tojson(value: BaseModel) -> Markup:
+    """A model as JSON for a ``<script type="application/json">`` block (``<``, ``>`` and ``&`` escaped)."""
+    text = json.dumps(value.model_dump(mode="json"), separators=(",", ":"))
     return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
-def _trend(recent_mu: Any) -> Markup:
+def _trend(recent_mu: Iterable[float] | None) -> Markup:
     """A leaderboard cell's rating trend: a sparkline of the latest mu values and the change over them."""
     values = [float(v) for v in recent_mu or ()]
     if len(values) < 2:
@@ -146,25 +159,26 @@ def environment() -> jinja2.Environment:
 _ENV = environment()
 
 
-def _render(name: str, links: Links, store: Store | None, live: LiveMark | None = None, **context: Any) -> str:
+def render(name: str, links: Links, store: Store | None, live: LiveMark | None = None, **context: object) -> str:
     tournaments = [t.name for t in store.list_tournaments()] if store is not None else []
     return _ENV.get_template(name).render(links=links, nav_tournaments=tournaments, live=live, **context)
 
 
-def _tie_bands(rows: list[dict[str, Any]]) -> list[str | None]:
-    """Per row (in rank order), the shade of its run of tied rows (a row and those tied to it below), None outside one.
+def _tie_bands(tied: Sequence[bool]) -> list[str | None]:
+    """Per row (in rank order, ``tied`` to the one above or not), the shade of its run of tied rows (a row and those tied
+    to it below), None outside one.
 
     Neighbouring runs alternate shades; a page that starts inside a run continues it.
     """
-    bands: list[str | None] = [None] * len(rows)
+    bands: list[str | None] = [None] * len(tied)
     run = 0
-    for i, row in enumerate(rows):
-        if row["tied"]:
+    for i, row_tied in enumerate(tied):
+        if row_tied:
             shade = "odd" if run % 2 else "even"
             bands[i] = shade
             if i > 0 and bands[i - 1] is None:
                 bands[i - 1] = shade  # the head of the run: the row the tied one is not separated from
-        elif i > 0 and rows[i - 1]["tied"]:
+        elif i > 0 and tied[i - 1]:
             run += 1
     return bands
 
@@ -175,14 +189,14 @@ def page_leaderboard(
 ) -> str:  # fmt: skip
     """The leaderboard page (all-time or one tournament), ``per_page`` rows from ``page``; ``live``: it redraws itself."""
     board = data.leaderboard_page(store, tournament, sort, page, per_page)
-    rows = board["rows"]
+    rows = board.rows
     detail = data.tournament_detail(store, tournament) if tournament is not None else None
-    bands = _tie_bands(rows)
-    return _render(
+    bands = _tie_bands([row.tied for row in rows])
+    return render(
         "leaderboard.html", links, store, live, rows=rows, board=board, tournament=tournament, detail=detail, sort=str(sort),
         sort_keys=[str(k) for k in data.SortKey], title=f"Leaderboard: {tournament or 'all-time'}",
         tournaments=data.tournaments(store) if tournament is None else [], bands=bands,
-        average_place_meaningful=all(row["average_place_meaningful"] for row in rows),
+        average_place_meaningful=all(row.average_place_meaningful for row in rows),
     )  # fmt: skip
 
 
@@ -190,19 +204,19 @@ def page_bot(store: Store, links: Links, name: str, live: LiveMark | None = None
     """A bot's page: versions, rating chart, places, recent matches, fault log."""
     bot = data.bot_detail(store, name)
     series: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    for point in bot["history"]:
-        series.setdefault((point["tournament"], point["bot"]), []).append((point["mu"], point["sigma"]))
+    for point in bot.history:
+        series.setdefault((point.tournament, point.bot), []).append((point.mu, point.sigma))
     charts = [
         (tournament, Markup(rating_chart([(key, pts)])))  # built from numbers and escaped labels
         for (tournament, key), pts in series.items()
     ]
-    return _render("bot.html", links, store, live, bot=bot, charts=charts, title=f"Bot {name}")
+    return render("bot.html", links, store, live, bot=bot, charts=charts, title=f"Bot {name}")
 
 
 def page_crosstable(store: Store, links: Links, tournament: str | None = None, top: int = data.CROSSTABLE_TOP) -> str:
     """The crosstable of the ``top`` bots, cells coloured by the probability that the row bot finishes above the column bot."""
     table = data.crosstable(store, tournament, top)
-    return _render("crosstable.html", links, store, table=table, tournament=tournament, title=f"Crosstable: {tournament or 'all-time'}")
+    return render("crosstable.html", links, store, table=table, tournament=tournament, title=f"Crosstable: {tournament or 'all-time'}")
 
 
 def page_matches(
@@ -211,7 +225,7 @@ def page_matches(
 ) -> str:  # fmt: skip
     """The match list with its filters: ``per_page`` matches, older than the cursor ``before``."""
     listing = data.matches(store, tournament, bot, faults, per_page=per_page, before=before)
-    return _render(
+    return render(
         "matches.html", links, store, live, listing=listing, tournament=tournament, bot=bot, faults=faults, before=before,
         title="Matches",
     )  # fmt: skip
@@ -220,9 +234,9 @@ def page_matches(
 def page_replay(store: Store, links: Links, match_id: str) -> str:
     """The replay viewer of one match."""
     replay = data.replay(store, match_id)
-    return _render("replay.html", links, store, replay=replay, title=f"Replay {match_id}")
+    return render("replay.html", links, store, replay=replay, title=f"Replay {match_id}")
 
 
 def page_error(links: Links, status: int, message: str) -> str:
     """A 404 (or other error) page."""
-    return _render("error.html", links, None, status=status, message=message, title="Not found" if status == 404 else "Error")
+    return render("error.html", links, None, status=status, message=message, title="Not found" if status == 404 else "Error")

@@ -7,6 +7,7 @@ whatever it spends it on.
 import subprocess
 import sys
 
+from polignac import Card, PlayerView
 from polignac.bot import Bot, run
 
 for _ in range(2):
@@ -16,8 +17,8 @@ for _ in range(2):
 class BusyNeighbour(Bot):
     name = "busy-neighbour"
 
-    def play(self, view):
-        return view.legal[0]
+    def play(self, view: PlayerView) -> Card:
+        return view.legal_cards[0]
 
 
 run(BusyNeighbour())

@@ -12,7 +12,8 @@ import socket
 import sys
 import time
 
-from polignac.bot import Bot, run
+from polignac import Card, PlayerView
+from polignac.bot import Bot, MatchInfo, run
 
 PARAMS = json.loads(pathlib.Path("params.json").read_text())
 PATH = os.environ["POLIGNAC_ADDRESS"].removeprefix("unix:")
@@ -61,7 +62,7 @@ for pid in children:
 class Flooder(Bot):
     name = "connection-flooder"
 
-    def on_match_start(self, info):
+    def on_match_start(self, info: MatchInfo) -> None:
         # A server queues many connections; the tarpit that takes the socket's place has room for one.
         tries = [socket.socket(socket.AF_UNIX) for _ in range(3)]
         try:
@@ -77,8 +78,8 @@ class Flooder(Bot):
             for again in tries:
                 again.close()
 
-    def play(self, view):
-        return view.legal[0]
+    def play(self, view: PlayerView) -> Card:
+        return view.legal_cards[0]
 
 
 run(Flooder())

@@ -5,6 +5,7 @@ import os
 import pathlib
 import sys
 
+from polignac import Card, PlayerView
 from polignac.bot import Bot, run
 
 MARKER = json.loads(pathlib.Path("params.json").read_text())["marker"]
@@ -24,8 +25,8 @@ def daemonize() -> None:
 class Daemon(Bot):
     name = "daemon"
 
-    def play(self, view):
-        return view.legal[0]
+    def play(self, view: PlayerView) -> Card:
+        return view.legal_cards[0]
 
 
 daemonize()

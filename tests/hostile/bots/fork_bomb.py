@@ -4,6 +4,7 @@ import os
 import sys
 import time
 
+from polignac import Card, PlayerView
 from polignac.bot import Bot, run
 
 
@@ -11,7 +12,7 @@ class ForkBomb(Bot):
     name = "fork-bomb"
     exploded = False
 
-    def play(self, view):
+    def play(self, view: PlayerView) -> Card:
         if not self.exploded:
             self.exploded = True
             children = 0
@@ -24,7 +25,7 @@ class ForkBomb(Bot):
                 except OSError:
                     break
             print(f"fork bomb: {children} children before the limit", file=sys.stderr, flush=True)
-        return view.legal[0]
+        return view.legal_cards[0]
 
 
 run(ForkBomb())

@@ -8,6 +8,7 @@ would take its seat's few connections and keep the bot from joining at all.)
 import os
 import socket
 import threading
+from collections.abc import Iterator
 
 import grpc
 
@@ -38,7 +39,7 @@ def stderr() -> None:
             return
 
 
-def requests():
+def requests() -> Iterator[pb.PlayRequest]:
     yield pb.PlayRequest(hello=pb.Hello(protocol_version="1.0", bot_name="grpc-flooder", bot_version="1"))
     stale = pb.PlayRequest(decision=pb.Decision(request_id=1, card="7S"))
     while True:

@@ -5,6 +5,7 @@ import sys
 
 import grpc
 
+from polignac import Card, PlayerView
 from polignac.bot import Bot, run
 
 ADDRESS = os.environ["POLIGNAC_ADDRESS"]
@@ -32,8 +33,8 @@ with grpc.insecure_channel(ADDRESS) as channel:
 class Prober(Bot):
     name = "health-prober"
 
-    def play(self, view):
-        return view.legal[0]
+    def play(self, view: PlayerView) -> Card:
+        return view.legal_cards[0]
 
 
 run(Prober())

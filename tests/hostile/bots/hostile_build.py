@@ -17,11 +17,11 @@ PARAMS = json.loads(Path("params.json").read_text())
 ACTION = sys.argv[1]
 
 
-def say(text):
+def say(text: str) -> None:
     print(f"PROBE {ACTION}: {text}", flush=True)
 
 
-def shadow():
+def shadow() -> None:
     try:
         with open("/etc/shadow", "rb") as secret:
             say(f"read {len(secret.read())} bytes")
@@ -29,7 +29,7 @@ def shadow():
         say(f"refused ({type(exc).__name__})")
 
 
-def docker():
+def docker() -> None:
     found = [path for path in ("/var/run/docker.sock", "/run/docker.sock") if os.path.exists(path)]
     for path in found:
         try:
@@ -42,12 +42,12 @@ def docker():
     say("found " + ",".join(found) if found else "no socket")
 
 
-def environ():
+def environ() -> None:
     leaked = PARAMS["secret_name"] in os.environ
     say(("secret seen" if leaked else "clean") + " " + ",".join(sorted(os.environ)))
 
 
-def network():
+def network() -> None:
     try:
         with socket.create_connection(("127.0.0.1", int(PARAMS["port"])), timeout=2):
             say("connected")
@@ -55,7 +55,7 @@ def network():
         say(f"failed {type(exc).__name__}")
 
 
-def fork():
+def fork() -> None:
     started = 0
     for _ in range(500):
         try:
@@ -68,12 +68,12 @@ def fork():
     say(f"forked {started}")
 
 
-def memory():
+def memory() -> None:
     block = b"x" * (2 << 30)  # every page written
     say(f"allocated {len(block) >> 20} MB")
 
 
-def disk():
+def disk() -> None:
     written = 0
     chunk = b"\0" * (1 << 20)
     try:
@@ -86,7 +86,7 @@ def disk():
         say(f"stopped at {written} MB ({type(exc).__name__})")
 
 
-def forever():
+def forever() -> None:
     if os.fork() == 0:  # a child that would outlive a build killed alone
         while True:
             time.sleep(1)
@@ -95,7 +95,7 @@ def forever():
         time.sleep(1)
 
 
-def chatter():
+def chatter() -> None:
     line = b"x" * 1023 + b"\n"
     block = line * 1024
     for _ in range(100):  # 100 MB
@@ -104,19 +104,19 @@ def chatter():
     say("printed 100 MB")
 
 
-def symlink():
+def symlink() -> None:
     os.symlink("/etc/shadow", "shadow")
     say("left a link to /etc/shadow")
     sys.exit(0)
 
 
-def fifo():
+def fifo() -> None:
     os.mkfifo("pipe")
     say("left a FIFO")
     sys.exit(0)
 
 
-def manifest():
+def manifest() -> None:
     with open("bot.toml", "a") as toml:
         toml.write("\n# changed by the build\n")
     Path("made.txt").write_text("made by the build\n")

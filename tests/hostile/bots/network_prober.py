@@ -5,6 +5,7 @@ import pathlib
 import socket
 import sys
 
+from polignac import Card, PlayerView
 from polignac.bot import Bot, run
 
 PORT = int(json.loads(pathlib.Path("params.json").read_text())["port"])
@@ -23,8 +24,8 @@ def probe() -> None:
 class Prober(Bot):
     name = "network-prober"
 
-    def play(self, view):
-        return view.legal[0]
+    def play(self, view: PlayerView) -> Card:
+        return view.legal_cards[0]
 
 
 probe()

@@ -9,7 +9,8 @@ import os
 import socket
 import threading
 
-from polignac.bot import Bot, run
+from polignac import Card, PlayerView
+from polignac.bot import Bot, MatchInfo, run
 
 PATH = os.environ["POLIGNAC_ADDRESS"].removeprefix("unix:")
 
@@ -34,12 +35,12 @@ def stderr() -> None:
 class PoliteFlooder(Bot):
     name = "polite-flooder"
 
-    def on_match_start(self, info):
+    def on_match_start(self, info: MatchInfo) -> None:
         for target in (connections, connections, stderr):
             threading.Thread(target=target, daemon=True).start()
 
-    def play(self, view):
-        return view.legal[0]
+    def play(self, view: PlayerView) -> Card:
+        return view.legal_cards[0]
 
 
 run(PoliteFlooder())

@@ -2,6 +2,7 @@
 
 import os
 
+from polignac import Card, PlayerView
 from polignac.bot import Bot, run
 
 
@@ -9,11 +10,11 @@ class Quitter(Bot):
     name = "quitter"
     plays = 0
 
-    def play(self, view):
+    def play(self, view: PlayerView) -> Card:
         self.plays += 1
         if self.plays == 3:
             os._exit(3)
-        return view.legal[0]
+        return view.legal_cards[0]
 
 
 run(Quitter())

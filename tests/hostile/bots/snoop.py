@@ -5,6 +5,7 @@ import os
 import pathlib
 import sys
 
+from polignac import Card, PlayerView
 from polignac.bot import Bot, run
 
 OTHER_FILE = json.loads(pathlib.Path("params.json").read_text())["other_file"]
@@ -32,8 +33,8 @@ def probe() -> None:
 class Snoop(Bot):
     name = "snoop"
 
-    def play(self, view):
-        return view.legal[0]
+    def play(self, view: PlayerView) -> Card:
+        return view.legal_cards[0]
 
 
 probe()

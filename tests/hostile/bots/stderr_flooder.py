@@ -8,6 +8,7 @@ import os
 import pathlib
 import threading
 
+from polignac import Card, PlayerView
 from polignac.bot import Bot, run
 
 FLOOD = json.loads(pathlib.Path("params.json").read_text()).get("flood", "yes") == "yes"
@@ -25,8 +26,8 @@ def flood() -> None:
 class Flooder(Bot):
     name = "stderr-flooder"
 
-    def play(self, view):
-        return view.legal[0]
+    def play(self, view: PlayerView) -> Card:
+        return view.legal_cards[0]
 
 
 if FLOOD:

@@ -9,14 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from polignac import Card, PlayerView
 from polignac.bot import Bot, run
 
 
 class Polite(Bot):
     name = "stderr-flooder"
 
-    def play(self, view):
-        return view.legal[0]
+    def play(self, view: PlayerView) -> Card:
+        return view.legal_cards[0]
 
 
 params = json.loads(Path("params.json").read_text()) if os.path.exists("params.json") else {}

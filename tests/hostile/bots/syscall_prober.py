@@ -8,6 +8,7 @@ import platform
 import sys
 import threading
 
+from polignac import Card, PlayerView
 from polignac.bot import Bot, run
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -38,7 +39,7 @@ CLONE_NEWNS = 0x00020000
 SIGCHLD = 17
 
 
-def call(name, *args):
+def call(name: str, *args: int) -> str:
     """'ok' when the call succeeded, else the errno's name."""
     ctypes.set_errno(0)
     result = libc.syscall(ctypes.c_long(NR[name]), *(ctypes.c_ulong(a & 0xFFFFFFFFFFFFFFFF) for a in args))
@@ -51,7 +52,7 @@ def call(name, *args):
     return errno.errorcode.get(ctypes.get_errno(), str(ctypes.get_errno()))
 
 
-def probe():
+def probe() -> None:
     report = {"machine": platform.machine()}
     with open("/proc/self/status") as status:
         report["seccomp"] = next((line.split()[1] for line in status if line.startswith("Seccomp:")), "?")
@@ -94,8 +95,8 @@ def probe():
 class Prober(Bot):
     name = "syscall-prober"
 
-    def play(self, view):
-        return view.legal[0]
+    def play(self, view: PlayerView) -> Card:
+        return view.legal_cards[0]
 
 
 probe()

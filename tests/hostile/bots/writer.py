@@ -4,6 +4,7 @@ import json
 import pathlib
 import sys
 
+from polignac import Card, PlayerView
 from polignac.bot import Bot, run
 
 OUTSIDE = json.loads(pathlib.Path("params.json").read_text())["outside"]
@@ -29,8 +30,8 @@ def probe() -> None:
 class Writer(Bot):
     name = "writer"
 
-    def play(self, view):
-        return view.legal[0]
+    def play(self, view: PlayerView) -> Card:
+        return view.legal_cards[0]
 
 
 probe()
