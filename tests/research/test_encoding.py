@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from polignac import CARDS, Card, Contract, Match, Phase, preset
+from polignac import CARDS, Card, Contract, Match, Phase, PolignacError, preset
 from polignac.envs.encoding import (
     ACTIONS,
     TOTALS_CLIP,
@@ -21,6 +24,8 @@ from polignac.envs.encoding import (
     observation_size,
     unflatten,
 )
+from polignac.rules import cards_each
+from polignac.values import Trick
 from tests.research.common import EVERY_TABLE, EVERY_TABLE_IDS
 
 
@@ -73,6 +78,35 @@ def test_a_whole_match_encodes_within_bounds_and_the_mask_is_the_legal_set(name:
         mask = action_mask(view)
         assert list(np.flatnonzero(mask)) == legal_actions(view) == sorted(action_of(d) for d in match.legal_decisions())
         match.apply(rng.choice(match.legal_decisions()))
+
+
+@settings(max_examples=25, deadline=None)
+@given(table=st.sampled_from(EVERY_TABLE), seed=st.integers(0, 2**32 - 1))
+def test_every_view_of_a_random_match_is_within_bounds(table: tuple[str, int], seed: int) -> None:
+    name, players = table
+    match = Match(preset(name, players=players), seed=seed)
+    rng = random.Random(seed)
+    low, high = observation_bounds(players)
+    while not match.is_over:
+        for seat in range(players):
+            vector = encode(match.view(seat))
+            assert ((low <= vector) & (vector <= high)).all(), (name, players, seed, seat)
+        match.apply(rng.choice(match.legal_decisions()))
+
+
+@pytest.mark.parametrize(("name", "players"), EVERY_TABLE, ids=EVERY_TABLE_IDS)
+def test_a_seat_that_takes_every_trick_has_tricks_won_of_exactly_one(name: str, players: int) -> None:
+    """A capot: one seat's tricks_won is the whole hand, which must not pass the declared high of 1."""
+    view = Match(preset(name, players=players), seed=5).view(0)
+    for seats in range(2, players + 1):  # the whole table, and every tie-break hand the pack shares among
+        try:
+            tricks = cards_each(view.rules, seats)
+        except PolignacError:
+            continue
+        capot = dataclasses.replace(view, seats=view.seats[:seats], tricks=(Trick((), 0),) * tricks)
+        won = unflatten(encode(capot), players)["tricks_won"]
+        assert won[0] == 1.0 and won[1:].sum() == 0.0
+        assert (encode(capot) <= observation_bounds(players)[1]).all()
 
 
 def test_seats_are_relative_to_the_observer() -> None:

@@ -196,9 +196,14 @@ def encode(view: PlayerView, out: npt.NDArray[np.float32] | None = None) -> npt.
     auction = layout["auction"][0].start
     for seat, contract in view.auction:
         out[auction + (seat - me) % n * 3 + _CONTRACT_ROW[contract]] = 1.0
+    # Counted first and divided once: adding 1/tricks in float32 can pass 1.0 for a capot.
     tricks = cards_each(view.rules, len(view.seats))
+    won = [0] * n
     for trick in view.tricks:
-        out[at("tricks_won", trick.winner)] += 1.0 / tricks
+        won[trick.winner] += 1
+    for seat, count in enumerate(won):
+        if count:
+            out[at("tricks_won", seat)] = count / tricks
     limit = view.rules.limit
     for seat, total in enumerate(view.totals):
         out[at("totals", seat)] = min(TOTALS_CLIP, max(-TOTALS_CLIP, total / limit))
