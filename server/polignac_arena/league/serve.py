@@ -58,6 +58,8 @@ from polignac_arena.league.ladder import Ladder
 from polignac_arena.league.lobby import LOBBY_SERVICE_NAME, AssignmentSpec, ClaimRefused, LobbyService, OnlineBots, peer_address
 from polignac_arena.league.metrics import LeagueGauges, LeagueMetrics, metrics_router
 from polignac_arena.league.pages import league_router
+from polignac_arena.league.sessions import Sessions
+from polignac_arena.league.signin import signin_router
 from polignac_arena.league.store import LeagueStore, LimitReached, NotOwner, Version, VersionKind
 from polignac_arena.league.tokens import BadTokenThrottle, parse_token
 from polignac_arena.league.uploads import LeagueUpload, UploadSlots, check_received
@@ -67,7 +69,7 @@ from polignac_arena.peers import address_key
 from polignac_arena.ratings import RatingEnv, new_version
 from polignac_arena.referee import RefereeServer
 from polignac_arena.settings import ExecutorKind
-from polignac_arena.store import ConflictError, StoreError
+from polignac_arena.store import ConflictError, StoredResult, StoreError
 from polignac_arena.store.records import Rating
 from polignac_arena.submission import Submission, SubmissionError, load_submission
 from polignac_arena.web import create_app
@@ -101,6 +103,7 @@ class League:
         self.online = OnlineBots(on_change=lambda: self.on_active())
         self.uploads = UploadSlots(self.limits.uploads_at_once, self.limits.uploads_in_flight)
         self.metrics = LeagueMetrics()
+        self.sessions = Sessions()
         self._submissions: dict[int, Submission] = {}
         self.validator: Validator | None = None
         """The validation workers, once :func:`run_league` started them."""
@@ -185,6 +188,14 @@ class League:
         return await self.online.assign(label, spec)
 
     # -- the authors' API backend ----------------------------------------------------------------
+
+    def token_live(self, token_id: str) -> bool:
+        return self.store.token_live(token_id)
+
+    def recent_matches(self, labels: list[str], limit: int) -> list[StoredResult]:
+        """The last ``limit`` final results that seated any of ``labels``, newest first."""
+        found = {r.match_id: r for label in labels for r in self.store.recent_results(label, limit, self.tournament_id)}
+        return sorted(found.values(), key=lambda r: (r.finished_at, r.idx), reverse=True)[:limit]
 
     def authenticate(self, token: str, peer: str) -> str | None:
         """The author of ``token``; None for a bad one.
@@ -369,6 +380,7 @@ def league_app(league: League) -> Any:
     routers = [
         author_router(league, max_upload_bytes=league.caps.compressed_bytes, body_timeout_s=limits.body_timeout_s),
         league_router(league),
+        signin_router(league),
         metrics_router(league.metrics),
     ]
     app = create_app(league.config.store, routers=routers)
