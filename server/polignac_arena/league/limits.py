@@ -58,6 +58,9 @@ class GrpcLimits:
 
     max_connections: int = _limit(256, 1, 100_000)
     """Open connections in all; gRPC closes those past it at once."""
+    max_connections_per_address: int = _limit(32, 0, 100_000)
+    """Open connections from one address (trusted proxies are not held to it); past it the league's front resets a new
+    one at once.  0: no front, gRPC listens on the address itself (and one address may hold every connection)."""
     max_calls_per_address: int = _limit(32, 1, 100_000)
     """Streams (Lobby and Play) open at once from one address; past it a call ends ``RESOURCE_EXHAUSTED``."""
     handshake_timeout_s: float = _limit(5.0, 0.1, 600)
