@@ -44,6 +44,23 @@ def connect_from(local: str, port: int) -> socket.socket:
     return socket.create_connection(("127.0.0.1", port), timeout=WAIT_S, source_address=(local, 0))
 
 
+def refused(local: str, port: int) -> bool:
+    """Whether a connection from ``local`` is closed before the server sends a byte: reset at once (even before
+    ``connect`` returns), or ended.  An admitted one gets a byte first (gRPC's HTTP/2 settings in a plaintext league),
+    or nothing within :data:`WAIT_S` (a server that waits for its client)."""
+    try:
+        sock = connect_from(local, port)
+    except ConnectionResetError:
+        return True
+    with sock:
+        try:
+            return sock.recv(65536) == b""
+        except ConnectionResetError:
+            return True
+        except TimeoutError:
+            return False
+
+
 def closed_by_server(sock: socket.socket) -> bool:
     """Whether the server has closed ``sock`` (an end of file or a reset), reading whatever it sent first."""
     sock.settimeout(WAIT_S)
@@ -72,19 +89,6 @@ def still_open(sock: socket.socket) -> bool:
         sock.setblocking(True)
 
 
-def closed_soon(sock: socket.socket) -> bool:
-    """Whether the server closes ``sock`` within a second (a reset past the cap comes at once; one admitted stays)."""
-    sock.settimeout(1.0)
-    try:
-        return not sock.recv(65536) or False
-    except ConnectionResetError:
-        return True
-    except TimeoutError:
-        return False
-    finally:
-        sock.settimeout(WAIT_S)
-
-
 async def until(what: str, probe: Callable[[], bool], timeout_s: float = WAIT_S) -> None:
     """Wait for ``probe`` (a state of the front, a count) to hold, looking once each turn of the loop's clock."""
     async with asyncio.timeout(timeout_s):
@@ -98,39 +102,31 @@ async def until(what: str, probe: Callable[[], bool], timeout_s: float = WAIT_S)
 
 def test_connections_past_the_cap_from_one_address_are_reset_while_bots_from_others_join_and_play(tmp_path: Path) -> None:
     async def scenario() -> None:
-        grpc_lines = "max_connections_per_address = 4\nhandshake_timeout_s = 120\nidle_timeout_s = 600"
-        async with remote_league(tmp_path, grpc=grpc_lines) as league:
+        async with remote_league(tmp_path, grpc="max_connections_per_address = 4\nidle_timeout_s = 600") as league:
             port = int(league.server.grpc.rpartition(":")[2])
-            flood = [await asyncio.to_thread(connect_from, "127.0.0.3", port) for _ in range(6)]
+            # Four gRPC connections from 127.0.0.3 (gRPC clients: they answer the league's keepalive pings) ...
+            flood = await league.proxy(local="127.0.0.3")
+            held = [grpc.aio.insecure_channel(flood.address, options=[("grpc.use_local_subchannel_pool", 1)]) for _ in range(4)]
             try:
-                # The two past the cap are closed at once (far sooner than any timeout of the league's) ...
-                assert all(await asyncio.gather(*(asyncio.to_thread(closed_by_server, sock) for sock in flood[4:])))
-                assert all(still_open(sock) for sock in flood[:4])  # ... the four within it are held
+                for channel in held:
+                    await asyncio.wait_for(channel.channel_ready(), WAIT_S)
+                # ... and the next ones from that address are reset at once, before the league sends a byte.
+                for _ in range(2):
+                    assert await asyncio.to_thread(refused, "127.0.0.3", port)
                 # Bots from other addresses come online and play a whole match meanwhile.
                 bots = [await league.sdk(f"bot{n}", local=f"127.0.0.{21 + n}") for n in range(3)]
                 assignment = await bots[0].event("assignment")
                 result = await league.final(assignment["match_id"], timeout_s=120)
                 assert result.status == "finished", result
-                assert all(still_open(sock) for sock in flood[:4])  # the flood held its four all along
-                extra = await asyncio.to_thread(connect_from, "127.0.0.3", port)
-                with extra:
-                    assert await asyncio.to_thread(closed_by_server, extra)
-                flood.pop(0).close()  # one of the four leaves: its place is the address's again
-
-                def admitted() -> bool:
-                    sock = connect_from("127.0.0.3", port)
-                    if still_open(sock) and not closed_soon(sock):
-                        flood.append(sock)
-                        return True
-                    sock.close()
-                    return False
-
+                assert [channel.get_state() for channel in held] == [grpc.ChannelConnectivity.READY] * 4  # held all along
+                assert await asyncio.to_thread(refused, "127.0.0.3", port)
+                await held.pop().close()  # one of the four leaves: its place is the address's again
                 async with asyncio.timeout(WAIT_S):
-                    while not await asyncio.to_thread(admitted):
+                    while await asyncio.to_thread(refused, "127.0.0.3", port):
                         await asyncio.sleep(0.05)
             finally:
-                for sock in flood:
-                    sock.close()
+                for channel in held:
+                    await channel.close()
 
     run(scenario(), timeout=240)
 
@@ -268,11 +264,11 @@ def test_trusted_proxies_are_not_held_to_the_cap_per_address() -> None:
     async def scenario() -> None:
         async with front_before(hold, max_per_address=1, exempt=("127.0.0.9/32",)) as (front, port):
             proxied = [await asyncio.to_thread(connect_from, "127.0.0.9", port) for _ in range(3)]
-            other = [await asyncio.to_thread(connect_from, "127.0.0.8", port) for _ in range(2)]
+            other = [await asyncio.to_thread(connect_from, "127.0.0.8", port)]
             try:
                 await until("four admitted", lambda: front.open == 4)
-                assert await asyncio.to_thread(closed_by_server, other[1])
-                assert all(still_open(sock) for sock in [*proxied, other[0]])
+                assert await asyncio.to_thread(refused, "127.0.0.8", port)
+                assert all(still_open(sock) for sock in [*proxied, *other])
                 assert front.per_address == Counter({"127.0.0.9": 3, "127.0.0.8": 1}) and front.refused == 1
             finally:
                 for sock in proxied + other:
@@ -309,21 +305,22 @@ def test_many_connections_opened_and_closed_leave_no_table_entry_and_no_descript
                 sock.close()
 
             def flood(local: str) -> int:
-                """Six connections at once from ``local``: those past the cap are reset; how many were."""
-                socks = [connect_from(local, port) for _ in range(6)]
-                refused = sum(closed_soon(sock) for sock in socks)
+                """Four connections from ``local``, admitted (gRPC greets each), then two more: how many were refused."""
+                socks = [connect_from(local, port) for _ in range(4)]
+                assert all(sock.recv(65536) for sock in socks)
+                count = sum(refused(local, port) for _ in range(2))
                 for sock in socks:
                     sock.close()
-                return refused
+                return count
 
             await grpc_call()  # gRPC's own descriptors (its poller, its channel's) are made once, before the count
             await until("the warm-up's link released", lambda: front.open == 0)
             before, refused_before = open_descriptors(), front.refused
             for round_number in range(8):
                 await asyncio.gather(*(grpc_call() for _ in range(2)))
-                for kind in ("close", "reset", "garbage", "half"):
-                    await asyncio.gather(*(asyncio.to_thread(raw, kind, f"127.0.1.{n}") for n in range(6)))
-                assert await asyncio.to_thread(flood, f"127.0.2.{round_number}") == 2
+                for number, kind in enumerate(("close", "reset", "garbage", "half")):  # each kind from addresses of its own
+                    await asyncio.gather(*(asyncio.to_thread(raw, kind, f"127.0.{1 + number}.{n}") for n in range(6)))
+                assert await asyncio.to_thread(flood, f"127.0.9.{round_number}") == 2
             await until("every link released", lambda: front.open == 0 and front.table_size == 0 and not front.per_address)
             assert front.refused - refused_before == 16
             await until(f"the descriptors back to {before}", lambda: open_descriptors() <= before)

@@ -37,8 +37,9 @@ log = logging.getLogger(__name__)
 
 INTERNAL_HOST: Final = "127.0.0.1"
 """Where gRPC listens behind the front (a port the OS chooses)."""
-BUFFER_HIGH: Final = 256 * 1024
-"""Bytes waiting to be written to one side before the other side stops being read."""
+BUFFER_HIGH: Final = 64 * 1024
+"""Bytes waiting to be written to one side before the other side stops being read (one read more may come: asyncio
+reads up to 256 KiB at a time)."""
 CLOSE_GRACE_S: Final = 5.0
 """How long a side may take to take what it is still owed once the other side has closed; then it is reset."""
 _RESET: Final = struct.pack("ii", 1, 0)

@@ -49,7 +49,8 @@ class HttpLimits:
     max_header_kb: int = _limit(16, 1, 1024)
     """A request line and headers still incomplete past this are refused (400): h11 buffers no more."""
     trusted_proxies: tuple[str, ...] = ()
-    """Addresses or networks whose ``X-Forwarded-For`` names the client (none: the header is ignored)."""
+    """Addresses or networks whose ``X-Forwarded-For`` names the client (none: the header is ignored); neither listener
+    holds them to its cap on connections per address."""
 
 
 @dataclass(frozen=True)
