@@ -281,7 +281,7 @@ def open_descriptors() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-def test_many_connections_opened_and_closed_leave_no_table_entry_and_no_descriptor(tmp_path: Path) -> None:
+def test_connections_opened_and_closed_leave_no_table_entry_nor_descriptor_and_the_front_stops_with_the_league(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with endpoint(tmp_path, "max_connections_per_address = 4\nhandshake_timeout_s = 1") as (_, served, address):
             front = served.front
@@ -324,5 +324,13 @@ def test_many_connections_opened_and_closed_leave_no_table_entry_and_no_descript
             await until("every link released", lambda: front.open == 0 and front.table_size == 0 and not front.per_address)
             assert front.refused - refused_before == 16
             await until(f"the descriptors back to {before}", lambda: open_descriptors() <= before)
+            # The front stops with the endpoint: its connections are closed and its port refuses new ones.
+            last = await asyncio.to_thread(connect_from, "127.0.0.5", port)
+            with last:
+                assert await asyncio.to_thread(last.recv, 65536)  # admitted: gRPC's settings came through
+                await served.stop(grace=0)
+                assert await asyncio.to_thread(closed_by_server, last) and front.open == 0 and front.table_size == 0
+            with pytest.raises(ConnectionRefusedError):
+                connect_from("127.0.0.5", port)
 
     run(scenario(), timeout=180)
