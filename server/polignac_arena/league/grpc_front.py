@@ -254,10 +254,14 @@ class GrpcFront:
         self._server = await loop.create_server(lambda: _Door(self), host or None, port, backlog=self.backlog)
         return int(self._server.sockets[0].getsockname()[1])
 
-    async def close(self) -> None:
-        """Stop listening and reset every connection still open; returns once they are all gone."""
+    def stop_listening(self) -> None:
+        """Take no new connection (the ones open go on: gRPC may still be ending their calls)."""
         if self._server is not None:
             self._server.close()
+
+    async def close(self) -> None:
+        """Stop listening and reset every connection still open; returns once they are all gone."""
+        self.stop_listening()
         for link in list(self._links):
             if link.connecting is not None:
                 link.connecting.cancel()

@@ -431,7 +431,12 @@ class GrpcEndpoint:
         return f"{public.rpartition(':')[0]}:{port}"
 
     async def stop(self, grace: float) -> None:
-        """Stop gRPC (running matches aborted, streams given ``grace``), then the front; the lobby's last notes are written."""
+        """Stop gRPC (running matches aborted, streams given ``grace``), then the front; the lobby's last notes are written.
+
+        The front takes no new connection from the start: gRPC, stopping, would refuse them.
+        """
+        if self.front is not None:
+            self.front.stop_listening()
         await self.referee.stop(grace=grace)
         if self.front is not None:
             await self.front.close()
