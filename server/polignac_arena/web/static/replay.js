@@ -305,7 +305,7 @@
     el("position").textContent = "step " + step + " / " + events.length;
     var list = el("hand-jump");
     if (list && dealIndex(step) >= 0) { list.value = String(deals[dealIndex(step)][1]); }
-    try { window.history.replaceState(null, "", "#step=" + step); } catch (ignored) { /* an address that cannot change */ }
+    try { window.history.replaceState(null, "", "#step=" + step); } catch (ignored) { /* no history here: a test's stub, an address that cannot change */ }
     el("caption").textContent = s.caption;
     renderInfo(s);
     var felt = el("felt");
@@ -334,8 +334,8 @@
     else if (ev.key === "PageDown") { goHand(1); ev.preventDefault(); }
     else if (ev.key === "PageUp") { goHand(-1); ev.preventDefault(); }
   });
-  el("prev-hand").addEventListener("click", function () { goHand(-1); });
-  el("next-hand").addEventListener("click", function () { goHand(1); });
+  if (el("prev-hand")) { el("prev-hand").addEventListener("click", function () { goHand(-1); }); }
+  if (el("next-hand")) { el("next-hand").addEventListener("click", function () { goHand(1); }); }
   window.polignacReplay = { go: go, step: function () { return step; }, events: events, hands: deals };
   fillHandList();
   // The step an address names (#step=N, or #hand=K: just after hand K's deal); null when it names none.
@@ -347,9 +347,12 @@
     deals.forEach(function (d) { if (d[0] === Number(asked[2]) && found === null) { found = d[1]; } });
     return found;
   }
-  window.addEventListener("hashchange", function () { var n = stepOf(location.hash); if (n !== null) { go(n); } });
+  var address = typeof location !== "undefined" ? location : { hash: "" };
+  if (window.addEventListener) {
+    window.addEventListener("hashchange", function () { var n = stepOf(address.hash); if (n !== null) { go(n); } });
+  }
   // Where to open: the address's step or hand, else just after the first deal (a replay shows the hands at once).
-  var opening = stepOf(location.hash);
+  var opening = stepOf(address.hash);
   step = opening !== null ? opening : deals.length && deals[0][1] === 1 ? 1 : 0;
   render();
 })();
