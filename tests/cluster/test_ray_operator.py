@@ -116,6 +116,8 @@ def test_a_run_with_every_worker_node_gone_says_so_counts_and_goes_on_when_a_nod
     back = [line for line in printed.splitlines() if line.startswith("a Ray worker node is back after ")]
     assert len(back) == 1 and printed.index(waiting[0]) < printed.index(back[0]), printed
     assert err.read_text() == "", "Ray's notes stay off the runner's terminal"
+    assert "(raylet)" not in printed and "Raylet is terminated" not in printed, printed
+    assert "(raylet) " in (tmp_path / "ray.db-ray.log").read_text(), "Ray's notes on the dead node are in the log beside the store"
     assert _stored_once(db, "orphaned", 12) == "finished"
 
 

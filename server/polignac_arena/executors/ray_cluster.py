@@ -98,6 +98,27 @@ def _keep_loopback(ray: Any) -> None:
         constants.ENABLE_RAY_CLUSTER = False
 
 
+def _cluster_notes_to_native_stderr() -> None:
+    """Send the notes Ray's driver prints about the cluster (a node died, a task is retried) where Ray's own output goes.
+
+    Ray prints them on ``sys.stdout``, into the runner's progress display and output; its C++
+    core writes the rest of its output to file descriptor 2, which the runner sends to a log
+    file (:mod:`polignac_arena.executors.native_stderr`).  With ``log_to_driver=False`` this
+    printer serves only those notes.
+    """
+    with contextlib.suppress(ImportError, AttributeError):
+        worker: Any = importlib.import_module("ray._private.worker")
+        if hasattr(worker, "print_to_stdstream"):
+            worker.print_to_stdstream = _note_to_native_stderr
+
+
+def _note_to_native_stderr(data: dict[str, Any], ignore_prefix: bool = False) -> None:
+    source = data.get("pid", "ray")
+    text = "".join(f"({source}) {line}\n" for line in data.get("lines", ()))
+    with contextlib.suppress(OSError):
+        os.write(2, text.encode("utf-8", "backslashreplace"))
+
+
 class RayExecutor:
     """Plays matches as Ray tasks on the cluster at ``address`` (``HOST:PORT`` of its head; default ``RAY_ADDRESS``)."""
 
@@ -152,6 +173,7 @@ class RayExecutor:
         loopback = is_loopback_host(host)
         if loopback:
             _keep_loopback(ray)
+        _cluster_notes_to_native_stderr()
         if not ray.is_initialized():
             try:
                 ray.init(
