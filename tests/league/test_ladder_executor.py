@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from polignac_arena.executors import LocalExecutor, MatchJob, PlayedMatch, local_node_name
+from polignac_arena.executors import ClusterLost, LocalExecutor, MatchJob, PlayedMatch, local_node_name
 from polignac_arena.seats import SeatKind
 from tests.league.test_ladder_loop import league
 from tests.referee.helpers import run
@@ -62,3 +62,37 @@ def test_uploaded_only_matches_go_to_the_executor_and_remote_ones_stay_here(tmp_
                 assert (tmp_path / "records" / f"{job.match_id}.jsonl").exists()
 
     run(scenario(), timeout=120)
+
+
+@dataclass
+class LostCluster:
+    """An executor whose cluster's head is gone: every match fails as the Ray executor then fails it."""
+
+    kind: str = "lost"
+    jobs: list[MatchJob] = field(default_factory=list)
+
+    async def start(self) -> None:
+        """Nothing to start."""
+
+    async def play(self, job: MatchJob, record_path: Path | None = None) -> PlayedMatch:
+        self.jobs.append(job)
+        await asyncio.sleep(0)
+        raise ClusterLost("10.0.0.5:6379", "its port has not answered for 3 s")
+
+    async def close(self) -> None:
+        """Nothing to close."""
+
+
+def test_a_lost_cluster_stops_the_ladder_instead_of_voiding_match_after_match(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with league(tmp_path) as lg:
+            executor = LostCluster()
+            ladder = lg.ladder(executor=executor, record_dir=tmp_path / "records")
+            with pytest.raises(ClusterLost, match=r"head at 10\.0\.0\.5:6379 is gone"):
+                await asyncio.wait_for(ladder.run(), 30)
+            assert 1 <= len(executor.jobs) <= lg.config.parallel, "no new match once the cluster is known lost"
+            results = lg.store.list_results(lg.tournament_id, attempts=True)
+            assert all(r.status == "aborted" for r in results), results  # not the matches' fault: no error on their record
+            assert ladder.running == []
+
+    run(scenario(), timeout=60)

@@ -3,23 +3,29 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import os
+import shlex
 import signal
+import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from polignac_arena.cli._errors import fail
+from polignac_arena.cli._errors import fail, one_line
 from polignac_arena.cli._options import ExecutorOption, RayAddress, executor_settings, integer
 from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store, store_for_a_run
 from polignac_arena.cli.leaderboard import leaderboard_table
-from polignac_arena.executors import ExecutorError
+from polignac_arena.executors import ClusterLost, ExecutorError, NodeWait, WaitHook
+from polignac_arena.executors.native_stderr import native_stderr_to
+from polignac_arena.plaintext import plain
 from polignac_arena.settings import ExecutorKind
 from polignac_arena.signals import Stopped, until_signal
 from polignac_arena.store import ConflictError, Store
@@ -47,13 +53,27 @@ def run(
     except ConfigError as exc:
         fail(f"{exc.path}: " + "; ".join(exc.problems))
     config = dataclasses.replace(config, executor=executor_settings(config.executor, executor, ray_address))
+    on_ray = config.executor.kind is ExecutorKind.RAY
+    ray_log = Path(f"{db}-ray.log") if on_ray else None
+    try:
+        outcome = _run(config, db, parallel, resume, quiet, ray_log)
+    except ClusterLost as exc:
+        where = f" (Ray's own messages: {ray_log})" if ray_log is not None else ""
+        _end_now(f"{exc}{where}; once it is back, finish with: {_resume_command(file, db, parallel, exc.address)}")
+    if outcome.failed:
+        raise typer.Exit(1)
+
+
+def _run(config: TournamentConfig, db: Path, parallel: int | None, resume: bool, quiet: bool, ray_log: Path | None) -> TournamentRun:
+    """Run the tournament with a progress display (Ray's own output in ``ray_log``), print its leaderboard."""
+    on_ray = config.executor.kind is ExecutorKind.RAY
     console = Console()
-    with store_for_a_run(db) as store:
+    with native_stderr_to(ray_log) if ray_log is not None else contextlib.nullcontext(), store_for_a_run(db) as store:
         with Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("running {task.fields[running]}, faults {task.fields[faults]}{task.fields[nodes]}"),
+            TextColumn("running {task.fields[running]}, faults {task.fields[faults]}{task.fields[nodes]}{task.fields[wait]}"),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             console=console,
@@ -61,18 +81,34 @@ def run(
             transient=False,
         ) as bar:
             task: TaskID | None = None
+            waiting = ""
 
             started = time.monotonic()
 
             def hook(event: str, done: int, total: int, running: int, faults: int, nodes: Mapping[str, int]) -> None:
                 nonlocal task
-                shown = _nodes_text(nodes, time.monotonic() - started) if config.executor.kind is not ExecutorKind.LOCAL else ""
+                shown = _nodes_text(nodes, time.monotonic() - started) if on_ray else ""
                 if task is None:
-                    task = bar.add_task(config.name, total=total, completed=done, running=running, faults=faults, nodes=shown)
-                bar.update(task, completed=done, total=total, running=running, faults=faults, nodes=shown)
+                    task = bar.add_task(config.name, total=total, completed=done, running=running, faults=faults, nodes=shown, wait="")
+                bar.update(task, completed=done, total=total, running=running, faults=faults, nodes=shown, wait=waiting)
+
+            def on_wait(wait: NodeWait) -> None:
+                """While no node can play: one line, its count kept up to date (printed at its start and end with -q)."""
+                nonlocal waiting
+                waiting = "" if wait.over else f"; {wait}"
+                if quiet:
+                    if wait.begins or wait.over:
+                        print(wait, flush=True)
+                    return
+                if wait.over:
+                    bar.console.print(str(wait))
+                if task is not None:
+                    bar.update(task, wait=waiting)
 
             try:
-                outcome = asyncio.run(_run_with_signals(config, store, parallel, resume, hook))
+                outcome = asyncio.run(_run_with_signals(config, store, parallel, resume, hook, on_wait))
+            except ClusterLost:
+                raise  # ended by run() once the store is closed
             except (EntrantError, ConflictError, ExecutorError) as exc:
                 fail(str(exc).replace("\n", "; "))
         if outcome.already_finished:
@@ -83,8 +119,28 @@ def run(
             console.print(outcome.stop_reason[0].upper() + outcome.stop_reason[1:] + ".")
         rows = store.leaderboard(outcome.tournament_id)
     console.print(leaderboard_table(rows, f"Leaderboard: {config.name}"))
-    if outcome.failed:
-        raise typer.Exit(1)
+    return outcome
+
+
+def _end_now(message: str) -> NoReturn:
+    """Say ``message`` as the one-line error and end the process at once, exit code 1.
+
+    Only for a lost Ray head: Ray's driver, left connected to it, would block, print or crash
+    on the way out of a normal exit (the store is already closed).
+    """
+    sys.stdout.flush()
+    print(f"polignac: error: {one_line(plain(message))}", file=sys.stderr, flush=True)
+    os._exit(1)
+
+
+def _resume_command(file: Path, db: Path, parallel: int | None, address: str) -> str:
+    """The command that finishes this run on the cluster at ``address``."""
+    words = ["polignac", "tournament", "run", str(file), "--resume", "--executor", "ray", "--ray-address", address]
+    if db != DEFAULT_DB:
+        words += ["--db", str(db)]
+    if parallel is not None:
+        words += ["--parallel", str(parallel)]
+    return shlex.join(words)
 
 
 def _nodes_text(nodes: Mapping[str, int], elapsed_s: float) -> str:
@@ -94,10 +150,10 @@ def _nodes_text(nodes: Mapping[str, int], elapsed_s: float) -> str:
 
 
 async def _run_with_signals(
-    config: TournamentConfig, store: Store, parallel: int | None, resume: bool, hook: ProgressHook
+    config: TournamentConfig, store: Store, parallel: int | None, resume: bool, hook: ProgressHook, on_wait: WaitHook
 ) -> TournamentRun:
     """Run the tournament; SIGTERM/SIGINT stop it between results (what is stored stays, --resume finishes)."""
-    work = run_tournament(config, store, parallel=parallel, resume=resume, progress=hook)
+    work = run_tournament(config, store, parallel=parallel, resume=resume, progress=hook, on_wait=on_wait)
     message = "stopped: the results so far are stored; run again with --resume to finish"
     try:
         return await until_signal(work, (signal.SIGTERM, signal.SIGINT), exit_code=130, exit_message=message)

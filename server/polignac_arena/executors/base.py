@@ -9,6 +9,7 @@ was played changes nothing of its record or of the ratings.
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -22,11 +23,57 @@ from polignac_arena.submission import Submission
 if TYPE_CHECKING:  # the referee brings grpc, which reading a tournament file does not need
     from polignac_arena.referee import MatchResult
 
-__all__ = ["EXECUTOR_KINDS", "Executor", "ExecutorError", "ExecutorKind", "ExecutorSettings", "MatchJob", "PlayedMatch", "local_node_name"]
+__all__ = [
+    "EXECUTOR_KINDS",
+    "ClusterLost",
+    "Executor",
+    "ExecutorError",
+    "ExecutorKind",
+    "ExecutorSettings",
+    "MatchJob",
+    "NodeWait",
+    "PlayedMatch",
+    "WaitHook",
+    "local_node_name",
+]
 
 
 class ExecutorError(RuntimeError):
     """An executor that cannot start or cannot play a match (not a bot's fault): the match is retried on --resume."""
+
+
+class ClusterLost(ExecutorError):
+    """The cluster itself is gone (its head): not one match's failure but the end of the run; --resume finishes it later."""
+
+    def __init__(self, address: str, reason: str) -> None:
+        self.address = address
+        super().__init__(f"the Ray cluster's head at {address} is gone: {reason}")
+
+
+@dataclass(frozen=True)
+class NodeWait:
+    """No worker node of the cluster can take a match while matches wait for one; ``over`` once one can again."""
+
+    waiting: int
+    """The matches handed to the cluster and not yet back."""
+    seconds: float
+    """How long the wait has lasted (in all, once ``over``)."""
+    over: bool = False
+
+    @property
+    def begins(self) -> bool:
+        """Whether this is the first word of a wait (the later ones repeat it with new figures)."""
+        return not self.over and self.seconds == 0
+
+    def __str__(self) -> str:
+        if self.over:
+            return f"a Ray worker node is back after {self.seconds:.0f} s without one: the waiting matches go on"
+        matches = "match" if self.waiting == 1 else "matches"
+        return f"no Ray worker node is alive: {self.waiting} {matches} waiting for a node (for {self.seconds:.0f} s)"
+
+
+WaitHook = Callable[[NodeWait], None]
+"""Told when a wait for a worker node starts, about once a second while it lasts, and once when it is over."""
 
 
 @dataclass(frozen=True)

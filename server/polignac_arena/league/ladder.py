@@ -51,7 +51,7 @@ from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, 
 from pathlib import Path
 
 from polignac import ENGINE_VERSION
-from polignac_arena.executors import Executor, MatchJob, local_node_name
+from polignac_arena.executors import ClusterLost, Executor, MatchJob, local_node_name
 from polignac_arena.league.config import LeagueConfig
 from polignac_arena.league.entrants import Entrant, LeagueFixture
 from polignac_arena.league.metrics import LeagueMetrics
@@ -243,6 +243,7 @@ class Ladder:
         self._running: dict[str, tuple[LeagueFixture, asyncio.Task[None]]] = {}
         self._wake = asyncio.Event()
         self._draining = False
+        self._lost: ClusterLost | None = None
         self._scheduled: set[int] = set()
         """The running fixtures that are in the schedule (a table with remote bots is not until they took their seats)."""
 
@@ -265,10 +266,16 @@ class Ladder:
     # -- the loop -------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Play until :meth:`drain` (or until cancelled: then the running matches are cancelled and recorded as aborted)."""
+        """Play until :meth:`drain` (or until cancelled: then the running matches are cancelled and recorded as aborted).
+
+        Raises :class:`ClusterLost` once the executor's cluster is gone: every later match would
+        fail at once, so the ladder stops rather than void them one after another.
+        """
         self.void_interrupted()
         try:
             while not self._draining:
+                if self._lost is not None:
+                    raise self._lost
                 self._wake.clear()
                 self.start_due()
                 with contextlib.suppress(TimeoutError):
@@ -341,10 +348,13 @@ class Ladder:
             return None
         return path
 
+    def _may_start(self) -> bool:
+        return not self._draining and self._lost is None
+
     def start_due(self) -> int:
         """Start what may start now (reruns first, then picked tables) up to ``parallel``; how many started."""
         started = 0
-        while not self._draining and len(self._running) < self.config.parallel and self.store.setting("paused", "0") != "1":
+        while self._may_start() and len(self._running) < self.config.parallel and self.store.setting("paused", "0") != "1":
             if not (self._start_rerun() or self._start_pick()):
                 break
             started += 1
@@ -479,6 +489,9 @@ class Ladder:
         except asyncio.CancelledError:
             self._drop_or_void(fixture, match_id, players, MatchStatus.ABORTED, record_path)
             raise
+        except ClusterLost as exc:  # not this match's fault: aborted, and the ladder stops (run() raises it)
+            self._lost = self._lost or exc
+            self._drop_or_void(fixture, match_id, players, MatchStatus.ABORTED, record_path)
         except Exception:  # a match the league cannot play must not stop the ladder: void, and go on
             log.exception("ladder: match %s could not be played", match_id)
             if fixture.index not in self._scheduled:  # the arena's own failure stays on the record

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import socket
 import ssl
@@ -41,7 +42,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from polignac_arena import memory
 from polignac_arena.archive import ArchiveCaps, ArchiveError, ArchiveStore, disk_usage
-from polignac_arena.executors import ExecutorError, executor_for
+from polignac_arena.executors import ClusterLost, ExecutorError, executor_for
 from polignac_arena.league.author_api import author_router
 from polignac_arena.league.authoring import (
     BotSummary,
@@ -554,6 +555,9 @@ def serve_league(config: LeagueConfig, log_format: LogFormat = LogFormat.TEXT) -
 
     try:
         asyncio.run(run_league(config, ready=ready))
+    except ClusterLost as exc:  # the store is closed; Ray's driver, left on the lost head, would block or crash on a normal exit
+        print(f"polignac: error: {exc}; once it is back, start the league again", file=sys.stderr, flush=True)
+        os._exit(2)
     except (ConflictError, ExecutorError) as exc:
         print(f"polignac: error: {exc}", file=sys.stderr)
         return 2

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from polignac_arena.executors import Executor, MatchJob, executor_for
+from polignac_arena.executors import ClusterLost, Executor, MatchJob, WaitHook, executor_for
 from polignac_arena.games import GameRefused, check_seating
 from polignac_arena.matchmaking import Meetings
 from polignac_arena.plaintext import plain
@@ -162,14 +162,17 @@ async def run_tournament(
     progress: ProgressHook | None = None,
     record_dir: Path | None = None,
     executor: Executor | None = None,
+    on_wait: WaitHook | None = None,
 ) -> TournamentRun:
     """Run ``config`` to its end (or finish it with ``resume``); results and ratings go to ``store``.
 
     ``executor``: where the matches are played (default: the file's ``[executor]``, started
-    and closed here; one passed in is started by its owner).
+    and closed here; one passed in is started by its owner).  ``on_wait``: told while no node of
+    a cluster can take a match (for the executor made here).  A cluster that is lost
+    (:class:`ClusterLost`) ends the run: the tournament is left stopped and the error raised.
     """
     owned = executor is None
-    executor = executor or executor_for(config.executor)
+    executor = executor or executor_for(config.executor, on_wait=on_wait)
     if executor.kind is ExecutorKind.LOCAL:  # a cluster's nodes judge for themselves
         launcher = launcher_for(config.seat_kind)
         reason = launcher.unavailable() or launcher.refusal(config.trusted)
@@ -265,6 +268,9 @@ async def _play_all(
         )
         try:
             played = await executor.play(job, None if record_dir is None else record_dir / f"{config.name}-{fixture_index:05d}.jsonl")
+        except ClusterLost:  # not this match's fault: the run ends, --resume plays it
+            running -= 1
+            raise
         except Exception as exc:  # a match that cannot run is recorded as an error and retried on --resume
             outcome.failed += 1
             running -= 1
@@ -413,9 +419,19 @@ async def _all(coroutines: Iterable[Coroutine[Any, Any, bool]]) -> bool:
     (A bare gather would leave the others running; asyncio.run then cancels every task at
     once, servers' included, and can hang.)
     """
-    async with asyncio.TaskGroup() as group:
-        tasks = [group.create_task(coroutine) for coroutine in coroutines]
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(coroutine) for coroutine in coroutines]
+    except BaseExceptionGroup as failed:
+        if (lost := failed.subgroup(ClusterLost)) is not None:  # every match in hand fails alike: one says why
+            raise _first(lost) from None
+        raise
     return all(task.result() for task in tasks)
+
+
+def _first(group: BaseExceptionGroup[ClusterLost]) -> ClusterLost:
+    inner = group.exceptions[0]
+    return inner if isinstance(inner, ClusterLost) else _first(inner)
 
 
 def store_result(
