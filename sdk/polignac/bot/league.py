@@ -50,6 +50,7 @@ __all__ = [
     "KEEPALIVE_TIMEOUT_MS",
     "KEEPALIVE_TIME_MS",
     "REATTACH_CODES",
+    "RESTART_S",
     "TLS_CA_ENV",
     "Backoff",
     "ChannelSecurity",
@@ -102,6 +103,9 @@ KEEPALIVE_OPTIONS: Final = [
 _LEAGUE_OPTIONS: Final = [*CHANNEL_OPTIONS, *KEEPALIVE_OPTIONS]
 DETECTION_S: Final = 5.0
 """How long a league may take to find a dead path (docs/protocol.md, "Timings"): a seat's grace counts from then."""
+RESTART_S: Final = 60.0
+"""How much longer a broken Play stream is opened again, so that a seat outlasts a restart of the league: the league
+resumes its matches when it starts again and gives their remote seats their grace anew from then."""
 _SLOT_WAIT_S: Final = 5.0
 """How long an assignment that finds every slot taken waits for one to free (a match that ended may still be closing here)."""
 
@@ -197,8 +201,9 @@ def _auth(token: str) -> tuple[tuple[str, str], ...]:
 async def play_seat(
     bot: Bot, address: str, seat_token: str, security: ChannelSecurity, grace_s: float, on_status: Status | None = None
 ) -> MatchOutcome:
-    """Play one seat of one match, opening its Play stream again if it breaks, until ``grace_s`` (plus the time the referee
-    may take to find the break, from which its grace counts) after it broke."""
+    """Play one seat of one match, opening its Play stream again if it breaks, until ``grace_s`` after it broke, plus the
+    time the referee may take to find the break (its grace counts from then) and the time a restart of the league may
+    take (:data:`RESTART_S`); a league that answers that the seat is gone stops it sooner."""
     state = Conversation()
     backoff = Backoff(*_PLAY_BACKOFF_S)
     broke_at: float | None = None  # when the stream broke: the grace counts from then, not from each try
@@ -222,9 +227,10 @@ async def play_seat(
             broke_at = None  # it was back: a new break has a new grace
         welcomes = state.welcomes
         broke_at = broke_at if broke_at is not None else now
-        if now - broke_at > grace_s + DETECTION_S:
+        if now - broke_at > grace_s + DETECTION_S + RESTART_S:
             raise BotConnectionError(
-                f"the match stream broke ({code.name}: {details}) and could not be opened again within {grace_s + DETECTION_S:g} s"
+                f"the match stream broke ({code.name}: {details}) and could not be opened again"
+                f" within {grace_s + DETECTION_S + RESTART_S:g} s"
             )
         if on_status is not None and state.welcomed:
             on_status(f"the match stream broke ({code.name}); opening it again")
