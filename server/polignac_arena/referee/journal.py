@@ -225,8 +225,10 @@ def _head(raw: dict[str, Any]) -> JournalHead:
         remote = tuple(None if digest is None else bytes.fromhex(digest) for digest in head.token_sha256)
     except (ValidationError, PolignacError, TypeError, ValueError) as exc:
         raise JournalError(f"line 1: the head does not describe a match: {str(exc).splitlines()[0]}") from None
-    if not (len(head.labels) == len(remote) == rules.players) or any(d is not None and len(d) != 32 for d in remote):
+    if not (len(head.labels) == len(remote) == rules.players):
         raise JournalError(f"line 1: the head names {len(head.labels)} seats and {len(remote)} token digests for {rules.players} players")
+    if any(digest is not None and len(digest) != hashlib.sha256().digest_size for digest in remote):
+        raise JournalError("line 1: a token digest is not a SHA-256")
     return JournalHead(head.match_id, head.index, head.seed, rules, clock, tuple(head.labels), remote, head.started_at)
 
 
