@@ -256,6 +256,9 @@ class Ladder:
         self._running: dict[str, tuple[LeagueFixture, asyncio.Task[None]]] = {}
         self._wake = asyncio.Event()
         self._draining = False
+        self._recovered = False
+        self._hosting: dict[str, asyncio.Event] = {}
+        """Matches :meth:`recover` resumed, set once each is on the referee (its remote seats' tokens accepted)."""
         self._scheduled: set[int] = set()
         """The running fixtures that are in the schedule (a table with remote bots is not until they took their seats)."""
 
@@ -274,7 +277,8 @@ class Ladder:
 
     async def run(self) -> None:
         """Play until :meth:`drain` (or until cancelled: then the running matches are cancelled and recorded as aborted)."""
-        self.recover()
+        if not self._recovered:
+            self.recover()
         try:
             while not self._draining:
                 self._wake.clear()
@@ -322,6 +326,7 @@ class Ladder:
         """Take up what a stopped league left (at start-up): every fixture without a final result is played on from
         its journal, or voided with a record that says why (no journal, a damaged one, a version that cannot play);
         journals of matches that are over go.  The indices resumed."""
+        self._recovered = True
         journals = self._journals()
         resumed = []
         for fixture in self.store.pending_fixtures(self.tournament_id):
@@ -346,11 +351,17 @@ class Ladder:
             entry = LeagueFixture(fixture.index, fixture.seed, tuple(seats))
             self._busy.update(e.label for e in seats)
             self._scheduled.add(fixture.index)
+            self._hosting[match_id] = asyncio.Event()
             self._running[match_id] = (entry, asyncio.ensure_future(self._play(entry, match_id, resume=state)))
             resumed.append(fixture.index)
         for match_id in journals:  # its match is over (the result stored just before the stop), or not this league's
             self._drop_journal(match_id)
         return resumed
+
+    async def hosted(self) -> None:
+        """Wait until every match :meth:`recover` resumed is on the referee (or has ended): from then on the old seat
+        tokens of their remote seats are accepted, so the league may open its port to them."""
+        await asyncio.gather(*(hosting.wait() for hosting in self._hosting.values()))
 
     def _journals(self) -> dict[str, Path]:
         """The journals in the folder, by match id."""
@@ -557,6 +568,7 @@ class Ladder:
                     on_seated=lambda: self._schedule(fixture, rerun) if fixture.index not in self._scheduled else None,
                     journal=self._journal_path(match_id),
                     resume=resume,
+                    on_hosted=self._hosting[match_id].set if match_id in self._hosting else None,
                 )
         except MatchSuspended as exc:
             suspended = True  # no result: the fixture stays pending, its journal kept for the next start
@@ -577,6 +589,9 @@ class Ladder:
         else:
             self._record(fixture.index, result, time.monotonic() - started, node)
         finally:
+            hosting = self._hosting.pop(match_id, None)
+            if hosting is not None:
+                hosting.set()
             if not suspended:
                 self._drop_journal(match_id)
             self._scheduled.discard(fixture.index)

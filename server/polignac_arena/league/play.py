@@ -103,6 +103,7 @@ async def play_league_match(
     on_seated: Callable[[], object] | None = None,
     journal: Path | None = None,
     resume: JournalState | None = None,
+    on_hosted: Callable[[], object] | None = None,
 ) -> MatchResult:
     """Play ``fixture`` on ``server`` (started, with a main address when a seat is remote) and return its result.
 
@@ -116,7 +117,8 @@ async def play_league_match(
     ``journal``: the match's journal file (None: none, the match cannot be resumed); with
     ``resume``, that journal read back: the match goes on from it, nobody is offered a seat,
     and the rules, seed and clock are the journal's.  Raises :class:`MatchSuspended` when
-    cancelled once the journal began (see the module notes).
+    cancelled once the journal began (see the module notes).  ``on_hosted()`` is called once the
+    match is on the referee (its seats' tokens accepted), before anyone is offered a seat.
     """
     if resume is not None:
         rules, time_control = resume.head.rules, resume.head.time_control
@@ -153,6 +155,8 @@ async def play_league_match(
             exit_status=seats.exit_status,
             prepare=prepare,
         )
+        if on_hosted is not None:
+            on_hosted()
         running: asyncio.Future[MatchResult] | None = None
         called_off: str | None = None  # why the remote bots' answers called it off (its record keeps it)
         try:

@@ -418,6 +418,10 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
     )
     league.on_active = ladder.notify
     league.validator = Validator(league)
+    # The matches a stop cut short go on: on the referee before its port opens, so that their remote seats' first
+    # reattach finds them.
+    ladder.recover()
+    await ladder.hosted()
     grpc_address = await referee.start()
     sock = _bind_http(config)
     guard = ConnectionGuard(config.http_limits, ipv6_prefix=config.author_limits.ipv6_prefix, ssl_context=_tls_context(config))
