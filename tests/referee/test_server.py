@@ -198,8 +198,8 @@ def test_sigterm_aborts_the_running_match_and_records_it_as_aborted(tmp_path: Pa
 
 def test_the_tokens_of_ended_matches_are_remembered_up_to_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     from polignac_arena.referee import service as service_module
-    from polignac_arena.referee.service import RefereeService
     from polignac_arena.referee.journal import token_digest
+    from polignac_arena.referee.service import RefereeService
 
     monkeypatch.setattr(service_module, "MAX_ENDED_TOKENS", 5)
     service = RefereeService()

@@ -4,7 +4,8 @@ The bot joins ``LobbyService.Lobby`` with its author's API token, accepts each A
 (up to ``max_matches`` at a time, declining the rest), and plays it on an ordinary Play
 stream with the assignment's seat token, exactly as a bot the referee starts would.  A
 Play stream that breaks mid-match is opened again with the same seat token and a Hello
-until the league's reattach grace runs out; the lobby stream is opened again with backoff
+until the league's reattach grace runs out, with room for the league to notice the break
+and to restart (it takes its matches up again); the lobby stream is opened again with backoff
 whenever it drops, so a bot stays online across a restart of the server.  An assignment
 the league withdraws (another bot declined) is dropped.  The flow is in docs/protocol.md,
 "Remote bots".
