@@ -562,8 +562,8 @@ class MatchHost:
                 await self._handle_item(item)
 
     async def _welcome_everyone(self) -> None:
-        if self._called_off is not None:
-            return  # nobody hears a Welcome for a match that will not be played
+        if self._called_off is not None or self._suspended is not None:
+            return  # nobody hears a Welcome for a match that will not be played (here: a suspended one goes on later)
         for seat, conn in enumerate(self.conns):
             if conn is not None and seat not in self.match.forfeited and not conn.welcomed.is_set():
                 await self._welcome(seat, conn)
