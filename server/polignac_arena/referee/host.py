@@ -390,10 +390,10 @@ class MatchHost:
         if self.journal is not None:
             self.journal.write(line.to_dict())
 
-    def _journal(self, line: JsonLine) -> None:
-        """A line only the journal keeps (names, time banks)."""
+    def _journal(self, line: JsonLine, *, flush: bool = True) -> None:
+        """A line only the journal keeps (names, time banks); ``flush=False`` for one that the next line flushes."""
         if self.journal is not None:
-            self.journal.write(line)
+            self.journal.write(line, flush=flush)
 
     @property
     def _halted(self) -> bool:
@@ -646,7 +646,7 @@ class MatchHost:
             if item is None:
                 self._pending = None
                 self._bank_ms[seat] = 0.0
-                self._journal({"type": "bank", "seat": seat, "bank_ms": 0.0})
+                self._journal({"type": "bank", "seat": seat, "bank_ms": 0.0}, flush=False)  # the timeout's line follows
                 self._timed_out[seat] = request_id
                 ms = (time.monotonic() - start) * 1000
                 await self._fault(seat, Fault.TIMEOUT, f"no decision within {allowance + bank:.0f} ms", request_id, ms=ms, answers=True)
@@ -656,7 +656,7 @@ class MatchHost:
                 message, received_at, _ = payload
                 ms = (received_at - start) * 1000
                 self._bank_ms[seat] = max(0.0, bank - max(0.0, ms - allowance))
-                self._journal({"type": "bank", "seat": seat, "bank_ms": self._bank_ms[seat]})
+                self._journal({"type": "bank", "seat": seat, "bank_ms": self._bank_ms[seat]}, flush=False)  # the decision's line follows
                 await self._judge_decision(seat, request_id, view.phase, message.decision, ms)
                 return
             await self._handle_item(item)

@@ -163,13 +163,15 @@ class JournalWriter:
     def open(self) -> bool:
         return self._file is not None
 
-    def write(self, line: Mapping[str, object]) -> bool:
-        """Append one line and flush it; False (and the journal dropped) when it cannot be written."""
+    def write(self, line: Mapping[str, object], *, flush: bool = True) -> bool:
+        """Append one line and flush it (``flush=False``: it goes with the next line flushed); False (and the journal
+        dropped) when it cannot be written."""
         if self._file is None:
             return False
         try:
             self._file.write(_encode(line))
-            self._file.flush()
+            if flush:
+                self._file.flush()
             return True
         except (OSError, ValueError) as exc:
             log.warning("the journal %s cannot be written (%s): the match will not be resumed if the league stops", self.path, exc)
