@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from polignac import Match
+from polignac.events import HandEnded
 from polignac_arena.league.ladder import JOURNAL_UNREADABLE, Ladder
 from polignac_arena.record_lines import ActionLine
 from polignac_arena.referee.journal import JournalHead, JournalWriter, read_journal
@@ -30,6 +31,16 @@ def journal_dir(tmp_path: Path) -> Path:
 
 def ladder_of(lg: League, tmp_path: Path) -> Ladder:
     return lg.ladder(record_dir=tmp_path / "records", journal_dir=journal_dir(tmp_path))
+
+
+def actions_in(path: Path) -> int:
+    return sum(b'"type":"action"' in line for line in path.read_bytes().splitlines())
+
+
+async def journal_grows(path: Path, actions: int) -> None:
+    async with asyncio.timeout(60):
+        while not path.exists() or actions_in(path) < actions:
+            await asyncio.sleep(0.05)  # the journal is a file: nothing signals its growth
 
 
 def write_journal(lg: League, tmp_path: Path, actions: int, scheduled_seed: int = SEED) -> Path:
@@ -89,9 +100,7 @@ def test_a_drain_suspends_a_journaled_match_and_the_next_start_finishes_it(tmp_p
             assert ladder.start_due() == 1
             (match_id,) = [match_id for match_id, _ in ladder.running]
             path = journal_dir(tmp_path) / f"{match_id}.journal"
-            async with asyncio.timeout(60):
-                while not path.exists() or sum(1 for line in path.read_bytes().splitlines() if b'"action"' in line) < 4:
-                    await asyncio.sleep(0.05)  # the journal is a file: nothing signals its growth
+            await journal_grows(path, 4)
             await ladder.drain(0)
             assert lg.recorded == [] and result_rows(lg, match_id) == [], "suspended: no result, not even a void one"
             assert [f.index for f in lg.store.pending_fixtures(lg.tournament_id)] == [0]
@@ -166,3 +175,34 @@ def test_a_finished_match_is_neither_replayed_nor_counted_twice_after_a_restart(
             assert lg.recorded == [(0, MatchStatus.FINISHED)]
 
     run(scenario(), timeout=120)
+
+
+def test_a_match_stopped_twice_and_cut_at_a_hand_end_replays_whole(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with league(tmp_path, parallel=1) as lg:
+            match = Match(lg.config.rules, SEED)
+            first_hand = 0
+            while match.hand_number == 1:
+                match.apply(match.legal_decisions()[0])
+                first_hand += 1
+            # Killed between the last action of hand 1 and its hand_ended line: the journal has the actions only.
+            path = write_journal(lg, tmp_path, actions=first_hand)
+            assert b"hand_ended" not in path.read_bytes()
+            ladder = ladder_of(lg, tmp_path)
+            assert ladder.recover() == [0]
+            await journal_grows(path, first_hand + 3)
+            await ladder.drain(0)  # stopped again, a few decisions later
+            assert lg.recorded == [] and [f.index for f in lg.store.pending_fixtures(lg.tournament_id)] == [0]
+            again = ladder_of(lg, tmp_path)
+            assert again.recover() == [0]
+            await lg.until(lambda: bool(lg.recorded))
+            await again.drain(30)
+            assert lg.recorded == [(0, MatchStatus.FINISHED)] and result_rows(lg, MATCH_ID) == [("finished", 1)]
+            record = read_record(tmp_path / "records" / f"{MATCH_ID}.jsonl")
+            replay = replay_lines(record)
+            assert replay.divergence is None, replay.divergence
+            ended = sum(isinstance(event, HandEnded) for event in replay.match.events)
+            assert sum(line["type"] == "hand_ended" for line in record) == ended, "every hand's end line, the cut one too"
+            assert sum(line["type"] == "resumed" for line in record) == 2, "each restart says so, the first too"
+
+    run(scenario(), timeout=180)

@@ -140,6 +140,8 @@ async def play_league_match(
                 if seat not in uploaded:  # a remote seat may lose its connection and come back
                     host.allow_reattach(seat, reattach_grace_s)
         if resume is not None:
+            if journal is not None:  # first: what the restore adds to the record (resumed, away) is journaled too
+                host.journal = _open_journal(journal, host, fixture, resumed=True)
             host.restore(resume, AWAY_AFTER_RESTART)
 
     with match_folder() as root:
@@ -168,8 +170,8 @@ async def play_league_match(
                     raise
                 if on_seated is not None:
                     on_seated()
-            if journal is not None:
-                host.journal = _open_journal(journal, host, fixture, resume is not None)
+            if journal is not None and resume is None:
+                host.journal = _open_journal(journal, host, fixture, resumed=False)
             for seat, submission in uploaded.items():
                 await seats.start(
                     server, host, launcher, seat, submission, limits=limits, trusted=trusted, bot_seed=bot_seed(fixture.seed, seat)

@@ -366,6 +366,10 @@ class MatchHost:
                 self._count_fault(line.seat, line.status.value)
                 if isinstance(line.action, Forfeit):
                     self._forfeits[line.seat] = f"{line.status.value}: {line.detail or ''}"
+        # A stop between a hand's last action and its end line left the line out: a replay needs it in its place.
+        ended = [event for event in self.match.events if isinstance(event, HandEnded)]
+        for event in ended[sum(isinstance(line, HandEndedLine) for line in self._lines) :]:
+            self._add(HandEndedLine.of(event))
         now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         hand = self.match.hand_number
         self._add(ResumedLine(hand=hand, at=now, detail="the league server stopped during this match; it resumed it from its journal"))
