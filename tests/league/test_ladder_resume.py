@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from polignac import Match
+from polignac import Match, Ruleset
 from polignac.events import HandEnded
 from polignac_arena.league.ladder import JOURNAL_UNREADABLE, Ladder
 from polignac_arena.record_lines import ActionLine
@@ -43,11 +43,11 @@ async def journal_grows(path: Path, actions: int) -> None:
             await asyncio.sleep(0.05)  # the journal is a file: nothing signals its growth
 
 
-def write_journal(lg: League, tmp_path: Path, actions: int, scheduled_seed: int = SEED) -> Path:
+def write_journal(lg: League, tmp_path: Path, actions: int, scheduled_seed: int = SEED, rules: Ruleset | None = None) -> Path:
     """The journal a league killed after ``actions`` decisions of fixture 0 would have left (the fixture is scheduled,
-    with ``scheduled_seed``)."""
+    with ``scheduled_seed``; the match plays ``rules``, by default the league's)."""
     lg.store.schedule(lg.tournament_id, SEATS, scheduled_seed)
-    rules = lg.config.rules
+    rules = rules or lg.config.rules
     head = JournalHead(MATCH_ID, 0, SEED, rules, lg.config.time, tuple(SEATS), (None,) * 3, STARTED_AT)
     path = journal_dir(tmp_path) / f"{MATCH_ID}.journal"
     writer = JournalWriter.create(path, head)
@@ -180,13 +180,14 @@ def test_a_finished_match_is_neither_replayed_nor_counted_twice_after_a_restart(
 def test_a_match_stopped_twice_and_cut_at_a_hand_end_replays_whole(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with league(tmp_path, parallel=1) as lg:
-            match = Match(lg.config.rules, SEED)
+            rules = Ruleset.from_dict({**lg.config.rules.to_dict(), "limit": 20})  # a match of several hands: it outlives the stops
+            match = Match(rules, SEED)
             first_hand = 0
             while match.hand_number == 1:
                 match.apply(match.legal_decisions()[0])
                 first_hand += 1
             # Killed between the last action of hand 1 and its hand_ended line: the journal has the actions only.
-            path = write_journal(lg, tmp_path, actions=first_hand)
+            path = write_journal(lg, tmp_path, actions=first_hand, rules=rules)
             assert b"hand_ended" not in path.read_bytes()
             ladder = ladder_of(lg, tmp_path)
             assert ladder.recover() == [0]

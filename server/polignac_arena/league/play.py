@@ -27,6 +27,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeGuard
 
 from polignac import Ruleset
 from polignac_arena.games import Game, GameRefused, check_seating, game_of
@@ -38,6 +39,7 @@ from polignac_arena.referee.host import MatchSuspended
 from polignac_arena.referee.journal import JournalHead, JournalState, JournalWriter, token_digest
 from polignac_arena.runner import bot_seed
 from polignac_arena.seats import SeatLauncher, SeatLimits
+from polignac_arena.statuses import MatchStatus
 
 __all__ = [
     "ABORT_WAIT_S",
@@ -179,20 +181,34 @@ async def play_league_match(
             running = asyncio.ensure_future(server.run_match(host))
             return await asyncio.shield(running)
         except asyncio.CancelledError:
+            if _has_result(running):
+                return running.result()  # it ended before the stop reached it: its result stands
             if host.journal is not None and host.journal.open:
                 host.suspend(SUSPENDED)  # to be resumed from its journal when the league starts again
                 if running is not None:
                     await asyncio.wait({running}, timeout=ABORT_WAIT_S)
-                    if running.done() and not running.cancelled() and running.exception() is None:
-                        return running.result()  # it ended before the stop reached it
+                    if _has_result(running):
+                        return running.result()
                 raise MatchSuspended(match_id, SUSPENDED) from None
             if running is None:  # cancelled while seating: the match still ends as aborted, on the record
                 running = asyncio.ensure_future(server.run_match(host))
             host.abort("the league stopped this match")
             await asyncio.wait({running}, timeout=ABORT_WAIT_S)
+            if _has_result(running) and running.result().status is MatchStatus.FINISHED:
+                return running.result()  # it had ended (its seats' sockets were closing): its result stands
             raise
         finally:
-            await finish_shielded(_clean_up(server, host, seats, running, called_off))
+            try:
+                await finish_shielded(_clean_up(server, host, seats, running, called_off))
+            except asyncio.CancelledError:
+                # A stop that came while the seats of a match with its result were being stopped: the result stands.
+                if not _has_result(running):
+                    raise
+
+
+def _has_result(running: asyncio.Future[MatchResult] | None) -> TypeGuard[asyncio.Future[MatchResult]]:
+    """Whether the match ran to a result (finished, or aborted by the referee itself)."""
+    return running is not None and running.done() and not running.cancelled() and running.exception() is None
 
 
 def _open_journal(path: Path, host: MatchHost, fixture: LeagueFixture, resumed: bool) -> JournalWriter | None:
