@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from polignac import Match, Ruleset
+from polignac.bot import run_async
+from polignac.bots import builtin_bot
 from polignac.events import HandEnded
 from polignac_arena.league.ladder import JOURNAL_UNREADABLE, Ladder
+from polignac_arena.league.play import AWAY_AFTER_RESTART
 from polignac_arena.record_lines import ActionLine
-from polignac_arena.referee.journal import JournalHead, JournalWriter, read_journal
+from polignac_arena.referee.journal import JournalHead, JournalWriter, read_journal, token_digest
 from polignac_arena.referee.record import read_record
 from polignac_arena.replay import replay_lines
 from polignac_arena.statuses import ActionStatus, MatchStatus
@@ -43,15 +47,23 @@ async def journal_grows(path: Path, actions: int) -> None:
             await asyncio.sleep(0.05)  # the journal is a file: nothing signals its growth
 
 
-def write_journal(lg: League, tmp_path: Path, actions: int, scheduled_seed: int = SEED, rules: Ruleset | None = None) -> Path:
+def write_journal(
+    lg: League,
+    tmp_path: Path,
+    actions: int,
+    scheduled_seed: int = SEED,
+    rules: Ruleset | None = None,
+    seats: Sequence[str] = SEATS,
+    remote: Sequence[bytes | None] = (None, None, None),
+) -> Path:
     """The journal a league killed after ``actions`` decisions of fixture 0 would have left (the fixture is scheduled,
-    with ``scheduled_seed``; the match plays ``rules``, by default the league's)."""
-    lg.store.schedule(lg.tournament_id, SEATS, scheduled_seed)
+    with ``scheduled_seed``; the match plays ``rules``, by default the league's; ``remote``: seat token digests)."""
+    lg.store.schedule(lg.tournament_id, list(seats), scheduled_seed)
     rules = rules or lg.config.rules
-    head = JournalHead(MATCH_ID, 0, SEED, rules, lg.config.time, tuple(SEATS), (None,) * 3, STARTED_AT)
+    head = JournalHead(MATCH_ID, 0, SEED, rules, lg.config.time, tuple(seats), tuple(remote), STARTED_AT)
     path = journal_dir(tmp_path) / f"{MATCH_ID}.journal"
     writer = JournalWriter.create(path, head)
-    writer.write({"type": "seated", "names": ["alpha", "beta", "gamma"], "versions": ["1", "1", "1"]})
+    writer.write({"type": "seated", "names": [label.split("@")[0] for label in seats], "versions": ["1"] * 3})
     match = Match(rules, SEED)
     for number in range(actions):
         seat, hand, decision = match.to_act, match.hand_number, match.legal_decisions()[0]
@@ -207,3 +219,40 @@ def test_a_match_stopped_twice_and_cut_at_a_hand_end_replays_whole(tmp_path: Pat
             assert sum(line["type"] == "resumed" for line in record) == 2, "each restart says so, the first too"
 
     run(scenario(), timeout=180)
+
+
+@pytest.mark.parametrize("comes_back", [True, False], ids=["back", "gone"])
+def test_a_remote_seat_of_a_resumed_match_comes_back_with_its_old_token_or_forfeits_after_the_grace(
+    comes_back: bool, tmp_path: Path
+) -> None:
+    async def scenario() -> None:
+        async with league(tmp_path, parallel=1) as lg:
+            token = "the-seat-token-the-bot-was-given-before-the-restart"
+            seats = ["alpha@1", "beta@1", "far@1.0"]
+            path = write_journal(lg, tmp_path, actions=2, seats=seats, remote=(None, None, token_digest(token)))
+            assert token not in path.read_text()
+            ladder = ladder_of(lg, tmp_path)
+            assert ladder.recover() == [0]
+            await ladder.hosted()
+            if comes_back:  # the bot that held seat 2 reattaches with the token it had: the journal's digest knows it
+                lg.bots.append(asyncio.ensure_future(run_async(builtin_bot("cautious", 2), lg.server.address, token)))
+            await lg.until(lambda: bool(lg.recorded))
+            await ladder.drain(30)
+            stored = lg.store.get_result(MATCH_ID)
+            assert stored is not None and stored.record is not None and stored.status == "finished"
+            away = [line for line in stored.record if line["type"] == "away"]
+            assert [(line["seat"], line["detail"]) for line in away] == [
+                (2, f"{AWAY_AFTER_RESTART}; it may come back within {lg.config.reattach_grace_s:g} s")
+            ]
+            backs = [line["seat"] for line in stored.record if line["type"] == "back"]
+            if comes_back:
+                assert backs == [2] and list(stored.faults) == [{}, {}, {}], stored.faults
+                (outcome,) = await asyncio.gather(*lg.bots)
+                assert outcome is not None
+            else:
+                assert backs == [] and list(stored.faults) == [{}, {}, {"disconnected": 1}], stored.faults
+                (forfeit,) = [line for line in stored.record if line.get("status") == "disconnected"]
+                assert forfeit["detail"] == f"the stream ended and the bot did not come back within {lg.config.reattach_grace_s:g} s"
+                assert stored.places is not None and stored.places[2] == 3
+
+    run(scenario(), timeout=120)
