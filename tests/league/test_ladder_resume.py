@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -108,6 +109,8 @@ def test_a_match_resumed_from_its_journal_is_finished_and_counted_once(tmp_path:
 def test_a_drain_suspends_a_journaled_match_and_the_next_start_finishes_it(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with league(tmp_path, parallel=1) as lg:
+            # A match of several hands, so that the drain finds it running.
+            lg.config = dataclasses.replace(lg.config, rules=Ruleset.from_dict({**lg.config.rules.to_dict(), "limit": 20}))
             ladder = ladder_of(lg, tmp_path)
             assert ladder.start_due() == 1
             (match_id,) = [match_id for match_id, _ in ladder.running]
