@@ -10,6 +10,8 @@ A record (format :data:`FORMAT`) is JSON lines, in this order:
 - :class:`FaultLine` (``fault``): a fault that replaced nothing (stale, unsolicited...).
 - :class:`AwayLine` and :class:`BackLine` (``away``, ``back``): a seat allowed to reattach
   lost its stream, and came back on a new one; a replay passes over them.
+- :class:`ResumedLine` (``resumed``): the league server stopped during the match and, started
+  again, resumed it from its journal (when, and at which hand); a replay passes over it.
 - :class:`HandEndedLine` (``hand_ended``): the engine's HandEnded event, to check a replay against.
 - :class:`ResultLine` (``result``): status, places, totals, fault counts by seat, and the
   reason of an abort.
@@ -62,6 +64,7 @@ __all__ = [
     "JsonLine",
     "RecordLine",
     "ResultLine",
+    "ResumedLine",
     "SeatEntry",
     "UnknownLine",
     "header_problem",
@@ -264,6 +267,20 @@ class BackLine:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ResumedLine:
+    """The league server stopped during the match and resumed it from its journal when it started again."""
+
+    type: Literal["resumed"] = "resumed"
+    hand: StrictInt
+    at: StrictStr
+    """When the match was resumed (ISO 8601, UTC)."""
+    detail: StrictStr
+
+    def to_dict(self) -> JsonLine:
+        return _present("resumed", hand=self.hand, at=self.at, detail=self.detail)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HandParts:
     """What a hand's scores were made of (the parts of :class:`polignac.HandResult` a HandEnded event carries)."""
 
@@ -379,7 +396,7 @@ class UnknownLine:
         return dict(self.fields)
 
 
-KnownLine = HeaderLine | ActionLine | FaultLine | AwayLine | BackLine | HandEndedLine | ResultLine
+KnownLine = HeaderLine | ActionLine | FaultLine | AwayLine | BackLine | ResumedLine | HandEndedLine | ResultLine
 RecordLine = KnownLine | UnknownLine
 
 

@@ -11,7 +11,10 @@ from polignac_arena.record_lines import ActionLine, HandEndedLine, HeaderLine, R
 from polignac_arena.render import direction_text, render_events
 from polignac_arena.statuses import MatchStatus
 
-__all__ = ["Replay", "replay_lines"]
+__all__ = ["CUT_SHORT", "Replay", "replay_lines"]
+
+CUT_SHORT = "the record has no result line: it was cut short"
+"""The divergence of a record without its result line (a running match's journal has none yet)."""
 
 
 @dataclass
@@ -116,5 +119,5 @@ def replay_lines(lines: Sequence[RecordLine | Mapping[str, object]]) -> Replay:
             if list(line.totals) != list(match.totals):
                 return diverged(f"line {number}: totals: record {list(line.totals)!r}, engine {list(match.totals)!r}")
     if result is None:
-        return diverged("the record has no result line: it was cut short")
+        return diverged(CUT_SHORT)
     return Replay(match, header, result, None)

@@ -129,8 +129,8 @@ function playSeat(assignment, address, graceMs) {
         }
         const now = Date.now();
         if (brokeAt === null) brokeAt = now;
-        // "Reattaching to a match": keep trying until the grace plus 5 s after the break was noticed here.
-        if (withdrawn || PLAY_FINAL.has(status.code) || now - brokeAt > graceMs + 5000) {
+        // "Reattaching to a match": keep trying until the grace plus 65 s after the break was noticed here.
+        if (withdrawn || PLAY_FINAL.has(status.code) || now - brokeAt > graceMs + 65000) {
           say('gave_up', { match_id: matchId, code: grpc.status[status.code], details: status.details });
           resolve(false);
           return;

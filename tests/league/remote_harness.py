@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -265,6 +266,12 @@ class RemoteLeague:
         """The match's stored result, with its record (None while it has none)."""
         with LeagueStore(load_league_config(self.config).store) as store:
             return store.get_result(match_id)
+
+    def result_rows(self, match_id: str) -> list[tuple[str, int]]:
+        """Every result stored for the match, final or not: (status, final)."""
+        with contextlib.closing(sqlite3.connect(load_league_config(self.config).store)) as conn:
+            rows = conn.execute("SELECT status, final FROM results WHERE match_id = ? ORDER BY id", (match_id,)).fetchall()
+        return [(str(status), int(final)) for status, final in rows]
 
     async def final(self, match_id: str, timeout_s: float = WAIT_S) -> StoredResult:
         """Wait for the match's result to be stored."""

@@ -1,7 +1,8 @@
 """A real ``polignac league serve`` killed outright mid-upload and mid-match, then restarted; and drained by SIGTERM.
 
 After ``kill -9`` and a restart on the same files nothing is lost or counted twice: every
-fixture of the league's tournament has exactly one final result (the killed matches void), the
+fixture of the league's tournament has exactly one final result (the killed matches played on
+from their journals, or void when the kill came before a journal began), the
 results from before the kill are all there, the ratings are a replay of the finished results in
 fixture order, each upload is wholly stored (version, archive, unpacked folder) or not at all,
 no temporary file is left, the versions cut in their validation are validated again, and the
@@ -23,6 +24,7 @@ import pytest
 
 from polignac_arena.archive import TEMP_PREFIX, ArchiveStore, pack_folder
 from polignac_arena.league.config import LeagueConfig, load_league_config
+from polignac_arena.league.ladder import INTERRUPTED
 from polignac_arena.league.store import LeagueStore, VersionState
 from polignac_arena.ratings import RatingEnv, rate_match
 from polignac_arena.statuses import MatchStatus
@@ -265,22 +267,39 @@ def plant_leftovers(config: LeagueConfig, folder: Path) -> list[Path]:
 
 
 def check_results(config: LeagueConfig, kills: list[Kill]) -> None:
-    """One final result per fixture; the cut matches void and unrated; the results from before each kill unchanged."""
+    """One final result per fixture but those the last SIGTERM suspended (each with its journal, and only they have
+    one); the cut matches finished after a restart (their records say so), or void when cut before their journal began;
+    the results from before each kill unchanged."""
     store, tid = open_store(config)
     with store:
         assert store.check() == []
-        fixtures = store.fixtures(tid)
+        suspended = [f.index for f in store.pending_fixtures(tid)]
+        fixtures = [f for f in store.fixtures(tid) if f.index not in suspended]
         results = store.list_results(tid)
         with sqlite3.connect(config.store) as conn:
             finals = conn.execute("SELECT idx, count(*) FROM results WHERE tournament_id = ? AND final = 1 GROUP BY idx", (tid,)).fetchall()
     assert sorted(finals) == [(f.index, 1) for f in fixtures]
     assert [r.idx for r in results] == [f.index for f in fixtures]
+    journals = sorted(p.name for p in (config.data / "journals").iterdir())
+    assert journals == [f"{config.name}-{index:06d}.journal" for index in suspended], "a journal for each suspended match, no other"
     by_index = {r.idx: r for r in results}
+    resumed = 0
     for cut in kills:
         for index in cut.matches:
-            assert by_index[index].status is MatchStatus.ABORTED and by_index[index].places is None, by_index[index]
+            if index in suspended:
+                continue  # resumed, then suspended again by the last SIGTERM: its journal is checked above
+            result = by_index[index]
+            stored = stored_result(config, result.match_id)
+            assert stored is not None and stored.record is not None, result
+            if result.status is MatchStatus.FINISHED:
+                assert any(line["type"] == "resumed" for line in stored.record), f"match {index} finished without being cut"
+                resumed += 1
+            else:
+                assert result.status is MatchStatus.ABORTED and result.places is None, result
+                assert stored.record[-1]["reason"] == INTERRUPTED, stored.record[-1]
         for earlier in cut.results:
             assert by_index[earlier.idx] == earlier
+    assert resumed, "no match cut by a kill was played on from its journal"
     finished = [r for r in results if r.status is MatchStatus.FINISHED]
     assert len(finished) > sum(r.status is MatchStatus.FINISHED for r in kills[-1].results)  # the ladder played on
 
@@ -345,7 +364,7 @@ def check_uploads(config: LeagueConfig, uploads: list[Upload], kills: list[Kill]
 
 
 @pytest.mark.slow
-def test_sigterm_drains_the_league_within_its_deadline_and_voids_the_match_still_running(tmp_path: Path) -> None:
+def test_sigterm_drains_the_league_within_its_deadline_and_the_next_start_finishes_the_match_it_cut(tmp_path: Path) -> None:
     deadline_s = 2.0
     path = write_league(tmp_path / "league", "parallel = 1", drain=f"deadline_s = {deadline_s}", time="move_ms = 1000")
     config = load_league_config(path)
@@ -360,12 +379,32 @@ def test_sigterm_drains_the_league_within_its_deadline_and_voids_the_match_still
         assert code == 0, server.stderr()
         assert "stopped" in server.stdout_rest()
     assert deadline_s <= took < deadline_s + 10, f"the league took {took:.1f} s to stop"
+    index = live[0]["index"]
     store, tid = open_store(config)
     with store:
         assert store.check() == []
-        assert store.pending_fixtures(tid) == []
-        results = store.list_results(tid)
+        assert [f.index for f in store.pending_fixtures(tid)] == [index], "the match cut is suspended: no result yet"
+        match_id = next(f"{config.name}-{f.index:06d}" for f in store.pending_fixtures(tid))
+    assert [p.name for p in (config.data / "journals").iterdir()] == [f"{match_id}.journal"]
+    assert not processes_mentioning(str(config.data / "versions")), "its seats were stopped"
+    # The next start plays it on from its journal: its sandboxed seats are started again and it finishes, rated once.
+    with LeagueProcess.start(path) as server:
+        server.wait_for("the cut match's result", lambda: stored_result(config, match_id))
+        assert server.terminate() == 0, server.stderr()
+    store, tid = open_store(config)
+    with store:
+        assert store.check() == []
+        finished = store.get_result(match_id)
         history = store.rating_history(tid)
-    drained = next(r for r in results if r.idx == live[0]["index"])
-    assert drained.status is MatchStatus.ABORTED and drained.places is None and drained.final
-    assert all(p.idx != drained.idx for p in history)
+        with sqlite3.connect(config.store) as conn:
+            rows = conn.execute("SELECT status, final FROM results WHERE match_id = ?", (match_id,)).fetchall()
+    assert finished is not None and finished.status is MatchStatus.FINISHED and finished.record is not None
+    assert rows == [("finished", 1)]
+    assert [line["type"] for line in finished.record].count("resumed") == 1
+    assert sum(p.idx == index for p in history) == 3, "rated once: one rating per seat"
+
+
+def stored_result(config: LeagueConfig, match_id: str) -> StoredResult | None:
+    store, _ = open_store(config)
+    with store:
+        return store.get_result(match_id)

@@ -20,7 +20,7 @@ from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot import Bot, MatchOutcome
 from polignac.bot.stream import Conversation, converse
 from polignac_arena.league.config import load_league_config
-from polignac_arena.league.ladder import INTERRUPTED
+from polignac_arena.league.play import AWAY_AFTER_RESTART
 from tests.league.remote_harness import NodeModules, RemoteLeague, node_modules, record_lines, remote_league, seat_of
 from tests.referee.helpers import run
 
@@ -298,19 +298,32 @@ def test_a_restart_of_the_league_loses_no_match_and_leaves_nothing_running(
             bot = await league.client(kind, "tested", modules)
             first = (await bot.event("assignment"))["match_id"]
             await bot.decisions(3, first)
+            journals = league.folder / "league-data" / "journals"
+            assert [p.name for p in journals.iterdir()] == [f"{first}.journal"], "the running match keeps a journal"
             await league.restart(kill=kill)
-            # Every bot comes back online in the restarted league and plays a match to its end.
-            after = await bot.wait_for("a match after the restart", lambda: [e for e in bot.seen("assignment") if e["match_id"] != first])
-            second = after[0]["match_id"]
-            await bot.event("match_ended", match_id=second)
-            played = await league.final(second)
-            assert played.status == "finished" and all(faults == {} for faults in played.faults), played.faults
-            cut = await league.final(first)
-            # The match the restart cut short is void (unrated): nobody lost anything in it, and its result says why.
-            assert cut.status == "aborted" and cut.places is None, cut
-            (ended,) = record_lines(cut, "result")
-            assert ended["reason"] == (INTERRUPTED if kill else "the league stopped this match")
+            # The restarted league plays the match on from its journal: every bot comes back to its seat with its
+            # seat token and finishes the match, with no fault.
+            await bot.event("match_ended", match_id=first)
+            played = await league.final(first)
+            assert played.status == "finished" and played.places is not None, played
+            assert all(faults == {} for faults in played.faults), played.faults
+            (resumed,) = record_lines(played, "resumed")
+            assert resumed["detail"] == "the league server stopped during this match; it resumed it from its journal" and resumed["at"]
+            lines = played.record or []
+            after = lines[lines.index(resumed) :]
+            for seat in range(len(played.seats)):
+                kinds = [line["type"] for line in after if line.get("seat") == seat and line["type"] in ("away", "back")]
+                assert kinds == ["away", "back"], f"seat {seat} is away after the restart, then back: {kinds}"
+                (away,) = [line for line in after if line["type"] == "away" and line["seat"] == seat]
+                assert away["detail"].startswith(AWAY_AFTER_RESTART)
+            assert len(record_lines(played, "header")) == 1 and len(record_lines(played, "result")) == 1
             for filler in fillers:
-                assert filler.seen("match_ended", match_id=second)
+                assert filler.seen("match_ended", match_id=first)
+            # Counted once: one final result for the fixture, and its journal is gone once the result is stored.
+            assert league.result_rows(first) == [("finished", 1)]
+            await bot.wait_for("the journal removed", lambda: not any(journals.iterdir()) or None, timeout_s=10)
+            # And the ladder plays on.
+            after_restart = await bot.wait_for("a next match", lambda: [e for e in bot.seen("assignment") if e["match_id"] != first])
+            await bot.event("match_ended", match_id=after_restart[0]["match_id"])
 
-    run(scenario(), timeout=180)
+    run(scenario(), timeout=240)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from polignac.bot import league as sdk_league
-from polignac_arena.league import ladder, lobby
+from polignac_arena.league import ladder, lobby, play
 from polignac_arena.league.config import parse_league_config
 from polignac_arena.referee import options
 
@@ -46,7 +46,12 @@ def test_the_protocol_page_tells_the_lobby_and_every_remote_timing() -> None:
         f"{config.reattach_grace_s:g} s by default, counted from when the referee found the stream gone",
         f"{config.decline_pause_s:g} s; {config.pause_s:g} s after {config.pause_after} in a row",
         f"{config.idle_minutes:g} minutes after it was last seen",
-        f"until the grace plus {sdk_league.DETECTION_S:g} s after you noticed it",
+        f"until the grace plus {sdk_league.DETECTION_S + sdk_league.RESTART_S:g} s after you noticed the break",
+        f"{sdk_league.DETECTION_S:g} s because your side may notice the break before the referee does",
+        f"{sdk_league.RESTART_S:g} s so that a restart of the league costs you nothing",
+        f"`reattach_grace_ms` + {sdk_league.DETECTION_S + sdk_league.RESTART_S:g} s after the break",
+        "**A restart of the league.**",
+        "your **old seat token** takes it back",
         "0.5 s doubling to 15 s",
         "50 ms doubling to 1 s",
         # What a Node, Go or Java author needs.
@@ -104,5 +109,8 @@ def test_the_league_page_tells_the_operator_and_the_author() -> None:
         f"its last {lobby.MAX_WITHDRAWN} withdrawn matches",
         "offers it one match at a time",
         ladder.INTERRUPTED,
+        ladder.JOURNAL_UNREADABLE.format(why="WHY"),
+        f"{play.AWAY_AFTER_RESTART}; it may come back within G s",
+        "data/journals",
     ):
         assert words in doc, words

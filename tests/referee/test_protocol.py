@@ -386,6 +386,7 @@ def test_protocol_doc_tells_every_limit_and_status_a_client_can_observe() -> Non
         texts.NOT_READ.format(seconds="5"),
         texts.NOT_BACK.format(grace="G"),
         texts.NO_STREAM,
+        texts.RESTARTING.format(match_id="ID", seat="N"),
         f"{MAX_RECEIVE_BYTES}",
     ):
         assert text in doc, text

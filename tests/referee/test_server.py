@@ -198,6 +198,7 @@ def test_sigterm_aborts_the_running_match_and_records_it_as_aborted(tmp_path: Pa
 
 def test_the_tokens_of_ended_matches_are_remembered_up_to_a_bound(monkeypatch: pytest.MonkeyPatch) -> None:
     from polignac_arena.referee import service as service_module
+    from polignac_arena.referee.journal import token_digest
     from polignac_arena.referee.service import RefereeService
 
     monkeypatch.setattr(service_module, "MAX_ENDED_TOKENS", 5)
@@ -208,6 +209,6 @@ def test_the_tokens_of_ended_matches_are_remembered_up_to_a_bound(monkeypatch: p
         service.unregister(host)
     remembered = service._ended
     assert len(remembered) == 5, "no more than the bound, however many matches end"
-    newest = [service_module._digest(token) for token in hosts[-1].tokens]
+    newest = [token_digest(token) for token in hosts[-1].tokens]
     assert all(digest in remembered for digest in newest), "the oldest are forgotten first"
-    assert service_module._digest(hosts[0].tokens[0]) not in remembered
+    assert token_digest(hosts[0].tokens[0]) not in remembered

@@ -4,7 +4,8 @@ The bot joins ``LobbyService.Lobby`` with its author's API token, accepts each A
 (up to ``max_matches`` at a time, declining the rest), and plays it on an ordinary Play
 stream with the assignment's seat token, exactly as a bot the referee starts would.  A
 Play stream that breaks mid-match is opened again with the same seat token and a Hello
-until the league's reattach grace runs out; the lobby stream is opened again with backoff
+until the league's reattach grace runs out, with room for the league to notice the break
+and to restart (it takes its matches up again); the lobby stream is opened again with backoff
 whenever it drops, so a bot stays online across a restart of the server.  An assignment
 the league withdraws (another bot declined) is dropped.  The flow is in docs/protocol.md,
 "Remote bots".
@@ -50,6 +51,7 @@ __all__ = [
     "KEEPALIVE_TIMEOUT_MS",
     "KEEPALIVE_TIME_MS",
     "REATTACH_CODES",
+    "RESTART_S",
     "TLS_CA_ENV",
     "Backoff",
     "ChannelSecurity",
@@ -102,6 +104,9 @@ KEEPALIVE_OPTIONS: Final = [
 _LEAGUE_OPTIONS: Final = [*CHANNEL_OPTIONS, *KEEPALIVE_OPTIONS]
 DETECTION_S: Final = 5.0
 """How long a league may take to find a dead path (docs/protocol.md, "Timings"): a seat's grace counts from then."""
+RESTART_S: Final = 60.0
+"""How much longer a broken Play stream is opened again, so that a seat outlasts a restart of the league: the league
+resumes its matches when it starts again and gives their remote seats their grace anew from then."""
 _SLOT_WAIT_S: Final = 5.0
 """How long an assignment that finds every slot taken waits for one to free (a match that ended may still be closing here)."""
 
@@ -197,8 +202,9 @@ def _auth(token: str) -> tuple[tuple[str, str], ...]:
 async def play_seat(
     bot: Bot, address: str, seat_token: str, security: ChannelSecurity, grace_s: float, on_status: Status | None = None
 ) -> MatchOutcome:
-    """Play one seat of one match, opening its Play stream again if it breaks, until ``grace_s`` (plus the time the referee
-    may take to find the break, from which its grace counts) after it broke."""
+    """Play one seat of one match, opening its Play stream again if it breaks, until ``grace_s`` after it broke, plus the
+    time the referee may take to find the break (its grace counts from then) and the time a restart of the league may
+    take (:data:`RESTART_S`); a league that answers that the seat is gone stops it sooner."""
     state = Conversation()
     backoff = Backoff(*_PLAY_BACKOFF_S)
     broke_at: float | None = None  # when the stream broke: the grace counts from then, not from each try
@@ -222,9 +228,10 @@ async def play_seat(
             broke_at = None  # it was back: a new break has a new grace
         welcomes = state.welcomes
         broke_at = broke_at if broke_at is not None else now
-        if now - broke_at > grace_s + DETECTION_S:
+        if now - broke_at > grace_s + DETECTION_S + RESTART_S:
             raise BotConnectionError(
-                f"the match stream broke ({code.name}: {details}) and could not be opened again within {grace_s + DETECTION_S:g} s"
+                f"the match stream broke ({code.name}: {details}) and could not be opened again"
+                f" within {grace_s + DETECTION_S + RESTART_S:g} s"
             )
         if on_status is not None and state.welcomed:
             on_status(f"the match stream broke ({code.name}); opening it again")

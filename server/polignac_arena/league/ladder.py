@@ -31,6 +31,13 @@ running, each one a fixture appended to the league's tournament, played by
 (a match that was not played, or not to its end, gets a void one, so the ratings, applied
 in fixture order, never wait on it).
 
+A match played on the league's referee keeps a journal in ``journal_dir`` while it runs
+(:mod:`polignac_arena.referee.journal`).  A league that stops (a drain past its deadline
+suspends the matches still running; a kill just leaves them) takes them up when it starts
+again (:meth:`Ladder.recover`): each fixture without a result is played on from its journal,
+or, without one or with one that cannot be read, given a void result whose record says why.
+A journal goes once its match's result is stored, so the folder holds one per running match.
+
 A table with remote bots becomes a fixture only once each of them took its seat: a bot that
 declines, does not answer or has gone (one that joins and leaves at once) leaves no match
 behind, public or void, and its table's index goes to the next table.  Until then the offer
@@ -55,11 +62,12 @@ from polignac_arena.executors import ClusterLost, Executor, MatchJob, local_node
 from polignac_arena.league.config import LeagueConfig
 from polignac_arena.league.entrants import Entrant, LeagueFixture
 from polignac_arena.league.metrics import LeagueMetrics
-from polignac_arena.league.play import RemoteDeclined, play_league_match
+from polignac_arena.league.play import MatchSuspended, RemoteDeclined, play_league_match
 from polignac_arena.league.store import LeagueStore, Version, VersionKind
 from polignac_arena.matchmaking import Meetings, fill_table
 from polignac_arena.ratings import Rating, RatingEnv, rate_match
 from polignac_arena.referee import MatchResult, RefereeServer
+from polignac_arena.referee.journal import JournalError, JournalState, read_journal
 from polignac_arena.referee.record import FORMAT as RECORD_FORMAT
 from polignac_arena.referee.record import RecordFileError, read_record, write_record
 from polignac_arena.schedule import MAX_TABLE_SIZE, MIN_TABLE_SIZE, match_seed, seat_order
@@ -70,7 +78,7 @@ from polignac_arena.store.records import StoredFixture
 from polignac_arena.submission import Submission
 from polignac_arena.tournament.runner import store_result
 
-__all__ = ["INTERRUPTED", "AssignRemote", "Ladder", "LadderError", "pick_table"]
+__all__ = ["INTERRUPTED", "JOURNAL_UNREADABLE", "NOT_RESUMABLE", "AssignRemote", "Ladder", "LadderError", "pick_table"]
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +89,13 @@ WithdrawRemote = Callable[[str, str, str], None]
 PauseRemote = Callable[[str, float, str], None]
 """``pause(label, seconds, reason)``: tell the remote bot ``label`` that the ladder leaves it out for ``seconds``, and why."""
 INTERRUPTED = "the league server stopped during this match (killed, or it crashed) and voided it when it started again"
-"""The reason in the record of a match a restarted league found without a result."""
+"""The reason in the record of a match a restarted league found without a result and without a journal."""
+JOURNAL_UNREADABLE = (
+    "the league server stopped during this match and its journal cannot be read ({why}): it voided the match when it started again"
+)
+"""The reason in the record of a match a restarted league could not resume: its journal is damaged."""
+NOT_RESUMABLE = "the league server stopped during this match and cannot resume it ({why}): it voided the match when it started again"
+"""The reason in the record of a match a restarted league could not resume: a version it needs cannot play."""
 
 
 def _name_and_version(label: str) -> dict[str, str]:
@@ -183,7 +197,8 @@ class Ladder:
     match_id)`` is called when a match a remote bot was offered is over.  A remote bot that
     declines or does not answer is left out for ``[remote] decline_pause_s``, and after
     ``pause_after`` of those in a row (no acceptance between) for ``pause_s``; ``pause`` tells
-    it so.  Records go to ``record_dir`` when given.
+    it so.  Records go to ``record_dir`` when given, journals of running matches to ``journal_dir``
+    (None: none are kept, and a match a stop cuts short is voided).
     ``on_recorded(index, status)`` is called after each result is stored.  ``metrics`` counts
     the matches this ladder starts and ends (:mod:`polignac_arena.league.metrics`).
     """
@@ -203,6 +218,7 @@ class Ladder:
         release: Callable[[str, str], None] | None = None,
         launcher: SeatLauncher | None = None,
         record_dir: Path | None = None,
+        journal_dir: Path | None = None,
         window: int = 200,
         max_concurrent: int = 2,
         poll_s: float = 2.0,
@@ -223,6 +239,7 @@ class Ladder:
         self._release = release
         self._launcher = launcher or launcher_for(config.seat_kind)
         self._record_dir = record_dir
+        self._journal_dir = journal_dir
         self._window = window
         self._max_concurrent = max_concurrent
         self._poll_s = poll_s
@@ -244,6 +261,9 @@ class Ladder:
         self._wake = asyncio.Event()
         self._draining = False
         self._lost: ClusterLost | None = None
+        self._recovered = False
+        self._hosting: dict[str, asyncio.Event] = {}
+        """Matches :meth:`recover` resumed, set once each is on the referee (its remote seats' tokens accepted)."""
         self._scheduled: set[int] = set()
         """The running fixtures that are in the schedule (a table with remote bots is not until they took their seats)."""
 
@@ -271,7 +291,8 @@ class Ladder:
         Raises :class:`ClusterLost` once the executor's cluster is gone: every later match would
         fail at once, so the ladder stops rather than void them one after another.
         """
-        self.void_interrupted()
+        if not self._recovered:
+            self.recover()
         try:
             while not self._draining:
                 if self._lost is not None:
@@ -289,7 +310,8 @@ class Ladder:
             raise
 
     async def drain(self, deadline_s: float) -> None:
-        """Take no new match; let the running ones finish within ``deadline_s``, then cancel them (recorded as aborted)."""
+        """Take no new match; let the running ones finish within ``deadline_s``, then cancel them (suspended to be resumed
+        when the league starts again when they keep a journal, else recorded as aborted)."""
         self._draining = True
         self._wake.set()
         tasks = [task for _, task in self._running.values()]
@@ -306,13 +328,97 @@ class Ladder:
         so; their indices."""
         voided = []
         for fixture in self.store.pending_fixtures(self.tournament_id):
-            match_id = self._match_id(fixture.index)
-            record_path = self._interrupted_record(fixture, match_id)
-            self._record_void(fixture.index, match_id, len(fixture.seats), MatchStatus.ABORTED, record_path)
+            self._void_interrupted(fixture, INTERRUPTED)
             voided.append(fixture.index)
         return voided
 
-    def _interrupted_record(self, fixture: StoredFixture, match_id: str) -> Path | None:
+    def _void_interrupted(self, fixture: StoredFixture, reason: str) -> None:
+        match_id = self._match_id(fixture.index)
+        record_path = self._interrupted_record(fixture, match_id, reason)
+        self._record_void(fixture.index, match_id, len(fixture.seats), MatchStatus.ABORTED, record_path)
+        self._drop_journal(match_id)
+
+    def recover(self) -> list[int]:
+        """Take up what a stopped league left (at start-up): every fixture without a final result is played on from
+        its journal, or voided with a record that says why (no journal, a damaged one, a version that cannot play);
+        journals of matches that are over go.  The indices resumed."""
+        self._recovered = True
+        journals = self._journals()
+        resumed = []
+        for fixture in self.store.pending_fixtures(self.tournament_id):
+            match_id = self._match_id(fixture.index)
+            path = journals.pop(match_id, None)
+            if path is None:
+                self._void_interrupted(fixture, INTERRUPTED)
+                continue
+            try:
+                state = read_journal(path)
+                _check_journal(state, fixture, match_id)
+            except JournalError as exc:
+                log.warning("ladder: match %s cannot be resumed: its journal %s: %s", match_id, path, exc)
+                self._void_interrupted(fixture, JOURNAL_UNREADABLE.format(why=exc))
+                continue
+            seats = self._resumable(fixture.seats)
+            if isinstance(seats, str):
+                log.warning("ladder: match %s cannot be resumed: %s", match_id, seats)
+                self._void_interrupted(fixture, NOT_RESUMABLE.format(why=seats))
+                continue
+            log.warning("ladder: match %s is resumed from its journal", match_id)
+            entry = LeagueFixture(fixture.index, fixture.seed, tuple(seats))
+            self._busy.update(e.label for e in seats)
+            self._scheduled.add(fixture.index)
+            self._hosting[match_id] = asyncio.Event()
+            self.metrics.match_started()  # this process's counters: its end is counted here too
+            self._running[match_id] = (entry, asyncio.ensure_future(self._play(entry, match_id, resume=state)))
+            resumed.append(fixture.index)
+        for match_id in journals:  # its match is over (the result stored just before the stop), or not this league's
+            self._drop_journal(match_id)
+        return resumed
+
+    async def hosted(self) -> None:
+        """Wait until every match :meth:`recover` resumed is on the referee (or has ended): from then on the old seat
+        tokens of their remote seats are accepted, so the league may open its port to them."""
+        await asyncio.gather(*(hosting.wait() for hosting in self._hosting.values()))
+
+    def _journals(self) -> dict[str, Path]:
+        """The journals in the folder, by match id."""
+        if self._journal_dir is None:
+            return {}
+        try:
+            return {path.stem: path for path in self._journal_dir.glob("*.journal") if path.is_file()}
+        except OSError as exc:
+            log.warning("ladder: the journals in %s cannot be listed: %s", self._journal_dir, exc)
+            return {}
+
+    def _journal_path(self, match_id: str) -> Path | None:
+        return None if self._journal_dir is None else self._journal_dir / f"{match_id}.journal"
+
+    def _drop_journal(self, match_id: str) -> None:
+        path = self._journal_path(match_id)
+        if path is not None:
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as exc:
+                log.warning("ladder: the journal %s cannot be removed: %s", path, exc)
+
+    def _resumable(self, labels: Sequence[str]) -> list[Entrant] | str:
+        """The seats of a match to resume, as entrants; or why one cannot play (its version is gone, its folder cannot be loaded)."""
+        versions = self._versions()
+        seats = []
+        for label in labels:
+            version = versions.get(label)
+            if version is None:
+                return f"the version {label!r} is gone"
+            if version.kind is VersionKind.REMOTE:
+                seats.append(Entrant(version.label, version.bot))
+                continue
+            submission = self._submission_of(version)
+            if submission is None:
+                return f"the version {label!r} cannot be loaded"
+            seats.append(Entrant(version.label, version.bot, submission))
+        return seats
+
+    def _interrupted_record(self, fixture: StoredFixture, match_id: str, reason: str = INTERRUPTED) -> Path | None:
         """The record of a match the server left without a result: the one it wrote, if it got that far, else one (no
         action) whose result says the server stopped; None without a record folder or when it cannot be written."""
         if self._record_dir is None:
@@ -339,7 +445,7 @@ class Ladder:
             "places": None,
             "totals": [0] * players,
             "faults": [{}] * players,
-            "reason": INTERRUPTED,
+            "reason": reason,
         }
         try:
             write_record(path, [header, result])
@@ -455,11 +561,12 @@ class Ladder:
 
     # -- playing and recording -----------------------------------------------------------------
 
-    async def _play(self, fixture: LeagueFixture, match_id: str, rerun: int | None = None) -> None:
+    async def _play(self, fixture: LeagueFixture, match_id: str, rerun: int | None = None, resume: JournalState | None = None) -> None:
         record_path = None if self._record_dir is None else self._record_dir / f"{match_id}.jsonl"
         started = time.monotonic()
         players = len(fixture.seats)
         node = self._node
+        suspended = False
         try:
             if self._executor is not None and not any(entrant.remote for entrant in fixture.seats):
                 played = await self._executor.play(self._job(fixture, match_id), record_path)
@@ -480,7 +587,13 @@ class Ladder:
                     game=self.config.game,
                     reattach_grace_s=self.config.reattach_grace_s,
                     on_seated=lambda: self._schedule(fixture, rerun) if fixture.index not in self._scheduled else None,
+                    journal=self._journal_path(match_id),
+                    resume=resume,
+                    on_hosted=self._hosting[match_id].set if match_id in self._hosting else None,
                 )
+        except MatchSuspended as exc:
+            suspended = True  # no result: the fixture stays pending, its journal kept for the next start
+            log.warning("ladder: %s", exc)
         except RemoteDeclined as exc:
             for label in exc.labels.values():
                 self._strike(label, match_id)
@@ -502,6 +615,11 @@ class Ladder:
             self._record(fixture.index, result, time.monotonic() - started, node)
             self.metrics.match_ended(result.status, node, result.lines, result.faults)
         finally:
+            hosting = self._hosting.pop(match_id, None)
+            if hosting is not None:
+                hosting.set()
+            if not suspended:
+                self._drop_journal(match_id)
             self._scheduled.discard(fixture.index)
             self._busy.subtract(e.label for e in fixture.seats)
             self._running.pop(match_id, None)
@@ -604,3 +722,16 @@ class Ladder:
             return
         if self._on_recorded is not None:
             self._on_recorded(index, status)
+
+
+def _check_journal(state: JournalState, fixture: StoredFixture, match_id: str) -> None:
+    """A journal read back must be the fixture's: its match id, index, seed and seats."""
+    head = state.head
+    for what, journal, stored in (
+        ("match id", head.match_id, match_id),
+        ("index", head.index, fixture.index),
+        ("seed", head.seed, fixture.seed),
+        ("seats", list(head.labels), list(fixture.seats)),
+    ):
+        if journal != stored:
+            raise JournalError(f"its {what} {journal!r} is not the scheduled match's ({stored!r})")

@@ -10,15 +10,24 @@ soon as one does, the match is called off unplayed (:class:`RemoteDeclined`), ev
 remote bot is told through ``withdraw`` (its assignment withdrawn, its Play stream refused
 with the reason), and the caller seats another table.
 
-Cancelled (a drain past its deadline), the match is aborted: its record says so, and every
-seat is stopped before the cancellation goes on.
+Once every remote bot took its seat, the match keeps a journal (``journal``:
+:mod:`polignac_arena.referee.journal`), removed by the caller once the result is stored.
+Cancelled (a drain past its deadline), a journaled match is suspended: it stops without a
+result, its remote seats' streams end with ``UNAVAILABLE``, and :class:`MatchSuspended` is
+raised; a league that starts again plays it on from its journal (``resume``): the remote
+seats are away with their grace and come back with their old seat tokens, the uploaded
+seats are started again.  A match cancelled before its journal began is aborted: its record
+says so.  Either way every seat is stopped before the cancellation goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeGuard
 
 from polignac import Ruleset
 from polignac_arena.games import Game, GameRefused, check_seating, game_of
@@ -26,10 +35,27 @@ from polignac_arena.league.entrants import LeagueFixture
 from polignac_arena.match_folder import match_folder
 from polignac_arena.match_seats import MatchSeats, finish_shielded
 from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
+from polignac_arena.referee.host import MatchSuspended
+from polignac_arena.referee.journal import JournalHead, JournalState, JournalWriter, token_digest
 from polignac_arena.runner import bot_seed
 from polignac_arena.seats import SeatLauncher, SeatLimits
+from polignac_arena.statuses import MatchStatus
 
-__all__ = ["ABORT_WAIT_S", "LeagueMatchError", "RemoteDeclined", "RemoteHandOut", "play_league_match"]
+__all__ = [
+    "ABORT_WAIT_S",
+    "AWAY_AFTER_RESTART",
+    "LeagueMatchError",
+    "MatchSuspended",
+    "RemoteDeclined",
+    "RemoteHandOut",
+    "play_league_match",
+]
+
+log = logging.getLogger(__name__)
+
+AWAY_AFTER_RESTART = "its stream ended when the league server stopped"
+"""The ``away`` line of a remote seat in a resumed match."""
+SUSPENDED = "the league server is stopping"
 
 ABORT_WAIT_S = 10.0
 """How long a cancelled match may take to end as aborted (a seat's stuck write is bounded by the referee's write timeout)."""
@@ -77,6 +103,9 @@ async def play_league_match(
     game: Game | None = None,
     reattach_grace_s: float = 0.0,
     on_seated: Callable[[], object] | None = None,
+    journal: Path | None = None,
+    resume: JournalState | None = None,
+    on_hosted: Callable[[], object] | None = None,
 ) -> MatchResult:
     """Play ``fixture`` on ``server`` (started, with a main address when a seat is remote) and return its result.
 
@@ -87,7 +116,14 @@ async def play_league_match(
     as aborted and every seat stopped.  ``reattach_grace_s``: how long a remote seat
     whose stream breaks may come back (0: not at all).  ``on_seated()`` is called once every
     remote bot took its seat, before any uploaded seat starts (the ladder schedules the match then).
+    ``journal``: the match's journal file (None: none, the match cannot be resumed); with
+    ``resume``, that journal read back: the match goes on from it, nobody is offered a seat,
+    and the rules, seed and clock are the journal's.  Raises :class:`MatchSuspended` when
+    cancelled once the journal began (see the module notes).  ``on_hosted()`` is called once the
+    match is on the referee (its seats' tokens accepted), before anyone is offered a seat.
     """
+    if resume is not None:
+        rules, time_control = resume.head.rules, resume.head.time_control
     if len(fixture.seats) != rules.players:
         raise LeagueMatchError(f"the ruleset seats {rules.players} players but fixture {fixture.index} has {len(fixture.seats)}")
     uploaded = {seat: entrant.submission for seat, entrant in enumerate(fixture.seats) if entrant.submission is not None}
@@ -99,26 +135,45 @@ async def play_league_match(
         reason = launcher.unavailable() or launcher.refusal(trusted)
         if reason is not None:
             raise LeagueMatchError(f"{launcher.kind} seats cannot run league matches here: {reason}")
-    with match_folder() as root:
-        seats = MatchSeats(root, rules.players)
-        sockets = [seats.socket(seat) if seat in uploaded else None for seat in range(rules.players)]
-        host = await server.create_seated_match(
-            rules, fixture.seed, time_control, sockets=sockets, match_id=match_id, record_path=record_path, exit_status=seats.exit_status
-        )
+
+    def prepare(host: MatchHost) -> None:
         if reattach_grace_s:
             for seat in range(rules.players):
                 if seat not in uploaded:  # a remote seat may lose its connection and come back
                     host.allow_reattach(seat, reattach_grace_s)
+        if resume is not None:
+            if journal is not None:  # first: what the restore adds to the record (resumed, away) is journaled too
+                host.journal = _open_journal(journal, host, fixture, resumed=True)
+            host.restore(resume, AWAY_AFTER_RESTART)
+
+    with match_folder() as root:
+        seats = MatchSeats(root, rules.players)
+        sockets = [seats.socket(seat) if seat in uploaded else None for seat in range(rules.players)]
+        host = await server.create_seated_match(
+            rules,
+            fixture.seed,
+            time_control,
+            sockets=sockets,
+            match_id=match_id,
+            record_path=record_path,
+            exit_status=seats.exit_status,
+            prepare=prepare,
+        )
+        if on_hosted is not None:
+            on_hosted()
         running: asyncio.Future[MatchResult] | None = None
         called_off: str | None = None  # why the remote bots' answers called it off (its record keeps it)
         try:
-            try:
-                await _hand_out(fixture, host, remote, withdraw)
-            except RemoteDeclined as exc:
-                called_off = exc.reason
-                raise
-            if on_seated is not None:
-                on_seated()
+            if resume is None:
+                try:
+                    await _hand_out(fixture, host, remote, withdraw)
+                except RemoteDeclined as exc:
+                    called_off = exc.reason
+                    raise
+                if on_seated is not None:
+                    on_seated()
+            if journal is not None and resume is None:
+                host.journal = _open_journal(journal, host, fixture, resumed=False)
             for seat, submission in uploaded.items():
                 await seats.start(
                     server, host, launcher, seat, submission, limits=limits, trusted=trusted, bot_seed=bot_seed(fixture.seed, seat)
@@ -126,13 +181,56 @@ async def play_league_match(
             running = asyncio.ensure_future(server.run_match(host))
             return await asyncio.shield(running)
         except asyncio.CancelledError:
+            if _has_result(running):
+                return running.result()  # it ended before the stop reached it: its result stands
+            if host.journal is not None and host.journal.open:
+                host.suspend(SUSPENDED)  # to be resumed from its journal when the league starts again
+                if running is not None:
+                    await asyncio.wait({running}, timeout=ABORT_WAIT_S)
+                    if _has_result(running):
+                        return running.result()
+                raise MatchSuspended(match_id, SUSPENDED) from None
             if running is None:  # cancelled while seating: the match still ends as aborted, on the record
                 running = asyncio.ensure_future(server.run_match(host))
             host.abort("the league stopped this match")
             await asyncio.wait({running}, timeout=ABORT_WAIT_S)
+            if _has_result(running) and running.result().status is MatchStatus.FINISHED:
+                return running.result()  # it had ended (its seats' sockets were closing): its result stands
             raise
         finally:
-            await finish_shielded(_clean_up(server, host, seats, running, called_off))
+            try:
+                await finish_shielded(_clean_up(server, host, seats, running, called_off))
+            except asyncio.CancelledError:
+                # A stop that came while the seats of a match with its result were being stopped: the result stands.
+                if not _has_result(running):
+                    raise
+
+
+def _has_result(running: asyncio.Future[MatchResult] | None) -> TypeGuard[asyncio.Future[MatchResult]]:
+    """Whether the match ran to a result (finished, or aborted by the referee itself)."""
+    return running is not None and running.done() and not running.cancelled() and running.exception() is None
+
+
+def _open_journal(path: Path, host: MatchHost, fixture: LeagueFixture, resumed: bool) -> JournalWriter | None:
+    """The match's journal: begun (the head), or reopened to go on; None when it cannot be (logged: the match is played
+    all the same, but a stop of the league voids it)."""
+    try:
+        if resumed:
+            return JournalWriter.reopen(path)
+        head = JournalHead(
+            match_id=host.match_id,
+            index=fixture.index,
+            seed=fixture.seed,
+            rules=host.rules,
+            time_control=host.time_control,
+            labels=tuple(entrant.label for entrant in fixture.seats),
+            remote=tuple(token_digest(host.tokens[seat]) if entrant.remote else None for seat, entrant in enumerate(fixture.seats)),
+            started_at=host.started_at,
+        )
+        return JournalWriter.create(path, head)
+    except OSError as exc:
+        log.warning("match %s has no journal (%s): it cannot be resumed if the league stops", host.match_id, exc)
+        return None
 
 
 async def _hand_out(fixture: LeagueFixture, host: MatchHost, remote: RemoteHandOut, withdraw: RemoteWithdraw) -> None:
@@ -173,7 +271,8 @@ async def _clean_up(
     await seats.stop()
     if running is None:
         reason = called_off or "the league stopped this match before it began"
-        await server.discard_match(host, reason, keep_record=called_off is not None)
+        with contextlib.suppress(MatchSuspended):  # a resumed match stopped again before it ran: its journal stays
+            await server.discard_match(host, reason, keep_record=called_off is not None)
     elif not running.done():
         running.cancel()
         await asyncio.wait({running})

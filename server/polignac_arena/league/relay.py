@@ -29,7 +29,7 @@ import grpc.aio
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac._proto.polignac.v1.referee_pb2_grpc import RefereeServiceStub
-from polignac.bot.league import DETECTION_S, REATTACH_CODES, Backoff, ChannelSecurity, stay_online
+from polignac.bot.league import DETECTION_S, REATTACH_CODES, RESTART_S, Backoff, ChannelSecurity, stay_online
 from polignac.bot.stream import raise_if_cancelled, write
 from polignac_arena.referee.options import server_options
 from polignac_arena.referee.service import SERVICE_NAME
@@ -141,11 +141,10 @@ class SeatRelay:
                 if code not in REATTACH_CODES:
                     await context.abort(code, details)
                     return
-                if now - broke_at > self._grace_s + DETECTION_S:  # the league's grace counts from its own finding
-                    await context.abort(
-                        code,
-                        f"the league's stream broke ({details}) and could not be opened again within {self._grace_s + DETECTION_S:g} s",
-                    )
+                # The league's grace counts from its own finding, or, after a restart, from its start.
+                window = self._grace_s + DETECTION_S + RESTART_S
+                if now - broke_at > window:
+                    await context.abort(code, f"the league's stream broke ({details}) and could not be opened again within {window:g} s")
                     return
                 if welcomed:
                     self._say(f"the match stream broke ({code.name}); opening it again")

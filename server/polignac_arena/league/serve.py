@@ -15,11 +15,13 @@ What runs, all in one asyncio loop:
 - the ladder, keeping ``parallel`` matches running among the active versions.
 
 Every limit is declared in :mod:`polignac_arena.league.limits` (docs/league.md, "Limits").
-Start-up mends what a kill left: a match without a result is recorded aborted (void, unrated:
-its bots get another match instead), an upload cut short in its validation is validated again,
-and files half-written are put aside (renamed: the league serves at once) and removed in the
+Start-up mends what a stop or a kill left: a match without a result is played on from its
+journal (``data/journals``), or, without a usable one, recorded aborted (void, unrated: its bots
+get another match instead); an upload cut short in its validation is validated again, and
+files half-written are put aside (renamed: the league serves at once) and removed in the
 background.  SIGTERM or SIGINT drains: no new match starts, running ones may finish for
-``[drain] deadline_s``, then are aborted and recorded aborted; the servers stop.
+``[drain] deadline_s``, then are suspended (resumed at the next start; a match played by the
+executor on another node is aborted and recorded aborted); the servers stop.
 """
 
 from __future__ import annotations
@@ -495,12 +497,17 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
         pause=league.online.pause,
         release=league.online.finished,
         record_dir=config.data / "records",
+        journal_dir=config.data / "journals",
         executor=executor,
         metrics=league.metrics,
     )
     league.metrics.watch(lambda: league.gauges(ladder))
     league.on_active = ladder.notify
     league.validator = Validator(league)
+    # The matches a stop cut short go on: on the referee before its port opens, so that their remote seats' first
+    # reattach finds them.
+    ladder.recover()
+    await ladder.hosted()
     grpc_address = await endpoint.start()
     sock = _bind_http(config)
     guard = ConnectionGuard(config.http_limits, ipv6_prefix=config.author_limits.ipv6_prefix, ssl_context=_tls_context(config))
@@ -526,7 +533,7 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
             raise failed[0]
     finally:
         stopping.cancel()
-        log.warning("draining: no new matches; running ones have %g s to finish", config.drain_s)
+        log.warning("draining: no new matches; running ones have %g s to finish, then go on at the next start", config.drain_s)
         await ladder.drain(config.drain_s)
         for task in workers:
             task.cancel()

@@ -65,10 +65,12 @@ from polignac_arena.record_lines import (
     JsonLine,
     RecordLine,
     ResultLine,
+    ResumedLine,
     SeatEntry,
 )
 from polignac_arena.referee import texts
 from polignac_arena.referee.faults import Fault, rule_on_fault
+from polignac_arena.referee.journal import JournalState, JournalWriter, token_digest
 from polignac_arena.referee.record import write_record
 from polignac_arena.settings import TimeControl
 from polignac_arena.statuses import ActionStatus, MatchStatus
@@ -78,6 +80,7 @@ __all__ = [
     "MAX_REQUEST_ID",
     "MatchHost",
     "MatchResult",
+    "MatchSuspended",
     "Refusal",
     "SeatConnection",
     "TimeControl",
@@ -104,6 +107,15 @@ MAX_BACKLOG = 8
 """Messages of one seat read ahead of the host: beyond, the stream is not read until the host catches up."""
 Refusal = tuple[grpc.StatusCode, str]
 """Why a stream cannot take its seat: the status it ends with, and its detail text."""
+
+
+class MatchSuspended(Exception):
+    """A match stopped without a result, to be resumed from its journal when the league starts again."""
+
+    def __init__(self, match_id: str, reason: str) -> None:
+        self.match_id = match_id
+        self.reason = reason
+        super().__init__(f"match {match_id!r} suspended: {reason}")
 
 
 class SeatConnection:
@@ -275,6 +287,10 @@ class MatchHost:
         self.match_id = match_id or secrets.token_hex(6)
         self.record_path = record_path
         self.tokens = tuple(secrets.token_urlsafe(24) for _ in range(rules.players))
+        self.token_digests = [token_digest(token) for token in self.tokens]
+        """What the referee accepts each seat's stream by (a resumed match knows only the digests of its remote seats')."""
+        self.journal: JournalWriter | None = None
+        """Where every line of the record goes as it is made, so that a restarted league can resume the match."""
         self.match = Match(rules, seed)
         n = rules.players
         self.conns: list[SeatConnection | None] = [None] * n
@@ -297,7 +313,7 @@ class MatchHost:
         self._recorded_events = 0
         self._aborted: str | None = None
         self.result: MatchResult | None = None
-        self._started_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        self.started_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         self.seated = asyncio.Event()
         """Set once seating is over: every seat has joined or forfeited, so no seat can join any more."""
         self.on_message_sent: Callable[[int, pb.PlayResponse], None] | None = None
@@ -308,6 +324,7 @@ class MatchHost:
         self._pending_clock: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the pending request's start, allowance and bank (ms)
         self._called_off: str | None = None  # why the match will not be played (call_off)
         self._forfeits: dict[int, str] = {}  # seat -> why it forfeited
+        self._suspended: str | None = None  # why the match stops without a result, to be resumed (suspend)
         for seat, grace_s in (reattach_grace_s or {}).items():
             self.allow_reattach(seat, grace_s)
 
@@ -318,6 +335,96 @@ class MatchHost:
         if not isinstance(grace_s, int | float) or not 0 < grace_s <= 3600:
             raise ValueError(f"reattach grace must be a number of seconds in (0, 3600], got {grace_s!r}")
         self._grace[seat] = float(grace_s)
+
+    def restore(self, state: JournalState, away_detail: str) -> None:
+        """Take up the match where its journal left it (before the match is registered or run).
+
+        The remote seats (those the journal has a token digest for) are away from now, with
+        their grace (:meth:`allow_reattach` first), and come back with their old seat tokens; the
+        other seats join anew with this host's tokens.  The record goes on from the journal's
+        lines, with a ``resumed`` line and an ``away`` line per remote seat (``away_detail``).
+        """
+        head = state.head
+        self.match = state.match
+        self._lines = list(state.lines)
+        self.started_at = head.started_at
+        self._recorded_events = self.match.event_count
+        self._delivered = [self.match.event_count] * self.rules.players  # the next view is complete: no old events
+        if state.names is not None and state.versions is not None:
+            self.names, self.versions = list(state.names), list(state.versions)
+        for seat, bank in state.banks.items():
+            self._bank_ms[seat] = bank
+        request_ids = [line.request_id or 0 for line in self._lines if isinstance(line, ActionLine | FaultLine)]
+        if any(request_ids):
+            self._request_id = max(request_ids) % MAX_REQUEST_ID
+        for line in self._lines:  # the fault counts, as _fault made them: one per fault, a penalty being part of one
+            if isinstance(line, FaultLine):
+                self._count_fault(line.seat, line.fault.value)
+            elif isinstance(line, ActionLine) and line.seat is not None and line.status not in (None, ActionStatus.OK):
+                if isinstance(line.action, Penalty):
+                    continue
+                self._count_fault(line.seat, line.status.value)
+                if isinstance(line.action, Forfeit):
+                    self._forfeits[line.seat] = f"{line.status.value}: {line.detail or ''}"
+        # A stop between a hand's last action and its end line left the line out: a replay needs it in its place.
+        ended = [event for event in self.match.events if isinstance(event, HandEnded)]
+        for event in ended[sum(isinstance(line, HandEndedLine) for line in self._lines) :]:
+            self._add(HandEndedLine.of(event))
+        now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        hand = self.match.hand_number
+        self._add(ResumedLine(hand=hand, at=now, detail="the league server stopped during this match; it resumed it from its journal"))
+        for seat, digest in enumerate(head.remote):
+            if digest is None or seat in self.match.forfeited:
+                continue
+            self.token_digests[seat] = digest
+            self._joined[seat] = True
+            grace = self._grace.get(seat)
+            if grace is None:
+                continue  # no grace here: it must say Hello within startup_ms, as at a start
+            self._away[seat] = time.monotonic() + grace
+            self._add(AwayLine(seat=seat, hand=hand, detail=f"{away_detail}; it may come back within {grace:g} s"))
+
+    def _count_fault(self, seat: int, kind: str) -> None:
+        self._faults[seat] += 1
+        self.fault_counts[seat][kind] = self.fault_counts[seat].get(kind, 0) + 1
+
+    def _add(self, line: RecordLine) -> None:
+        """One more line of the record, journaled as it is made."""
+        self._lines.append(line)
+        if self.journal is not None:
+            self.journal.write(line.to_dict())
+
+    def _journal(self, line: JsonLine, *, flush: bool = True) -> None:
+        """A line only the journal keeps (names, time banks); ``flush=False`` for one that the next line flushes."""
+        if self.journal is not None:
+            self.journal.write(line, flush=flush)
+
+    @property
+    def _halted(self) -> bool:
+        """The match stops here: aborted, or suspended to be resumed."""
+        return self._aborted is not None or self._suspended is not None
+
+    def suspend(self, reason: str) -> None:
+        """Stop the match without a result, its journal kept, to be resumed when the league starts again: :meth:`run`
+        then raises :class:`MatchSuspended` (a match without a journal, or already over, is aborted instead)."""
+        if self.journal is None or not self.journal.open:
+            self.abort(reason)
+            return
+        # The journal is the state a restart takes up: nothing after this point goes in it.
+        self.journal.close()
+        self._suspended = reason
+        self._inbox.put_nowait((-1, "suspend", reason))  # wakes the match's task, which stops at once
+
+    @property
+    def suspended(self) -> bool:
+        return self._suspended is not None
+
+    def _suspend_streams(self) -> None:
+        """Every stream ends with ``UNAVAILABLE``: a remote seat comes back to the restarted league with its token."""
+        for seat, conn in enumerate(self.conns):
+            if conn is not None:
+                conn.end(grpc.StatusCode.UNAVAILABLE, texts.RESTARTING.format(match_id=self.match_id, seat=seat))
+        log.info("match %s suspended: %s", self.match_id, self._suspended)
 
     @property
     def away(self) -> frozenset[int]:
@@ -332,6 +439,8 @@ class MatchHost:
         A seat allowed to reattach takes its seat from a stream the referee still holds: that
         one ends with ``ABORTED``.
         """
+        if self._suspended is not None:
+            return grpc.StatusCode.UNAVAILABLE, texts.RESTARTING.format(match_id=self.match_id, seat=seat)
         over = self._called_off is not None or self.result is not None or self._aborted is not None or self.match.is_over
         if over or seat in self.match.forfeited:
             return grpc.StatusCode.FAILED_PRECONDITION, self.closing_words(seat)
@@ -391,7 +500,10 @@ class MatchHost:
         self._called_off = reason
         for seat, conn in enumerate(self.conns):
             if conn is not None:
-                conn.end(grpc.StatusCode.FAILED_PRECONDITION, self.closing_words(seat))
+                if self._suspended is not None:  # a resumed match stopped again before it ran: its seats come back later
+                    conn.end(grpc.StatusCode.UNAVAILABLE, texts.RESTARTING.format(match_id=self.match_id, seat=seat))
+                else:
+                    conn.end(grpc.StatusCode.FAILED_PRECONDITION, self.closing_words(seat))
         self.abort(f"called off before it began: {reason}")
 
     def closing_words(self, seat: int) -> str:
@@ -412,11 +524,17 @@ class MatchHost:
         """Play the whole match and return its result (never raises for a bot's behaviour)."""
         status = MatchStatus.FINISHED
         try:
-            await self._seat_everyone()
-            while not self.match.is_over and self._aborted is None:
+            if not self.match.is_over:  # a resumed match may have had its last action before the stop
+                await self._seat_everyone()
+            while not self.match.is_over and not self._halted:
                 await self._turn()
+            if self._suspended is not None and not self.match.is_over:
+                self._suspend_streams()
+                raise MatchSuspended(self.match_id, self._suspended)
             if self._aborted is not None:
                 status = MatchStatus.ABORTED
+        except MatchSuspended:
+            raise
         except Exception:  # a bug here must not take the referee down: record it as an error
             log.exception("match %s failed", self.match_id)
             status = MatchStatus.ERROR
@@ -426,7 +544,8 @@ class MatchHost:
         deadline = time.monotonic() + self.time_control.startup_ms / 1000
         n = self.rules.players
         later: list[_Item] = []  # what befell seated seats before their Welcome
-        while self._aborted is None and any(self.conns[s] is None and s not in self.match.forfeited for s in range(n)):
+        # An away seat (a remote one, after the league restarted) is not waited for: it has its grace.
+        while not self._halted and any(self.conns[s] is None and s not in self.match.forfeited and s not in self._away for s in range(n)):
             item = await self._next_item(deadline)
             if item is None:
                 break
@@ -435,19 +554,22 @@ class MatchHost:
             else:
                 await self._handle_item(item)
         for seat in range(n):
-            if self._aborted is None and self.conns[seat] is None and seat not in self.match.forfeited and not self.match.is_over:
+            if self._halted or seat in self._away:
+                continue
+            if self.conns[seat] is None and seat not in self.match.forfeited and not self.match.is_over:
                 await self._fault(seat, Fault.TIMEOUT, f"did not connect and say Hello within {self.time_control.startup_ms} ms", 0)
         self.seated.set()
+        self._journal({"type": "seated", "names": list(self.names), "versions": list(self.versions)})
         await self._welcome_everyone()
         for item in later:
-            if self._aborted is None:
+            if not self._halted:
                 await self._handle_item(item)
 
     async def _welcome_everyone(self) -> None:
-        if self._called_off is not None:
-            return  # nobody hears a Welcome for a match that will not be played
+        if self._called_off is not None or self._suspended is not None:
+            return  # nobody hears a Welcome for a match that will not be played (here: a suspended one goes on later)
         for seat, conn in enumerate(self.conns):
-            if conn is not None and seat not in self.match.forfeited:
+            if conn is not None and seat not in self.match.forfeited and not conn.welcomed.is_set():
                 await self._welcome(seat, conn)
 
     async def _welcome(self, seat: int, conn: SeatConnection) -> None:
@@ -528,6 +650,7 @@ class MatchHost:
             if item is None:
                 self._pending = None
                 self._bank_ms[seat] = 0.0
+                self._journal({"type": "bank", "seat": seat, "bank_ms": 0.0}, flush=False)  # the timeout's line follows
                 self._timed_out[seat] = request_id
                 ms = (time.monotonic() - start) * 1000
                 await self._fault(seat, Fault.TIMEOUT, f"no decision within {allowance + bank:.0f} ms", request_id, ms=ms, answers=True)
@@ -537,10 +660,11 @@ class MatchHost:
                 message, received_at, _ = payload
                 ms = (received_at - start) * 1000
                 self._bank_ms[seat] = max(0.0, bank - max(0.0, ms - allowance))
+                self._journal({"type": "bank", "seat": seat, "bank_ms": self._bank_ms[seat]}, flush=False)  # the decision's line follows
                 await self._judge_decision(seat, request_id, view.phase, message.decision, ms)
                 return
             await self._handle_item(item)
-            if self._aborted is not None or match.is_over or match.event_count != state or match.hand_number != hand:
+            if self._halted or match.is_over or match.event_count != state or match.hand_number != hand:
                 # Someone else's forfeit changed the table: this request no longer stands.
                 self._pending = None
                 self._withdrawn.add((seat, request_id))
@@ -578,7 +702,7 @@ class MatchHost:
             return
         hand = match.hand_number
         match.apply(decision)
-        self._lines.append(
+        self._add(
             ActionLine(
                 seat=seat,
                 hand=hand,
@@ -598,13 +722,15 @@ class MatchHost:
         if kind == "abort":
             self._aborted = str(payload)
             return
+        if kind == "suspend":
+            return
         if kind == "joined":
             return
         if kind == "back":
             await self._back(seat, payload)
             return
         if kind == "replaced":
-            self._lines.append(
+            self._add(
                 AwayLine(
                     seat=seat, hand=self.match.hand_number, detail="a new stream with its seat token replaced the one the referee held"
                 )
@@ -612,7 +738,7 @@ class MatchHost:
             if self.seated.is_set():
                 await self._back(seat, payload)  # welcomed again, asked again
             else:
-                self._lines.append(BackLine(seat=seat, hand=self.match.hand_number))  # welcomed with everyone
+                self._add(BackLine(seat=seat, hand=self.match.hand_number))  # welcomed with everyone
             return
         if seat in self.match.forfeited or self.match.is_over:
             return  # a forfeited seat's leftovers
@@ -670,13 +796,13 @@ class MatchHost:
         self.conns[seat] = None
         self._away[seat] = time.monotonic() + grace
         log.info("match %s: seat %s %s; it is away and may come back within %g s", self.match_id, seat, why, grace)
-        self._lines.append(AwayLine(seat=seat, hand=self.match.hand_number, detail=f"{why}; it may come back within {grace:g} s"))
+        self._add(AwayLine(seat=seat, hand=self.match.hand_number, detail=f"{why}; it may come back within {grace:g} s"))
 
     async def _back(self, seat: int, conn: SeatConnection) -> None:
         """An away seat reattached: Welcome it again, then send it the pending request if it is its own."""
         if self.conns[seat] is not conn:
             return
-        self._lines.append(BackLine(seat=seat, hand=self.match.hand_number))
+        self._add(BackLine(seat=seat, hand=self.match.hand_number))
         log.info("match %s: seat %s is back", self.match_id, seat)
         # Events it missed are not replayed: the view in its next request is complete.
         self._delivered[seat] = self.match.event_count
@@ -741,7 +867,7 @@ class MatchHost:
             reason = fault.value if by_fault else "max_faults"
             match.forfeit(seat, reason)
             self._forfeits[seat] = f"{fault.value}: {detail}"
-            self._lines.append(
+            self._add(
                 ActionLine(
                     seat=seat,
                     hand=hand,
@@ -759,9 +885,9 @@ class MatchHost:
             if ruling.points:
                 match.add_penalty(seat, ruling.points, fault.value)
                 penalty = Penalty(seat, ruling.points, fault.value)
-                self._lines.append(ActionLine(seat=seat, hand=hand, action=penalty, status=ActionStatus.of(fault)))
+                self._add(ActionLine(seat=seat, hand=hand, action=penalty, status=ActionStatus.of(fault)))
             match.apply(decision)
-            self._lines.append(
+            self._add(
                 ActionLine(
                     seat=seat,
                     hand=hand,
@@ -774,7 +900,7 @@ class MatchHost:
                 )
             )
         else:
-            self._lines.append(FaultLine(seat=seat, hand=hand, fault=fault, request_id=request_id, reply=reply, detail=detail))
+            self._add(FaultLine(seat=seat, hand=hand, fault=fault, request_id=request_id, reply=reply, detail=detail))
         self._note_hand_ends()
         notice = pb.FaultNotice(
             request_id=request_id,
@@ -838,7 +964,7 @@ class MatchHost:
     def _note_hand_ends(self) -> None:
         for event in self.match.events_since(self._recorded_events):
             if isinstance(event, HandEnded):
-                self._lines.append(HandEndedLine.of(event))
+                self._add(HandEndedLine.of(event))
         self._recorded_events = self.match.event_count
 
     async def _finish(self, status: MatchStatus) -> MatchResult:
@@ -864,7 +990,7 @@ class MatchHost:
             seed=self.seed,
             time_control=self.time_control,
             seats=tuple(SeatEntry(seat=s, name=self.names[s], version=self.versions[s]) for s in range(self.rules.players)),
-            started_at=self._started_at,
+            started_at=self.started_at,
         )
         result_line = ResultLine(
             status=status,
@@ -879,6 +1005,8 @@ class MatchHost:
         )
         if self.record_path is not None:
             write_record(self.record_path, result.record)  # the JSON form made once, for the file and the store
+        if self.journal is not None:
+            self.journal.close()  # its owner removes it once the result is stored
         self.result = result
         return result
 

@@ -222,13 +222,15 @@ class RefereeServer:
         match_id: str | None = None,
         record_path: Path | None = None,
         exit_status: Callable[[int], Awaitable[int | None]] | None = None,
+        prepare: Callable[[MatchHost], None] | None = None,
     ) -> MatchHost:
         """A new match whose seat ``i`` connects only through the unix socket ``sockets[i]``, listening on return.
 
         A seat whose socket is None takes its seat on the main address instead (a remote
         bot): its token is accepted there from now on.  Each socket's folder must exist; the
         socket is removed once its seat has said Hello.  Run the match with :meth:`run_match`,
-        or drop it unplayed with :meth:`discard_match`.
+        or drop it unplayed with :meth:`discard_match`.  ``prepare(host)`` is called before any
+        seat can connect (a resumed match takes up its journal then).
         """
         if len(sockets) != rules.players:
             raise ValueError(f"the ruleset seats {rules.players} players but {len(sockets)} sockets were given")
@@ -236,6 +238,8 @@ class RefereeServer:
         if remote and self._server is None:
             raise ValueError(f"seats {remote} have no socket and this referee has no main address for them")
         host = self._new_host(rules, seed, time_control, match_id, record_path, exit_status)
+        if prepare is not None:
+            prepare(host)
         listeners = [SeatListener(host, seat, Path(path), self._write_timeout_s) for seat, path in enumerate(sockets) if path is not None]
         # Registered before they start, so that a shutdown meanwhile stops them (each start is
         # awaited before its stop) and refuses those not started yet.

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import hashlib
-import hmac
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -31,6 +29,7 @@ from google.protobuf.message import DecodeError
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac_arena.referee import texts
 from polignac_arena.referee.host import MatchHost, SeatConnection
+from polignac_arena.referee.journal import token_digest
 from polignac_arena.referee.versions import refusal as version_refusal
 from polignac_arena.settings import NAME_MAX, VERSION_MAX, is_display_name, is_version_text
 
@@ -61,10 +60,6 @@ def decode_request(data: bytes) -> pb.PlayRequest | Undecodable:
     return request
 
 
-def _digest(token: str) -> bytes:
-    return hashlib.sha256(token.encode()).digest()
-
-
 class RefereeService:
     """polignac.v1.RefereeService: one stream per seat, driven by that seat's MatchHost.
 
@@ -72,8 +67,10 @@ class RefereeService:
     """
 
     def __init__(self, write_timeout_s: float = 5.0, on_attach: Callable[[MatchHost, int], None] | None = None) -> None:
-        self._seats: dict[bytes, tuple[MatchHost, int, str]] = {}
-        self._ended: collections.OrderedDict[bytes, str] = collections.OrderedDict()  # token digest -> why its seat is gone
+        # By the SHA-256 of the token: a resumed match knows no more of its remote seats' tokens.
+        self._seats: dict[bytes, tuple[MatchHost, int]] = {}
+        # Token digest -> the status and text that say why its seat is gone.
+        self._ended: collections.OrderedDict[bytes, tuple[grpc.StatusCode, str]] = collections.OrderedDict()
         self._write_timeout_s = write_timeout_s
         self._on_attach = on_attach
 
@@ -89,17 +86,19 @@ class RefereeService:
 
     def register(self, host: MatchHost, seats: Iterable[int] | None = None) -> None:
         """Accept streams bearing the tokens of ``host``'s seats (only of ``seats`` when given)."""
-        chosen = range(len(host.tokens)) if seats is None else seats
+        chosen = range(len(host.token_digests)) if seats is None else seats
         for seat in chosen:
-            token = host.tokens[seat]
-            self._seats[_digest(token)] = (host, seat, token)
+            self._seats[host.token_digests[seat]] = (host, seat)
 
     def unregister(self, host: MatchHost) -> None:
-        """Refuse ``host``'s tokens from now on, with the reason (the match is over, the seat forfeited)."""
-        for seat, token in enumerate(host.tokens):
-            digest = _digest(token)
+        """Refuse ``host``'s tokens from now on, with the reason (the match is over, the seat forfeited; or, for a
+        suspended match, ``UNAVAILABLE``: the league is stopping and its seats come back when it is up again)."""
+        for seat, digest in enumerate(host.token_digests):
             if self._seats.pop(digest, None) is not None:
-                self._ended[digest] = host.closing_words(seat)
+                if host.suspended:
+                    self._ended[digest] = (grpc.StatusCode.UNAVAILABLE, texts.RESTARTING.format(match_id=host.match_id, seat=seat))
+                else:
+                    self._ended[digest] = (grpc.StatusCode.FAILED_PRECONDITION, host.closing_words(seat))
                 self._ended.move_to_end(digest)
         while len(self._ended) > MAX_ENDED_TOKENS:
             self._ended.popitem(last=False)
@@ -111,19 +110,16 @@ class RefereeService:
         return ""
 
     def _seat_of(self, token: str) -> tuple[MatchHost, int] | None:
-        # Look up by digest, then compare in constant time: no timing hint about tokens.
-        entry = self._seats.get(_digest(token))
-        if entry is None or not hmac.compare_digest(entry[2].encode(), token.encode()):
-            return None
-        return entry[0], entry[1]
+        # The lookup is by the token's SHA-256, which a guess cannot steer: no timing hint about tokens.
+        return self._seats.get(token_digest(token)) if token else None
 
     async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         token = self._token(context)
         seated = self._seat_of(token)
         if seated is None:
-            gone = self._ended.get(_digest(token)) if token else None
+            gone = self._ended.get(token_digest(token)) if token else None
             if gone is not None:
-                await context.abort(grpc.StatusCode.FAILED_PRECONDITION, gone)
+                await context.abort(*gone)
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, texts.UNKNOWN_TOKEN)
             return
         host, seat = seated

@@ -19,6 +19,7 @@ __all__ = [
     "NOT_READ",
     "NO_STREAM",
     "REPLACED",
+    "RESTARTING",
     "STREAM_BROKE",
     "UNKNOWN_TOKEN",
 ]
@@ -42,3 +43,8 @@ STREAM_BROKE: Final = (
 NOT_READ: Final = "the bot did not read what the referee sent it within {seconds} s"
 NOT_BACK: Final = "the stream ended and the bot did not come back within {grace} s"
 NO_STREAM: Final = "no working stream"
+RESTARTING: Final = (
+    "the league server is stopping: match '{match_id}' goes on when it starts again;"
+    " then open a new Play stream with the token of seat {seat}"
+)
+"""A league's match suspended by a stop of its server (``UNAVAILABLE``): it is resumed when the server starts again."""

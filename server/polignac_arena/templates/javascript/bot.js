@@ -133,7 +133,7 @@ function playSeat(address, token, credentials, graceMs, seat = {}) {
         client.close();
         const now = Date.now();
         if (brokeAt === null) brokeAt = now;
-        if (!ended && !withdrawn && graceMs > 0 && REATTACH.has(err.code) && now - brokeAt <= graceMs + 5000) {
+        if (!ended && !withdrawn && graceMs > 0 && REATTACH.has(err.code) && now - brokeAt <= graceMs + 65000) {
           console.error(`${NAME}: the match stream broke (${err.code}); opening it again`);
           setTimeout(open, delay);
           delay = Math.min(1000, delay * 2);
