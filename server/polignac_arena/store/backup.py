@@ -42,17 +42,7 @@ class Copied:
 
 def backup(store: Path, target: Path, *, overwrite: bool = False) -> Copied:
     """Copy the store at ``store`` (live or not) to ``target``; an existing ``target`` only with ``overwrite``."""
-    _require_file(store, "store")
-    if _same_file(store, target):
-        raise StoreError(f"cannot back {str(store)!r} up onto itself")
-    if target.exists() and not overwrite:
-        raise StoreError(f"{str(target)!r} exists: choose another name, or --force to replace it")
-    with _connect(store) as source:
-        version = _check_store(source, store)
-        if target.exists():
-            _take_from_its_users(target)
-        _copy(source, target)
-    return Copied(target, target.stat().st_size, version)
+    return _store_copy(store, target, overwrite, what="store", verb="back {} up", if_exists="choose another name, or --force to replace it")
 
 
 def restore(copy: Path, store: Path, *, overwrite: bool = False) -> Copied:
@@ -61,17 +51,26 @@ def restore(copy: Path, store: Path, *, overwrite: bool = False) -> Copied:
     Refused when ``copy`` is no arena store, is damaged, or was written by a newer arena, and
     when ``store`` is open in another process (stop the league or runner first).
     """
-    _require_file(copy, "backup")
-    if _same_file(copy, store):
-        raise StoreError(f"cannot restore {str(copy)!r} onto itself")
-    if store.exists() and not overwrite:
-        raise StoreError(f"{str(store)!r} exists: --force replaces it with the backup (stop what uses it first)")
-    with _connect(copy) as source:
-        version = _check_store(source, copy)
-        if store.exists():
-            _take_from_its_users(store)
-        _copy(source, store)
-    return Copied(store, store.stat().st_size, version)
+    if_exists = "--force replaces it with the backup (stop what uses it first)"
+    return _store_copy(copy, store, overwrite, what="backup", verb="restore {}", if_exists=if_exists)
+
+
+def _store_copy(source: Path, target: Path, overwrite: bool, *, what: str, verb: str, if_exists: str) -> Copied:
+    """``source`` (an arena store, called ``what`` in errors) copied onto ``target``, which no other process may hold open.
+
+    ``verb`` says what is done with ``source`` (``{}`` is its name), for the refusal of a copy onto itself.
+    """
+    _require_file(source, what)
+    if _same_file(source, target):
+        raise StoreError(f"cannot {verb.format(repr(str(source)))} onto itself")
+    if target.exists() and not overwrite:
+        raise StoreError(f"{str(target)!r} exists: {if_exists}")
+    with _connect(source) as conn:
+        version = _check_store(conn, source)
+        if target.exists():
+            _take_from_its_users(target)
+        _copy(conn, target)
+    return Copied(target, target.stat().st_size, version)
 
 
 def _require_file(path: Path, what: str) -> None:
