@@ -13,7 +13,6 @@ as a Prometheus server or agent on the league's machine would; docs/league.md sa
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -22,6 +21,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, H
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from polignac_arena.loopback import is_loopback_host
 from polignac_arena.record_lines import ActionLine, RecordLine
 from polignac_arena.statuses import MatchStatus
 
@@ -120,20 +120,13 @@ class LeagueMetrics:
         return generate_latest(self.registry)
 
 
-def _loopback(host: str | None) -> bool:
-    try:
-        return host is not None and ipaddress.ip_address(host.split("%", 1)[0]).is_loopback
-    except ValueError:
-        return False
-
-
 def metrics_router(metrics: LeagueMetrics) -> APIRouter:
     """``GET /metrics`` for loopback clients; 404 for anyone else (the page is the operator's)."""
     router = APIRouter()
 
     @router.get("/metrics", include_in_schema=False)
     def page(request: Request) -> Response:
-        if not _loopback(request.client.host if request.client else None):
+        if request.client is None or not is_loopback_host(request.client.host):
             raise HTTPException(status_code=404, detail="Not Found")
         return Response(metrics.page(), media_type=CONTENT_TYPE_LATEST)
 
