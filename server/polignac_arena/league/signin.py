@@ -18,6 +18,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
+from polignac_arena.league.author_api import MAX_TOKEN_CHARS
 from polignac_arena.league.authoring import BotSummary, Throttled
 from polignac_arena.league.sessions import Session, Sessions, SessionsFull, same_token
 from polignac_arena.league.tokens import parse_token
@@ -31,7 +32,6 @@ SIGNIN_COOKIE: Final = "polignac_signin"
 """The sign-in form's own CSRF token, double-submitted: in this cookie and in the form."""
 SIGNIN_FORM_TTL_S: Final = 600
 MAX_FORM_BYTES: Final = 4096
-MAX_TOKEN_CHARS: Final = 512
 RECENT_MATCHES: Final = 20
 
 
