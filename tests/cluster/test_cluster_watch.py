@@ -19,6 +19,7 @@ from polignac_arena.settings import ExecutorKind
 from polignac_arena.store import Store
 from polignac_arena.tournament.config import load_config
 from polignac_arena.tournament.runner import run_tournament
+from tests.aio import run_sync
 from tests.test_tournament_run import tournament_file
 
 
@@ -89,7 +90,7 @@ def test_a_lost_cluster_ends_the_run_stopped_without_counting_failed_matches(tmp
     path = tournament_file(tmp_path, "lost", rounds=6, parallel=1)
     with Store(tmp_path / "t.db") as store:
         with pytest.raises(ClusterLost, match=r"^the Ray cluster's head at 10\.0\.0\.5:6379 is gone: its port"):
-            asyncio.run(run_tournament(load_config(path), store, executor=_LosesItsHead(good=2)))
+            run_sync(run_tournament(load_config(path), store, executor=_LosesItsHead(good=2)))
         tournament = store.get_tournament("lost")
         assert tournament is not None and tournament.status == "stopped"
         results = store.list_results(tournament.id, attempts=True)
