@@ -45,7 +45,6 @@ from polignac_arena.league.author_api import author_router
 from polignac_arena.league.authoring import (
     BotSummary,
     SubmissionRefused,
-    SubmissionState,
     SubmissionStatus,
     Throttled,
     Upload,
@@ -249,7 +248,7 @@ class League:
             id=str(version.id),
             author=version.author,
             bot=version.bot,
-            state=SubmissionState(version.state.value),
+            state=version.state,
             label=version.label,
             reason=version.reason,
             log=version.log.splitlines(),
@@ -260,8 +259,7 @@ class League:
         mine: dict[str, list[VersionSummary]] = {}
         for v in self.store.versions():
             if v.author == author:
-                state = SubmissionState(v.state.value)
-                summary = VersionSummary(str(v.id), v.label, state, v.reason, v.created_at, v.kind.value, v.updated_at)
+                summary = VersionSummary(str(v.id), v.label, v.state, v.reason, v.created_at, v.kind.value, v.updated_at)
                 mine.setdefault(v.bot, []).append(summary)
         online = self.online_names()
         counted = self.store.counted_bots(author, self.limits, online) if mine else set()

@@ -58,6 +58,7 @@ from typing import Any, Final
 from polignac_arena.league.limits import LeagueLimits
 from polignac_arena.league.tokens import hash_secret, make_token, parse_token, verify_secret
 from polignac_arena.settings import NAME_RULE, VERSION_MAX, VERSION_PATTERN, is_name
+from polignac_arena.statuses import SubmissionState
 from polignac_arena.store import ConflictError, Store, StoreError
 from polignac_arena.store.encoding import now_text, timestamp_text
 from polignac_arena.store.records import Rating
@@ -77,14 +78,8 @@ __all__ = [
 ]
 
 
-class VersionState(StrEnum):
-    """Where a version stands."""
-
-    QUEUED = "queued"
-    VALIDATING = "validating"
-    ACTIVE = "active"
-    REFUSED = "refused"
-    RETIRED = "retired"
+VersionState = SubmissionState
+"""Where a version stands: the authors' API's :class:`~polignac_arena.statuses.SubmissionState`, by the store's name."""
 
 
 class VersionKind(StrEnum):
