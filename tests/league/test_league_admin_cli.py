@@ -59,7 +59,7 @@ def test_refusals_are_one_line_errors(tmp_path: Path) -> None:
         (("token", "rotate", "bob"), "no author named 'bob'"),
         (("disable", "nobot"), "no bot named 'nobot'"),
         (("rerun", "nomatch"), "no match 'nomatch'"),
-        (("export", "--format", "xml"), "--format must be csv or json"),
+        (("export", "--format", "xml"), "invalid value for '--format': 'xml' is not one of 'csv', 'json'."),
     ):
         code, _, err = run("league", *args, "--config", config)
         assert code == 2 and message in err and err.count("\n") == 1, (args, err)

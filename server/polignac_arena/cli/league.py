@@ -12,6 +12,7 @@ import io
 import json
 import os
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -216,18 +217,23 @@ def rerun(
     print(f"rerun #{request} of {match_id} requested: the ladder plays it next")
 
 
+class ExportFormat(StrEnum):
+    """How ``league export`` writes its rows."""
+
+    CSV = "csv"
+    JSON = "json"
+
+
 EXPORT_COLUMNS = ("index", "match_id", "status", "seats", "places", "totals", "faults", "hands", "duration_s", "finished_at")
 
 
 @app.command("export")
 def export(
-    format_: Annotated[str, typer.Option("--format", help="csv or json.")] = "csv",
+    format_: Annotated[ExportFormat, typer.Option("--format", help="The rows' format.")] = ExportFormat.CSV,
     out: Annotated[Path | None, typer.Option("--out", metavar="FILE", help="Write here (default: standard output).")] = None,
     config: ConfigOption = DEFAULT_CONFIG,
 ) -> None:
     """Every result of the league, one row per match (seats, places, totals and faults by seat), as CSV or JSON."""
-    if format_ not in ("csv", "json"):
-        fail(f"--format must be csv or json, got {format_!r}")
     league, store = _store(config)
     with store:
         tournament = store.get_tournament(league.name)
@@ -247,7 +253,7 @@ def export(
         }
         for r in results
     ]
-    if format_ == "json":
+    if format_ is ExportFormat.JSON:
         text = json.dumps(rows, indent=1) + "\n"
     else:
         buffer = io.StringIO()
