@@ -104,8 +104,8 @@ class StoreQueries(Database):
             row = conn.execute(f"{self._RESULT} WHERE r.match_id = ? ORDER BY r.final DESC, r.id DESC LIMIT 1", (match_id,)).fetchone()
             if row is None:
                 return None
-            blob = conn.execute("SELECT encoding, data FROM records WHERE result_id = ?", (row[16],)).fetchone()
-        return self._result(row, None if blob is None else decode_record(blob[0], blob[1]))
+            blob = conn.execute("SELECT encoding, data FROM records WHERE result_id = ?", (row["id"],)).fetchone()
+        return self._result(row, None if blob is None else decode_record(blob["encoding"], blob["data"]))
 
     def list_results(self, tournament_id: int, *, attempts: bool = False) -> list[StoredResult]:
         """A tournament's final results in schedule order (with ``attempts``, the attempts too), without records."""
@@ -197,12 +197,14 @@ class StoreQueries(Database):
                    WHERE s.matches > 0 OR l.bot IS NOT NULL)"""
 
     @staticmethod
-    def _board_row(rank: int, row: Sequence[Any]) -> LeaderboardRow:
-        bot, mu, sigma, recent, matches, wins, place_sum, _places, penalty_sum, hands, faults = row[:11]
-        name, version = split_key(bot)
+    def _board_row(rank: int, row: sqlite3.Row) -> LeaderboardRow:
+        """A row of :attr:`_BOARD_COLUMNS`, ranked."""
+        matches, hands = row["matches"], row["hands"]
+        name, version = split_key(row["bot"])
         return LeaderboardRow(
-            rank, bot, name, version, mu, sigma, matches, wins, place_sum / matches if matches else None,
-            penalty_sum / hands if hands else None, StoreQueries._added_faults(faults), tuple(aggregates.floats_of(recent)),
+            rank, row["bot"], name, version, row["mu"], row["sigma"], matches, row["wins"],
+            row["place_sum"] / matches if matches else None, row["penalty_sum"] / hands if hands else None,
+            StoreQueries._added_faults(row["faults"]), tuple(aggregates.floats_of(row["recent"])),
         )  # fmt: skip
 
     @staticmethod
@@ -246,7 +248,7 @@ class StoreQueries(Database):
                 # A page of the all-time board: its bots are ordered by their ratings alone, and only theirs are summed.
                 page = [bot for (bot,) in conn.execute(f"SELECT bot FROM {self._RANKING} {self._BOARD_ORDER} LIMIT ? OFFSET ?", window)]
                 chosen = self._board(None, "WHERE bot IN (SELECT value FROM json_each(?))")
-                found = {row[0]: row for row in conn.execute(f"SELECT {self._BOARD_COLUMNS} FROM {chosen}", (to_json(page),))}
+                found = {row["bot"]: row for row in conn.execute(f"SELECT {self._BOARD_COLUMNS} FROM {chosen}", (to_json(page),))}
                 rows = [found[bot] for bot in page]
             else:
                 rows = conn.execute(
@@ -279,7 +281,7 @@ class StoreQueries(Database):
             ).fetchone()
             if row is None:
                 return None
-            mu, sigma = row[1], row[2]
+            mu, sigma = row["mu"], row["sigma"]
             if mu is None or sigma is None:
                 ahead = conn.execute(f"SELECT count(*) FROM {board} WHERE (mu IS NOT NULL AND sigma IS NOT NULL) OR bot < ?", (bot,))
             else:
@@ -292,7 +294,10 @@ class StoreQueries(Database):
             tournaments = tuple(
                 tid for (tid,) in conn.execute("SELECT tournament_id FROM bot_stats WHERE bot = ? ORDER BY tournament_id", (bot,))
             )
-        return BotSummary(self._board_row(rank, row), self._added_places(row[7]), row[8], row[9], row[11], row[12], tournaments)
+        return BotSummary(
+            self._board_row(rank, row), self._added_places(row["places"]), row["penalty_sum"], row["hands"], row["first_played"],
+            row["last_played"], tournaments,
+        )  # fmt: skip
 
     def bot_keys(self, name: str) -> list[str]:
         """The keys (``name@version``) of a bot name on the all-time leaderboard (registered or not), sorted."""
@@ -407,10 +412,10 @@ class StoreQueries(Database):
             rows = self._results_by_id(conn, ids[:limit])
         return [self._result(row) for row in rows], ids[limit - 1] if len(ids) > limit else None
 
-    def _results_by_id(self, conn: sqlite3.Connection, ids: Sequence[int]) -> list[Sequence[Any]]:
+    def _results_by_id(self, conn: sqlite3.Connection, ids: Sequence[int]) -> list[sqlite3.Row]:
         """The results with these ids, in the order given."""
         rows = {
-            row[16]: row for row in conn.execute(f"{self._RESULT} WHERE r.id IN (SELECT value FROM json_each(?))", (to_json(list(ids)),))
+            row["id"]: row for row in conn.execute(f"{self._RESULT} WHERE r.id IN (SELECT value FROM json_each(?))", (to_json(list(ids)),))
         }
         return [rows[rid] for rid in ids]
 

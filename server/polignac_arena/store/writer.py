@@ -53,13 +53,13 @@ class StoreWriter(Database):
         with self._write() as conn:
             row = conn.execute("SELECT id, digest FROM bots WHERE name = ? AND version = ?", (name, version)).fetchone()
             if row is not None:
-                if row[1] != digest:
+                if row["digest"] != digest:
                     raise ConflictError(
-                        f"bot {name}@{version} is already registered with other code (digest {row[1]}, now {digest}); "
+                        f"bot {name}@{version} is already registered with other code (digest {row['digest']}, now {digest}); "
                         "give the changed bot a new version"
                     )
-                conn.execute("UPDATE bots SET path = ?, language = ? WHERE id = ?", (str(path), language, row[0]))
-                return int(row[0])
+                conn.execute("UPDATE bots SET path = ?, language = ? WHERE id = ?", (str(path), language, row["id"]))
+                return int(row["id"])
             cursor = conn.execute(
                 "INSERT INTO bots (name, version, path, digest, language, added_at) VALUES (?, ?, ?, ?, ?, ?)",
                 (name, version, str(path), digest, language, now_text()),
@@ -95,13 +95,13 @@ class StoreWriter(Database):
         with self._write() as conn:
             row = conn.execute("SELECT id, config FROM tournaments WHERE name = ?", (name,)).fetchone()
             if row is not None:
-                if row[1] != canonical:
-                    keys = ", ".join(differences(json.loads(row[1]), json.loads(canonical))[:5])
+                if row["config"] != canonical:
+                    keys = ", ".join(differences(json.loads(row["config"]), json.loads(canonical))[:5])
                     raise ConflictError(
                         f"a tournament named {name!r} is already stored with another configuration (differs in: {keys}); "
                         "resume it with its own file, or give this one another name"
                     )
-                return int(row[0])
+                return int(row["id"])
             now = now_text()
             tid = int(
                 conn.execute(
@@ -220,7 +220,7 @@ class StoreWriter(Database):
             fixture = conn.execute("SELECT seats FROM fixtures WHERE tournament_id = ? AND idx = ?", (tournament_id, idx)).fetchone()
             if fixture is None:
                 raise StoreError(f"tournament {tournament.name!r} has no fixture {idx!r}")
-            seats = json.loads(fixture[0])
+            seats = json.loads(fixture["seats"])
             n = len(seats)
             checked_places = None if not finished and places is None else checked_ints(places, "places", n, minimum=1)
             checked_faults = self._faults(faults, n)
@@ -235,10 +235,10 @@ class StoreWriter(Database):
                 "SELECT match_id FROM results WHERE tournament_id = ? AND idx = ? AND final = 1", (tournament_id, idx)
             ).fetchone()
             if existing is not None:
-                if existing[0] == match_id and final:
+                if existing["match_id"] == match_id and final:
                     return Recorded(False, (), tournament.rating_cursor)
                 raise ConflictError(
-                    f"fixture {idx} of tournament {tournament.name!r} already has its result (match {existing[0]}); "
+                    f"fixture {idx} of tournament {tournament.name!r} already has its result (match {existing['match_id']}); "
                     f"refusing {'another' if final else 'an attempt'} (match {match_id})"
                 )
             if final and conn.execute("SELECT 1 FROM results WHERE match_id = ? AND final = 1", (match_id,)).fetchone():
@@ -303,7 +303,7 @@ class StoreWriter(Database):
                 (tid, bot, first),
             ).fetchone()
             if found is not None:
-                before[bot] = (found[0], found[1])
+                before[bot] = (found["mu"], found["sigma"])
         return before, results
 
     def _advance(self, conn: sqlite3.Connection, tournament: Tournament, rate: RateFunction | GroupRate) -> tuple[int, ...]:
@@ -319,13 +319,13 @@ class StoreWriter(Database):
             ).fetchone()
             if row is None:
                 break
-            status = self._status(MatchStatus, row[1], "match status", f"the result of fixture {cursor} of {tournament.name!r}")
+            status = self._status(MatchStatus, row["status"], "match status", f"the result of fixture {cursor} of {tournament.name!r}")
             if status is MatchStatus.FINISHED:
-                seats = tuple(json.loads(row[0]))
+                seats = tuple(json.loads(row["seats"]))
                 bots = sorted(set(seats))
                 group: list[tuple[list[str], list[int]]] = []
                 if isinstance(rate, GroupRate):
-                    before, group = self._group(conn, tid, row[4], cursor)
+                    before, group = self._group(conn, tid, row["grp"], cursor)
                     bots = sorted({bot for seated, _ in group for bot in seated})
                 marks = ", ".join("?" * len(bots))
                 stored = {
@@ -335,13 +335,14 @@ class StoreWriter(Database):
                     ).fetchall()
                 }
                 current = {bot: rating for bot, (rating, _trend) in stored.items()}
-                new = rate.rate(before, group) if isinstance(rate, GroupRate) else rate(current, seats, tuple(json.loads(row[2])))
+                new = rate.rate(before, group) if isinstance(rate, GroupRate) else rate(current, seats, tuple(json.loads(row["places"])))
                 if sorted(new) != bots:
                     raise ValueError(
                         f"rating fixture {cursor}: the rate function must return a rating for each of {bots}, got {sorted(new)}"
                     )
                 checked = {bot: self._rating(bot, new[bot]) for bot in bots}
-                aggregates.add_ratings(conn, tid, checked, cursor, row[3], {bot: trend for bot, (_rating, trend) in stored.items()})
+                trends = {bot: trend for bot, (_rating, trend) in stored.items()}
+                aggregates.add_ratings(conn, tid, checked, cursor, row["finished_at"], trends)
             passed.append(cursor)
             cursor += 1
         if passed:
