@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from polignac_arena.cli import app
 from polignac_arena.league.store import LeagueLimits, LeagueStore
 from polignac_arena.league.tokens import parse_token
+from polignac_arena.statuses import MatchStatus
 
 runner = CliRunner()
 
@@ -77,8 +78,8 @@ def test_pause_disable_rerun_and_export(tmp_path: Path) -> None:
         store.finish_validation(version.id, True, "", tid, lambda _: (25.0, 8.0))
         idx = store.schedule(tid, ["a@1", "b@1", "c@1"], 5)
         store.record_result(
-            tid, idx, match_id="m0", status="finished", places=[2, 1, 3], totals=[3, 1, 9], faults=[{}, {"timeout": 1}, {}], hands=4,
-            rate=lambda c, s, p: {b: (25.0, 8.0) for b in s},
+            tid, idx, match_id="m0", status=MatchStatus.FINISHED, places=[2, 1, 3], totals=[3, 1, 9],
+            faults=[{}, {"timeout": 1}, {}], hands=4, rate=lambda c, s, p: {b: (25.0, 8.0) for b in s},
         )  # fmt: skip
     assert run("league", "pause", "--config", config)[0] == 0
     assert run("league", "disable", "bot", "--config", config)[0] == 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from polignac_arena.league.store import LeagueLimits, LeagueStore
+from polignac_arena.statuses import MatchStatus
 from tests.test_store_aggregates import assert_aggregates_recompute
 
 
@@ -25,7 +26,7 @@ def test_activated_versions_and_scheduled_matches_keep_the_aggregates_true(tmp_p
         for idx, places in enumerate(([1, 2, 3], [3, 1, 2])):
             assert store.schedule(tid, ["x@1", "y@1", "z@1"], 7 + idx) == idx
             store.record_result(
-                tid, idx, match_id=f"m{idx}", status="finished", places=places, totals=[0, 1, 2], faults=[{}, {}, {}], hands=1,
+                tid, idx, match_id=f"m{idx}", status=MatchStatus.FINISHED, places=places, totals=[0, 1, 2], faults=[{}, {}, {}], hands=1,
                 rate=lambda current, seats, places: {b: (current[b][0] + 1, 8.0) for b in seats},
             )  # fmt: skip
         newer, _ = store.add_upload("ada", "x", "n" * 64, LeagueLimits())

@@ -10,6 +10,7 @@ import pytest
 
 from polignac_arena.league.store import LeagueLimits, LeagueStore, LimitReached, NotOwner, VersionState
 from polignac_arena.league.tokens import BadTokenThrottle, Throttled, parse_token
+from polignac_arena.statuses import MatchStatus
 from polignac_arena.store import ConflictError, Store, StoreError
 
 
@@ -184,7 +185,7 @@ def test_a_rerun_is_scheduled_once(store: LeagueStore) -> None:
         tid,
         idx,
         match_id="m1",
-        status="finished",
+        status=MatchStatus.FINISHED,
         places=[1, 2, 3],
         totals=[0, 1, 2],
         faults=[{}, {}, {}],
