@@ -251,9 +251,11 @@ def test_a_missing_entrant_is_a_clear_error_naming_it(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("polignac: error: ") and "'nosuchbot'" in lines[0], result.stderr
-    for store_path in (db, tmp_path / "cli.db"):
-        with Store(store_path, create=False) as store:
-            assert store.list_tournaments() == []
+    with Store(db, create=False) as store:
+        assert store.list_tournaments() == []
+    assert not (tmp_path / "cli.db").exists()  # the command's failed start leaves no empty store file
+    assert polignac("tournament", "run", str(path), "--db", str(db), "-q").exit_code == 2
+    assert db.exists()  # a store that was there before the command stays, whatever it holds
 
 
 def test_inprocess_seats_refuse_an_entrant_that_is_not_built_in(tmp_path: Path) -> None:

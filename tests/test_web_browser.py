@@ -232,7 +232,8 @@ def test_replay_viewer_steps_through_a_hand_and_back_with_the_engine_winners(pag
     def step() -> int:
         return int(page.evaluate("window.polignacReplay.step()"))
 
-    assert step() == 0 and page.locator("#position").inner_text() == f"step 0 / {len(events)}"
+    assert step() == 1 and page.locator("#position").inner_text() == f"step 1 / {len(events)}"  # opens on the deal
+    page.evaluate("window.polignacReplay.go(0)")
     assert page.evaluate("window.polignacReplay.events") == events  # the engine's events, re-run from the record
     end_of_hand = next(i for i, e in enumerate(events) if e["event"] == "hand_ended") + 1
     engine_winners = [e["winner"] for e in events[:end_of_hand] if e["event"] == "trick_won"]

@@ -6,7 +6,8 @@ writes them, and opened in the static report (file://) in Debian's Chromium driv
 in play order, each card played in front of its seat, whose turn it is, the contract, and totals that change when
 a hand ends; a knaves game shows its turned trump card; an eichel-obern game shows German card names with their
 suit letters.  With ``POLIGNAC_UPDATE_SCREENSHOTS=1`` the eichel-obern table mid-hand replaces
-``docs/screenshots/replay-german.png``.
+``docs/screenshots/replay-german.png``, and a classic table at the start of a hand and mid-trick replace
+``replay-hand-start.png`` and ``replay-mid-trick.png``.
 """
 
 from __future__ import annotations
@@ -208,6 +209,81 @@ def test_totals_change_when_a_hand_ends(page: Page, site: Path) -> None:
     second = next(i for i, e in enumerate(events) if e["event"] == "hand_ended" and i > ended)
     go(page, second + 1)
     assert [seat_text(page, k, ".total") for k in range(4)] == [f"total {t}" for t in events[second]["totals"]]
+
+
+def test_a_replay_opens_on_the_first_deal_with_every_hand_face_up(page: Page, site: Path, tmp_path: Path) -> None:
+    events = events_of(site, "classic-4")
+    open_replay(page, site, "classic-4")
+    assert page.evaluate("window.polignacReplay.step()") == 1
+    assert page.locator("#table .seat .hand .card").count() == 32  # not an empty table: it is a replay
+    assert page.locator("#caption").inner_text().startswith("Hand 1 dealt")
+    assert page.evaluate("location.hash") == "#step=1"
+    save(page, tmp_path, "replay-hand-start.png")
+    go(page, first(events, "trick_won") + 3)  # the second trick under way
+    assert page.locator("#trick .card").count() == 2
+    save(page, tmp_path, "replay-mid-trick.png")
+
+
+def save(page: Page, tmp_path: Path, name: str) -> None:
+    shot = tmp_path / name
+    page.screenshot(path=str(shot))
+    assert shot.stat().st_size > 1000
+    if os.environ.get("POLIGNAC_UPDATE_SCREENSHOTS") == "1":
+        shutil.copyfile(shot, DOCS_SCREENSHOTS / shot.name)
+
+
+def test_the_hand_list_buttons_and_page_keys_jump_between_hands(page: Page, site: Path) -> None:
+    events = events_of(site, "classic-4")
+    deals = [i + 1 for i, e in enumerate(events) if e["event"] == "hand_dealt"]
+    assert len(deals) >= 3
+    open_replay(page, site, "classic-4")
+    options = page.locator("#hand-jump option").evaluate_all("o => o.map(x => [x.value, x.textContent])")
+    assert [int(value) for value, _ in options] == deals and options[1][1].startswith("hand 2, dealer ")
+    page.select_option("#hand-jump", str(deals[2]))
+    assert page.evaluate("window.polignacReplay.step()") == deals[2]
+    assert page.locator("#caption").inner_text().startswith("Hand 3 dealt")
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("PageUp")
+    assert page.evaluate("window.polignacReplay.step()") == deals[1]
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("PageUp")  # from inside a hand: back to its deal first
+    assert page.evaluate("window.polignacReplay.step()") == deals[1]
+    page.click("#next-hand")
+    assert page.evaluate("window.polignacReplay.step()") == deals[2]
+    assert page.locator("#hand-jump").input_value() == str(deals[2])
+    page.keyboard.press("PageDown")
+    assert page.evaluate("window.polignacReplay.step()") == deals[3] if len(deals) > 3 else True
+
+
+def test_an_address_names_the_step_or_hand_to_open_on(page: Page, site: Path) -> None:
+    events = events_of(site, "classic-4")
+    deals = [i + 1 for i, e in enumerate(events) if e["event"] == "hand_dealt"]
+    url = (site / "site" / "matches" / f"{slug('classic-4')}.html").as_uri()
+    page.goto(f"{url}#hand=2")
+    assert page.evaluate("window.polignacReplay.step()") == deals[1]
+    page.goto(f"{url}#step=7")  # the same page, another fragment: no reload, the viewer follows
+    assert page.evaluate("window.polignacReplay.step()") == 7
+    page.goto("about:blank")
+    page.goto(f"{url}#step=999999")  # past the end: the last step
+    assert page.evaluate("window.polignacReplay.step()") == len(events)
+
+
+def test_the_auction_and_the_hands_result_are_on_the_table(page: Page, site: Path) -> None:
+    events = events_of(site, "classic-4")
+    open_replay(page, site, "classic-4")
+    passed = next(i for i, e in enumerate(events) if e["event"] == "declared" and e["contract"] == "pass")
+    go(page, passed + 1)
+    assert seat_text(page, events[passed]["seat"], ".badge.bid") == "pass"
+    ended = first(events, "hand_ended")
+    go(page, ended)
+    assert page.locator("#hand-result").count() == 0
+    page.click("#next")
+    result = page.locator("#trick #hand-result").inner_text()
+    hand = events[ended]
+    assert result.startswith(f"Hand {hand['hand_number']}: {hand['contract']}")
+    for seat, score in enumerate(hand["scores"]):
+        sign = "+" if score > 0 else "\u2212" if score < 0 else ""
+        assert f"random{seat}@1 {sign}{abs(score)}" in result
 
 
 def test_a_knaves_table_shows_the_turned_trump(page: Page, site: Path) -> None:

@@ -127,10 +127,10 @@ class LeagueProcess:
     http: httpx.Client | None = None
 
     @classmethod
-    def start(cls, config: Path) -> LeagueProcess:
-        """Start the server on ``config``; returns once it printed where it serves."""
+    def start(cls, config: Path, *options: str) -> LeagueProcess:
+        """Start the server on ``config`` (with more command-line ``options``); returns once it printed where it serves."""
         err = config.parent / f"serve-{time.monotonic_ns()}.err"
-        command = [sys.executable, "-m", "polignac_arena.cli", "league", "serve", "--config", str(config)]
+        command = [sys.executable, "-m", "polignac_arena.cli", "league", "serve", "--config", str(config), *options]
         with err.open("w") as err_file:
             process = subprocess.Popen(command, cwd=config.parent, stdout=subprocess.PIPE, stderr=err_file, text=True)
         server = cls(config, process, err_path=err)

@@ -20,6 +20,7 @@ import typer
 
 from polignac_arena.cli._errors import fail
 from polignac_arena.cli._options import ExecutorOption, RayAddress, executor_settings
+from polignac_arena.log_format import LogFormat
 
 __all__ = ["app", "bots", "retire", "submit"]
 
@@ -61,11 +62,19 @@ def _show_token(token: str, author: str) -> None:
 
 
 @app.command("serve")
-def serve(config: ConfigOption = DEFAULT_CONFIG, executor: ExecutorOption = None, ray_address: RayAddress = None) -> None:
+def serve(
+    config: ConfigOption = DEFAULT_CONFIG,
+    executor: ExecutorOption = None,
+    ray_address: RayAddress = None,
+    log_format: Annotated[
+        LogFormat, typer.Option("--log-format", help="The log on stderr: text lines, or one JSON object a line for a log collector.")
+    ] = LogFormat.TEXT,
+) -> None:
     """Run the league: web pages and JSON API, the authors' API, the gRPC endpoint for remote bots, the ladder.
 
     SIGTERM (or Ctrl-C) drains: no new matches; running ones finish within [drain] deadline_s or are recorded aborted.
     With --executor ray, matches of uploaded versions are played on a Ray cluster (docs/cluster.md).
+    Prometheus metrics are on the web address's /metrics, for loopback clients (docs/league.md).
     """
     import dataclasses
 
@@ -73,7 +82,7 @@ def serve(config: ConfigOption = DEFAULT_CONFIG, executor: ExecutorOption = None
 
     settings = _config(config)
     settings = dataclasses.replace(settings, executor=executor_settings(settings.executor, executor, ray_address))
-    code = serve_league(settings)
+    code = serve_league(settings, log_format)
     raise typer.Exit(code)
 
 

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from polignac_arena.cli._errors import fail
 from polignac_arena.cli._options import ExecutorOption, RayAddress, executor_settings, integer
-from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
+from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store, store_for_a_run
 from polignac_arena.cli.leaderboard import leaderboard_table
 from polignac_arena.executors import ExecutorError
 from polignac_arena.settings import ExecutorKind
@@ -48,7 +48,7 @@ def run(
         fail(f"{exc.path}: " + "; ".join(exc.problems))
     config = dataclasses.replace(config, executor=executor_settings(config.executor, executor, ray_address))
     console = Console()
-    with open_store(db) as store:
+    with store_for_a_run(db) as store:
         with Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),

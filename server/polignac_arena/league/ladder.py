@@ -54,6 +54,7 @@ from polignac import ENGINE_VERSION
 from polignac_arena.executors import Executor, MatchJob, local_node_name
 from polignac_arena.league.config import LeagueConfig
 from polignac_arena.league.entrants import Entrant, LeagueFixture
+from polignac_arena.league.metrics import LeagueMetrics
 from polignac_arena.league.play import RemoteDeclined, play_league_match
 from polignac_arena.league.store import LeagueStore, Version, VersionKind
 from polignac_arena.matchmaking import Meetings, fill_table
@@ -183,7 +184,8 @@ class Ladder:
     declines or does not answer is left out for ``[remote] decline_pause_s``, and after
     ``pause_after`` of those in a row (no acceptance between) for ``pause_s``; ``pause`` tells
     it so.  Records go to ``record_dir`` when given.
-    ``on_recorded(index, status)`` is called after each result is stored.
+    ``on_recorded(index, status)`` is called after each result is stored.  ``metrics`` counts
+    the matches this ladder starts and ends (:mod:`polignac_arena.league.metrics`).
     """
 
     def __init__(
@@ -206,6 +208,7 @@ class Ladder:
         poll_s: float = 2.0,
         on_recorded: Callable[[int, MatchStatus], None] | None = None,
         executor: Executor | None = None,
+        metrics: LeagueMetrics | None = None,
     ) -> None:
         self.store = store
         self.tournament_id = tournament_id
@@ -225,6 +228,7 @@ class Ladder:
         self._poll_s = poll_s
         self._on_recorded = on_recorded
         self._executor = executor
+        self.metrics = metrics or LeagueMetrics()
         self._node = local_node_name()
         fixtures = store.fixtures(tournament_id)
         self._history: list[tuple[str, ...]] = [f.seats for f in fixtures]
@@ -243,6 +247,11 @@ class Ladder:
         """The running fixtures that are in the schedule (a table with remote bots is not until they took their seats)."""
 
     # -- what the league's pages and its server see ---------------------------------------------
+
+    @property
+    def live(self) -> int:
+        """How many matches are being played (or offered to remote bots) now; safe to read from any thread."""
+        return len(self._running)
 
     @property
     def running(self) -> list[tuple[str, tuple[str, ...]]]:
@@ -420,6 +429,7 @@ class Ladder:
         if not any(e.remote for e in seats):
             self._schedule(fixture, rerun)
         match_id = self._match_id(index)
+        self.metrics.match_started()
         self._running[match_id] = (fixture, asyncio.ensure_future(self._play(fixture, match_id, rerun)))
 
     def _schedule(self, fixture: LeagueFixture, rerun: int | None) -> None:
@@ -474,8 +484,10 @@ class Ladder:
             if fixture.index not in self._scheduled:  # the arena's own failure stays on the record
                 self._schedule(fixture, rerun)
             self._record_void(fixture.index, match_id, players, MatchStatus.ERROR)
+            self.metrics.match_ended(MatchStatus.ERROR)
         else:
             self._record(fixture.index, result, time.monotonic() - started, node)
+            self.metrics.match_ended(result.status, node, result.lines, result.faults)
         finally:
             self._scheduled.discard(fixture.index)
             self._busy.subtract(e.label for e in fixture.seats)
@@ -495,7 +507,9 @@ class Ladder:
         """
         if fixture.index in self._scheduled:
             self._record_void(fixture.index, match_id, players, status, record)
+            self.metrics.match_ended(status)
         else:
+            self.metrics.match_withdrawn()
             bisect.insort(self._free_indices, fixture.index)
             if record is not None:
                 with contextlib.suppress(OSError):

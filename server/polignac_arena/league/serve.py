@@ -55,16 +55,20 @@ from polignac_arena.league.grpc_guard import CallsPerAddress, grpc_options
 from polignac_arena.league.http_guard import ConnectionGuard, GuardedServer
 from polignac_arena.league.ladder import Ladder
 from polignac_arena.league.lobby import LOBBY_SERVICE_NAME, AssignmentSpec, ClaimRefused, LobbyService, OnlineBots, peer_address
+from polignac_arena.league.metrics import LeagueGauges, LeagueMetrics, metrics_router
 from polignac_arena.league.pages import league_router
+from polignac_arena.league.sessions import Sessions
+from polignac_arena.league.signin import signin_router
 from polignac_arena.league.store import LeagueStore, LimitReached, NotOwner, Version, VersionKind
 from polignac_arena.league.tokens import BadTokenThrottle, parse_token
 from polignac_arena.league.uploads import LeagueUpload, UploadSlots, check_received
 from polignac_arena.league.validator import Validator
+from polignac_arena.log_format import LogFormat, configure_logging
 from polignac_arena.peers import address_key
 from polignac_arena.ratings import RatingEnv, new_version
 from polignac_arena.referee import RefereeServer
 from polignac_arena.settings import ExecutorKind
-from polignac_arena.store import ConflictError, StoreError
+from polignac_arena.store import ConflictError, StoredResult, StoreError
 from polignac_arena.store.records import Rating
 from polignac_arena.submission import Submission, SubmissionError, load_submission
 from polignac_arena.web import create_app
@@ -97,6 +101,8 @@ class League:
         self.throttle = BadTokenThrottle(free=self.limits.bad_tokens, max_block_s=self.limits.bad_token_block_s)
         self.online = OnlineBots(on_change=lambda: self.on_active())
         self.uploads = UploadSlots(self.limits.uploads_at_once, self.limits.uploads_in_flight)
+        self.metrics = LeagueMetrics()
+        self.sessions = Sessions()
         self._submissions: dict[int, Submission] = {}
         self.validator: Validator | None = None
         """The validation workers, once :func:`run_league` started them."""
@@ -156,6 +162,17 @@ class League:
         """The names of the remote bots online now (they count toward their author's ``active_bots``)."""
         return {bot.name for bot in self.online.online()}
 
+    def gauges(self, ladder: Ladder) -> LeagueGauges:
+        """What ``/metrics`` shows as waiting or live now (read in a web worker thread)."""
+        return LeagueGauges(
+            bots_online=len(self.online.online()),
+            bots_active=len(self.store.active_versions()),
+            uploads_in_flight=self.uploads.taken,
+            validation_backlog=len(self.store.pending_validations()),
+            matches_live=ladder.live,
+            reruns_waiting=len(self.store.pending_reruns()),
+        )
+
     async def assign(self, label: str, seat: int, match_id: str, token: str) -> bool:
         """Offer a remote bot its seat through the lobby."""
         spec = AssignmentSpec(
@@ -170,6 +187,14 @@ class League:
         return await self.online.assign(label, spec)
 
     # -- the authors' API backend ----------------------------------------------------------------
+
+    def token_live(self, token_id: str) -> bool:
+        return self.store.token_live(token_id)
+
+    def recent_matches(self, labels: list[str], limit: int) -> list[StoredResult]:
+        """The last ``limit`` final results that seated any of ``labels``, newest first."""
+        found = {r.match_id: r for label in labels for r in self.store.recent_results(label, limit, self.tournament_id)}
+        return sorted(found.values(), key=lambda r: (r.finished_at, r.idx), reverse=True)[:limit]
 
     def authenticate(self, token: str, peer: str) -> str | None:
         """The author of ``token``; None for a bad one.
@@ -353,6 +378,8 @@ def league_app(league: League) -> Any:
     routers = [
         author_router(league, max_upload_bytes=league.caps.compressed_bytes, body_timeout_s=limits.body_timeout_s),
         league_router(league),
+        signin_router(league),
+        metrics_router(league.metrics),
     ]
     app = create_app(league.config.store, routers=routers)
     if not limits.trusted_proxies:
@@ -410,7 +437,9 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
         release=league.online.finished,
         record_dir=config.data / "records",
         executor=executor,
+        metrics=league.metrics,
     )
+    league.metrics.watch(lambda: league.gauges(ladder))
     league.on_active = ladder.notify
     league.validator = Validator(league)
     grpc_address = await referee.start()
@@ -456,9 +485,9 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
         league.store.close()
 
 
-def serve_league(config: LeagueConfig) -> int:
-    """The command's body: run the league, print where it serves; the exit code."""
-    logging.basicConfig(level=logging.WARNING, format="polignac league: %(message)s")
+def serve_league(config: LeagueConfig, log_format: LogFormat = LogFormat.TEXT) -> int:
+    """The command's body: run the league, print where it serves (stdout), log to stderr in ``log_format``; the exit code."""
+    configure_logging(log_format, "polignac league: ")
 
     security = "TLS" if config.tls else "plaintext: loopback only"
 

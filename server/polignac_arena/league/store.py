@@ -347,6 +347,12 @@ class LeagueStore(Store):
         with self._read() as conn:
             return conn.execute("SELECT 1 FROM league_tokens WHERE id = ?", (token_id,)).fetchone() is not None
 
+    def token_live(self, token_id: str) -> bool:
+        """Whether the token with this public id exists and is not revoked (a web session's check at each use)."""
+        with self._read() as conn:
+            row = conn.execute("SELECT revoked_at FROM league_tokens WHERE id = ?", (token_id,)).fetchone()
+        return row is not None and row[0] is None
+
     def remembers(self, token: str) -> bool:
         """Whether this process checked ``token`` and found it good (it is not hashed again; revoking it still counts)."""
         return hashlib.sha256(token.strip().encode()).digest() in self._checked_tokens

@@ -1,5 +1,7 @@
 // The Polignac Arena replay viewer: the table as the players see it, stepped through a match's engine events.
-// Data: the JSON in <script id="replay-data">; buttons and the arrow keys (Home/End too) move the step.
+// Data: the JSON in <script id="replay-data">; buttons and the arrow keys (Home/End too) move the step, the hand
+// list and PageUp/PageDown jump between hands. The viewer opens on the first deal (every hand face up: it is a
+// replay), or on the step or hand the address names (#step=N, #hand=K), and keeps the address on the step shown.
 // Seats sit round the table in play order (seat 0 at the bottom, the play going to its left, clockwise on the
 // screen); each shows its name, its hand face up (the record holds every hand), its running totals and marks
 // for the dealer, the leader of the trick and whose turn it is. The trick lies in the middle, each card in
@@ -78,7 +80,7 @@
   function stateAt(n) {
     var s = {
       hands: [], trick: [], auction: [], tricks: [], results: [], log: [], caption: "Start of the match",
-      hand: 0, turned: null, seats: names.map(function (_, k) { return k; }), dealer: null, leader: null,
+      hand: 0, turned: null, seats: names.map(function (_, k) { return k; }), dealer: null, leader: null, bids: {}, ended: null,
       winner: null, contract: null, totals: names.map(function () { return 0; }), scores: null,
       taken: freshTaken(), out: {}, turn: null, bidding: false, over: false,
     };
@@ -88,7 +90,7 @@
         case "hand_dealt":
           s.hand = e.hand_number; s.hands = []; s.trick = []; s.auction = []; s.tricks = [];
           s.seats = e.seats.slice(); s.dealer = e.dealer; s.leader = null; s.winner = null; s.contract = null;
-          s.scores = null; s.taken = freshTaken();
+          s.scores = null; s.taken = freshTaken(); s.bids = {}; s.ended = null;
           e.seats.forEach(function (seat, k) { s.hands[seat] = e.hands[k].slice(); });
           s.turned = e.turned || null;
           s.caption = "Hand " + e.hand_number + " dealt (dealer " + seatName(e.dealer) + ")" + (e.tiebreak ? (playOn ? ", play-on" : ", tiebreak") : "");
@@ -96,6 +98,7 @@
           break;
         case "declared":
           s.auction.push(seatName(e.seat) + ": " + e.contract);
+          s.bids[e.seat] = e.contract;
           if (e.contract !== "pass") { s.contract = { seat: e.seat, contract: e.contract }; }
           s.caption = seatName(e.seat) + (e.contract === "pass" ? " passes" : " declares " + e.contract);
           break;
@@ -123,7 +126,7 @@
           break;
         case "hand_ended":
           s.results.push(e);
-          s.totals = e.totals.slice(); s.scores = e.scores.slice();
+          s.totals = e.totals.slice(); s.scores = e.scores.slice(); s.ended = e;
           s.caption = "Hand " + e.hand_number + " ends: scores " + e.scores.join(", ");
           break;
         case "forfeited":
@@ -161,6 +164,7 @@
     if (s.dealer === seat) { head.appendChild(badge("dealer", "dealer")); }
     if (s.leader === seat && s.trick.length) { head.appendChild(badge("leads", "leads")); }
     if (s.contract && s.contract.seat === seat) { head.appendChild(badge(s.contract.contract, "declarer")); }
+    else if (s.bids[seat] && !s.tricks.length && !s.trick.length) { head.appendChild(badge(s.bids[seat], "bid")); }
     if (s.turn === seat) { head.appendChild(badge(s.bidding ? "to bid" : "to play", "turn")); }
     if (s.out[seat]) { head.appendChild(badge("forfeited", "out")); }
     div.appendChild(head);
@@ -200,6 +204,18 @@
     var middle = s.over ? "match over" : s.winner !== null ? "trick " + s.tricks.length + " to " + seatName(s.winner)
       : s.trick.length ? "trick " + (s.tricks.length + 1) : s.hand ? "hand " + s.hand : "";
     div.appendChild(textNode("div", "middle", middle));
+    if (s.ended) { div.appendChild(handResultNode(s.ended)); }
+  }
+
+  // A hand's result, laid on the table once it ends: the contract and each seat's score for the hand.
+  function handResultNode(e) {
+    var box = document.createElement("div"); box.className = "hand-result"; box.id = "hand-result";
+    var exception = e.result && EXCEPTIONS[e.result.exception];
+    box.appendChild(textNode("div", "title", "Hand " + e.hand_number + ": " + e.contract + (exception ? ", " + exception : "")));
+    e.scores.forEach(function (x, seat) {
+      box.appendChild(textNode("div", "line", seatName(seat) + " " + signed(x) + (partsText(e.result, seat) ? " (" + partsText(e.result, seat) + ")" : "")));
+    });
+    return box;
   }
 
   function renderInfo(s) {
@@ -261,9 +277,35 @@
     }
   }
 
+  // The hands of the match: [hand number, the step just after its deal, its dealer].
+  var deals = [];
+  events.forEach(function (e, i) { if (e.event === "hand_dealt") { deals.push([e.hand_number, i + 1, e.dealer, e.tiebreak]); } });
+
+  function fillHandList() {
+    var list = el("hand-jump");
+    if (!list) { return; }
+    deals.forEach(function (d) {
+      var option = document.createElement("option");
+      option.value = String(d[1]);
+      option.textContent = "hand " + d[0] + (d[3] ? " (tiebreak)" : "") + ", dealer " + seatName(d[2]);
+      list.appendChild(option);
+    });
+    list.addEventListener("change", function () { go(Number(list.value)); });
+  }
+
+  // The deal of the hand being shown (the last one dealt at or before the step), as an index into deals.
+  function dealIndex(n) {
+    var k = -1;
+    deals.forEach(function (d, i) { if (d[1] <= n) { k = i; } });
+    return k;
+  }
+
   function render() {
     var s = stateAt(step);
     el("position").textContent = "step " + step + " / " + events.length;
+    var list = el("hand-jump");
+    if (list && dealIndex(step) >= 0) { list.value = String(deals[dealIndex(step)][1]); }
+    try { window.history.replaceState(null, "", "#step=" + step); } catch (ignored) { /* an address that cannot change */ }
     el("caption").textContent = s.caption;
     renderInfo(s);
     var felt = el("felt");
@@ -275,6 +317,11 @@
   }
 
   function go(n) { step = Math.max(0, Math.min(events.length, n)); render(); }
+  function goHand(delta) {
+    var k = dealIndex(step) + delta;
+    if (delta < 0 && dealIndex(step) >= 0 && step > deals[dealIndex(step)][1]) { k += 1; }  // back to this hand's deal first
+    if (k >= 0 && k < deals.length) { go(deals[k][1]); } else if (k < 0) { go(0); }
+  }
   el("first").addEventListener("click", function () { go(0); });
   el("prev").addEventListener("click", function () { go(step - 1); });
   el("next").addEventListener("click", function () { go(step + 1); });
@@ -284,7 +331,25 @@
     else if (ev.key === "ArrowLeft") { go(step - 1); ev.preventDefault(); }
     else if (ev.key === "Home") { go(0); ev.preventDefault(); }
     else if (ev.key === "End") { go(events.length); ev.preventDefault(); }
+    else if (ev.key === "PageDown") { goHand(1); ev.preventDefault(); }
+    else if (ev.key === "PageUp") { goHand(-1); ev.preventDefault(); }
   });
-  window.polignacReplay = { go: go, step: function () { return step; }, events: events };
+  el("prev-hand").addEventListener("click", function () { goHand(-1); });
+  el("next-hand").addEventListener("click", function () { goHand(1); });
+  window.polignacReplay = { go: go, step: function () { return step; }, events: events, hands: deals };
+  fillHandList();
+  // The step an address names (#step=N, or #hand=K: just after hand K's deal); null when it names none.
+  function stepOf(hash) {
+    var asked = /^#(step|hand)=(\d{1,9})$/.exec(hash);
+    if (!asked) { return null; }
+    if (asked[1] === "step") { return Math.min(events.length, Number(asked[2])); }
+    var found = null;
+    deals.forEach(function (d) { if (d[0] === Number(asked[2]) && found === null) { found = d[1]; } });
+    return found;
+  }
+  window.addEventListener("hashchange", function () { var n = stepOf(location.hash); if (n !== null) { go(n); } });
+  // Where to open: the address's step or hand, else just after the first deal (a replay shows the hands at once).
+  var opening = stepOf(location.hash);
+  step = opening !== null ? opening : deals.length && deals[0][1] === 1 ? 1 : 0;
   render();
 })();

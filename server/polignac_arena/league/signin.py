@@ -1,0 +1,185 @@
+"""The league's pages for a signed-in author: ``/signin``, ``/signout`` and ``/me`` (their bots, versions and matches).
+
+Sessions and their cookie are :mod:`polignac_arena.league.sessions`'.  Every ``POST`` here is a
+form (``application/x-www-form-urlencoded``, at most :data:`MAX_FORM_BYTES`) that carries a
+CSRF token, and is refused (403) when it lacks it or when its ``Origin`` is another site.  The
+API token typed in the sign-in form goes through the same check as the authors' API, bad-token
+throttle included.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from typing import Final, Protocol
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import HTMLResponse, RedirectResponse
+from starlette.concurrency import run_in_threadpool
+
+from polignac_arena.league.authoring import BotSummary, Throttled
+from polignac_arena.league.sessions import Session, Sessions, SessionsFull, same_token
+from polignac_arena.league.tokens import parse_token
+from polignac_arena.store import StoredResult
+from polignac_arena.web.pages import Links, render
+
+__all__ = ["MAX_FORM_BYTES", "SESSION_COOKIE", "SIGNIN_COOKIE", "AuthorPages", "signin_router"]
+
+SESSION_COOKIE: Final = "polignac_session"
+SIGNIN_COOKIE: Final = "polignac_signin"
+"""The sign-in form's own CSRF token, double-submitted: in this cookie and in the form."""
+SIGNIN_FORM_TTL_S: Final = 600
+MAX_FORM_BYTES: Final = 4096
+MAX_TOKEN_CHARS: Final = 512
+RECENT_MATCHES: Final = 20
+
+
+class AuthorPages(Protocol):
+    """What the pages need of the league."""
+
+    sessions: Sessions
+
+    def authenticate(self, token: str, peer: str) -> str | None: ...
+
+    def token_live(self, token_id: str) -> bool: ...
+
+    def bots(self, author: str) -> list[BotSummary]: ...
+
+    def recent_matches(self, labels: list[str], limit: int) -> list[StoredResult]: ...
+
+
+class _FormRefused(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+async def _form(request: Request) -> Mapping[str, str]:
+    """The posted form's fields (the first value of each), read up to :data:`MAX_FORM_BYTES`."""
+    kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if kind != "application/x-www-form-urlencoded":
+        raise _FormRefused(415, "this expects a form (application/x-www-form-urlencoded)")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_FORM_BYTES:
+            raise _FormRefused(413, f"a form here is at most {MAX_FORM_BYTES} bytes")
+    try:
+        fields = parse_qs(body.decode("ascii"), keep_blank_values=True, strict_parsing=False, max_num_fields=8)
+    except (UnicodeDecodeError, ValueError):
+        raise _FormRefused(400, "this form could not be read") from None
+    return {name: values[0] for name, values in fields.items()}
+
+
+def _same_site(request: Request) -> bool:
+    """No ``Origin``, or this server's own (a browser sends one with every cross-site POST)."""
+    origin = request.headers.get("origin")
+    return origin is None or origin == f"{request.url.scheme}://{request.url.netloc}"
+
+
+def _secure(request: Request) -> bool:
+    return request.url.scheme == "https"
+
+
+def signin_router(league: AuthorPages) -> APIRouter:
+    """The sign-in, sign-out and author's pages (not part of the JSON API's schema)."""
+    router = APIRouter(include_in_schema=False)
+    links = Links()
+
+    def page(name: str, status: int = 200, **context: object) -> HTMLResponse:
+        response = HTMLResponse(render(name, links, None, None, **context), status_code=status)
+        response.headers["Cache-Control"] = "no-store"  # nothing of a signed-in page is kept by a shared cache
+        return response
+
+    def signed_in(request: Request) -> tuple[str | None, Session | None]:
+        session_id = request.cookies.get(SESSION_COOKIE)
+        session = league.sessions.get(session_id)
+        if session is not None and not league.token_live(session.token_id):
+            league.sessions.close(session_id)  # its token was revoked (or rotated) since
+            return session_id, None
+        return session_id, session
+
+    def signin_form(request: Request, status: int = 200, error: str = "") -> HTMLResponse:
+        token = _new_token()
+        response = page("signin.html", status, title="Sign in", csrf=token, error=error)
+        response.set_cookie(
+            SIGNIN_COOKIE,
+            token,
+            max_age=SIGNIN_FORM_TTL_S,
+            path="/signin",
+            httponly=True,
+            samesite="strict",
+            secure=_secure(request),
+        )
+        return response
+
+    @router.get("/signin")
+    def signin_page(request: Request) -> Response:
+        if signed_in(request)[1] is not None:
+            return RedirectResponse("/me", status_code=303)
+        return signin_form(request)
+
+    @router.post("/signin")
+    async def signin(request: Request) -> Response:
+        try:
+            form = await _form(request)
+        except _FormRefused as exc:
+            return signin_form(request, exc.status, exc.message)
+        if not _same_site(request) or not same_token(form.get("csrf"), request.cookies.get(SIGNIN_COOKIE) or "\0"):
+            return signin_form(request, 403, "the sign-in form expired or came from another site: sign in again")
+        token = form.get("token", "").strip()
+        if not token or len(token) > MAX_TOKEN_CHARS or not token.isascii() or not token.isprintable():
+            return signin_form(request, 401, "not a valid API token")
+        peer = request.client.host if request.client is not None else "unknown"
+        try:
+            author = await run_in_threadpool(league.authenticate, token, peer)
+        except Throttled as exc:
+            response = signin_form(request, 429, str(exc))
+            response.headers["Retry-After"] = str(max(1, round(exc.retry_after_s)))
+            return response
+        if author is None:
+            return signin_form(request, 401, "not a valid API token (unknown, revoked or mistyped)")
+        parts = parse_token(token)
+        assert parts is not None  # a token the league knows is well formed
+        try:
+            session_id, _ = league.sessions.open(author, parts.id)
+        except SessionsFull as exc:
+            return signin_form(request, 503, str(exc))
+        signed = RedirectResponse("/me", status_code=303)
+        signed.set_cookie(SESSION_COOKIE, session_id, path="/", httponly=True, samesite="strict", secure=_secure(request))
+        signed.delete_cookie(SIGNIN_COOKIE, path="/signin")
+        return signed
+
+    @router.get("/me")
+    def me(request: Request) -> Response:
+        _, session = signed_in(request)
+        if session is None:
+            return RedirectResponse("/signin", status_code=303)
+        bots = league.bots(session.author)
+        labels = [version.label for bot in bots for version in bot.versions]
+        matches = league.recent_matches(labels, RECENT_MATCHES)
+        return page("me.html", title=f"Signed in as {session.author}", author=session.author, bots=bots, matches=matches, csrf=session.csrf)
+
+    @router.post("/signout")
+    async def signout(request: Request) -> Response:
+        session_id, session = signed_in(request)
+        if session is None:
+            return RedirectResponse("/signin", status_code=303)
+        try:
+            form = await _form(request)
+        except _FormRefused as exc:
+            return page("error.html", exc.status, title="Refused", message=exc.message)
+        if not _same_site(request) or not same_token(form.get("csrf"), session.csrf):
+            return page("error.html", 403, title="Refused", message="this form lacks its CSRF token or came from another site")
+        league.sessions.close(session_id)
+        response = RedirectResponse("/", status_code=303)
+        response.delete_cookie(SESSION_COOKIE, path="/")
+        return response
+
+    return router
+
+
+def _new_token() -> str:
+    return secrets.token_urlsafe(24)
