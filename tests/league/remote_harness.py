@@ -264,7 +264,7 @@ class RemoteLeague:
     def result(self, match_id: str) -> StoredResult | None:
         """The match's stored result, with its record (None while it has none)."""
         with LeagueStore(load_league_config(self.config).store) as store:
-            return store.get_result(match_id)
+            return store.arena.get_result(match_id)
 
     async def final(self, match_id: str, timeout_s: float = WAIT_S) -> StoredResult:
         """Wait for the match's result to be stored."""

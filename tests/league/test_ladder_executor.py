@@ -46,8 +46,8 @@ def test_uploaded_only_matches_go_to_the_executor_and_remote_ones_stay_here(tmp_
             await ladder.drain(30)
             await running
             await asyncio.gather(*lg.bots)
-            fixtures = {f.index: f for f in lg.store.fixtures(lg.tournament_id)}
-            results = lg.store.list_results(lg.tournament_id)
+            fixtures = {f.index: f for f in lg.store.arena.fixtures(lg.tournament_id)}
+            results = lg.store.arena.list_results(lg.tournament_id)
             assert len(results) == len(fixtures) and all(r.status == "finished" for r in results)
             sent = {job.match_id for job in executor.jobs}
             for result in results:

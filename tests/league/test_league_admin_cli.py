@@ -72,12 +72,12 @@ def test_refusals_are_one_line_errors(tmp_path: Path) -> None:
 def test_pause_disable_rerun_and_export(tmp_path: Path) -> None:
     config = str(league_file(tmp_path))
     with LeagueStore(tmp_path / "league.db") as store:
-        tid = store.create_tournament("test", {"x": 1}, [])
+        tid = store.arena.create_tournament("test", {"x": 1}, [])
         store.add_author("ada")
         version, _ = store.add_upload("ada", "bot", "a" * 64, LeagueLimits())
         store.finish_validation(version.id, True, "", tid, lambda _: (25.0, 8.0))
         idx = store.schedule(tid, ["a@1", "b@1", "c@1"], 5)
-        store.record_result(
+        store.arena.record_result(
             tid, idx, match_id="m0", status=MatchStatus.FINISHED, places=[2, 1, 3], totals=[3, 1, 9],
             faults=[{}, {"timeout": 1}, {}], hands=4, rate=lambda c, s, p: {b: (25.0, 8.0) for b in s},
         )  # fmt: skip

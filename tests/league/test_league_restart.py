@@ -162,7 +162,7 @@ class Kill:
 
 def open_store(config: LeagueConfig) -> tuple[LeagueStore, int]:
     store = LeagueStore(config.store, create=False)
-    tournament = store.get_tournament(config.name)
+    tournament = store.arena.get_tournament(config.name)
     assert tournament is not None
     return store, tournament.id
 
@@ -170,7 +170,7 @@ def open_store(config: LeagueConfig) -> tuple[LeagueStore, int]:
 def stored_results(config: LeagueConfig) -> list[StoredResult]:
     store, tid = open_store(config)
     with store:
-        return store.list_results(tid)
+        return store.arena.list_results(tid)
 
 
 def kill(server: LeagueProcess, config: LeagueConfig, before: list[StoredResult]) -> Kill:
@@ -178,7 +178,7 @@ def kill(server: LeagueProcess, config: LeagueConfig, before: list[StoredResult]
     server.kill()
     store, tid = open_store(config)
     with store:
-        matches = [f.index for f in store.pending_fixtures(tid)]
+        matches = [f.index for f in store.arena.pending_fixtures(tid)]
         validations = [v.label for v in store.pending_validations()]
     return Kill(before, matches, validations)
 
@@ -268,9 +268,9 @@ def check_results(config: LeagueConfig, kills: list[Kill]) -> None:
     """One final result per fixture; the cut matches void and unrated; the results from before each kill unchanged."""
     store, tid = open_store(config)
     with store:
-        assert store.check() == []
-        fixtures = store.fixtures(tid)
-        results = store.list_results(tid)
+        assert store.arena.check() == []
+        fixtures = store.arena.fixtures(tid)
+        results = store.arena.list_results(tid)
         with sqlite3.connect(config.store) as conn:
             finals = conn.execute("SELECT idx, count(*) FROM results WHERE tournament_id = ? AND final = 1 GROUP BY idx", (tid,)).fetchall()
     assert sorted(finals) == [(f.index, 1) for f in fixtures]
@@ -290,10 +290,10 @@ def check_ratings(config: LeagueConfig) -> None:
     env = RatingEnv(**vars(config.trueskill))
     store, tid = open_store(config)
     with store:
-        results = store.list_results(tid)
-        stored = store.ratings(tid)
-        priors = {p.bot: (p.mu, p.sigma) for p in store.rating_history(tid) if p.idx == -1}
-        history = store.rating_history(tid)
+        results = store.arena.list_results(tid)
+        stored = store.arena.ratings(tid)
+        priors = {p.bot: (p.mu, p.sigma) for p in store.arena.rating_history(tid) if p.idx == -1}
+        history = store.arena.rating_history(tid)
         labels = {v.label: v for v in store.versions()}
     assert set(priors) == {label for label, v in labels.items() if v.activated_at is not None}
     for label, (mu, sigma) in priors.items():
@@ -362,10 +362,10 @@ def test_sigterm_drains_the_league_within_its_deadline_and_voids_the_match_still
     assert deadline_s <= took < deadline_s + 10, f"the league took {took:.1f} s to stop"
     store, tid = open_store(config)
     with store:
-        assert store.check() == []
-        assert store.pending_fixtures(tid) == []
-        results = store.list_results(tid)
-        history = store.rating_history(tid)
+        assert store.arena.check() == []
+        assert store.arena.pending_fixtures(tid) == []
+        results = store.arena.list_results(tid)
+        history = store.arena.rating_history(tid)
     drained = next(r for r in results if r.idx == live[0]["index"])
     assert drained.status is MatchStatus.ABORTED and drained.places is None and drained.final
     assert all(p.idx != drained.idx for p in history)

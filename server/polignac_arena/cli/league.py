@@ -14,13 +14,17 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from polignac_arena.cli._errors import fail
 from polignac_arena.cli._options import ExecutorOption, RayAddress, executor_settings
 from polignac_arena.log_format import LogFormat
+
+if TYPE_CHECKING:  # the league's modules load when a command runs: `--help` stays quick
+    from polignac_arena.league.config import LeagueConfig
+    from polignac_arena.league.store import LeagueStore
 
 __all__ = ["app", "bots", "retire", "submit"]
 
@@ -34,7 +38,7 @@ ConfigOption = Annotated[Path, typer.Option("--config", "-c", metavar="FILE", he
 DEFAULT_CONFIG = Path("league.toml")
 
 
-def _config(path: Path) -> Any:
+def _config(path: Path) -> LeagueConfig:
     from polignac_arena.league.config import load_league_config
     from polignac_arena.tournament.config import ConfigError
 
@@ -45,7 +49,7 @@ def _config(path: Path) -> Any:
         raise typer.Exit(2) from None
 
 
-def _store(path: Path) -> Any:
+def _store(path: Path) -> tuple[LeagueConfig, LeagueStore]:
     from polignac_arena.league.store import LeagueStore
     from polignac_arena.store import StoreError
 
@@ -245,8 +249,8 @@ def export(
     """Every result of the league, one row per match (seats, places, totals and faults by seat), as CSV or JSON."""
     league, store = _store(config)
     with store:
-        tournament = store.get_tournament(league.name)
-        results = [] if tournament is None else store.list_results(tournament.id)
+        tournament = store.arena.get_tournament(league.name)
+        results = [] if tournament is None else store.arena.list_results(tournament.id)
     rows = [
         {
             "index": r.idx,

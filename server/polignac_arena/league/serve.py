@@ -91,7 +91,7 @@ class League:
         self.config = config
         self.limits = config.author_limits
         self.store = LeagueStore(config.store)
-        self.tournament_id = self.store.create_tournament(config.name, config.identity(), [], source=config.source)
+        self.tournament_id = self.store.arena.create_tournament(config.name, config.identity(), [], source=config.source)
         self.archives = ArchiveStore(config.data)
         self.caps = ArchiveCaps(
             compressed_bytes=self.limits.archive_mb << 20, unpacked_bytes=self.limits.unpacked_mb << 20, files=self.limits.files
@@ -193,7 +193,7 @@ class League:
 
     def recent_matches(self, labels: list[str], limit: int) -> list[StoredResult]:
         """The last ``limit`` final results that seated any of ``labels``, newest first."""
-        found = {r.match_id: r for label in labels for r in self.store.recent_results(label, limit, self.tournament_id)}
+        found = {r.match_id: r for label in labels for r in self.store.arena.recent_results(label, limit, self.tournament_id)}
         return sorted(found.values(), key=lambda r: (r.finished_at, r.idx), reverse=True)[:limit]
 
     def authenticate(self, token: str, peer: str) -> str | None:

@@ -46,14 +46,16 @@ import hashlib
 import json
 import os
 import secrets
+import sqlite3
 import threading
 import unicodedata
 from collections.abc import Callable, Collection
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Self
 
 from polignac_arena.league.limits import LeagueLimits
 from polignac_arena.league.tokens import hash_secret, make_token, parse_token, verify_secret
@@ -198,37 +200,69 @@ def _check_name(what: str, name: object) -> str:
     return name
 
 
-_VERSION_COLUMNS = """v.id, b.name, a.name, v.version, v.kind, v.archive, v.state, v.reason, v.log, v.created_at,
-    v.updated_at, v.activated_at, b.disabled FROM league_versions v JOIN league_bots b ON b.id = v.bot_id
+_VERSION_COLUMNS = """v.id, b.name AS bot, a.name AS author, v.version, v.kind, v.archive, v.state, v.reason, v.log, v.created_at,
+    v.updated_at, v.activated_at, b.disabled AS bot_disabled FROM league_versions v JOIN league_bots b ON b.id = v.bot_id
     JOIN league_authors a ON a.id = b.author_id"""
 
 
-def _version(row: Any) -> Version:
+def _version(row: sqlite3.Row) -> Version:
+    """A row of ``SELECT {_VERSION_COLUMNS}``."""
     return Version(
-        id=int(row[0]),
-        bot=row[1],
-        author=row[2],
-        version=row[3],
-        kind=VersionKind(row[4]),
-        archive=row[5],
-        state=VersionState(row[6]),
-        reason=row[7],
-        log=row[8],
-        created_at=row[9],
-        updated_at=row[10],
-        activated_at=row[11],
-        bot_disabled=bool(row[12]),
+        id=int(row["id"]),
+        bot=row["bot"],
+        author=row["author"],
+        version=row["version"],
+        kind=VersionKind(row["kind"]),
+        archive=row["archive"],
+        state=VersionState(row["state"]),
+        reason=row["reason"],
+        log=row["log"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        activated_at=row["activated_at"],
+        bot_disabled=bool(row["bot_disabled"]),
     )
 
 
-class LeagueStore(Store):
-    """An arena store with the league's tables; every write is one transaction, as in :class:`Store`."""
+_BOT_COLUMNS = "b.id, b.name, a.name AS author, b.disabled, b.created_at FROM league_bots b JOIN league_authors a ON a.id = b.author_id"
 
-    def __init__(self, path: str | Path, *args: Any, **kwargs: Any) -> None:
+
+def _bot(row: sqlite3.Row) -> LeagueBot:
+    """A row of ``SELECT {_BOT_COLUMNS}``."""
+    return LeagueBot(int(row["id"]), row["name"], row["author"], bool(row["disabled"]), row["created_at"])
+
+
+class LeagueStore:
+    """The league's tables beside the arena's, in one SQLite file; every write is one transaction, as in :class:`Store`.
+
+    :attr:`arena` is that file's :class:`Store`: the league's tournament, its fixtures, results and
+    ratings.  Use it as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, path: str | Path, *, create: bool = True, timeout: float = 30.0) -> None:
         _private_file(Path(path))
-        super().__init__(path, *args, **kwargs)
+        self.arena = Store(path, create=create, timeout=timeout)
         self._checked_tokens: dict[bytes, tuple[str, str]] = {}
         self._hashing = threading.BoundedSemaphore(HASHES_AT_ONCE)
+
+    @property
+    def path(self) -> Path:
+        return self.arena.path
+
+    def close(self) -> None:
+        self.arena.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self.arena.write()
+
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self.arena.read()
 
     # -- authors and tokens --------------------------------------------------------------------
 
@@ -322,25 +356,25 @@ class LeagueStore(Store):
         remembered = self._checked_tokens.get(key)
         with self._read() as conn:
             row = conn.execute(
-                "SELECT t.salt, t.hash, t.revoked_at, a.name FROM league_tokens t JOIN league_authors a ON a.id = t.author_id"
+                "SELECT t.salt, t.hash, t.revoked_at, a.name AS author FROM league_tokens t JOIN league_authors a ON a.id = t.author_id"
                 " WHERE t.id = ?",
                 (parts.id,),
             ).fetchone()
-        if row is None or row[2] is not None:
+        if row is None or row["revoked_at"] is not None:
             self._checked_tokens.pop(key, None)
             return None
         if remembered is not None and remembered[0] == parts.id:
-            return str(row[3])
+            return str(row["author"])
         with self._hashing:
-            good = verify_secret(parts.secret, row[0], row[1])
+            good = verify_secret(parts.secret, row["salt"], row["hash"])
         if not good:
             return None
         if len(self._checked_tokens) > 10_000:
             self._checked_tokens.clear()
-        self._checked_tokens[key] = (parts.id, str(row[3]))
+        self._checked_tokens[key] = (parts.id, str(row["author"]))
         with self._write() as conn:
             conn.execute("UPDATE league_tokens SET last_used_at = ? WHERE id = ?", (now_text(), parts.id))
-        return str(row[3])
+        return str(row["author"])
 
     def token_known(self, token_id: str) -> bool:
         """Whether a token with this public id was ever made (revoked or not): a cheap look-up, no hash."""
@@ -362,29 +396,28 @@ class LeagueStore(Store):
     def bot(self, name: str) -> LeagueBot | None:
         with self._read() as conn:
             row = conn.execute(
-                "SELECT b.id, b.name, a.name, b.disabled, b.created_at FROM league_bots b JOIN league_authors a ON a.id = b.author_id"
-                " WHERE b.name = ?",
+                f"SELECT {_BOT_COLUMNS} WHERE b.name = ?",
                 (name,),
             ).fetchone()
-        return None if row is None else LeagueBot(int(row[0]), row[1], row[2], bool(row[3]), row[4])
+        return None if row is None else _bot(row)
 
     def bots(self, author: str | None = None) -> list[LeagueBot]:
-        query = "SELECT b.id, b.name, a.name, b.disabled, b.created_at FROM league_bots b JOIN league_authors a ON a.id = b.author_id"
+        query = f"SELECT {_BOT_COLUMNS}"
         with self._read() as conn:
             rows = (
                 conn.execute(f"{query} WHERE a.name = ? ORDER BY b.name", (author,)).fetchall()
                 if author is not None
                 else conn.execute(f"{query} ORDER BY b.name").fetchall()
             )
-        return [LeagueBot(int(r[0]), r[1], r[2], bool(r[3]), r[4]) for r in rows]
+        return [_bot(row) for row in rows]
 
     def bots_page(self, after: str | None = None, limit: int = 50) -> tuple[list[LeagueBot], int]:
         """Up to ``limit`` bots by name, after the name ``after``; and how many bots there are in all."""
-        query = "SELECT b.id, b.name, a.name, b.disabled, b.created_at FROM league_bots b JOIN league_authors a ON a.id = b.author_id"
+        query = f"SELECT {_BOT_COLUMNS}"
         with self._read() as conn:
             total = int(conn.execute("SELECT count(*) FROM league_bots").fetchone()[0])
             rows = conn.execute(f"{query} WHERE b.name > ? ORDER BY b.name LIMIT ?", (after or "", max(0, limit))).fetchall()
-        return [LeagueBot(int(r[0]), r[1], r[2], bool(r[3]), r[4]) for r in rows], total
+        return [_bot(row) for row in rows], total
 
     def latest_versions(self, bots: list[str], per_bot: int) -> dict[str, tuple[list[Version], int]]:
         """The newest ``per_bot`` versions of each of ``bots`` (newest first), and how many each has in all."""
@@ -393,17 +426,17 @@ class LeagueStore(Store):
         with self._read() as conn:
             # Every column of a Version but its log (the pages never show it: it may be long).
             rows = conn.execute(
-                """SELECT * FROM (SELECT v.id AS vid, b.name, a.name, v.version, v.kind, v.archive, v.state, v.reason, '',
-                        v.created_at, v.updated_at, v.activated_at, b.disabled,
+                """SELECT * FROM (SELECT v.id AS id, b.name AS bot, a.name AS author, v.version, v.kind, v.archive, v.state,
+                        v.reason, '' AS log, v.created_at, v.updated_at, v.activated_at, b.disabled AS bot_disabled,
                         row_number() OVER (PARTITION BY v.bot_id ORDER BY v.id DESC) AS n,
                         count(*) OVER (PARTITION BY v.bot_id) AS total
                     FROM league_versions v JOIN league_bots b ON b.id = v.bot_id JOIN league_authors a ON a.id = b.author_id
-                    WHERE b.name IN (SELECT value FROM json_each(?))) WHERE n <= ? ORDER BY vid DESC""",
+                    WHERE b.name IN (SELECT value FROM json_each(?))) WHERE n <= ? ORDER BY id DESC""",
                 (json.dumps(bots), per_bot),
             ).fetchall()
         found: dict[str, tuple[list[Version], int]] = {}
         for row in rows:
-            versions, _ = found.setdefault(row[1], ([], int(row[-1])))
+            versions, _ = found.setdefault(row["bot"], ([], int(row["total"])))
             versions.append(_version(row))
         return found
 
@@ -748,8 +781,8 @@ class LeagueStore(Store):
             (now, now, version_id),
         )
         if conn.execute("SELECT 1 FROM ratings WHERE tournament_id = ? AND bot = ?", (tournament_id, new.label)).fetchone() is None:
-            mu, sigma = self._rating(new.label, prior(inherited))
-            self._set_prior(conn, tournament_id, new.label, (mu, sigma), now)
+            mu, sigma = self.arena.checked_rating(new.label, prior(inherited))
+            self.arena.set_prior(conn, tournament_id, new.label, (mu, sigma), now)
 
     def disk_used(self, author: str) -> int:
         """The bytes ``author``'s versions take on disk (their archives, unpacked folders and builds)."""
@@ -835,7 +868,7 @@ class LeagueStore(Store):
 
     def request_rerun(self, match_id: str) -> int:
         """Ask the ladder to play a match again (same seats and deal); its request id."""
-        if self.get_result(match_id) is None:
+        if self.arena.get_result(match_id) is None:
             raise StoreError(f"there is no match {match_id!r} in the store")
         with self._write() as conn:
             return int(
@@ -856,11 +889,11 @@ class LeagueStore(Store):
         ``index``: the fixture's (one no fixture has); by default the next after the last.
         """
         with self._write() as conn:
-            self._require(conn, tournament_id)
+            self.arena.require(conn, tournament_id)
             last = conn.execute("SELECT max(idx) FROM fixtures WHERE tournament_id = ?", (tournament_id,)).fetchone()[0]
             idx = (-1 if last is None else int(last)) + 1 if index is None else index
             group = "null" if rerun is None else f'{{"rerun":{int(rerun)}}}'
-            self._insert_fixture(conn, tournament_id, idx, seats, seed, group)
+            self.arena.insert_fixture(conn, tournament_id, idx, seats, seed, group)
             if rerun is not None:
                 conn.execute("UPDATE league_reruns SET fixture_idx = ? WHERE id = ?", (idx, rerun))
             return idx

@@ -94,7 +94,7 @@ class Database:
             self._conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         if version == len(schema.MIGRATIONS):
             return  # up to date: no write lock needed (a reader opening the store never waits for the runner)
-        with self._write() as conn:
+        with self.write() as conn:
             version = self._check_identity()  # again, under the lock: another process may have migrated it
             for number in range(version, len(schema.MIGRATIONS)):
                 schema.MIGRATIONS[number](conn)
@@ -150,7 +150,7 @@ class Database:
             raise self._error(exc) from None
 
     @contextlib.contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction: all of it is committed, or none of it."""
         with self._lock, self._guard():
             self._conn.execute("BEGIN IMMEDIATE")
@@ -163,7 +163,7 @@ class Database:
                 raise
 
     @contextlib.contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
+    def read(self) -> Iterator[sqlite3.Connection]:
         """One read transaction: every query sees the same snapshot."""
         with self._lock, self._guard():
             self._conn.execute("BEGIN")
@@ -188,7 +188,8 @@ class Database:
         except UnknownStatusError as exc:
             raise UnknownStatusError(f"the store {str(self.path)!r}: {owner} has an {exc}") from None
 
-    def _require(self, conn: sqlite3.Connection, tournament_id: int) -> Tournament:
+    def require(self, conn: sqlite3.Connection, tournament_id: int) -> Tournament:
+        """The tournament with this id (inside an open transaction); :class:`StoreError` if there is none."""
         row = conn.execute(f"{self._TOURNAMENT} WHERE id = ?", (tournament_id,)).fetchone()
         if row is None:
             raise StoreError(f"the store {str(self.path)!r} has no tournament with id {tournament_id!r}")

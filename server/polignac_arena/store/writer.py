@@ -50,7 +50,7 @@ class StoreWriter(Database):
                 raise ValueError(f"a bot's {what} must be a non-empty string, got {value!r}")
         if "@" in name:
             raise ValueError(f"a bot's name cannot contain '@', got {name!r}")
-        with self._write() as conn:
+        with self.write() as conn:
             row = conn.execute("SELECT id, digest FROM bots WHERE name = ? AND version = ?", (name, version)).fetchone()
             if row is not None:
                 if row["digest"] != digest:
@@ -91,8 +91,8 @@ class StoreWriter(Database):
             raise ValueError(f"a tournament needs a name, got {name!r}")
         canonical = canonical_config(config)
         rows = self._fixture_rows(fixtures, 0)
-        priors = [(bot, *self._rating(bot, rating)) for bot, rating in (initial_ratings or {}).items()]
-        with self._write() as conn:
+        priors = [(bot, *self.checked_rating(bot, rating)) for bot, rating in (initial_ratings or {}).items()]
+        with self.write() as conn:
             row = conn.execute("SELECT id, config FROM tournaments WHERE name = ?", (name,)).fetchone()
             if row is not None:
                 if row["config"] != canonical:
@@ -126,18 +126,19 @@ class StoreWriter(Database):
         return [(idx, to_json(seats), str(seed), group) for idx, seats, seed, group in checked]
 
     @staticmethod
-    def _set_prior(conn: sqlite3.Connection, tournament_id: int, bot: str, rating: Rating, when: str) -> None:
+    def set_prior(conn: sqlite3.Connection, tournament_id: int, bot: str, rating: Rating, when: str) -> None:
         """Give a bot without a rating in the tournament its prior (inside an open write transaction)."""
         aggregates.add_ratings(conn, tournament_id, {bot: rating}, -1, when, {})
 
     @staticmethod
-    def _insert_fixture(conn: sqlite3.Connection, tournament_id: int, idx: int, seats: Sequence[str], seed: int, group: str) -> None:
+    def insert_fixture(conn: sqlite3.Connection, tournament_id: int, idx: int, seats: Sequence[str], seed: int, group: str) -> None:
         """Append one fixture (inside an open write transaction), its bots joining the tournament's leaderboard."""
         conn.execute("INSERT INTO fixtures VALUES (?, ?, ?, ?, ?)", (tournament_id, idx, to_json(list(seats)), str(seed), group))
         aggregates.add_fixture_bots(conn, tournament_id, [seats])
 
     @staticmethod
-    def _rating(bot: str, rating: Rating) -> Rating:
+    def checked_rating(bot: str, rating: Rating) -> Rating:
+        """``rating`` as two floats, finite, sigma above 0; ``ValueError`` naming ``bot`` otherwise."""
         try:
             mu, sigma = (float(x) for x in rating)
         except (TypeError, ValueError):
@@ -148,8 +149,8 @@ class StoreWriter(Database):
 
     def add_fixtures(self, tournament_id: int, fixtures: Iterable[FixtureLike]) -> None:
         """Extend a tournament's schedule (a ladder's matchmaking); indices continue from the last one."""
-        with self._write() as conn:
-            self._require(conn, tournament_id)
+        with self.write() as conn:
+            self.require(conn, tournament_id)
             count = conn.execute("SELECT count(*) FROM fixtures WHERE tournament_id = ?", (tournament_id,)).fetchone()[0]
             rows = self._fixture_rows(fixtures, count)
             conn.executemany("INSERT INTO fixtures VALUES (?, ?, ?, ?, ?)", [(tournament_id, *r) for r in rows])
@@ -159,8 +160,8 @@ class StoreWriter(Database):
     def set_status(self, tournament_id: int, status: TournamentStatus) -> None:
         """Set a tournament's status (its text is taken too); :class:`UnknownStatusError` for any other."""
         status = TournamentStatus.parse(status)
-        with self._write() as conn:
-            self._require(conn, tournament_id)
+        with self.write() as conn:
+            self.require(conn, tournament_id)
             conn.execute("UPDATE tournaments SET status = ?, updated_at = ? WHERE id = ?", (status.value, now_text(), tournament_id))
 
     def record_result(
@@ -215,8 +216,8 @@ class StoreWriter(Database):
             raise ValueError(f"hands must be a count, got {hands!r}")
         stamp = timestamp_text(finished_at) if finished_at is not None else now_text()
         blob = None if record is None else encode_record(record)
-        with self._write() as conn:
-            tournament = self._require(conn, tournament_id)
+        with self.write() as conn:
+            tournament = self.require(conn, tournament_id)
             fixture = conn.execute("SELECT seats FROM fixtures WHERE tournament_id = ? AND idx = ?", (tournament_id, idx)).fetchone()
             if fixture is None:
                 raise StoreError(f"tournament {tournament.name!r} has no fixture {idx!r}")
@@ -340,7 +341,7 @@ class StoreWriter(Database):
                     raise ValueError(
                         f"rating fixture {cursor}: the rate function must return a rating for each of {bots}, got {sorted(new)}"
                     )
-                checked = {bot: self._rating(bot, new[bot]) for bot in bots}
+                checked = {bot: self.checked_rating(bot, new[bot]) for bot in bots}
                 trends = {bot: trend for bot, (_rating, trend) in stored.items()}
                 aggregates.add_ratings(conn, tid, checked, cursor, row["finished_at"], trends)
             passed.append(cursor)
