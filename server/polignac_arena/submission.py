@@ -27,16 +27,28 @@ import os
 import re
 import shlex
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Annotated, Final
 
-from pydantic import Field, StrictStr, field_validator
+from pydantic import AfterValidator, Field, StrictStr, field_validator
 
 from polignac_arena.folders import FolderError, folder_digest, read_file, scan_folder
 from polignac_arena.games import DEFAULT_GAMES, GamesError, parse_games
-from polignac_arena.settings import NAME_RULE, VERSION_MAX, Transport, is_name, is_version_text
-from polignac_arena.toml_files import FileModel, Key, Problem, TomlError, TomlLines, invalid, parse_toml, validate
+from polignac_arena.settings import VERSION_MAX, Transport, is_version_text
+from polignac_arena.toml_files import (
+    NAME_MUST,
+    FileModel,
+    Key,
+    Problem,
+    TomlError,
+    TomlLines,
+    checked_name,
+    invalid,
+    parse_toml,
+    validate,
+)
 
 __all__ = [
     "LANGUAGES",
@@ -139,7 +151,7 @@ class ResourcesTable(FileModel):
 class BotFile(FileModel):
     """``bot.toml`` as written (the module's docstring shows one); the required keys are None when left out."""
 
-    name: StrictStr | None = Field(default=None, description=f"must be {NAME_RULE}")
+    name: Annotated[StrictStr | None, AfterValidator(checked_name)] = Field(default=None, description=NAME_MUST)
     version: StrictStr | None = Field(default=None, description=f"must be 1 to {VERSION_MAX} printable characters")
     author: StrictStr = Field(default="", description="must be up to 100 printable characters")
     language: StrictStr | None = Field(default=None, description=f"must be one of {', '.join(LANGUAGES)}")
@@ -150,13 +162,6 @@ class BotFile(FileModel):
     image: StrictStr | None = Field(default=None, description="must be a docker image reference such as 'my-bot:1'")
     resources: ResourcesTable = Field(default=ResourcesTable(), description="must be a table such as [resources] memory_mb = 256")
     games: tuple[str, ...] = DEFAULT_GAMES
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, name: str | None) -> str | None:
-        if not is_name(name):
-            raise invalid(f"must be {NAME_RULE}, got {name!r}")
-        return name
 
     @field_validator("version")
     @classmethod
@@ -207,7 +212,7 @@ class BotFile(FileModel):
         except GamesError as exc:
             raise invalid(str(exc)) from None
 
-    def problems_in(self, folder: Path, table: dict[str, Any]) -> list[Problem]:
+    def problems_in(self, folder: Path, table: Mapping[str, object]) -> list[Problem]:
         """What the keys say against each other and against the folder (``table``: the file's, to tell a key left out)."""
         problems = []
         if "command" not in table:

@@ -14,14 +14,29 @@ import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Final, TypeVar, get_args
+from typing import Final, TypeVar, get_args
 
 import annotated_types
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, PydanticCustomError
 
-__all__ = ["FileModel", "Key", "Problem", "TomlError", "TomlLines", "invalid", "parse_toml", "rule_of", "unknown_setting", "validate"]
+from polignac_arena.settings import NAME_RULE, is_name
+
+__all__ = [
+    "NAME_MUST",
+    "FileModel",
+    "Key",
+    "Problem",
+    "TomlError",
+    "TomlLines",
+    "checked_name",
+    "invalid",
+    "parse_toml",
+    "rule_of",
+    "unknown_setting",
+    "validate",
+]
 
 M = TypeVar("M", bound=BaseModel)
 Key = tuple[str, ...]
@@ -38,7 +53,7 @@ class TomlError(ValueError):
     """Text that is not a TOML table; the message is the one problem."""
 
 
-def parse_toml(text: str) -> dict[str, Any]:
+def parse_toml(text: str) -> dict[str, object]:
     """The table of ``text``; :class:`TomlError` says why it is not TOML."""
     try:
         return tomllib.loads(text)
@@ -46,6 +61,17 @@ def parse_toml(text: str) -> dict[str, Any]:
         raise TomlError(f"not valid TOML: {exc}") from None
     except RecursionError:  # tomllib parses nested arrays and tables recursively
         raise TomlError("not valid TOML: arrays or tables nested too deeply") from None
+
+
+NAME_MUST: Final = f"must be {NAME_RULE}"
+"""What a name must be (a tournament's, a league's, a bot's)."""
+
+
+def checked_name(name: str | None) -> str | None:
+    """A name setting's validator: the name as given, if it follows :data:`~polignac_arena.settings.NAME_RULE`."""
+    if name is not None and not is_name(name):
+        raise invalid(f"{NAME_MUST}, got {name!r}")
+    return name
 
 
 def invalid(message: str) -> PydanticCustomError:
@@ -111,7 +137,7 @@ def unknown_setting(key: Key, known: list[str]) -> str:
 
 
 def validate(
-    model: type[M], table: Mapping[str, Any], at: Key = (), unknown: Callable[[Key, list[str]], str] = unknown_setting
+    model: type[M], table: Mapping[str, object], at: Key = (), unknown: Callable[[Key, list[str]], str] = unknown_setting
 ) -> tuple[M | None, list[Problem]]:
     """``table`` (the table at key ``at`` of its file) as ``model``, and a problem per bad setting.
 
@@ -138,8 +164,8 @@ def _unique(problems: Iterable[Problem]) -> list[Problem]:
     return sorted(seen, key=lambda problem: not problem.message.startswith("unknown "))
 
 
-def _drop(table: dict[str, Any], key: Key) -> None:
-    node: Any = table
+def _drop(table: dict[str, object], key: Key) -> None:
+    node: object = table
     for part in key[:-1]:
         node = node.get(part) if isinstance(node, dict) else None
     if isinstance(node, dict):
@@ -147,7 +173,7 @@ def _drop(table: dict[str, Any], key: Key) -> None:
 
 
 def _problem(
-    model: type[BaseModel], table: Mapping[str, Any], error: ErrorDetails, at: Key, unknown: Callable[[Key, list[str]], str]
+    model: type[BaseModel], table: Mapping[str, object], error: ErrorDetails, at: Key, unknown: Callable[[Key, list[str]], str]
 ) -> Problem:
     """The arena's message for one pydantic error, at its key (a list's item is its list's problem)."""
     key = _key_of(table, error["loc"])
@@ -184,10 +210,10 @@ def rule_of(field: FieldInfo | None, key: Key) -> str:
     return "is not valid"
 
 
-def _key_of(table: Mapping[str, Any], loc: tuple[str | int, ...]) -> Key:
+def _key_of(table: Mapping[str, object], loc: tuple[str | int, ...]) -> Key:
     """The part of a pydantic location that names keys of the file (not a list's index)."""
     key: list[str] = []
-    node: Any = table
+    node: object = table
     for part in loc:
         if not isinstance(part, str) or not isinstance(node, dict):
             break
@@ -196,14 +222,14 @@ def _key_of(table: Mapping[str, Any], loc: tuple[str | int, ...]) -> Key:
     return tuple(key)
 
 
-def _value_at(table: Mapping[str, Any], key: Key) -> Any:
-    node: Any = table
+def _value_at(table: Mapping[str, object], key: Key) -> object:
+    node: object = table
     for part in key:
         node = node.get(part) if isinstance(node, dict) else None
     return node
 
 
-def _model_class(annotation: Any) -> type[BaseModel] | None:
+def _model_class(annotation: object) -> type[BaseModel] | None:
     for kind in (annotation, *get_args(annotation)):
         if isinstance(kind, type) and issubclass(kind, BaseModel):
             return kind

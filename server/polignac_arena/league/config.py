@@ -65,11 +65,13 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Annotated, Any, Final, TypeVar
 
-from pydantic import BaseModel, Field, StrictStr, create_model, field_validator
+from pydantic import AfterValidator, BaseModel, Field, StrictStr, create_model, field_validator
+from pydantic.fields import FieldInfo
 
 from polignac import Ruleset
 from polignac_arena.games import Game, game_of
@@ -77,8 +79,8 @@ from polignac_arena.league.limits import LIMIT_TABLES, GrpcLimits, HttpLimits, L
 from polignac_arena.loopback import is_loopback_host as is_loopback
 from polignac_arena.ratings import LEAGUE_TAU
 from polignac_arena.seats.base import SeatLimits
-from polignac_arena.settings import LEAGUE_SEED_MAX, NAME_RULE, ExecutorSettings, SeatKind, TimeControl, is_name
-from polignac_arena.toml_files import FileModel, Problem, invalid, validate
+from polignac_arena.settings import LEAGUE_SEED_MAX, ExecutorSettings, SeatKind, TimeControl
+from polignac_arena.toml_files import NAME_MUST, FileModel, Problem, checked_name, invalid, validate
 from polignac_arena.tournament.config import ConfigError, TrueSkillSettings, read_file_text, read_toml
 from polignac_arena.tournament.sections import ExecutorSection, SeatsSection, TimeSection, TrueSkillSection, check_rules
 
@@ -215,8 +217,8 @@ def _table_model(section: str, base: type[T], **fields: Any) -> type[T]:
     return create_model(f"{section.title()}Table", __base__=base, **fields)
 
 
-def _address(default: ListenAddress) -> Any:
-    return (StrictStr, Field(default=str(default), description="must be 'host:port'"))
+def _address(default: ListenAddress) -> tuple[object, FieldInfo]:
+    return (StrictStr, FieldInfo(default=str(default), description="must be 'host:port'"))
 
 
 _HTTP_TABLE: Final = _table_model("http", _HttpListener, address=_address(_HTTP))
@@ -225,7 +227,7 @@ _LIMITS_TABLE: Final = _table_model("limits", FileModel)
 _VALIDATION_TABLE: Final = _table_model("validation", FileModel)
 
 
-def _read_table(model: type[T], table: dict[str, Any], section: str, problems: list[Problem]) -> T:
+def _read_table(model: type[T], table: Mapping[str, object], section: str, problems: list[Problem]) -> T:
     """``[section]`` as ``model``, its problems added to ``problems`` (with them, the defaults of the bad keys)."""
     values, found = validate(model, table, at=(section,))
     problems += found
@@ -275,40 +277,29 @@ class DrainSection(FileModel):
     deadline_s: float = Field(default=30.0, strict=True, ge=0, le=3600)
 
 
-def _table(section: str) -> Any:
-    return Field(default_factory=dict, description=f"must be a table ([{section}])")
-
-
 class LeagueFile(FileModel):
     """A league file as written (the module's docstring shows one); every setting has a default."""
 
-    name: StrictStr = Field(default="league", description=f"must be {NAME_RULE}")
+    name: Annotated[StrictStr, AfterValidator(checked_name)] = Field(default="league", description=NAME_MUST)
     description: StrictStr = ""
     store: StrictStr = "league.db"
     data: StrictStr = "league-data"
     table_size: int = Field(default=4, strict=True, ge=3, le=6)
     parallel: int = Field(default=2, strict=True, ge=1, le=64)
     seed: int = Field(default=1, strict=True, ge=0, le=LEAGUE_SEED_MAX)
-    rules: dict[str, Any] = _table("rules")
+    rules: dict[str, object] = Field(default_factory=dict, description="must be a table ([rules])")
     time: TimeSection = TimeSection()
     seats: SeatsSection = SeatsSection()
     trueskill: LeagueTrueSkillSection = LeagueTrueSkillSection()
-    http: dict[str, Any] = _table("http")
-    grpc: dict[str, Any] = _table("grpc")
+    http: dict[str, object] = Field(default_factory=dict, description="must be a table ([http])")
+    grpc: dict[str, object] = Field(default_factory=dict, description="must be a table ([grpc])")
     tls: TlsSection = TlsSection()
-    limits: dict[str, Any] = _table("limits")
-    validation: dict[str, Any] = _table("validation")
+    limits: dict[str, object] = Field(default_factory=dict, description="must be a table ([limits])")
+    validation: dict[str, object] = Field(default_factory=dict, description="must be a table ([validation])")
     ladder: LadderSection = LadderSection()
     remote: RemoteSection = RemoteSection()
     drain: DrainSection = DrainSection()
     executor: ExecutorSection = ExecutorSection()
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, name: str) -> str:
-        if not is_name(name):
-            raise invalid(f"must be {NAME_RULE}, got {name!r}")
-        return name
 
 
 def load_league_config(path: Path | str) -> LeagueConfig:

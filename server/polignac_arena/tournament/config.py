@@ -58,25 +58,34 @@ A tournament file looks like ``tournaments/quickstart.toml``::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
-from pydantic import Field, StrictStr, field_validator
+from pydantic import AfterValidator, Field, StrictStr, field_validator
 
 from polignac import Ruleset
 from polignac_arena.games import Game, game_of
 from polignac_arena.seats.base import SeatLimits
 from polignac_arena.settings import (
     DEAL_SEED_MAX,
-    NAME_RULE,
     ExecutorSettings,
     SeatKind,
     TimeControl,
     TournamentFormat,
-    is_name,
 )
-from polignac_arena.toml_files import FileModel, Problem, TomlError, TomlLines, invalid, parse_toml, validate
+from polignac_arena.toml_files import (
+    NAME_MUST,
+    FileModel,
+    Problem,
+    TomlError,
+    TomlLines,
+    checked_name,
+    invalid,
+    parse_toml,
+    validate,
+)
 from polignac_arena.tournament.sections import (
     ExecutorSection,
     SeatsSection,
@@ -166,7 +175,7 @@ class ScheduleSection(FileModel):
 class TournamentFile(FileModel):
     """A tournament file as written (the module's docstring shows one); ``name`` and ``entrants`` are required."""
 
-    name: StrictStr | None = Field(default=None, description=f"must be {NAME_RULE}")
+    name: Annotated[StrictStr | None, AfterValidator(checked_name)] = Field(default=None, description=NAME_MUST)
     description: StrictStr = ""
     entrants: list[StrictStr] | None = Field(default=None, description=_ENTRANTS_RULE)
     format: TournamentFormat = TournamentFormat.ROUND_ROBIN
@@ -175,19 +184,12 @@ class TournamentFile(FileModel):
     matches: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] = 100
     seed: Annotated[int, Field(strict=True, ge=0, le=DEAL_SEED_MAX)] = 1
     parallel: Annotated[int, Field(strict=True, ge=1, le=64)] = 1
-    rules: dict[str, Any] = Field(default_factory=dict, description="must be a table ([rules])")
+    rules: dict[str, object] = Field(default_factory=dict, description="must be a table ([rules])")
     time: TimeSection = TimeSection()
     seats: SeatsSection = SeatsSection()
     executor: ExecutorSection = ExecutorSection()
     trueskill: TrueSkillSection = TrueSkillSection()
     schedule: ScheduleSection = ScheduleSection()
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, name: str | None) -> str | None:
-        if not is_name(name):
-            raise invalid(f"must be {NAME_RULE}, got {name!r}")
-        return name
 
     @field_validator("entrants")
     @classmethod
@@ -201,16 +203,16 @@ class TournamentFile(FileModel):
             raise invalid(f"each entrant once, but {', '.join(map(repr, duplicates))} appear more than once")
         return [entrant.strip() for entrant in entrants]
 
-    def required(self, table: dict[str, Any]) -> list[Problem]:
+    def required(self, table: Mapping[str, object]) -> list[Problem]:
         """The problems of required settings left out of ``table`` (one set but bad has its problem already)."""
         missing = []
         if "name" not in table:
-            missing.append(Problem(("name",), f"must be {NAME_RULE}, got None"))
+            missing.append(Problem(("name",), f"{NAME_MUST}, got None"))
         if "entrants" not in table:
             missing.append(Problem(("entrants",), f"{_ENTRANTS_RULE}, got None"))
         return missing
 
-    def schedule_problems(self, table: dict[str, Any]) -> list[Problem]:
+    def schedule_problems(self, table: Mapping[str, object]) -> list[Problem]:
         """``[schedule]`` (as set in ``table``, the file's) against the format: playing on needs a budget."""
         schedule = table.get("schedule")
         written = schedule if isinstance(schedule, dict) else {}
@@ -240,7 +242,7 @@ def load_config(path: Path | str) -> TournamentConfig:
     return parse_config(read_file_text(file), file)
 
 
-def read_toml(text: str, file: Path) -> dict[str, Any]:
+def read_toml(text: str, file: Path) -> dict[str, object]:
     """The TOML table of ``text``; :class:`ConfigError` if it does not parse."""
     try:
         return parse_toml(text)

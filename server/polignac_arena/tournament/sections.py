@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 from pydantic import Field, StrictBool, field_validator
 
@@ -41,20 +42,12 @@ class TrueSkillSettings:
     draw_probability: float = _RATING_DEFAULTS.draw_probability
 
 
-def _int(lo: int, hi: int) -> Any:
-    return Field(strict=True, ge=lo, le=hi)
-
-
-def _number(lo: float, hi: float) -> Any:
-    return Field(strict=True, ge=lo, le=hi)
-
-
 class TimeSection(FileModel):
     """``[time]``: milliseconds."""
 
-    move_ms: Annotated[int, _int(TimeControl.lowest("move_ms"), CLOCK_MAX_MS)] = _CLOCK.move_ms
-    bank_ms: Annotated[int, _int(TimeControl.lowest("bank_ms"), CLOCK_MAX_MS)] = _CLOCK.bank_ms
-    startup_ms: Annotated[int, _int(TimeControl.lowest("startup_ms"), CLOCK_MAX_MS)] = _CLOCK.startup_ms
+    move_ms: Annotated[int, Field(strict=True, ge=TimeControl.lowest("move_ms"), le=CLOCK_MAX_MS)] = _CLOCK.move_ms
+    bank_ms: Annotated[int, Field(strict=True, ge=TimeControl.lowest("bank_ms"), le=CLOCK_MAX_MS)] = _CLOCK.bank_ms
+    startup_ms: Annotated[int, Field(strict=True, ge=TimeControl.lowest("startup_ms"), le=CLOCK_MAX_MS)] = _CLOCK.startup_ms
 
     def control(self) -> TimeControl:
         return TimeControl(self.move_ms, self.bank_ms, self.startup_ms)
@@ -63,13 +56,13 @@ class TimeSection(FileModel):
 class SeatLimitsSection(FileModel):
     """``[seats.limits]``: the caps of a seat; a bot's own requests are granted up to these."""
 
-    memory_mb: Annotated[int, _int(32, 65_536)] = _LIMITS.memory_mb
-    cpus: Annotated[float, _number(0.1, 64)] = _LIMITS.cpus
-    pids: Annotated[int, _int(8, 4096)] = _LIMITS.pids
-    cpu_seconds: Annotated[int, _int(1, 86_400)] = _LIMITS.cpu_seconds
-    file_size_mb: Annotated[int, _int(1, 10_240)] = _LIMITS.file_size_mb
-    open_files: Annotated[int, _int(16, 65_536)] = _LIMITS.open_files
-    tmpfs_mb: Annotated[int, _int(1, 10_240)] = _LIMITS.tmpfs_mb
+    memory_mb: Annotated[int, Field(strict=True, ge=32, le=65_536)] = _LIMITS.memory_mb
+    cpus: Annotated[float, Field(strict=True, ge=0.1, le=64)] = _LIMITS.cpus
+    pids: Annotated[int, Field(strict=True, ge=8, le=4096)] = _LIMITS.pids
+    cpu_seconds: Annotated[int, Field(strict=True, ge=1, le=86_400)] = _LIMITS.cpu_seconds
+    file_size_mb: Annotated[int, Field(strict=True, ge=1, le=10_240)] = _LIMITS.file_size_mb
+    open_files: Annotated[int, Field(strict=True, ge=16, le=65_536)] = _LIMITS.open_files
+    tmpfs_mb: Annotated[int, Field(strict=True, ge=1, le=10_240)] = _LIMITS.tmpfs_mb
 
     def limits(self) -> SeatLimits:
         return SeatLimits(**self.model_dump())
@@ -88,7 +81,7 @@ class ExecutorSection(FileModel):
 
     kind: ExecutorKind = ExecutorKind.LOCAL
     address: str | None = Field(default=None, strict=True)
-    cpus_per_match: Annotated[float, _number(0.01, 256)] = 1.0
+    cpus_per_match: Annotated[float, Field(strict=True, ge=0.01, le=256)] = 1.0
 
     @field_validator("address")
     @classmethod
@@ -104,11 +97,11 @@ class ExecutorSection(FileModel):
 class TrueSkillSection(FileModel):
     """``[trueskill]`` (docs/ratings.md)."""
 
-    mu: Annotated[float, _number(-1e6, 1e6)] = _RATING_DEFAULTS.mu
-    sigma: Annotated[float, _number(1e-3, 1e6)] = _RATING_DEFAULTS.sigma
-    beta: Annotated[float, _number(1e-3, 1e6)] = _RATING_DEFAULTS.beta
-    tau: Annotated[float, _number(0, 1e6)] = _RATING_DEFAULTS.tau
-    draw_probability: Annotated[float, _number(0, 0.99)] = _RATING_DEFAULTS.draw_probability
+    mu: Annotated[float, Field(strict=True, ge=-1e6, le=1e6)] = _RATING_DEFAULTS.mu
+    sigma: Annotated[float, Field(strict=True, ge=1e-3, le=1e6)] = _RATING_DEFAULTS.sigma
+    beta: Annotated[float, Field(strict=True, ge=1e-3, le=1e6)] = _RATING_DEFAULTS.beta
+    tau: Annotated[float, Field(strict=True, ge=0, le=1e6)] = _RATING_DEFAULTS.tau
+    draw_probability: Annotated[float, Field(strict=True, ge=0, le=0.99)] = _RATING_DEFAULTS.draw_probability
 
     def settings(self) -> TrueSkillSettings:
         return TrueSkillSettings(**self.model_dump())
@@ -123,7 +116,7 @@ class RulesCheck:
     problems: list[Problem]
 
 
-def check_rules(table: dict[str, Any], table_size: int) -> RulesCheck:
+def check_rules(table: Mapping[str, object], table_size: int) -> RulesCheck:
     """The ``[rules]`` table for tables of ``table_size``; the SDK's :class:`~polignac.Ruleset` checks each setting."""
     problems: list[Problem] = []
 
