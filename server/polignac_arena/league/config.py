@@ -68,7 +68,7 @@ import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
 
 from pydantic import AfterValidator, BaseModel, Field, StrictStr, create_model, field_validator
 from pydantic.fields import FieldInfo
@@ -84,11 +84,14 @@ from polignac_arena.toml_files import NAME_MUST, FileModel, Problem, checked_nam
 from polignac_arena.tournament.config import ConfigError, TrueSkillSettings, read_file_text, read_toml
 from polignac_arena.tournament.sections import ExecutorSection, SeatsSection, TimeSection, TrueSkillSection, check_rules
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 __all__ = ["LEAGUE_TRUESKILL", "LeagueConfig", "LeagueFile", "ListenAddress", "is_loopback", "load_league_config", "parse_league_config"]
 
 LEAGUE_TRUESKILL: Final = TrueSkillSettings(tau=LEAGUE_TAU)
 """A league's defaults: a tournament's, with a small drift (docs/ratings.md)."""
-L = TypeVar("L")
+L = TypeVar("L", bound="DataclassInstance")
 T = TypeVar("T", bound=FileModel)
 
 
@@ -236,7 +239,7 @@ def _read_table(model: type[T], table: Mapping[str, object], section: str, probl
 
 def _limits(values: BaseModel, cls: type[L]) -> L:
     """The limits of ``cls`` read from a table's model (its other keys left out)."""
-    names = {spec.name for spec in dataclasses.fields(cls)}  # type: ignore[arg-type]  # every class of LIMIT_TABLES is a dataclass
+    names = {spec.name for spec in dataclasses.fields(cls)}
     return cls(**{key: value for key, value in values.model_dump().items() if key in names and key != "trusted_proxies"})
 
 
