@@ -54,6 +54,11 @@ pair's own ratio is reported too (``ratio_by_process_pair``).
     included); ``timeouts`` sums the ``timeout`` counts of ``MatchResult.faults``;
     ``peak_rss_mb`` is the referee process's ``ru_maxrss``.
 
+With ``--front`` (TCP only), the bots reach the referee through the league's gRPC front
+(:mod:`polignac_arena.league.grpc_front`, in the referee's process and event loop, as in
+``polignac league serve``): its cost per decision is the gap to a run without it.  The bare
+floor stays direct.
+
 CPU seconds per decision (all threads of a process, ``getrusage``) are reported too.
 Percentiles are nearest-rank.  The issue's target is ``ratio`` (referee median over bare
 median, SDK bots, pooled over the pairs) at most 1.5.  The machine's speed can drift by tens
@@ -91,6 +96,7 @@ from polignac._proto.polignac.v1.referee_pb2_grpc import RefereeServiceStub
 from polignac.bot import Bot, run_async
 from polignac.bot.client import CHANNEL_OPTIONS
 from polignac.view import PlayerView
+from polignac_arena.league.grpc_front import GrpcFront
 from polignac_arena.record_lines import ActionLine
 from polignac_arena.referee import MatchResult, RefereeServer, TimeControl
 from polignac_arena.referee.server import server_options
@@ -158,6 +164,16 @@ def listen_address(transport: str, tmp: str, name: str) -> str:
     return f"unix:{tmp}/{name}.sock" if transport == "unix" else "127.0.0.1:0"
 
 
+async def fronted(referee: RefereeServer, front: bool) -> tuple[str, GrpcFront | None]:
+    """The address bots reach ``referee`` at: its own, or with ``front`` the league's gRPC front's before it (no cap that
+    the benchmark's bots, all from 127.0.0.1, could reach)."""
+    if not front or referee.address.startswith("unix:"):
+        return referee.address, None
+    door = GrpcFront(max_connections=100_000, max_per_address=100_000)
+    port = await door.start("127.0.0.1", 0, int(referee.address.rpartition(":")[2]))
+    return f"127.0.0.1:{port}", door
+
+
 def cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -180,7 +196,7 @@ async def recv(link: mpc.Connection) -> Any:
 # -- (a) and (b): one server process with a referee and a bare server, one client process --------------
 
 
-async def latency_server(link: mpc.Connection, transport: str, rounds: int, block: int) -> dict[str, Any]:
+async def latency_server(link: mpc.Connection, transport: str, rounds: int, block: int, front: bool = False) -> dict[str, Any]:
     """Alternate blocks of bare pings and referee matches; round 0 is a warm-up."""
     rules = preset(RULES)
     samples: dict[str, list[float]] = {"bare": [], "sdk": [], "full": [], "raw": [], "echo": []}
@@ -214,6 +230,7 @@ async def latency_server(link: mpc.Connection, transport: str, rounds: int, bloc
     with tempfile.TemporaryDirectory(prefix="polignac-bench-") as tmp:
         referee = RefereeServer(listen_address(transport, tmp, "referee"))
         await referee.start()
+        referee_address, door = await fronted(referee, front)
         bare = grpc.aio.server(options=server_options())
         bare.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("polignac.bench.v1.Bare", handlers),))
         requested = listen_address(transport, tmp, "bare")
@@ -240,7 +257,7 @@ async def latency_server(link: mpc.Connection, transport: str, rounds: int, bloc
                     else:
                         matches += 1
                         host = referee.create_match(rules, matches, LATENCY_CLOCK)
-                        link.send(("play", referee.address, [host.tokens], part))
+                        link.send(("play", referee_address, [host.tokens], part))
                         result = await referee.run_match(host)
                         if result.status != "finished" or any(result.faults):
                             raise RuntimeError(f"latency match {result.match_id}: {result.status}, faults {result.faults}")
@@ -254,6 +271,8 @@ async def latency_server(link: mpc.Connection, transport: str, rounds: int, bloc
             link.send(("stop",))
             await bare.stop(grace=1.0)
             await referee.stop(grace=1.0)
+            if door is not None:
+                await door.close()
     return {"samples": samples, "round_medians": round_medians, "cpu": cpu}
 
 
@@ -337,24 +356,27 @@ async def latency_client(link: mpc.Connection) -> dict[str, Any]:
 # -- (c): many matches on one referee process --------------------------------------------------------------
 
 
-async def concurrent_server(link: mpc.Connection, transport: str, matches: int) -> dict[str, Any]:
+async def concurrent_server(link: mpc.Connection, transport: str, matches: int, front: bool = False) -> dict[str, Any]:
     """``matches`` matches at once on this one referee process."""
     rules = preset(RULES)
     with tempfile.TemporaryDirectory(prefix="polignac-bench-") as tmp:
         server = RefereeServer(listen_address(transport, tmp, "referee"))
         await server.start()
+        address, door = await fronted(server, front)
         rss_before = peak_rss_mb()
         try:
             hosts = [server.create_match(rules, 1000 + i, CONCURRENT_CLOCK) for i in range(matches)]
             cpu_before = cpu_seconds()
             start = time.monotonic()
-            link.send(("play", server.address, [host.tokens for host in hosts], "sdk"))
+            link.send(("play", address, [host.tokens for host in hosts], "sdk"))
             results = await asyncio.gather(*(server.run_match(host) for host in hosts))
             wall = time.monotonic() - start
             cpu = cpu_seconds() - cpu_before
         finally:
             link.send(("stop",))
             await server.stop(grace=1.0)
+            if door is not None:
+                await door.close()
     times_ms = [ms for result in results for ms in decision_times_ms(result)]
     faults: dict[str, int] = {}
     for result in results:
@@ -440,7 +462,7 @@ def pair(server: tuple[Callable[..., Any], tuple[Any, ...]], client: Callable[..
 # -- the run ------------------------------------------------------------------------------------------------
 
 
-def run(quick: bool, transport: str, matches: int | None, progress: Callable[[str], None]) -> dict[str, Any]:
+def run(quick: bool, transport: str, matches: int | None, progress: Callable[[str], None], front: bool = False) -> dict[str, Any]:
     pairs = 1 if quick else PROCESS_PAIRS
     rounds = 1 if quick else 5  # per pair, plus one warm-up round; a match is about 470 decisions
     block = 470
@@ -448,7 +470,7 @@ def run(quick: bool, transport: str, matches: int | None, progress: Callable[[st
     per_transport: dict[str, dict[str, Any]] = {}
     for tr in dict.fromkeys([transport, "tcp" if transport == "unix" else "unix"]):
         progress(f"{tr}: referee round trip and bare gRPC floor, {pairs} process pair(s) x {rounds} rounds of alternating blocks")
-        lat = pool_latency([pair((latency_server, (tr, rounds, block)), latency_client, 600)[0] for _ in range(pairs)])
+        lat = pool_latency([pair((latency_server, (tr, rounds, block, front)), latency_client, 600)[0] for _ in range(pairs)])
         per_transport[tr] = {
             "referee_median_us": lat["sdk"]["median_us"],
             "referee_p99_us": lat["sdk"]["p99_us"],
@@ -474,11 +496,12 @@ def run(quick: bool, transport: str, matches: int | None, progress: Callable[[st
             },
         }
     progress(f"{transport}: {concurrent} concurrent matches on one referee, 1 s move limit, no bank")
-    conc, client = pair((concurrent_server, (transport, concurrent)), concurrent_client, 900)
+    conc, client = pair((concurrent_server, (transport, concurrent, front)), concurrent_client, 900)
     conc["bot_process_cpu_us_per_decision"] = round(client["cpu_s"] / conc["decisions"] * 1e6, 1)
     primary = per_transport[transport]
     return {
         "transport": transport,
+        "front": front and transport == "tcp",
         **{k: v for k, v in primary.items() if k != "detail"},
         "target_ratio": TARGET_RATIO,
         "meets_target": primary["ratio"] <= TARGET_RATIO,
@@ -564,13 +587,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="one round of samples per transport and 10 concurrent matches (a smoke test)")
     parser.add_argument("--transport", choices=["unix", "tcp"], default="unix", help="transport of the headline figures and of (c)")
     parser.add_argument("--matches", type=int, default=None, help="concurrent matches in (c) (default 100, 10 with --quick)")
+    parser.add_argument("--front", action="store_true", help="over TCP, bots reach the referee through the league's gRPC front")
     args = parser.parse_args(argv)
+    if args.front and args.transport != "tcp":
+        parser.error("--front needs --transport tcp (the front is a TCP port)")
 
     def progress(text: str) -> None:
         if not args.json:
             print(f"... {text}", file=sys.stderr, flush=True)
 
-    result = run(args.quick, args.transport, args.matches, progress)
+    result = run(args.quick, args.transport, args.matches, progress, args.front)
     if args.json:
         print(json.dumps(result))
     else:

@@ -282,11 +282,15 @@ class Link:
 class FaultProxy:
     """Listens on 127.0.0.1 (a port the OS chooses) and carries each connection to ``target`` through a :class:`Link`.
 
-    ``seed`` seeds the jitter.
+    ``seed`` seeds the jitter; ``local``, a loopback address, is where the carried connections come from (the target
+    sees its clients there: per-address limits count them apart from 127.0.0.1's).
     """
 
-    def __init__(self, target: str, *, seed: int = 0) -> None:
+    def __init__(self, target: str, *, seed: int = 0, local: str | None = None) -> None:
         self._target = _split(target)
+        if local is not None and not _loopback(local):
+            raise ValueError(f"the proxy connects from a loopback address only, not {local!r}")
+        self.local = local
         self.rng = random.Random(seed)
         self.latency_s = 0.0
         self.jitter_s = 0.0
@@ -314,7 +318,7 @@ class FaultProxy:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            up_reader, up_writer = await asyncio.open_connection(*self._target)
+            up_reader, up_writer = await asyncio.open_connection(*self._target, local_addr=(self.local, 0) if self.local else None)
         except OSError:
             _rst(writer)
             return
@@ -389,9 +393,9 @@ class FaultProxy:
 
 
 @contextlib.asynccontextmanager
-async def fault_proxy(target: str, *, seed: int = 0) -> AsyncIterator[FaultProxy]:
-    """A started :class:`FaultProxy` to ``target``, stopped (every link reset) on the way out."""
-    proxy = FaultProxy(target, seed=seed)
+async def fault_proxy(target: str, *, seed: int = 0, local: str | None = None) -> AsyncIterator[FaultProxy]:
+    """A started :class:`FaultProxy` to ``target`` (from ``local``), stopped (every link reset) on the way out."""
+    proxy = FaultProxy(target, seed=seed, local=local)
     await proxy.start()
     try:
         yield proxy

@@ -236,15 +236,15 @@ class RemoteLeague:
     bots: list[RemoteBot] = field(default_factory=list)
     proxies: list[FaultProxy] = field(default_factory=list)
 
-    async def proxy(self) -> FaultProxy:
-        proxy = FaultProxy(self.server.grpc, seed=len(self.proxies))
+    async def proxy(self, local: str | None = None) -> FaultProxy:
+        proxy = FaultProxy(self.server.grpc, seed=len(self.proxies), local=local)
         await proxy.start()
         self.proxies.append(proxy)
         return proxy
 
-    async def sdk(self, name: str, *, decline: str | None = None, author: str = "ada") -> SdkBot:
-        """A bot on the SDK, through a proxy of its own."""
-        bot = SdkBot(name, await self.proxy(), self.tokens[author], decline=decline)
+    async def sdk(self, name: str, *, decline: str | None = None, author: str = "ada", local: str | None = None) -> SdkBot:
+        """A bot on the SDK, through a proxy of its own (whose connections come from ``local``)."""
+        bot = SdkBot(name, await self.proxy(local), self.tokens[author], decline=decline)
         self.bots.append(bot)
         return bot
 
@@ -296,9 +296,11 @@ def record_lines(result: StoredResult, kind: str, seat: int | None = None) -> li
 
 
 @contextlib.asynccontextmanager
-async def remote_league(folder: Path, *, grace_s: float = 10, reply_ms: int = 10_000, limit: int = 10) -> AsyncIterator[RemoteLeague]:
-    """A started league of three-seat tables, one match at a time; every bot, proxy and process is stopped on the way out,
-    and nothing of the league is left running."""
+async def remote_league(
+    folder: Path, *, grace_s: float = 10, reply_ms: int = 10_000, limit: int = 10, grpc: str = ""
+) -> AsyncIterator[RemoteLeague]:
+    """A started league of three-seat tables, one match at a time (``grpc``: more lines of its ``[grpc]``); every bot,
+    proxy and process is stopped on the way out, and nothing of the league is left running."""
     config = write_league(
         folder,
         "parallel = 1",
@@ -306,6 +308,7 @@ async def remote_league(folder: Path, *, grace_s: float = 10, reply_ms: int = 10
         time="move_ms = 1000\nbank_ms = 10000\nstartup_ms = 10000",
         remote=f"reattach_grace_s = {grace_s:g}\nreply_ms = {reply_ms}\ndecline_pause_s = 30\npause_after = 3\npause_s = 300",
         drain="deadline_s = 0",
+        grpc=f'address = "127.0.0.1:0"\n{grpc}',
     )
     tokens = {author: add_author(config, author) for author in ("ada", "bob")}
     server = await asyncio.to_thread(LeagueProcess.start, config)

@@ -11,6 +11,7 @@ connections goes back once they close.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import time
 from collections.abc import Iterator
@@ -219,7 +220,8 @@ def test_grpc_connections_past_the_cap_in_all_are_closed_at_once(tmp_path: Path)
         try:
             with socket.create_connection((host, port), source_address=("127.0.0.13", 0)) as extra:
                 extra.settimeout(30)  # far less than the handshake timeout: only the cap closes it in time
-                assert extra.recv(1024) == b""
+                with contextlib.suppress(ConnectionResetError):  # the league's front resets it; gRPC alone closes it
+                    assert extra.recv(1024) == b""
             for held_open in holding:  # the three within the cap are still waiting for their handshake
                 held_open.setblocking(False)
                 with pytest.raises(BlockingIOError):

@@ -49,7 +49,8 @@ class HttpLimits:
     max_header_kb: int = _limit(16, 1, 1024)
     """A request line and headers still incomplete past this are refused (400): h11 buffers no more."""
     trusted_proxies: tuple[str, ...] = ()
-    """Addresses or networks whose ``X-Forwarded-For`` names the client (none: the header is ignored)."""
+    """Addresses or networks whose ``X-Forwarded-For`` names the client (none: the header is ignored); neither listener
+    holds them to its cap on connections per address."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,9 @@ class GrpcLimits:
 
     max_connections: int = _limit(256, 1, 100_000)
     """Open connections in all; gRPC closes those past it at once."""
+    max_connections_per_address: int = _limit(32, 0, 100_000)
+    """Open connections from one address (trusted proxies are not held to it); past it the league's front resets a new
+    one at once.  0: no front, gRPC listens on the address itself (and one address may hold every connection)."""
     max_calls_per_address: int = _limit(32, 1, 100_000)
     """Streams (Lobby and Play) open at once from one address; past it a call ends ``RESOURCE_EXHAUSTED``."""
     handshake_timeout_s: float = _limit(5.0, 0.1, 600)

@@ -33,6 +33,7 @@ from google.protobuf.message import DecodeError
 from polignac import Ruleset
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.wire import ruleset_to_pb
+from polignac_arena.league.grpc_front import direct_peer
 from polignac_arena.peers import peer_host as peer_address
 from polignac_arena.referee.host import TimeControl
 from polignac_arena.referee.versions import SPOKEN, parse_version
@@ -330,8 +331,11 @@ class LobbyService:
         join_timeout_s: float = 10.0,
         write_timeout_s: float = 5.0,
         on_offline: Callable[[str], None] | None = None,
+        client_peer: Callable[[str], str] = direct_peer,
     ) -> None:
         self.directory = directory
+        self.client_peer = client_peer
+        """Names the client behind a gRPC peer (the league's front's, when it stands before gRPC)."""
         self.bots = bots if bots is not None else OnlineBots()
         self.reattach_grace_ms = reattach_grace_ms
         self._join_timeout_s = join_timeout_s
@@ -367,7 +371,7 @@ class LobbyService:
         except TimeoutError:
             timed_out = True
         token = _token(context)
-        author = await asyncio.to_thread(self.directory.author_of, token, context.peer()) if token else None
+        author = await asyncio.to_thread(self.directory.author_of, token, self.client_peer(context.peer())) if token else None
         if author is None:
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED, "missing, unknown or revoked API token (send 'authorization: Bearer <token>')"

@@ -8,7 +8,8 @@ What runs, all in one asyncio loop:
   a certificate);
 - the gRPC endpoint: the lobby where remote bots come online and the referee where they play
   (TLS likewise; plaintext on loopback only), under the limits of
-  :mod:`~polignac_arena.league.grpc_guard`;
+  :mod:`~polignac_arena.league.grpc_guard`, behind the front of
+  :mod:`~polignac_arena.league.grpc_front` that caps connections per address;
 - the validation workers (:mod:`~polignac_arena.league.validator`): each upload's sandboxed
   build and smoke match, a few at once, one per author, the authors in turn;
 - the ladder, keeping ``parallel`` matches running among the active versions.
@@ -51,6 +52,7 @@ from polignac_arena.league.authoring import (
     VersionSummary,
 )
 from polignac_arena.league.config import LeagueConfig, parse_league_config
+from polignac_arena.league.grpc_front import INTERNAL_HOST, GrpcFront, direct_peer
 from polignac_arena.league.grpc_guard import CallsPerAddress, grpc_options
 from polignac_arena.league.http_guard import ConnectionGuard, GuardedServer
 from polignac_arena.league.ladder import Ladder
@@ -73,7 +75,7 @@ from polignac_arena.store.records import Rating
 from polignac_arena.submission import Submission, SubmissionError, load_submission
 from polignac_arena.web import create_app
 
-__all__ = ["League", "league_app", "league_openapi", "serve_league"]
+__all__ = ["GrpcEndpoint", "League", "league_app", "league_openapi", "serve_league"]
 
 log = logging.getLogger(__name__)
 
@@ -399,16 +401,71 @@ def league_openapi() -> dict[str, Any]:
             league.store.close()
 
 
-def _referee(config: LeagueConfig) -> RefereeServer:
-    """The gRPC endpoint: the referee on the league's address, under its ``[grpc]`` limits."""
-    limits = config.grpc_limits
-    return RefereeServer(
-        str(config.grpc),
-        credentials=_grpc_credentials(config),
-        max_streams=limits.max_streams,
-        options=grpc_options(limits),
-        interceptors=[CallsPerAddress(limits.max_calls_per_address, config.author_limits.ipv6_prefix)],
-    )
+class GrpcEndpoint:
+    """The league's gRPC endpoint: the referee with the lobby, under the ``[grpc]`` limits, and the front before it.
+
+    With ``[grpc] max_connections_per_address`` above 0 (the default), the front
+    (:mod:`~polignac_arena.league.grpc_front`) listens on the league's gRPC address and gRPC on
+    a loopback port of its own; whatever reads a client's address (the cap on streams per
+    address, the bad-token throttle) asks the front who the client behind a gRPC peer is.
+    With 0, gRPC listens on the league's address itself.
+    """
+
+    def __init__(self, config: LeagueConfig, league: League) -> None:
+        self.config = config
+        limits = config.grpc_limits
+        self.front: GrpcFront | None = None
+        if limits.max_connections_per_address > 0:
+            self.front = GrpcFront(
+                max_connections=limits.max_connections,
+                max_per_address=limits.max_connections_per_address,
+                ipv6_prefix=config.author_limits.ipv6_prefix,
+                exempt=config.http_limits.trusted_proxies,
+                connect_timeout_s=limits.handshake_timeout_s,
+                backlog=LISTEN_BACKLOG,
+            )
+        client_peer = self.front.client_peer if self.front is not None else direct_peer
+        self.calls = CallsPerAddress(limits.max_calls_per_address, config.author_limits.ipv6_prefix, client_peer)
+        self.referee = RefereeServer(
+            str(config.grpc) if self.front is None else f"{INTERNAL_HOST}:0",
+            credentials=_grpc_credentials(config),
+            max_streams=limits.max_streams,
+            options=grpc_options(limits, fronted=self.front is not None),
+            interceptors=[self.calls],
+        )
+        self.lobby = LobbyService(
+            league,
+            league.online,
+            reattach_grace_ms=int(config.reattach_grace_s * 1000),
+            on_offline=league.went_offline,
+            client_peer=client_peer,
+        )
+        self.referee.add_service(self.lobby.add_to, name=LOBBY_SERVICE_NAME)
+
+    async def start(self) -> str:
+        """Start gRPC (and the front before it); the public address remote bots reach."""
+        address = await self.referee.start()
+        if self.front is None:
+            return address
+        public = str(self.config.grpc)
+        try:
+            port = await self.front.start(self.config.grpc.host, self.config.grpc.port, int(address.rpartition(":")[2]))
+        except OSError as exc:
+            await self.referee.stop(grace=0)
+            raise OSError(f"cannot listen on {public!r}: {exc.strerror or exc}") from None
+        return f"{public.rpartition(':')[0]}:{port}"
+
+    async def stop(self, grace: float) -> None:
+        """Stop gRPC (running matches aborted, streams given ``grace``), then the front; the lobby's last notes are written.
+
+        The front takes no new connection from the start: gRPC, stopping, would refuse them.
+        """
+        if self.front is not None:
+            self.front.stop_listening()
+        await self.referee.stop(grace=grace)
+        if self.front is not None:
+            await self.front.close()
+        await self.lobby.settle()
 
 
 async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], None] | None = None) -> None:
@@ -421,9 +478,8 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
     executor = executor_for(config.executor) if config.executor.kind is not ExecutorKind.LOCAL else None
     if executor is not None:
         await executor.start()
-    referee = _referee(config)
-    lobby = LobbyService(league, league.online, reattach_grace_ms=int(config.reattach_grace_s * 1000), on_offline=league.went_offline)
-    referee.add_service(lobby.add_to, name=LOBBY_SERVICE_NAME)
+    endpoint = GrpcEndpoint(config, league)
+    referee = endpoint.referee
     ladder = Ladder(
         league.store,
         league.tournament_id,
@@ -442,7 +498,7 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
     league.metrics.watch(lambda: league.gauges(ladder))
     league.on_active = ladder.notify
     league.validator = Validator(league)
-    grpc_address = await referee.start()
+    grpc_address = await endpoint.start()
     sock = _bind_http(config)
     guard = ConnectionGuard(config.http_limits, ipv6_prefix=config.author_limits.ipv6_prefix, ssl_context=_tls_context(config))
     web = GuardedServer(league_app(league), sock, guard, on_idle=memory.release)
@@ -475,8 +531,7 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
         web.stop()
         await asyncio.gather(web_task, return_exceptions=True)
         sock.close()
-        await referee.stop(grace=1)
-        await lobby.settle()
+        await endpoint.stop(grace=1)
         if executor is not None:
             await executor.close()
         for signum in (signal.SIGTERM, signal.SIGINT):

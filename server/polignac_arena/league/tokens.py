@@ -133,6 +133,12 @@ class BadTokenThrottle:
             while len(self._records) > self.max_addresses:
                 del self._records[next(iter(self._records))]
 
+    def failures(self, address: Hashable) -> int:
+        """The bad tokens counted for ``address`` (a key) and not forgotten (the operator's figures, the tests)."""
+        with self._lock:
+            record = self._records.get(address)
+            return 0 if record is None else record.failures
+
     def succeeded(self, address: Hashable) -> None:
         """A good token from ``address`` (a key): its count starts again."""
         with self._lock:
