@@ -164,9 +164,9 @@ def _median_max(values: list[float]) -> tuple[float | None, float | None]:
 def _figures(config: Path, window: tuple[str, str], proxies: list[FaultProxy], faults: list[Faults]) -> dict[str, Any]:
     league = load_league_config(config)
     with LeagueStore(league.store) as store:
-        tournament = store.get_tournament(league.name)
-        listed = store.list_results(tournament.id) if tournament is not None else []
-        results = [store.get_result(r.match_id) for r in listed]
+        tournament = store.arena.get_tournament(league.name)
+        listed = store.arena.list_results(tournament.id) if tournament is not None else []
+        results = [store.arena.get_result(r.match_id) for r in listed]
     done = [r for r in results if r is not None and window[0] <= r.finished_at <= window[1]]
     finished = [r for r in done if r.status == "finished"]
     reasons: Counter[str] = Counter()

@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from polignac_arena import protofiles
 from polignac_arena.cli import app
@@ -21,7 +21,7 @@ PROTO = ROOT / "proto" / "polignac" / "v1" / "referee.proto"
 runner = CliRunner()
 
 
-def polignac(*args: str):
+def polignac(*args: str) -> Result:
     return runner.invoke(app, list(args), catch_exceptions=False)
 
 

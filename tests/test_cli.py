@@ -66,6 +66,24 @@ def test_command_help(command: str) -> None:
     assert "--players" in result.stdout
 
 
+@pytest.mark.parametrize(
+    ("command", "option", "choices"),
+    [
+        (("tournament", "run"), "--executor", "<local|ray>"),
+        (("league", "serve"), "--executor", "<local|ray>"),
+        (("league", "export"), "--format", "<csv|json>"),
+        (("bot", "check"), "--seat-kind", "<inprocess|process|docker>"),
+    ],
+)
+def test_an_option_of_a_kind_shows_its_choices_and_refuses_others_in_one_line(command: tuple[str, ...], option: str, choices: str) -> None:
+    shown = CliRunner().invoke(app, [*command, "--help"], env={**ENV, "COLUMNS": "200"}, catch_exceptions=False)
+    assert shown.exit_code == 0 and re.search(rf"{option}\s+{re.escape(choices)}", shown.stdout), shown.stdout
+    refused = run(*command, option, "nonsense")
+    quoted = ", ".join(repr(choice) for choice in choices.strip("<>").split("|"))
+    assert refused.exit_code == 2, refused.output
+    assert refused.stderr == f"polignac: error: invalid value for {option!r}: 'nonsense' is not one of {quoted}.\n"
+
+
 # -- rules ------------------------------------------------------------------------------
 
 

@@ -76,7 +76,7 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 def test_the_command_line_refuses_an_unknown_executor_and_an_address_without_ray(tmp_path: Path) -> None:
     path = tournament_file(tmp_path)
     bogus = _cli("tournament", "run", str(path), "--db", str(tmp_path / "a.db"), "--executor", "spark")
-    assert bogus.returncode == 2 and "--executor must be one of local, ray, got 'spark'" in bogus.stderr
+    assert bogus.returncode == 2 and "invalid value for '--executor': 'spark' is not one of 'local', 'ray'." in bogus.stderr
     stray = _cli("tournament", "run", str(path), "--db", str(tmp_path / "a.db"), "--ray-address", "127.0.0.1:6379")
     assert stray.returncode == 2 and "--ray-address goes with --executor ray" in stray.stderr
     assert not (tmp_path / "a.db").exists() or "small" not in (tmp_path / "a.db").read_bytes().decode("latin-1")

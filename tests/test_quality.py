@@ -1,7 +1,7 @@
 """Static checks as tests: mypy (strict) and ruff must pass; skipped when a tool is not installed.
 
 One mypy run checks what ``[tool.mypy]`` in pyproject.toml names (the SDK and the server) and
-the tests, all with its settings (strict), but for the test files of :data:`TESTS_NOT_YET_TYPED`.
+every test file, all with its settings (strict).
 """
 
 from __future__ import annotations
@@ -17,22 +17,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-
-TESTS_NOT_YET_TYPED = [
-    "tests/league/*",
-    "tests/kits.py",
-    "tests/sample_builds.py",
-    "tests/test_benchmarks_smoke.py",
-    "tests/test_bot_new.py",
-    "tests/test_conformance.py",
-    "tests/test_golden*.py",
-    "tests/test_kits.py",
-    "tests/test_polyglot_bots.py",
-    "tests/test_records*.py",
-    "tests/test_seat_common.py",
-    "tests/test_web*.py",
-]
-"""Test files mypy does not check yet (patterns from the repository root): each leaves the list once typed."""
 
 
 def run_tool(module: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -51,18 +35,16 @@ def run_tool(module: str, *args: str, env: dict[str, str] | None = None) -> subp
 
 
 def typed_test_files() -> list[str]:
-    """Every Python file under tests/ but those of :data:`TESTS_NOT_YET_TYPED`, relative to the root."""
-    files = sorted(path.relative_to(ROOT) for path in (ROOT / "tests").rglob("*.py"))
-    return [str(path) for path in files if not any(path.match(pattern) for pattern in TESTS_NOT_YET_TYPED)]
+    """Every Python file under tests/, relative to the root."""
+    return [str(path.relative_to(ROOT)) for path in sorted((ROOT / "tests").rglob("*.py"))]
 
 
 @pytest.fixture(scope="module")
 def mypy_errors() -> list[str]:
-    """The error lines of one mypy run over the configured files and the typed tests.
+    """The error lines of one mypy run over the configured files and the tests.
 
     One run, not one per test: it reads the SDK and the server once, and keeps one cache (runs with other options
-    would each invalidate the other's).  The test files not typed yet are still read for the types they give the
-    others, silently.
+    would each invalidate the other's).
     """
     configured = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]["files"]
     done = run_tool("mypy", "--follow-imports=silent", *configured, *typed_test_files())
@@ -79,7 +61,7 @@ def test_mypy_strict(mypy_errors: list[str]) -> None:
 
 def test_mypy_strict_on_the_tests(mypy_errors: list[str]) -> None:
     files = typed_test_files()
-    assert "tests/test_quality.py" in files and "tests/league/test_lobby.py" not in files
+    assert "tests/test_quality.py" in files and "tests/league/test_lobby.py" in files
     errors = [line for line in mypy_errors if line.startswith("tests/")]
     assert errors == [], "mypy failed on the tests:\n" + "\n".join(errors)
 

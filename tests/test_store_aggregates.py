@@ -134,7 +134,7 @@ def result_id(store: Store, result: StoredResult) -> int:
     """The row id of a final result (the match list's order)."""
     key = (store.path, result.match_id)
     if key not in _IDS:
-        with store._read() as conn:
+        with store.read() as conn:
             _IDS[key] = conn.execute("SELECT id FROM results WHERE match_id = ? AND final = 1", (result.match_id,)).fetchone()[0]
     return _IDS[key]
 

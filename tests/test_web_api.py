@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from polignac_arena.ratings import RatingEnv, rate_match, win_probability
 from polignac_arena.schedule import Fixture
+from polignac_arena.statuses import MatchStatus
 from polignac_arena.store import Store
 from polignac_arena.tournament.config import parse_config
 from polignac_arena.tournament.runner import run_tournament
@@ -56,7 +57,7 @@ def build_store(path: Path) -> Path:
         tid = store.create_tournament("faulty", {"format": "synthetic"}, fixtures)
         for i in range(len(fixtures)):
             store.record_result(
-                tid, i, match_id=f"faulty-{i}", status="finished", places=[1, 2], totals=[0, 7], hands=1,
+                tid, i, match_id=f"faulty-{i}", status=MatchStatus.FINISHED, places=[1, 2], totals=[0, 7], hands=1,
                 faults=[{}, {"timeout": 1}] if i == 1 else [{}, {}], rate=_rate(RatingEnv()),
                 record=[{"type": "header"}],
             )  # fmt: skip
@@ -317,7 +318,7 @@ def test_results_stored_while_serving_show_up(tmp_path: Path) -> None:
         with Store(db, create=False) as writer:  # a runner writing while the server reads
             tid = writer.create_tournament("later", {"format": "synthetic"}, [Fixture(0, ("random@builtin", "heuristic@builtin"), 1)])
             writer.record_result(
-                tid, 0, match_id="later-0", status="finished", places=[2, 1], totals=[5, 0], hands=1, faults=[{}, {}],
+                tid, 0, match_id="later-0", status=MatchStatus.FINISHED, places=[2, 1], totals=[5, 0], hands=1, faults=[{}, {}],
                 rate=_rate(RatingEnv()),
             )  # fmt: skip
         assert [t["name"] for t in ok(test_client, "/api/tournaments")] == ["small", "faulty", "later"]

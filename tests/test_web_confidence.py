@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from polignac_arena.ratings import RatingEnv, stronger_probability
 from polignac_arena.schedule import Fixture
-from polignac_arena.statuses import TournamentStatus
+from polignac_arena.statuses import MatchStatus, TournamentStatus
 from polignac_arena.store import LeaderboardRow, Store, Tournament
 from polignac_arena.web import create_app
 from polignac_arena.web.confidence import CONFIDENCE, average_place_meaningful, row_separations, separations
@@ -96,12 +96,20 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
         tid = store.create_tournament("rr", {"format": "round-robin"}, fixtures)
         for i, places in enumerate(orders):
             store.record_result(
-                tid, i, match_id=f"rr-{i}", status="finished", places=list(places), totals=[0, 1, 2, 3], hands=1,
+                tid, i, match_id=f"rr-{i}", status=MatchStatus.FINISHED, places=list(places), totals=[0, 1, 2, 3], hands=1,
                 faults=[{}, {}, {}, {}], rate=_rate(env),
             )  # fmt: skip
         ladder = store.create_tournament("lad", {"format": "ladder"}, [Fixture(0, ("a@1", "b@1"), 1)])
         store.record_result(
-            ladder, 0, match_id="lad-0", status="finished", places=[1, 2], totals=[0, 1], hands=1, faults=[{}, {}], rate=_rate(env)
+            ladder,
+            0,
+            match_id="lad-0",
+            status=MatchStatus.FINISHED,
+            places=[1, 2],
+            totals=[0, 1],
+            hands=1,
+            faults=[{}, {}],
+            rate=_rate(env),
         )
     return path
 

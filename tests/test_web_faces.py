@@ -21,6 +21,7 @@ from fastapi.testclient import TestClient
 from polignac import Faces, Match, card_name, parse_face, preset, suit_name
 from polignac_arena.players import play_local, random_players
 from polignac_arena.schedule import Fixture
+from polignac_arena.statuses import MatchStatus
 from polignac_arena.store import Store
 from polignac_arena.web import create_app, data
 from polignac_arena.web.app import STATIC_DIR
@@ -51,7 +52,7 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
             seats = tuple(f"random{i}@1" for i in range(players))
             tid = store.create_tournament(match_id, {"format": "synthetic"}, [Fixture(0, seats, seed)])
             store.record_result(
-                tid, 0, match_id=match_id, status="finished", places=list(match.places or ()), totals=list(match.totals),
+                tid, 0, match_id=match_id, status=MatchStatus.FINISHED, places=list(match.places or ()), totals=list(match.totals),
                 faults=[{} for _ in seats], hands=match.hand_number, rate=_no_rating, record=record_of(match, list(seats)),
             )  # fmt: skip
     return path

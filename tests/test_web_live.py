@@ -16,6 +16,7 @@ from fastapi.testclient import TestClient
 
 from polignac_arena.ratings import RatingEnv
 from polignac_arena.schedule import Fixture
+from polignac_arena.statuses import MatchStatus
 from polignac_arena.store import Store
 from polignac_arena.web import create_app
 from polignac_arena.web.live import stamp
@@ -34,7 +35,7 @@ def add_result(db: Path, seats: tuple[str, ...] = ("random@builtin", "heuristic@
     with Store(db, create=False) as writer:
         tid = writer.create_tournament(name, {"format": "round-robin"}, [Fixture(0, seats, 7)])
         writer.record_result(
-            tid, 0, match_id=f"{name}-0", status="finished", places=list(places), totals=[3, 0][: len(seats)], hands=1,
+            tid, 0, match_id=f"{name}-0", status=MatchStatus.FINISHED, places=list(places), totals=[3, 0][: len(seats)], hands=1,
             faults=[{} for _ in seats], rate=_rate(RatingEnv()),
         )  # fmt: skip
     return name
@@ -175,12 +176,12 @@ def test_pages_redraw_when_a_result_is_stored(live_db: Path, server_url: str, br
         with Store(live_db, create=False) as writer:
             seats = ("random@builtin", "cautious@builtin")
             tid = writer.create_tournament("running", {"format": "round-robin"}, [Fixture(0, seats, 1), Fixture(1, seats[::-1], 2)])
-            writer.record_result(tid, 0, match_id="running-0", status="finished", places=[1, 2], totals=[0, 5], hands=1,
+            writer.record_result(tid, 0, match_id="running-0", status=MatchStatus.FINISHED, places=[1, 2], totals=[0, 5], hands=1,
                                  faults=[{}, {}], rate=_rate(RatingEnv()))  # fmt: skip
         tab.goto(server_url + "/tournaments/running")
         expect(tab.locator(".summary")).to_contain_text("1 of 2 matches played")
         with Store(live_db, create=False) as writer:
-            writer.record_result(tid, 1, match_id="running-1", status="finished", places=[1, 2], totals=[0, 5], hands=1,
+            writer.record_result(tid, 1, match_id="running-1", status=MatchStatus.FINISHED, places=[1, 2], totals=[0, 5], hands=1,
                                  faults=[{}, {}], rate=_rate(RatingEnv()))  # fmt: skip
         expect(tab.locator(".summary")).to_contain_text("2 of 2 matches played", timeout=15_000)
         expect(tab.locator('#leaderboard tr[data-bot="cautious@builtin"] td').nth(8)).to_have_text("2")

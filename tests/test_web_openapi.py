@@ -48,8 +48,15 @@ def checked_in(name: str) -> dict[str, Any]:
 
 def differences(want: dict[str, Any], got: dict[str, Any]) -> list[str]:
     """Which paths and component schemas differ, for the failure message."""
+
+    def paths(spec: dict[str, Any]) -> dict[str, Any]:
+        return dict(spec.get("paths", {}))
+
+    def schemas(spec: dict[str, Any]) -> dict[str, Any]:
+        return dict(spec.get("components", {}).get("schemas", {}))
+
     out = []
-    for section, get in (("path", lambda s: s.get("paths", {})), ("schema", lambda s: s.get("components", {}).get("schemas", {}))):
+    for section, get in (("path", paths), ("schema", schemas)):
         old, new = get(want), get(got)
         out += [f"{section} {key}: " + ("added" if key not in old else "removed" if key not in new else "changed")
                 for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key)]  # fmt: skip
@@ -163,7 +170,7 @@ class Checker:
     def call(self, method: str, pattern: str, path_args: dict[str, str], query: dict[str, str], **kwargs: Any) -> Response:
         path = pattern.format(**path_args)
         url = path + ("?" + urlencode(query) if query else "")
-        answer = self.client.request(method.upper(), url, **kwargs)
+        answer: Response = self.client.request(method.upper(), url, **kwargs)
         headers = dict(kwargs.get("headers") or {})
         request = MockRequest(
             "http://testserver", method, path, path_pattern=pattern, args=query, view_args=path_args, headers=headers,

@@ -45,7 +45,8 @@ def page(client: TestClient, url: str, status: int = 200) -> str:
     response = client.get(url)
     assert response.status_code == status, (url, response.status_code, response.text[:500])
     assert response.headers["content-type"].startswith("text/html")
-    return response.text
+    text: str = response.text
+    return text
 
 
 class Links(HTMLParser):

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from polignac_arena.statuses import MatchStatus
+
 try:
     from playwright.sync_api import Page, sync_playwright
 except ImportError:  # pragma: no cover - depends on the machine
@@ -73,7 +75,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
             seats = tuple(seat_names(match_id))
             tid = store.create_tournament(match_id, {"format": "synthetic"}, [Fixture(0, seats, seed)])
             store.record_result(
-                tid, 0, match_id=match_id, status="finished", places=list(match.places or ()), totals=list(match.totals),
+                tid, 0, match_id=match_id, status=MatchStatus.FINISHED, places=list(match.places or ()), totals=list(match.totals),
                 faults=[{} for _ in seats], hands=match.hand_number, rate=_no_rating, record=record_of(match, list(seats)),
             )  # fmt: skip
         write_report(store, folder / "site")

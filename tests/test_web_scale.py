@@ -21,6 +21,7 @@ from fastapi.testclient import TestClient
 
 from polignac_arena.ratings import RatingEnv, rate_match, win_probability
 from polignac_arena.schedule import Fixture
+from polignac_arena.statuses import MatchStatus
 from polignac_arena.store import Store, StoredResult
 from polignac_arena.web import create_app
 
@@ -48,15 +49,22 @@ def fill(store: Store, name: str, keys: Sequence[str], matches: int, seed: int, 
         faults = [{"timeout": 1} if rng.random() < 0.05 else {} for _ in range(table)]
         if fixture.index == matches - 1:  # an attempt kept for diagnosis, then the void result that completes the fixture
             store.record_result(
-                tid, fixture.index, match_id=f"{name}-{fixture.index}-try", status="error", places=None, faults=faults, **common
+                tid, fixture.index, match_id=f"{name}-{fixture.index}-try", status=MatchStatus.ERROR, places=None, faults=faults, **common
             )
             store.record_result(
-                tid, fixture.index, match_id=f"{name}-{fixture.index}", status="aborted", places=None, faults=faults, final=True, **common
+                tid,
+                fixture.index,
+                match_id=f"{name}-{fixture.index}",
+                status=MatchStatus.ABORTED,
+                places=None,
+                faults=faults,
+                final=True,
+                **common,
             )
             continue
         places = rng.sample(range(1, table + 1), table)
         store.record_result(
-            tid, fixture.index, match_id=f"{name}-{fixture.index}", status="finished", places=places, faults=faults, **common
+            tid, fixture.index, match_id=f"{name}-{fixture.index}", status=MatchStatus.FINISHED, places=places, faults=faults, **common
         )
 
 
@@ -98,7 +106,8 @@ def ok(client: TestClient, url: str) -> Any:
 
 
 def status(client: TestClient, url: str) -> int:
-    return client.get(url).status_code
+    code: int = client.get(url).status_code
+    return code
 
 
 # -- the leaderboard, paged ---------------------------------------------------------------------------
@@ -319,7 +328,7 @@ def _grown_store(path: Path, matches: int) -> Path:
         for i in range(matches):
             faults = [{"timeout": 1} if rng.random() < 0.1 else {} for _ in range(4)]
             store.record_result(
-                tid, i, match_id=f"t-{i}", status="finished", places=rng.sample(range(1, 5), 4), totals=[0] * 4, faults=faults,
+                tid, i, match_id=f"t-{i}", status=MatchStatus.FINISHED, places=rng.sample(range(1, 5), 4), totals=[0] * 4, faults=faults,
                 hands=1, rate=_cheap_rate, finished_at=START + timedelta(seconds=i),
             )  # fmt: skip
     return path

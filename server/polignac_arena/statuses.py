@@ -4,6 +4,8 @@
   local harness share): how a hosted match ended.
 - :class:`TournamentStatus`: where a stored tournament stands.
 - :class:`ActionStatus`: the ``status`` of an action line in a match record.
+- :class:`SubmissionState`: where a version of a league bot stands (the league's store calls it
+  ``VersionState``; the authors' API shows it under this name).
 
 Each value's text is what the store, the records and the JSON API have always held, so files
 written before these enums existed read the same; reading any other text raises
@@ -17,7 +19,7 @@ from enum import StrEnum
 from polignac.faults import Fault
 from polignac.statuses import MatchStatus, UnknownStatusError, parse_status
 
-__all__ = ["ActionStatus", "MatchStatus", "TournamentStatus", "UnknownStatusError", "parse_status"]
+__all__ = ["ActionStatus", "MatchStatus", "SubmissionState", "TournamentStatus", "UnknownStatusError", "parse_status"]
 
 
 class TournamentStatus(StrEnum):
@@ -63,3 +65,23 @@ class ActionStatus(StrEnum):
     def parse(cls, text: object) -> ActionStatus:
         """The status written as ``text``; :class:`UnknownStatusError` for any other text."""
         return parse_status(cls, text, "action status")
+
+
+class SubmissionState(StrEnum):
+    """Where an uploaded version stands."""
+
+    QUEUED = "queued"
+    """Stored, waiting for its validation."""
+    VALIDATING = "validating"
+    """Being built and smoke-tested."""
+    ACTIVE = "active"
+    """Accepted: it plays in the ladder."""
+    REFUSED = "refused"
+    """Its validation failed (the reason and log say why)."""
+    RETIRED = "retired"
+    """Accepted once, replaced since by a newer version (it keeps its history)."""
+
+    @property
+    def final(self) -> bool:
+        """Whether validation is over (accepted or refused): following its log may stop."""
+        return self not in (SubmissionState.QUEUED, SubmissionState.VALIDATING)

@@ -27,22 +27,43 @@ import os
 import re
 import shlex
 import sys
-import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Annotated, Final
+
+from pydantic import AfterValidator, Field, StrictStr, field_validator
 
 from polignac_arena.folders import FolderError, folder_digest, read_file, scan_folder
 from polignac_arena.games import DEFAULT_GAMES, GamesError, parse_games
-from polignac_arena.settings import NAME_RULE, VERSION_MAX, Transport, is_name, is_version_text
+from polignac_arena.settings import VERSION_MAX, Transport, is_version_text
+from polignac_arena.toml_files import (
+    NAME_MUST,
+    FileModel,
+    Key,
+    Problem,
+    TomlError,
+    TomlLines,
+    checked_name,
+    invalid,
+    parse_toml,
+    validate,
+)
 
-__all__ = ["LANGUAGES", "ResourceRequest", "Submission", "SubmissionError", "builtin_submission", "content_digest", "load_submission"]
+__all__ = [
+    "LANGUAGES",
+    "BotFile",
+    "ResourceRequest",
+    "Submission",
+    "SubmissionError",
+    "builtin_submission",
+    "content_digest",
+    "load_submission",
+]
 
 LANGUAGES: Final = ("python", "javascript", "typescript", "c", "cpp", "rust", "go", "java", "other")
-_KEYS: Final = ("name", "version", "author", "language", "command", "transport", "dockerfile", "image", "build", "games", "resources")
 MAX_MANIFEST_BYTES: Final = 64 << 10
 MAX_DOCKERFILE_BYTES: Final = 1 << 20
-_RESOURCE_BOUNDS: Final = {"memory_mb": (16, 65536), "cpus": (0.1, 64.0), "pids": (4, 4096)}
 
 
 class SubmissionError(ValueError):
@@ -101,12 +122,126 @@ class Submission:
         return self.command
 
 
-def _line_of(text: str, key: str) -> str:
-    """`` (line N)`` for the first line that sets ``key``, to point at the problem."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if re.match(rf"\s*{re.escape(key)}\s*=", line) or line.strip() == f"[{key}]":
-            return f" (line {number})"
-    return ""
+_IMAGE: Final = re.compile(r"^[a-z0-9][a-z0-9._/:@-]{0,199}$")
+_COMMAND_RULE: Final = "must be a non-empty list of strings (or one command line)"
+
+
+def _command_words(value: list[str] | str | None) -> tuple[str, ...] | None:
+    """A command as words: a list as given, or one command line split as a shell would."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = shlex.split(value)
+        except ValueError as exc:
+            raise invalid(f"cannot be split into words: {exc}") from None
+    if not value or not all(word and "\x00" not in word for word in value):
+        raise invalid(f"{_COMMAND_RULE}, got {value!r}")
+    return tuple(value)
+
+
+class ResourcesTable(FileModel):
+    """``[resources]``: what the bot asks for, granted up to the tournament's caps."""
+
+    memory_mb: int | None = Field(default=None, strict=True, ge=16, le=65536, description="must be a number in 16..65536")
+    cpus: float | None = Field(default=None, strict=True, ge=0.1, le=64.0, description="must be a number in 0.1..64.0")
+    pids: int | None = Field(default=None, strict=True, ge=4, le=4096, description="must be a number in 4..4096")
+
+
+class BotFile(FileModel):
+    """``bot.toml`` as written (the module's docstring shows one); the required keys are None when left out."""
+
+    name: Annotated[StrictStr | None, AfterValidator(checked_name)] = Field(default=None, description=NAME_MUST)
+    version: StrictStr | None = Field(default=None, description=f"must be 1 to {VERSION_MAX} printable characters")
+    author: StrictStr = Field(default="", description="must be up to 100 printable characters")
+    language: StrictStr | None = Field(default=None, description=f"must be one of {', '.join(LANGUAGES)}")
+    transport: Transport = Field(default=Transport.GRPC, description="must be 'grpc' or 'stdio'")
+    command: list[StrictStr] | StrictStr | None = Field(default=None, union_mode="left_to_right", description=_COMMAND_RULE)
+    build: list[StrictStr] | StrictStr | None = Field(default=None, union_mode="left_to_right", description=_COMMAND_RULE)
+    dockerfile: StrictStr | None = Field(default=None, description="must be a relative path inside the folder")
+    image: StrictStr | None = Field(default=None, description="must be a docker image reference such as 'my-bot:1'")
+    resources: ResourcesTable = Field(default=ResourcesTable(), description="must be a table such as [resources] memory_mb = 256")
+    games: tuple[str, ...] = DEFAULT_GAMES
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, version: str | None) -> str | None:
+        if not is_version_text(version):
+            raise invalid(f"must be 1 to {VERSION_MAX} printable characters, got {version!r}")
+        return version
+
+    @field_validator("author")
+    @classmethod
+    def _author(cls, author: str) -> str:
+        if len(author) > 100 or not author.isprintable():
+            raise invalid(f"must be up to 100 printable characters, got {author!r}")
+        return author
+
+    @field_validator("language")
+    @classmethod
+    def _language(cls, language: str | None) -> str | None:
+        if language not in LANGUAGES:
+            raise invalid(f"must be one of {', '.join(LANGUAGES)}, got {language!r}")
+        return language
+
+    @field_validator("command", "build")
+    @classmethod
+    def _words(cls, value: list[str] | str | None) -> list[str] | None:
+        words = _command_words(value)
+        return None if words is None else list(words)
+
+    @field_validator("dockerfile")
+    @classmethod
+    def _relative(cls, dockerfile: str | None) -> str | None:
+        if dockerfile is not None and (not dockerfile or Path(dockerfile).is_absolute() or ".." in Path(dockerfile).parts):
+            raise invalid(f"must be a relative path inside the folder, got {dockerfile!r}")
+        return dockerfile
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, image: str | None) -> str | None:
+        if image is not None and not _IMAGE.match(image):
+            raise invalid(f"must be a docker image reference such as 'my-bot:1', got {image!r}")
+        return image
+
+    @field_validator("games", mode="before")
+    @classmethod
+    def _games(cls, games: object) -> tuple[str, ...]:
+        try:
+            return parse_games(games)
+        except GamesError as exc:
+            raise invalid(str(exc)) from None
+
+    def problems_in(self, folder: Path, table: Mapping[str, object]) -> list[Problem]:
+        """What the keys say against each other and against the folder (``table``: the file's, to tell a key left out)."""
+        problems = []
+        if "command" not in table:
+            problems.append(Problem(("command",), "is required: the command that starts the bot, such as ['python', 'bot.py']"))
+        if "dockerfile" in table and "image" in table:
+            problems.append(Problem(("image",), "give either 'dockerfile' or 'image', not both"))
+        if self.dockerfile is not None:
+            if not os.path.lexists(folder / self.dockerfile):
+                problems.append(Problem(("dockerfile",), f"{self.dockerfile!r} does not exist in the folder"))
+            else:
+                try:
+                    read_file(folder, self.dockerfile, MAX_DOCKERFILE_BYTES)
+                except FolderError as exc:
+                    problems.append(Problem(("dockerfile",), exc.problem))
+        return problems
+
+
+def _unknown_key(key: Key, known: list[str]) -> str:
+    return f"unknown key {key[-1]!r}; known: {', '.join(known)}" if len(key) > 1 else f"unknown key; known keys: {', '.join(known)}"
+
+
+def _shown(problem: Problem, lines: TomlLines) -> str:
+    """``'key' (line N): message``: a key of a table is named in the message, after its table."""
+    number = lines.line(problem.key)
+    where = "" if number is None else f" (line {number})"
+    message = problem.message
+    if len(problem.key) > 1 and not message.startswith("unknown "):
+        message = f"{problem.key[1]} {message}"
+    return f"{problem.key[0]!r}{where}: {message}"
 
 
 def load_submission(path: Path | str) -> Submission:
@@ -128,117 +263,34 @@ def load_submission(path: Path | str) -> Submission:
         raise SubmissionError(folder, ["no bot.toml in this folder"])
     try:
         text = read_file(folder, "bot.toml", MAX_MANIFEST_BYTES).decode("utf-8")
-        table = tomllib.loads(text)
+        table = parse_toml(text)
     except FolderError as exc:
         raise SubmissionError(folder, [exc.problem]) from None
     except UnicodeDecodeError:
         raise SubmissionError(manifest, ["not UTF-8 text"]) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise SubmissionError(manifest, [f"not valid TOML: {exc}"]) from None
-    except RecursionError:  # tomllib parses nested arrays and tables recursively
-        raise SubmissionError(manifest, ["not valid TOML: arrays or tables nested too deeply"]) from None
-    problems: list[str] = []
-
-    def bad(key: str, message: str) -> None:
-        problems.append(f"{key!r}{_line_of(text, key)}: {message}")
-
-    for key in table:
-        if key not in _KEYS:
-            bad(key, f"unknown key; known keys: {', '.join(_KEYS)}")
-    name = table.get("name")
-    if not is_name(name):
-        bad("name", f"must be {NAME_RULE}, got {name!r}")
-    version = table.get("version")
-    if not is_version_text(version):
-        bad("version", f"must be 1 to {VERSION_MAX} printable characters, got {version!r}")
-    author = table.get("author", "")
-    if not isinstance(author, str) or len(author) > 100 or not author.isprintable():
-        bad("author", f"must be up to 100 printable characters, got {author!r}")
-    language = table.get("language")
-    if language not in LANGUAGES:
-        bad("language", f"must be one of {', '.join(LANGUAGES)}, got {language!r}")
-    transport = table.get("transport", Transport.GRPC.value)
-    if transport not in set(Transport):
-        bad("transport", f"must be 'grpc' or 'stdio', got {transport!r}")
-        transport = Transport.GRPC
-    command = _command(table.get("command"), "command", bad, required=True)
-    build = _command(table.get("build"), "build", bad, required=False)
-    dockerfile = table.get("dockerfile")
-    image = table.get("image")
-    if dockerfile is not None and image is not None:
-        bad("image", "give either 'dockerfile' or 'image', not both")
-    if dockerfile is not None:
-        if not isinstance(dockerfile, str) or not dockerfile or Path(dockerfile).is_absolute() or ".." in Path(dockerfile).parts:
-            bad("dockerfile", f"must be a relative path inside the folder, got {dockerfile!r}")
-        elif not os.path.lexists(folder / dockerfile):
-            bad("dockerfile", f"{dockerfile!r} does not exist in the folder")
-        else:
-            try:
-                read_file(folder, dockerfile, MAX_DOCKERFILE_BYTES)
-            except FolderError as exc:
-                bad("dockerfile", exc.problem)
-    if image is not None and (not isinstance(image, str) or not re.match(r"^[a-z0-9][a-z0-9._/:@-]{0,199}$", image)):
-        bad("image", f"must be a docker image reference such as 'my-bot:1', got {image!r}")
-    resources = _resources(table.get("resources", {}), bad)
-    games: tuple[str, ...] = DEFAULT_GAMES
-    if "games" in table:
-        try:
-            games = parse_games(table["games"])
-        except GamesError as exc:
-            bad("games", str(exc))
-    if problems or not is_name(name) or not is_version_text(version) or not isinstance(language, str):
-        raise SubmissionError(manifest, problems)
+    except TomlError as exc:
+        raise SubmissionError(manifest, [str(exc)]) from None
+    read, problems = validate(BotFile, table, unknown=_unknown_key)
+    if read is not None:
+        problems += read.problems_in(folder, table)
+    if problems or read is None or read.name is None or read.version is None or read.language is None:
+        lines = TomlLines(text)
+        raise SubmissionError(manifest, [_shown(problem, lines) for problem in problems])
     return Submission(
         path=listing.root,
-        name=name,
-        version=version,
-        language=language,
-        command=command,
-        transport=Transport(transport),
-        author=author,
-        dockerfile=dockerfile,
-        image=image,
-        build=build,
-        resources=resources,
-        games=games,
+        name=read.name,
+        version=read.version,
+        language=read.language,
+        command=tuple(read.command or ()),
+        transport=read.transport,
+        author=read.author,
+        dockerfile=read.dockerfile,
+        image=read.image,
+        build=tuple(read.build or ()),
+        resources=ResourceRequest(**read.resources.model_dump()),
+        games=read.games,
         identity=listing.identity,
     )
-
-
-def _command(value: Any, key: str, bad: Any, required: bool) -> tuple[str, ...]:
-    if value is None:
-        if required:
-            bad(key, "is required: the command that starts the bot, such as ['python', 'bot.py']")
-        return ()
-    if isinstance(value, str):
-        try:
-            value = shlex.split(value)
-        except ValueError as exc:
-            bad(key, f"cannot be split into words: {exc}")
-            return ()
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v and "\x00" not in v for v in value):
-        bad(key, f"must be a non-empty list of strings (or one command line), got {value!r}")
-        return ()
-    return tuple(value)
-
-
-def _resources(value: Any, bad: Any) -> ResourceRequest:
-    if not isinstance(value, dict):
-        bad("resources", f"must be a table such as [resources] memory_mb = 256, got {value!r}")
-        return ResourceRequest()
-    granted: dict[str, Any] = {}
-    for key, raw in value.items():
-        if key not in _RESOURCE_BOUNDS:
-            bad("resources", f"unknown key {key!r}; known: {', '.join(_RESOURCE_BOUNDS)}")
-            continue
-        lo, hi = _RESOURCE_BOUNDS[key]
-        kind = float if key == "cpus" else int
-        ok = type(raw) is int or (kind is float and type(raw) is float)
-        if not ok or not lo <= raw <= hi:
-            bad("resources", f"{key} must be a number in {lo}..{hi}, got {raw!r}")
-            continue
-        granted[key] = kind(raw)
-    return ResourceRequest(**granted)
 
 
 def content_digest(folder: Path) -> str:

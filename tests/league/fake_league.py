@@ -13,6 +13,7 @@ from polignac_arena.league.authoring import (
     SubmissionState,
     SubmissionStatus,
     Throttled,
+    Upload,
     VersionSummary,
 )
 
@@ -78,7 +79,8 @@ class FakeLeague:
             raise SubmissionRefused("the league is receiving 4 upload(s), the most at once: try again in a few seconds", 429, 1.0)
         return FakeUpload(self)
 
-    def submit(self, author: str, bot_name: str, upload: FakeUpload) -> SubmissionStatus:  # type: ignore[override]
+    def submit(self, author: str, bot_name: str, upload: Upload) -> SubmissionStatus:
+        assert isinstance(upload, FakeUpload), upload  # what admit gave
         data = b"".join(upload.chunks)
         self.calls.append(f"submit {author} {bot_name} {len(data)} bytes")
         if data == b"too big unpacked":

@@ -265,7 +265,7 @@ class RemoteLeague:
     def result(self, match_id: str) -> StoredResult | None:
         """The match's stored result, with its record (None while it has none)."""
         with LeagueStore(load_league_config(self.config).store) as store:
-            return store.get_result(match_id)
+            return store.arena.get_result(match_id)
 
     def result_rows(self, match_id: str) -> list[tuple[str, int]]:
         """Every result stored for the match, final or not: (status, final)."""

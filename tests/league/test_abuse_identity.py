@@ -147,7 +147,7 @@ def test_a_member_name_too_long_for_the_file_system_is_a_400_naming_it(league: T
 def test_a_bot_name_in_other_letter_cases_is_its_owners(league: TlsLeague) -> None:
     config = load_league_config(league.path)
     with LeagueStore(config.store) as store:
-        tournament = store.get_tournament(config.name)
+        tournament = store.arena.get_tournament(config.name)
         assert tournament is not None
         add_author(league.path, "first")
         store.claim_remote("first", "random-bot", "1", LeagueLimits(), lambda _: (25.0, 8.3), tournament.id)

@@ -90,9 +90,9 @@ def test_a_bot_that_declines_its_match_leaves_no_match_behind(tmp_path: Path) ->
         assert declined.startswith("league-"), declined
         assert server.terminate() == 0, server.stderr()  # its drain stores whatever was pending
     with LeagueStore(config.store) as store:
-        tournament = store.get_tournament(config.name)
+        tournament = store.arena.get_tournament(config.name)
         assert tournament is not None
-        assert store.list_results(tournament.id) == [] and store.fixtures(tournament.id) == []
+        assert store.arena.list_results(tournament.id) == [] and store.arena.fixtures(tournament.id) == []
 
 
 def test_the_status_answers_a_page_at_a_time(league: League) -> None:

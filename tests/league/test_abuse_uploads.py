@@ -292,9 +292,9 @@ def test_an_upload_is_checked_without_unpacking_it(tmp_path: Path, monkeypatch: 
                 upload.close()
         upload = league.admit("ann", "ann-3")
         upload.write(pack_folder(bot_folder(tmp_path / "bots", "ann-3")))
-        status = league.submit("ann", "ann-3", upload)  # stored, queued: unpacked by its validation, later
+        queued = league.submit("ann", "ann-3", upload)  # stored, queued: unpacked by its validation, later
         upload.close()
-        assert status.state == "queued" and not any(league.archives.versions.iterdir())
+        assert queued.state == "queued" and not any(league.archives.versions.iterdir())
     finally:
         league.store.close()
 

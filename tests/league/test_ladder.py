@@ -68,7 +68,7 @@ def test_the_anchor_is_the_entrant_most_behind_its_share() -> None:
 
 def test_a_new_version_is_behind_its_share_sooner() -> None:
     entrants = [uploaded(f"{name}@1") for name in "abcde"] + [uploaded("f@2")]
-    ratings = {e.label: (25.0, 2.0) for e in entrants} | {"f@2": tuple(new_version(ENV, (60.0, 2.0)))}
+    ratings = {e.label: (25.0, 2.0) for e in entrants} | {"f@2": new_version(ENV, (60.0, 2.0))}
     recent = dict.fromkeys((e.label for e in entrants), 10.0) | {"f@2": 12.0}
     table = pick(entrants, 3, ratings=ratings, recent=recent)  # 12 / 1.5 < 10: the new version anchors
     assert table is not None and "f@2" in table

@@ -46,8 +46,8 @@ def test_uploaded_only_matches_go_to_the_executor_and_remote_ones_stay_here(tmp_
             await ladder.drain(30)
             await running
             await asyncio.gather(*lg.bots)
-            fixtures = {f.index: f for f in lg.store.fixtures(lg.tournament_id)}
-            results = lg.store.list_results(lg.tournament_id)
+            fixtures = {f.index: f for f in lg.store.arena.fixtures(lg.tournament_id)}
+            results = lg.store.arena.list_results(lg.tournament_id)
             assert len(results) == len(fixtures) and all(r.status == "finished" for r in results)
             sent = {job.match_id for job in executor.jobs}
             for result in results:
@@ -91,7 +91,7 @@ def test_a_lost_cluster_stops_the_ladder_instead_of_voiding_match_after_match(tm
             with pytest.raises(ClusterLost, match=r"head at 10\.0\.0\.5:6379 is gone"):
                 await asyncio.wait_for(ladder.run(), 30)
             assert 1 <= len(executor.jobs) <= lg.config.parallel, "no new match once the cluster is known lost"
-            results = lg.store.list_results(lg.tournament_id, attempts=True)
+            results = lg.store.arena.list_results(lg.tournament_id, attempts=True)
             assert all(r.status == "aborted" for r in results), results  # not the matches' fault: no error on their record
             assert ladder.running == []
 

@@ -101,7 +101,7 @@ class League:
 async def league(tmp_path: Path, parallel: int = 2) -> AsyncIterator[League]:
     config = parse_league_config(LEAGUE.replace("parallel = 2", f"parallel = {parallel}"), tmp_path / "league.toml")
     store = LeagueStore(config.store)
-    tournament_id = store.create_tournament(config.name, config.identity(), [])
+    tournament_id = store.arena.create_tournament(config.name, config.identity(), [])
     store.add_author("ada")
     store.add_author("bob")
     for bot in ("alpha", "beta", "gamma"):
@@ -128,18 +128,18 @@ def test_the_ladder_keeps_matches_running_and_stores_each_result_once(tmp_path: 
             await ladder.drain(30)
             await running
             await asyncio.gather(*lg.bots)
-            fixtures = lg.store.fixtures(lg.tournament_id)
-            results = lg.store.list_results(lg.tournament_id)
+            fixtures = lg.store.arena.fixtures(lg.tournament_id)
+            results = lg.store.arena.list_results(lg.tournament_id)
             assert len(results) == len(fixtures) >= 4 and all(r.status == "finished" for r in results)
             assert sorted(index for index, _ in lg.recorded) == list(range(len(fixtures)))
-            assert lg.store.get_tournament(lg.tournament_id).rating_cursor == len(fixtures)  # type: ignore[union-attr]
+            assert lg.store.arena.get_tournament(lg.tournament_id).rating_cursor == len(fixtures)  # type: ignore[union-attr]
             for fixture in fixtures:
                 assert len({label.split("@")[0] for label in fixture.seats}) == 3
             labels = collections.Counter(label for fixture in fixtures for label in fixture.seats)
             assert set(labels) == {"alpha@1", "beta@1", "gamma@1", "far@1.0"}
             assert sorted(lg.released) == sorted(lg.offered) and ladder.running == []
             assert (tmp_path / "records" / f"{results[0].match_id}.jsonl").exists()
-            ratings = lg.store.ratings(lg.tournament_id)
+            ratings = lg.store.arena.ratings(lg.tournament_id)
             assert all(ratings[label][1] < 25 / 3 for label in labels)
 
     run(scenario(), timeout=120)
@@ -150,7 +150,7 @@ def test_paused_the_ladder_starts_nothing(tmp_path: Path) -> None:
         async with league(tmp_path) as lg:
             lg.store.set_setting("paused", "1")
             ladder = lg.ladder()
-            assert ladder.start_due() == 0 and lg.store.fixtures(lg.tournament_id) == []
+            assert ladder.start_due() == 0 and lg.store.arena.fixtures(lg.tournament_id) == []
             lg.store.set_setting("paused", "0")
             # The remote bot is offline: the three uploaded ones, each in two matches at most.
             assert ladder.start_due() == 2 and ladder.start_due() == 0
@@ -168,12 +168,12 @@ def test_a_rerun_request_is_played_first_with_the_same_seats_and_deal(tmp_path: 
             ladder = lg.ladder()
             assert ladder.start_due() == 1
             await lg.until(lambda: len(lg.recorded) == 1)
-            (first,) = lg.store.list_results(lg.tournament_id)
+            (first,) = lg.store.arena.list_results(lg.tournament_id)
             request = lg.store.request_rerun(first.match_id)
             assert ladder.start_due() == 1
             await ladder.drain(30)
             await asyncio.gather(*lg.bots)
-            original, again = lg.store.fixtures(lg.tournament_id)
+            original, again = lg.store.arena.fixtures(lg.tournament_id)
             assert again.seats == original.seats and again.seed == original.seed and again.group == {"rerun": request}
             assert lg.store.pending_reruns() == []
             assert [status for _, status in lg.recorded] == ["finished", "finished"]
@@ -202,8 +202,8 @@ def test_a_remote_bot_that_declines_leaves_no_match_behind_and_gets_a_rest(tmp_p
             await lg.until(lambda: bool(lg.released))
             assert offers == ["far@1.0"] and lg.released == [("far@1.0", "test-000000")] and ladder.running == []
             # No match, public or void: the offer was never a fixture (a bot that joins and leaves costs nothing).
-            assert lg.recorded == [] and lg.store.list_results(lg.tournament_id) == []
-            assert lg.store.fixtures(lg.tournament_id) == []
+            assert lg.recorded == [] and lg.store.arena.list_results(lg.tournament_id) == []
+            assert lg.store.arena.fixtures(lg.tournament_id) == []
             assert ladder.start_due() == 0, "the bot that declined is left out for its rest"
             assert paused == [("far@1.0", 30.0, "match test-000000 declined or not answered: no match is offered for 30 s")]
             lg.store.set_disabled("gamma", False)
@@ -211,8 +211,8 @@ def test_a_remote_bot_that_declines_leaves_no_match_behind_and_gets_a_rest(tmp_p
             assert sorted(match for match, _ in ladder.running) == ["test-000000", "test-000001"]  # the free index taken first
             await lg.until(lambda: len(lg.recorded) == 2)
             assert sorted(lg.recorded) == [(0, "finished"), (1, "finished")]
-            assert all("far@1.0" not in result.seats for result in lg.store.list_results(lg.tournament_id))
-            assert lg.store.get_tournament(lg.tournament_id).rating_cursor == 2  # type: ignore[union-attr]
+            assert all("far@1.0" not in result.seats for result in lg.store.arena.list_results(lg.tournament_id))
+            assert lg.store.arena.get_tournament(lg.tournament_id).rating_cursor == 2  # type: ignore[union-attr]
 
     run(scenario(), timeout=120)
 
@@ -244,9 +244,9 @@ def test_a_drain_past_its_deadline_aborts_the_match_and_stops_its_seats(tmp_path
             assert ladder.start_due() == 1
             await asyncio.wait_for(asked.wait(), 30)
             await ladder.drain(0.2)
-            (result,) = lg.store.list_results(lg.tournament_id)
+            (result,) = lg.store.arena.list_results(lg.tournament_id)
             assert result.status == "aborted" and result.places is None
-            stored = lg.store.get_result(result.match_id)
+            stored = lg.store.arena.get_result(result.match_id)
             assert stored is not None and stored.record and stored.record[-1]["status"] == "aborted"
             (ended,) = await asyncio.gather(*stalled)
             assert ended is not None and ended.match_ended.status == "aborted"
@@ -262,20 +262,20 @@ def test_a_restarted_ladder_voids_the_matches_a_killed_one_left(tmp_path: Path) 
             ladder = lg.ladder(record_dir=tmp_path / "records")
             assert ladder.void_interrupted() == [0]
             assert ladder.void_interrupted() == []
-            (result,) = lg.store.list_results(lg.tournament_id)
+            (result,) = lg.store.arena.list_results(lg.tournament_id)
             assert result.status == "aborted" and result.match_id == "test-000000"
             # Its record says what happened: who sat where, and that the server stopped during it.
-            stored = lg.store.get_result(result.match_id)
+            stored = lg.store.arena.get_result(result.match_id)
             assert stored is not None and stored.record is not None
             header, ended = stored.record
             assert [seat["name"] + "@" + seat["version"] for seat in header["seats"]] == ["alpha@1", "beta@1", "gamma@1"]
             assert header["seed"] == 1 and header["match_id"] == "test-000000"
             assert ended["status"] == "aborted" and ended["places"] is None and ended["reason"] == INTERRUPTED
             assert replay_lines(read_record(tmp_path / "records" / "test-000000.jsonl")).divergence is None, "replay verify reads it"
-            assert lg.store.get_tournament(lg.tournament_id).rating_cursor == 1  # type: ignore[union-attr]
+            assert lg.store.arena.get_tournament(lg.tournament_id).rating_cursor == 1  # type: ignore[union-attr]
             assert ladder.start_due() == 2
             await ladder.drain(30)
-            assert [f.index for f in lg.store.fixtures(lg.tournament_id)] == [0, 1, 2]
+            assert [f.index for f in lg.store.arena.fixtures(lg.tournament_id)] == [0, 1, 2]
             assert [status for _, status in lg.recorded] == ["aborted", "finished", "finished"]
 
     run(scenario(), timeout=60)

@@ -118,7 +118,7 @@ def test_a_drain_suspends_a_journaled_match_and_the_next_start_finishes_it(tmp_p
             await journal_grows(path, 4)
             await ladder.drain(0)
             assert lg.recorded == [] and result_rows(lg, match_id) == [], "suspended: no result, not even a void one"
-            assert [f.index for f in lg.store.pending_fixtures(lg.tournament_id)] == [0]
+            assert [f.index for f in lg.store.arena.pending_fixtures(lg.tournament_id)] == [0]
             assert lg.server.running_matches == [] and ladder.running == []
             played = read_journal(path)
             assert played.match.event_count > 0 and not played.match.is_over
@@ -156,7 +156,7 @@ def test_a_damaged_journal_voids_its_match_with_a_record_that_says_why(damage: s
             ladder = ladder_of(lg, tmp_path)
             assert ladder.recover() == []
             assert lg.recorded == [(0, MatchStatus.ABORTED)]
-            stored = lg.store.get_result(MATCH_ID)
+            stored = lg.store.arena.get_result(MATCH_ID)
             assert stored is not None and stored.record is not None and stored.places is None
             reason = stored.record[-1]["reason"]
             assert reason.startswith(JOURNAL_UNREADABLE.split("(")[0]) and why in reason, reason
@@ -175,8 +175,8 @@ def test_a_finished_match_is_neither_replayed_nor_counted_twice_after_a_restart(
             assert ladder.recover() == [0]
             await lg.until(lambda: bool(lg.recorded))
             await ladder.drain(30)
-            ratings = lg.store.ratings(lg.tournament_id)
-            cursor = lg.store.get_tournament(lg.tournament_id).rating_cursor  # type: ignore[union-attr]
+            ratings = lg.store.arena.ratings(lg.tournament_id)
+            cursor = lg.store.arena.get_tournament(lg.tournament_id).rating_cursor  # type: ignore[union-attr]
             # Killed after the result was stored and before its journal went: the journal is still there at the next start.
             assert not path.exists()
             head = JournalHead(MATCH_ID, 0, SEED, lg.config.rules, lg.config.time, tuple(SEATS), (None,) * 3, STARTED_AT)
@@ -185,8 +185,8 @@ def test_a_finished_match_is_neither_replayed_nor_counted_twice_after_a_restart(
             assert again.recover() == [], "a match with its result is not played again"
             assert not path.exists()
             assert result_rows(lg, MATCH_ID) == [("finished", 1)]
-            assert lg.store.ratings(lg.tournament_id) == ratings
-            assert lg.store.get_tournament(lg.tournament_id).rating_cursor == cursor  # type: ignore[union-attr]
+            assert lg.store.arena.ratings(lg.tournament_id) == ratings
+            assert lg.store.arena.get_tournament(lg.tournament_id).rating_cursor == cursor  # type: ignore[union-attr]
             assert lg.recorded == [(0, MatchStatus.FINISHED)]
 
     run(scenario(), timeout=120)
@@ -208,7 +208,7 @@ def test_a_match_stopped_twice_and_cut_at_a_hand_end_replays_whole(tmp_path: Pat
             assert ladder.recover() == [0]
             await journal_grows(path, first_hand + 3)
             await ladder.drain(0)  # stopped again, a few decisions later
-            assert lg.recorded == [] and [f.index for f in lg.store.pending_fixtures(lg.tournament_id)] == [0]
+            assert lg.recorded == [] and [f.index for f in lg.store.arena.pending_fixtures(lg.tournament_id)] == [0]
             again = ladder_of(lg, tmp_path)
             assert again.recover() == [0]
             await lg.until(lambda: bool(lg.recorded))
@@ -241,7 +241,7 @@ def test_a_remote_seat_of_a_resumed_match_comes_back_with_its_old_token_or_forfe
                 lg.bots.append(asyncio.ensure_future(run_async(builtin_bot("cautious", 2), lg.server.address, token)))
             await lg.until(lambda: bool(lg.recorded))
             await ladder.drain(30)
-            stored = lg.store.get_result(MATCH_ID)
+            stored = lg.store.arena.get_result(MATCH_ID)
             assert stored is not None and stored.record is not None and stored.status == "finished"
             away = [line for line in stored.record if line["type"] == "away"]
             assert [(line["seat"], line["detail"]) for line in away] == [

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from polignac_arena.cli import app
 from polignac_arena.league.store import LeagueLimits, LeagueStore
 from polignac_arena.league.tokens import parse_token
+from polignac_arena.statuses import MatchStatus
 
 runner = CliRunner()
 
@@ -59,7 +60,7 @@ def test_refusals_are_one_line_errors(tmp_path: Path) -> None:
         (("token", "rotate", "bob"), "no author named 'bob'"),
         (("disable", "nobot"), "no bot named 'nobot'"),
         (("rerun", "nomatch"), "no match 'nomatch'"),
-        (("export", "--format", "xml"), "--format must be csv or json"),
+        (("export", "--format", "xml"), "invalid value for '--format': 'xml' is not one of 'csv', 'json'."),
     ):
         code, _, err = run("league", *args, "--config", config)
         assert code == 2 and message in err and err.count("\n") == 1, (args, err)
@@ -71,14 +72,14 @@ def test_refusals_are_one_line_errors(tmp_path: Path) -> None:
 def test_pause_disable_rerun_and_export(tmp_path: Path) -> None:
     config = str(league_file(tmp_path))
     with LeagueStore(tmp_path / "league.db") as store:
-        tid = store.create_tournament("test", {"x": 1}, [])
+        tid = store.arena.create_tournament("test", {"x": 1}, [])
         store.add_author("ada")
         version, _ = store.add_upload("ada", "bot", "a" * 64, LeagueLimits())
         store.finish_validation(version.id, True, "", tid, lambda _: (25.0, 8.0))
         idx = store.schedule(tid, ["a@1", "b@1", "c@1"], 5)
-        store.record_result(
-            tid, idx, match_id="m0", status="finished", places=[2, 1, 3], totals=[3, 1, 9], faults=[{}, {"timeout": 1}, {}], hands=4,
-            rate=lambda c, s, p: {b: (25.0, 8.0) for b in s},
+        store.arena.record_result(
+            tid, idx, match_id="m0", status=MatchStatus.FINISHED, places=[2, 1, 3], totals=[3, 1, 9],
+            faults=[{}, {"timeout": 1}, {}], hands=4, rate=lambda c, s, p: {b: (25.0, 8.0) for b in s},
         )  # fmt: skip
     assert run("league", "pause", "--config", config)[0] == 0
     assert run("league", "disable", "bot", "--config", config)[0] == 0

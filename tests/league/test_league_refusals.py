@@ -350,9 +350,9 @@ def test_a_remote_bot_that_never_answers_is_taken_offline_and_the_ladder_goes_on
 def played_without(server: Server, label: str) -> dict[str, Any] | None:
     """A finished match, once there is one, after checking that no result seats ``label``."""
     with LeagueStore(server.config.store) as store:
-        tournament = store.get_tournament(server.config.name)
+        tournament = store.arena.get_tournament(server.config.name)
         assert tournament is not None
-        results = store.list_results(tournament.id)
+        results = store.arena.list_results(tournament.id)
     assert all(label not in r.seats for r in results), [r for r in results if label in r.seats]
     done = next((r for r in results if r.status is MatchStatus.FINISHED), None)
     return None if done is None else {"status": done.status, "places": done.places, "idx": done.idx}

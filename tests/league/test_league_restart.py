@@ -164,7 +164,7 @@ class Kill:
 
 def open_store(config: LeagueConfig) -> tuple[LeagueStore, int]:
     store = LeagueStore(config.store, create=False)
-    tournament = store.get_tournament(config.name)
+    tournament = store.arena.get_tournament(config.name)
     assert tournament is not None
     return store, tournament.id
 
@@ -172,7 +172,7 @@ def open_store(config: LeagueConfig) -> tuple[LeagueStore, int]:
 def stored_results(config: LeagueConfig) -> list[StoredResult]:
     store, tid = open_store(config)
     with store:
-        return store.list_results(tid)
+        return store.arena.list_results(tid)
 
 
 def kill(server: LeagueProcess, config: LeagueConfig, before: list[StoredResult]) -> Kill:
@@ -180,7 +180,7 @@ def kill(server: LeagueProcess, config: LeagueConfig, before: list[StoredResult]
     server.kill()
     store, tid = open_store(config)
     with store:
-        matches = [f.index for f in store.pending_fixtures(tid)]
+        matches = [f.index for f in store.arena.pending_fixtures(tid)]
         validations = [v.label for v in store.pending_validations()]
     return Kill(before, matches, validations)
 
@@ -272,10 +272,10 @@ def check_results(config: LeagueConfig, kills: list[Kill]) -> None:
     the results from before each kill unchanged."""
     store, tid = open_store(config)
     with store:
-        assert store.check() == []
-        suspended = [f.index for f in store.pending_fixtures(tid)]
-        fixtures = [f for f in store.fixtures(tid) if f.index not in suspended]
-        results = store.list_results(tid)
+        assert store.arena.check() == []
+        suspended = [f.index for f in store.arena.pending_fixtures(tid)]
+        fixtures = [f for f in store.arena.fixtures(tid) if f.index not in suspended]
+        results = store.arena.list_results(tid)
         with sqlite3.connect(config.store) as conn:
             finals = conn.execute("SELECT idx, count(*) FROM results WHERE tournament_id = ? AND final = 1 GROUP BY idx", (tid,)).fetchall()
     assert sorted(finals) == [(f.index, 1) for f in fixtures]
@@ -309,10 +309,10 @@ def check_ratings(config: LeagueConfig) -> None:
     env = RatingEnv(**vars(config.trueskill))
     store, tid = open_store(config)
     with store:
-        results = store.list_results(tid)
-        stored = store.ratings(tid)
-        priors = {p.bot: (p.mu, p.sigma) for p in store.rating_history(tid) if p.idx == -1}
-        history = store.rating_history(tid)
+        results = store.arena.list_results(tid)
+        stored = store.arena.ratings(tid)
+        priors = {p.bot: (p.mu, p.sigma) for p in store.arena.rating_history(tid) if p.idx == -1}
+        history = store.arena.rating_history(tid)
         labels = {v.label: v for v in store.versions()}
     assert set(priors) == {label for label, v in labels.items() if v.activated_at is not None}
     for label, (mu, sigma) in priors.items():
@@ -382,9 +382,9 @@ def test_sigterm_drains_the_league_within_its_deadline_and_the_next_start_finish
     index = live[0]["index"]
     store, tid = open_store(config)
     with store:
-        assert store.check() == []
-        assert [f.index for f in store.pending_fixtures(tid)] == [index], "the match cut is suspended: no result yet"
-        match_id = next(f"{config.name}-{f.index:06d}" for f in store.pending_fixtures(tid))
+        assert store.arena.check() == []
+        assert [f.index for f in store.arena.pending_fixtures(tid)] == [index], "the match cut is suspended: no result yet"
+        match_id = next(f"{config.name}-{f.index:06d}" for f in store.arena.pending_fixtures(tid))
     assert [p.name for p in (config.data / "journals").iterdir()] == [f"{match_id}.journal"]
     assert not processes_mentioning(str(config.data / "versions")), "its seats were stopped"
     # The next start plays it on from its journal: its sandboxed seats are started again and it finishes, rated once.
@@ -393,9 +393,9 @@ def test_sigterm_drains_the_league_within_its_deadline_and_the_next_start_finish
         assert server.terminate() == 0, server.stderr()
     store, tid = open_store(config)
     with store:
-        assert store.check() == []
-        finished = store.get_result(match_id)
-        history = store.rating_history(tid)
+        assert store.arena.check() == []
+        finished = store.arena.get_result(match_id)
+        history = store.arena.rating_history(tid)
         with sqlite3.connect(config.store) as conn:
             rows = conn.execute("SELECT status, final FROM results WHERE match_id = ?", (match_id,)).fetchall()
     assert finished is not None and finished.status is MatchStatus.FINISHED and finished.record is not None
@@ -407,4 +407,4 @@ def test_sigterm_drains_the_league_within_its_deadline_and_the_next_start_finish
 def stored_result(config: LeagueConfig, match_id: str) -> StoredResult | None:
     store, _ = open_store(config)
     with store:
-        return store.get_result(match_id)
+        return store.arena.get_result(match_id)

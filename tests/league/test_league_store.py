@@ -10,6 +10,7 @@ import pytest
 
 from polignac_arena.league.store import LeagueLimits, LeagueStore, LimitReached, NotOwner, VersionState
 from polignac_arena.league.tokens import BadTokenThrottle, Throttled, parse_token
+from polignac_arena.statuses import MatchStatus
 from polignac_arena.store import ConflictError, Store, StoreError
 
 
@@ -23,7 +24,7 @@ def store(tmp_path: Path) -> LeagueStore:
 
 
 def league(store: LeagueStore) -> int:
-    return store.create_tournament("league", {"league": True}, [])
+    return store.arena.create_tournament("league", {"league": True}, [])
 
 
 def test_a_token_is_shown_once_and_only_its_slow_hash_is_stored(store: LeagueStore) -> None:
@@ -124,15 +125,15 @@ def test_validation_activates_a_version_retires_the_previous_and_resets_its_sigm
     store.append_log(first.id, "building\n")
     active = store.finish_validation(first.id, True, "", tid, prior)
     assert active.state is VersionState.ACTIVE and active.log == "building\n"
-    assert store.ratings(tid)["x@1"] == (25.0, 25.0 / 3)
+    assert store.arena.ratings(tid)["x@1"] == (25.0, 25.0 / 3)
     with store._write() as conn:  # the ladder moved its rating meanwhile
         conn.execute("UPDATE ratings SET mu = 31.0, sigma = 1.5 WHERE bot = 'x@1'")
     second, _ = store.add_upload("ada", "x", "b" * 64, LeagueLimits())
     store.finish_validation(second.id, True, "", tid, prior)
     states = {v.label: v.state for v in store.versions("x")}
     assert states == {"x@1": VersionState.RETIRED, "x@2": VersionState.ACTIVE}
-    assert store.ratings(tid)["x@2"] == (31.0, 25.0 / 3)  # the mean carried over, the uncertainty fresh
-    assert store.ratings(tid)["x@1"] == (31.0, 1.5)  # the retired version keeps its history
+    assert store.arena.ratings(tid)["x@2"] == (31.0, 25.0 / 3)  # the mean carried over, the uncertainty fresh
+    assert store.arena.ratings(tid)["x@1"] == (31.0, 1.5)  # the retired version keeps its history
     assert [v.label for v in store.active_versions()] == ["x@2"]
     refused, _ = store.add_upload("ada", "x", "c" * 64, LeagueLimits())
     assert store.finish_validation(refused.id, False, "the build failed", tid, prior).reason == "the build failed"
@@ -180,11 +181,11 @@ def test_a_remote_version_is_active_on_its_first_connection(store: LeagueStore) 
 def test_a_rerun_is_scheduled_once(store: LeagueStore) -> None:
     tid = league(store)
     idx = store.schedule(tid, ["a@1", "b@1", "c@1"], 7)
-    store.record_result(
+    store.arena.record_result(
         tid,
         idx,
         match_id="m1",
-        status="finished",
+        status=MatchStatus.FINISHED,
         places=[1, 2, 3],
         totals=[0, 1, 2],
         faults=[{}, {}, {}],
@@ -209,7 +210,7 @@ def test_an_arena_store_of_schema_1_gains_the_league_tables(tmp_path: Path, monk
     monkeypatch.undo()
     with LeagueStore(path) as new:
         new.add_author("ada")
-        assert new.get_bot("alpha") is not None
+        assert new.arena.get_bot("alpha") is not None
 
 
 def test_bad_tokens_from_one_address_are_slowed_down_and_a_good_one_clears_it() -> None:

@@ -54,7 +54,7 @@ async def play_over_tls(name: str, seed: int, address: str, token: str, ca: trus
     """A built-in bot on a TLS channel that trusts the test CA."""
     credentials = grpc.ssl_channel_credentials(ca.cert_pem.bytes())
     async with grpc.aio.secure_channel(address, credentials, options=CHANNEL_OPTIONS) as channel:
-        call = RefereeServiceStub(channel).Play(metadata=(("authorization", f"Bearer {token}"),))  # type: ignore[no-untyped-call]
+        call = RefereeServiceStub(channel).Play(metadata=(("authorization", f"Bearer {token}"),))
         return await _converse(builtin_bot(name, seed), call)
 
 
@@ -206,7 +206,7 @@ def test_a_discarded_match_ends_the_stream_of_a_seat_that_joined() -> None:
             assert raw.received == [], "no Welcome, no match_ended: the match never began"
             assert server.running_matches == []
             # A stream whose token passed just before the discard, saying Hello just after: refused.
-            late = SeatConnection(None, "late", "1", 1.0)  # type: ignore[arg-type]  # attach never touches the context
+            late = SeatConnection(None, "late", "1", 1.0)  # no context: attach never touches it
             assert host.attach(1, late) == (
                 grpc.StatusCode.FAILED_PRECONDITION,
                 f"match {host.match_id!r} was called off before it began: seat 2 declined",

@@ -21,7 +21,7 @@ from polignac.bot import Bot, MatchOutcome
 from polignac.bot.stream import Conversation, converse
 from polignac_arena.league.config import load_league_config
 from polignac_arena.league.play import AWAY_AFTER_RESTART
-from tests.league.remote_harness import NodeModules, RemoteLeague, node_modules, record_lines, remote_league, seat_of
+from tests.league.remote_harness import NodeModules, RemoteBot, RemoteLeague, node_modules, record_lines, remote_league, seat_of
 from tests.referee.helpers import run
 
 CLIENTS = ["sdk", "node"]
@@ -200,6 +200,7 @@ def test_an_assignment_never_answered_costs_the_others_nothing(kind: str, tmp_pa
 
     async def scenario() -> None:
         async with remote_league(tmp_path, reply_ms=reply_ms) as league:
+            silent: RemoteBot
             if kind == "sdk":
                 # The SDK answers every assignment: here the network swallows it (a path that went dead just before).
                 silent = await league.sdk("silent")
@@ -261,7 +262,7 @@ def test_a_half_close_mid_match_is_away_and_back_without_a_fault(
         async def half_closing(bot: Bot, call: object, state: Conversation | None = None) -> MatchOutcome:
             if bot.name == "tested":
                 halves.append(1)  # its first stream half-closes; the one it comes back on does not
-            return await converse(bot, _HalfClosing(call, 5) if halves == [1] and bot.name == "tested" else call, state)  # type: ignore[arg-type]
+            return await converse(bot, _HalfClosing(call, 5) if halves == [1] and bot.name == "tested" else call, state)
 
         monkeypatch.setattr(league_sdk, "converse", half_closing)
 

@@ -49,6 +49,7 @@ async def assigned_match(
     assert await bots.assign(label, spec) is True
     others = [run_async(builtin_bot("cautious", s), server.address, host.tokens[s]) for s in range(1, 4)]
     result, *_ = await asyncio.gather(played, *others)
+    assert isinstance(result, MatchResult), result
     return host, result
 
 

@@ -30,7 +30,8 @@ USAGE_EXIT = 2
 
 def one_line(message: str) -> str:
     """``message`` on one line, starting lowercase unless it starts with an acronym."""
-    text = " ".join(message.split())
+    # Typer checks an option's choices with pydantic, whose messages start with the exception's kind.
+    text = " ".join(message.split()).replace(": Value error, ", ": ")
     if text[:1].isupper() and text[1:2].islower():
         text = text[0].lower() + text[1:]
     return text

@@ -11,7 +11,7 @@ import typer
 from polignac import PRESETS, Ruleset, preset
 from polignac.deal import MAX_SEED
 from polignac_arena.cli._errors import fail
-from polignac_arena.settings import EXECUTOR_KINDS, ExecutorKind, ExecutorSettings
+from polignac_arena.settings import ExecutorKind, ExecutorSettings
 
 __all__ = ["ExecutorOption", "Limit", "Players", "RayAddress", "RulesName", "executor_settings", "integer", "ruleset"]
 
@@ -85,10 +85,8 @@ def ruleset(name: str, players: int | None = None, limit: int | None = None) -> 
 
 
 ExecutorOption = Annotated[
-    str | None,
-    typer.Option(
-        "--executor", metavar="KIND", help=f"Where matches run: {' or '.join(EXECUTOR_KINDS)} (default: the file's [executor], else local)."
-    ),
+    ExecutorKind | None,
+    typer.Option("--executor", help="Where matches run (default: the file's \\[executor] kind, else local).", show_default=False),
 ]
 RayAddress = Annotated[
     str | None,
@@ -96,12 +94,10 @@ RayAddress = Annotated[
 ]
 
 
-def executor_settings(settings: ExecutorSettings, kind: str | None, address: str | None) -> ExecutorSettings:
+def executor_settings(settings: ExecutorSettings, kind: ExecutorKind | None, address: str | None) -> ExecutorSettings:
     """A file's ``[executor]`` with the command line's ``--executor`` and ``--ray-address`` over it."""
-    if kind is not None and kind not in EXECUTOR_KINDS:
-        fail(f"--executor must be one of {', '.join(EXECUTOR_KINDS)}, got {kind!r}")
     if kind is not None:
-        settings = dataclasses.replace(settings, kind=ExecutorKind(kind))
+        settings = dataclasses.replace(settings, kind=kind)
     if address is not None:
         if settings.kind is not ExecutorKind.RAY:
             fail('--ray-address goes with --executor ray (or kind = "ray" in the file\'s [executor])')

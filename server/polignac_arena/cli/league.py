@@ -12,14 +12,19 @@ import io
 import json
 import os
 import sys
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from polignac_arena.cli._errors import fail
 from polignac_arena.cli._options import ExecutorOption, RayAddress, executor_settings
 from polignac_arena.log_format import LogFormat
+
+if TYPE_CHECKING:  # the league's modules load when a command runs: `--help` stays quick
+    from polignac_arena.league.config import LeagueConfig
+    from polignac_arena.league.store import LeagueStore
 
 __all__ = ["app", "bots", "retire", "submit"]
 
@@ -33,7 +38,7 @@ ConfigOption = Annotated[Path, typer.Option("--config", "-c", metavar="FILE", he
 DEFAULT_CONFIG = Path("league.toml")
 
 
-def _config(path: Path) -> Any:
+def _config(path: Path) -> LeagueConfig:
     from polignac_arena.league.config import load_league_config
     from polignac_arena.tournament.config import ConfigError
 
@@ -44,7 +49,7 @@ def _config(path: Path) -> Any:
         raise typer.Exit(2) from None
 
 
-def _store(path: Path) -> Any:
+def _store(path: Path) -> tuple[LeagueConfig, LeagueStore]:
     from polignac_arena.league.store import LeagueStore
     from polignac_arena.store import StoreError
 
@@ -225,22 +230,27 @@ def rerun(
     print(f"rerun #{request} of {match_id} requested: the ladder plays it next")
 
 
+class ExportFormat(StrEnum):
+    """How ``league export`` writes its rows."""
+
+    CSV = "csv"
+    JSON = "json"
+
+
 EXPORT_COLUMNS = ("index", "match_id", "status", "seats", "places", "totals", "faults", "hands", "duration_s", "finished_at")
 
 
 @app.command("export")
 def export(
-    format_: Annotated[str, typer.Option("--format", help="csv or json.")] = "csv",
+    format_: Annotated[ExportFormat, typer.Option("--format", help="The rows' format.")] = ExportFormat.CSV,
     out: Annotated[Path | None, typer.Option("--out", metavar="FILE", help="Write here (default: standard output).")] = None,
     config: ConfigOption = DEFAULT_CONFIG,
 ) -> None:
     """Every result of the league, one row per match (seats, places, totals and faults by seat), as CSV or JSON."""
-    if format_ not in ("csv", "json"):
-        fail(f"--format must be csv or json, got {format_!r}")
     league, store = _store(config)
     with store:
-        tournament = store.get_tournament(league.name)
-        results = [] if tournament is None else store.list_results(tournament.id)
+        tournament = store.arena.get_tournament(league.name)
+        results = [] if tournament is None else store.arena.list_results(tournament.id)
     rows = [
         {
             "index": r.idx,
@@ -256,7 +266,7 @@ def export(
         }
         for r in results
     ]
-    if format_ == "json":
+    if format_ is ExportFormat.JSON:
         text = json.dumps(rows, indent=1) + "\n"
     else:
         buffer = io.StringIO()

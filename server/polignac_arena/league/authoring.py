@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Protocol
 
 from polignac_arena.league.tokens import Throttled
+from polignac_arena.statuses import SubmissionState
 
 __all__ = [
     "AuthorBackend",
@@ -23,26 +23,6 @@ __all__ = [
     "Upload",
     "VersionSummary",
 ]
-
-
-class SubmissionState(StrEnum):
-    """Where an uploaded version stands."""
-
-    QUEUED = "queued"
-    """Stored, waiting for its validation."""
-    VALIDATING = "validating"
-    """Being built and smoke-tested."""
-    ACTIVE = "active"
-    """Accepted: it plays in the ladder."""
-    REFUSED = "refused"
-    """Its validation failed (the reason and log say why)."""
-    RETIRED = "retired"
-    """Accepted once, replaced since by a newer version (it keeps its history)."""
-
-    @property
-    def final(self) -> bool:
-        """Whether validation is over (accepted or refused): following its log may stop."""
-        return self not in (SubmissionState.QUEUED, SubmissionState.VALIDATING)
 
 
 @dataclass(frozen=True, slots=True)

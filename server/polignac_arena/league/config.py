@@ -65,9 +65,13 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, TypeVar
+
+from pydantic import AfterValidator, BaseModel, Field, StrictStr, create_model, field_validator
+from pydantic.fields import FieldInfo
 
 from polignac import Ruleset
 from polignac_arena.games import Game, game_of
@@ -75,18 +79,20 @@ from polignac_arena.league.limits import LIMIT_TABLES, GrpcLimits, HttpLimits, L
 from polignac_arena.loopback import is_loopback_host as is_loopback
 from polignac_arena.ratings import LEAGUE_TAU
 from polignac_arena.seats.base import SeatLimits
-from polignac_arena.settings import LEAGUE_SEED_MAX, NAME_RULE, ExecutorSettings, SeatKind, TimeControl, is_name
-from polignac_arena.tournament.config import Checker, ConfigError, TrueSkillSettings, read_toml
+from polignac_arena.settings import LEAGUE_SEED_MAX, ExecutorSettings, SeatKind, TimeControl
+from polignac_arena.toml_files import NAME_MUST, FileModel, Problem, checked_name, invalid, validate
+from polignac_arena.tournament.config import ConfigError, TrueSkillSettings, read_file_text, read_toml
+from polignac_arena.tournament.sections import ExecutorSection, SeatsSection, TimeSection, TrueSkillSection, check_rules
 
-__all__ = ["LEAGUE_TRUESKILL", "LeagueConfig", "ListenAddress", "is_loopback", "load_league_config", "parse_league_config"]
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
-_TOP_KEYS: Final = ("name", "description", "store", "data", "table_size", "parallel", "seed")
+__all__ = ["LEAGUE_TRUESKILL", "LeagueConfig", "LeagueFile", "ListenAddress", "is_loopback", "load_league_config", "parse_league_config"]
+
 LEAGUE_TRUESKILL: Final = TrueSkillSettings(tau=LEAGUE_TAU)
 """A league's defaults: a tournament's, with a small drift (docs/ratings.md)."""
-_SECTIONS: Final = (
-    "rules", "time", "seats", "trueskill", "http", "grpc", "tls", "limits", "validation", "ladder", "remote", "drain", "executor",
-)  # fmt: skip
-L = TypeVar("L")
+L = TypeVar("L", bound="DataclassInstance")
+T = TypeVar("T", bound=FileModel)
 
 
 @dataclass(frozen=True)
@@ -102,6 +108,21 @@ class ListenAddress:
 
     def __str__(self) -> str:
         return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+    @classmethod
+    def parse(cls, text: str) -> ListenAddress:
+        """``host:port`` (``[v6]:port`` too); ``ValueError`` with the problem."""
+        if ":" not in text:
+            raise ValueError(f"must be 'host:port', got {text!r}")
+        host, _, port = text.rpartition(":")
+        host = host.strip("[]")
+        if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+            raise ValueError(f"must be 'host:port' with a port in 0..65535, got {text!r}")
+        return cls(host, int(port))
+
+
+_HTTP: Final = ListenAddress("127.0.0.1", 8080)
+_GRPC: Final = ListenAddress("127.0.0.1", 50051)
 
 
 @dataclass(frozen=True)
@@ -123,8 +144,8 @@ class LeagueConfig:
     trusted: bool = False
     limits: SeatLimits = field(default_factory=SeatLimits)
     trueskill: TrueSkillSettings = field(default_factory=lambda: LEAGUE_TRUESKILL)
-    http: ListenAddress = ListenAddress("127.0.0.1", 8080)
-    grpc: ListenAddress = ListenAddress("127.0.0.1", 50051)
+    http: ListenAddress = _HTTP
+    grpc: ListenAddress = _GRPC
     tls_cert: Path | None = None
     tls_key: Path | None = None
     http_limits: HttpLimits = field(default_factory=HttpLimits)
@@ -160,162 +181,206 @@ class LeagueConfig:
         }
 
 
+class _Listener(FileModel):
+    """``[http]`` and ``[grpc]``: the address; their limits are added from :mod:`polignac_arena.league.limits`."""
+
+    address: StrictStr = Field(description="must be 'host:port'")
+
+    @field_validator("address")
+    @classmethod
+    def _host_and_port(cls, address: str) -> str:
+        try:
+            ListenAddress.parse(address)
+        except ValueError as exc:
+            raise invalid(str(exc)) from None
+        return address
+
+
+class _HttpListener(_Listener):
+    trusted_proxies: list[StrictStr] = Field(default_factory=list, description="must be a list of addresses or networks")
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, proxies: list[str]) -> list[str]:
+        networks = []
+        for item in proxies:
+            try:
+                networks.append(str(ipaddress.ip_network(item, strict=False)))
+            except ValueError:
+                raise invalid(f"{item!r} is not an IP address or network") from None
+        return networks
+
+
+def _table_model(section: str, base: type[T], **fields: Any) -> type[T]:
+    """The model of the limit table ``[section]``: each key's type, default and bounds from its field in :data:`LIMIT_TABLES`."""
+    for spec in dataclasses.fields(LIMIT_TABLES[section]):
+        if "lo" in spec.metadata:
+            kind = int if isinstance(spec.default, int) else float
+            fields[spec.name] = (kind, Field(default=spec.default, strict=True, ge=spec.metadata["lo"], le=spec.metadata["hi"]))
+    return create_model(f"{section.title()}Table", __base__=base, **fields)
+
+
+def _address(default: ListenAddress) -> tuple[object, FieldInfo]:
+    return (StrictStr, FieldInfo(default=str(default), description="must be 'host:port'"))
+
+
+_HTTP_TABLE: Final = _table_model("http", _HttpListener, address=_address(_HTTP))
+_GRPC_TABLE: Final = _table_model("grpc", _Listener, address=_address(_GRPC))
+_LIMITS_TABLE: Final = _table_model("limits", FileModel)
+_VALIDATION_TABLE: Final = _table_model("validation", FileModel)
+
+
+def _read_table(model: type[T], table: Mapping[str, object], section: str, problems: list[Problem]) -> T:
+    """``[section]`` as ``model``, its problems added to ``problems`` (with them, the defaults of the bad keys)."""
+    values, found = validate(model, table, at=(section,))
+    problems += found
+    return values if values is not None else model()
+
+
+def _limits(values: BaseModel, cls: type[L]) -> L:
+    """The limits of ``cls`` read from a table's model (its other keys left out)."""
+    names = {spec.name for spec in dataclasses.fields(cls)}
+    return cls(**{key: value for key, value in values.model_dump().items() if key in names and key != "trusted_proxies"})
+
+
+class LeagueTrueSkillSection(TrueSkillSection):
+    """A league's ``[trueskill]``: a tournament's, with a small drift by default."""
+
+    tau: float = Field(default=LEAGUE_TAU, strict=True, ge=0, le=1e6)
+
+
+class TlsSection(FileModel):
+    """``[tls]``: the certificate chain and its key, both or neither."""
+
+    cert: str | None = Field(default=None, strict=True)
+    key: str | None = Field(default=None, strict=True)
+
+
+class LadderSection(FileModel):
+    """``[ladder]``: who plays next."""
+
+    new_version_matches: int = Field(default=10, strict=True, ge=0, le=10_000)
+    rate_factor: float = Field(default=2.0, strict=True, ge=1.0, le=100.0)
+
+
+class RemoteSection(FileModel):
+    """``[remote]``: bots that connect from their authors' machines."""
+
+    reattach_grace_s: float = Field(default=10.0, strict=True, ge=0, le=600)
+    reply_ms: int = Field(default=10_000, strict=True, ge=100, le=600_000)
+    decline_pause_s: float = Field(default=30.0, strict=True, ge=0, le=86_400)
+    pause_after: int = Field(default=3, strict=True, ge=1, le=1000)
+    pause_s: float = Field(default=300.0, strict=True, ge=0, le=86_400)
+    idle_minutes: float = Field(default=60.0, strict=True, ge=0, le=525_600)
+
+
+class DrainSection(FileModel):
+    """``[drain]``: how a stopping league ends its matches."""
+
+    deadline_s: float = Field(default=30.0, strict=True, ge=0, le=3600)
+
+
+class LeagueFile(FileModel):
+    """A league file as written (the module's docstring shows one); every setting has a default."""
+
+    name: Annotated[StrictStr, AfterValidator(checked_name)] = Field(default="league", description=NAME_MUST)
+    description: StrictStr = ""
+    store: StrictStr = "league.db"
+    data: StrictStr = "league-data"
+    table_size: int = Field(default=4, strict=True, ge=3, le=6)
+    parallel: int = Field(default=2, strict=True, ge=1, le=64)
+    seed: int = Field(default=1, strict=True, ge=0, le=LEAGUE_SEED_MAX)
+    rules: dict[str, object] = Field(default_factory=dict, description="must be a table ([rules])")
+    time: TimeSection = TimeSection()
+    seats: SeatsSection = SeatsSection()
+    trueskill: LeagueTrueSkillSection = LeagueTrueSkillSection()
+    http: dict[str, object] = Field(default_factory=dict, description="must be a table ([http])")
+    grpc: dict[str, object] = Field(default_factory=dict, description="must be a table ([grpc])")
+    tls: TlsSection = TlsSection()
+    limits: dict[str, object] = Field(default_factory=dict, description="must be a table ([limits])")
+    validation: dict[str, object] = Field(default_factory=dict, description="must be a table ([validation])")
+    ladder: LadderSection = LadderSection()
+    remote: RemoteSection = RemoteSection()
+    drain: DrainSection = DrainSection()
+    executor: ExecutorSection = ExecutorSection()
+
+
 def load_league_config(path: Path | str) -> LeagueConfig:
     """Read and validate a league file; raises :class:`ConfigError` listing every problem."""
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(file, [f"cannot read the file: {exc.strerror}"]) from None
-    except UnicodeDecodeError:
-        raise ConfigError(file, ["not a UTF-8 text file"]) from None
-    return parse_league_config(text, file)
+    return parse_league_config(read_file_text(file), file)
 
 
-def _limits(check: Checker, section: str, table: dict[str, Any], cls: type[L]) -> L:
-    """The limits of ``table`` (``[section]``), each key's default and bounds taken from the field of ``cls``."""
-    values: dict[str, Any] = {}
-    for spec in dataclasses.fields(cls):  # type: ignore[arg-type]  # every class of LIMIT_TABLES is a dataclass
-        if spec.name not in table or "lo" not in spec.metadata:
-            continue
-        lo, hi = spec.metadata["lo"], spec.metadata["hi"]
-        if isinstance(spec.default, int):
-            values[spec.name] = check.integer(section, table, spec.name, spec.default, int(lo), int(hi))
-        else:
-            values[spec.name] = check.number(section, table, spec.name, float(spec.default), lo, hi)  # type: ignore[arg-type]
-    return cls(**values)
-
-
-def _limit_keys(section: str) -> tuple[str, ...]:
-    cls = LIMIT_TABLES[section]
-    return tuple(spec.name for spec in dataclasses.fields(cls) if "key" not in spec.metadata)  # a "key" is set elsewhere
-
-
-def _proxies(check: Checker, table: dict[str, Any]) -> tuple[str, ...]:
-    """``[http] trusted_proxies``: addresses or networks (``10.0.0.0/8``, ``::1``), checked."""
-    value = table.get("trusted_proxies", [])
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        check.bad("http", "trusted_proxies", f"must be a list of addresses or networks, got {value!r}")
-        return ()
-    networks = []
-    for item in value:
-        try:
-            networks.append(str(ipaddress.ip_network(item, strict=False)))
-        except ValueError:
-            check.bad("http", "trusted_proxies", f"{item!r} is not an IP address or network")
-            return ()
-    return tuple(networks)
-
-
-def _address(check: Checker, section: str, default: ListenAddress) -> ListenAddress:
-    table = check.section_table(section)
-    check.unknown(section, table, ("address", *_limit_keys(section)))
-    text = table.get("address", str(default))
-    if not isinstance(text, str) or ":" not in text:
-        check.bad(section, "address", f"must be 'host:port', got {text!r}")
-        return default
-    host, _, port = text.rpartition(":")
-    host = host.strip("[]")
-    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        check.bad(section, "address", f"must be 'host:port' with a port in 0..65535, got {text!r}")
-        return default
-    return ListenAddress(host, int(port))
+def _tls_problems(read: LeagueFile, base: Path, http: ListenAddress, grpc: ListenAddress) -> list[Problem]:
+    """Both of cert and key or neither, files that exist, and plaintext on loopback only."""
+    problems = []
+    cert, key = read.tls.cert, read.tls.key
+    if bool(cert) != bool(key):
+        problems.append(Problem(("tls", "key" if not key else "cert"), "give both cert and key, or neither"))
+    for name, value in (("cert", cert), ("key", key)):
+        if value and not (base / value).is_file():
+            problems.append(Problem(("tls", name), f"no such file: {str(base / value)!r}"))
+    if not cert:
+        for section, where in (("http", http), ("grpc", grpc)):
+            if not where.loopback:
+                message = f"{str(where)!r} is not a loopback address: give [tls] cert and key (plaintext is served on loopback only)"
+                problems.append(Problem((section, "address"), message))
+    return problems
 
 
 def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfig:
     """Validate the text of a league file (relative paths are taken from ``path``'s folder)."""
     file = Path(path)
     table = read_toml(text, file)
-    check = Checker(table, text)
-    check.unknown("", table, _TOP_KEYS + _SECTIONS)
+    read, problems = validate(LeagueFile, table)
+    if read is None:
+        raise ConfigError.of(file, text, problems)
+    http_table = _read_table(_HTTP_TABLE, read.http, "http", problems)
+    grpc_table = _read_table(_GRPC_TABLE, read.grpc, "grpc", problems)
+    limits_table = _read_table(_LIMITS_TABLE, read.limits, "limits", problems)
+    validation_table = _read_table(_VALIDATION_TABLE, read.validation, "validation", problems)
     base = file.resolve().parent
-    name = table.get("name", "league")
-    if not is_name(name):
-        check.bad("", "name", f"must be {NAME_RULE}, got {name!r}")
-        name = "league"
-    description = check.text("", table, "description", "") or ""
-    store = base / (check.text("", table, "store", "league.db") or "league.db")
-    data = base / (check.text("", table, "data", "league-data") or "league-data")
-    table_size = check.integer("", table, "table_size", 4, 3, 6)
-    parallel = check.integer("", table, "parallel", 2, 1, 64)
-    seed = check.integer("", table, "seed", 1, 0, LEAGUE_SEED_MAX)
-    rules, preset = check.rules(table_size)
-    clock = check.time()
-    seat_kind, trusted, limits = check.seats()
-    if seat_kind is SeatKind.INPROCESS:
-        check.bad("seats", "kind", "must be process or docker in a league: its bots are strangers' code")
-    trueskill = check.trueskill(LEAGUE_TRUESKILL)
-    executor = check.executor()
-    http = _address(check, "http", ListenAddress("127.0.0.1", 8080))
-    grpc = _address(check, "grpc", ListenAddress("127.0.0.1", 50051))
-
-    tls_table = check.section_table("tls")
-    check.unknown("tls", tls_table, ("cert", "key"))
-    cert_text, key_text = check.text("tls", tls_table, "cert", None), check.text("tls", tls_table, "key", None)
-    tls_cert = base / cert_text if cert_text else None
-    tls_key = base / key_text if key_text else None
-    if (tls_cert is None) != (tls_key is None):
-        check.bad("tls", "key" if tls_key is None else "cert", "give both cert and key, or neither")
-    for key, value in (("cert", tls_cert), ("key", tls_key)):
-        if value is not None and not value.is_file():
-            check.bad("tls", key, f"no such file: {str(value)!r}")
-    if tls_cert is None:
-        for section, where in (("http", http), ("grpc", grpc)):
-            if not where.loopback:
-                check.bad(
-                    section,
-                    "address",
-                    f"{str(where)!r} is not a loopback address: give [tls] cert and key (plaintext is served on loopback only)",
-                )
-
-    http_table, grpc_table = check.section_table("http"), check.section_table("grpc")
-    http_limits = dataclasses.replace(_limits(check, "http", http_table, HttpLimits), trusted_proxies=_proxies(check, http_table))
-    limits_table, validation_table = check.section_table("limits"), check.section_table("validation")
-    check.unknown("limits", limits_table, _limit_keys("limits"))
-    check.unknown("validation", validation_table, _limit_keys("validation"))
-    ladder = check.section_table("ladder")
-    check.unknown("ladder", ladder, ("new_version_matches", "rate_factor"))
-    remote = check.section_table("remote")
-    check.unknown("remote", remote, ("reattach_grace_s", "reply_ms", "decline_pause_s", "pause_after", "pause_s", "idle_minutes"))
-    drain = check.section_table("drain")
-    check.unknown("drain", drain, ("deadline_s",))
-    idle_minutes = check.number("remote", remote, "idle_minutes", 60.0, 0, 525_600)
-    config = LeagueConfig(
-        name=name,
-        rules=rules,
+    rules = check_rules(read.rules, read.table_size)
+    problems += rules.problems
+    if read.seats.kind is SeatKind.INPROCESS:
+        problems.append(Problem(("seats", "kind"), "must be process or docker in a league: its bots are strangers' code"))
+    http, grpc = ListenAddress.parse(http_table.address), ListenAddress.parse(grpc_table.address)
+    problems += _tls_problems(read, base, http, grpc)
+    if problems:
+        raise ConfigError.of(file, text, problems)
+    return LeagueConfig(
+        name=read.name,
+        rules=rules.rules,
         base_dir=base,
-        store=store,
-        data=data,
-        game=game_of(rules, preset),
-        description=description,
-        table_size=table_size,
-        parallel=parallel,
-        seed=seed,
-        time=clock,
-        seat_kind=seat_kind,
-        trusted=trusted,
-        limits=limits,
-        trueskill=trueskill,
+        store=base / read.store,
+        data=base / read.data,
+        game=game_of(rules.rules, rules.preset),
+        description=read.description,
+        table_size=read.table_size,
+        parallel=read.parallel,
+        seed=read.seed,
+        time=read.time.control(),
+        seat_kind=read.seats.kind,
+        trusted=read.seats.trusted,
+        limits=read.seats.limits.limits(),
+        trueskill=read.trueskill.settings(),
         http=http,
         grpc=grpc,
-        tls_cert=tls_cert,
-        tls_key=tls_key,
-        http_limits=http_limits,
-        grpc_limits=_limits(check, "grpc", grpc_table, GrpcLimits),
-        author_limits=dataclasses.replace(_limits(check, "limits", limits_table, LeagueLimits), remote_idle_s=idle_minutes * 60),
-        validation=_limits(check, "validation", validation_table, ValidationSettings),
-        new_version_matches=check.integer("ladder", ladder, "new_version_matches", 10, 0, 10_000),
-        rate_factor=check.number("ladder", ladder, "rate_factor", 2.0, 1.0, 100.0),
-        reattach_grace_s=check.number("remote", remote, "reattach_grace_s", 10.0, 0, 600),
-        reply_ms=check.integer("remote", remote, "reply_ms", 10_000, 100, 600_000),
-        decline_pause_s=check.number("remote", remote, "decline_pause_s", 30.0, 0, 86_400),
-        pause_after=check.integer("remote", remote, "pause_after", 3, 1, 1000),
-        pause_s=check.number("remote", remote, "pause_s", 300.0, 0, 86_400),
-        idle_minutes=idle_minutes,
-        drain_s=check.number("drain", drain, "deadline_s", 30.0, 0, 3600),
-        executor=executor,
+        tls_cert=base / read.tls.cert if read.tls.cert else None,
+        tls_key=base / read.tls.key if read.tls.key else None,
+        http_limits=dataclasses.replace(_limits(http_table, HttpLimits), trusted_proxies=tuple(http_table.trusted_proxies)),
+        grpc_limits=_limits(grpc_table, GrpcLimits),
+        author_limits=dataclasses.replace(_limits(limits_table, LeagueLimits), remote_idle_s=read.remote.idle_minutes * 60),
+        validation=_limits(validation_table, ValidationSettings),
+        new_version_matches=read.ladder.new_version_matches,
+        rate_factor=read.ladder.rate_factor,
+        reattach_grace_s=read.remote.reattach_grace_s,
+        reply_ms=read.remote.reply_ms,
+        decline_pause_s=read.remote.decline_pause_s,
+        pause_after=read.remote.pause_after,
+        pause_s=read.remote.pause_s,
+        idle_minutes=read.remote.idle_minutes,
+        drain_s=read.drain.deadline_s,
+        executor=read.executor.settings(),
         source=text,
     )
-    if check.problems:
-        raise ConfigError(file, check.problems)
-    return config

@@ -206,19 +206,19 @@ class _GuardedProtocol(asyncio.Protocol):
         self.guard = guard
         self.inner = inner
         self.slot = slot
-        self.transport: asyncio.BaseTransport | None = None
+        self.transport: asyncio.Transport | None = None
         self.shown: _Detachable | None = None
         self.client: tuple[str, int] | None = None
         self.timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)  # a stream server's
         self.transport = transport
         peer = transport.get_extra_info("peername")
         if isinstance(peer, tuple) and len(peer) >= 2:
             self.client = (str(peer[0]), int(peer[1]))
             self.guard._connections[self.client] = self
         self.waiting()
-        assert isinstance(transport, asyncio.Transport)
         self.shown = _Detachable(transport)
         self.inner.connection_made(self.shown)
         if self.slot.dropped:  # dropped to make room as its handshake ended
@@ -251,7 +251,7 @@ class _GuardedProtocol(asyncio.Protocol):
         self.busy()
         self.timer = asyncio.get_running_loop().call_later(self.guard.limits.header_timeout_s, self._too_slow)
         if self.transport is not None:
-            self.slot.waiting(self.transport.abort)  # type: ignore[attr-defined]  # every stream transport has abort()
+            self.slot.waiting(self.transport.abort)
 
     def busy(self) -> None:
         """A request is with the app (or the connection is over): no header timer."""
@@ -264,7 +264,7 @@ class _GuardedProtocol(asyncio.Protocol):
         self.timer = None
         self.guard.timed_out += 1
         if self.transport is not None:
-            self.transport.abort()  # type: ignore[attr-defined]  # every stream transport has abort()
+            self.transport.abort()
 
 
 class ConnectionGuard:

@@ -247,7 +247,7 @@ class Ladder:
         self._executor = executor
         self.metrics = metrics or LeagueMetrics()
         self._node = local_node_name()
-        fixtures = store.fixtures(tournament_id)
+        fixtures = store.arena.fixtures(tournament_id)
         self._history: list[tuple[str, ...]] = [f.seats for f in fixtures]
         self._meetings = Meetings(self._history)
         self._next_index = max((f.index for f in fixtures), default=-1) + 1
@@ -327,7 +327,7 @@ class Ladder:
         """Give every fixture without a final result (a server killed mid-match) a void one, with a record that says
         so; their indices."""
         voided = []
-        for fixture in self.store.pending_fixtures(self.tournament_id):
+        for fixture in self.store.arena.pending_fixtures(self.tournament_id):
             self._void_interrupted(fixture, INTERRUPTED)
             voided.append(fixture.index)
         return voided
@@ -345,7 +345,7 @@ class Ladder:
         self._recovered = True
         journals = self._journals()
         resumed = []
-        for fixture in self.store.pending_fixtures(self.tournament_id):
+        for fixture in self.store.arena.pending_fixtures(self.tournament_id):
             match_id = self._match_id(fixture.index)
             path = journals.pop(match_id, None)
             if path is None:
@@ -488,7 +488,7 @@ class Ladder:
         for request_id, match_id in self.store.pending_reruns():
             if request_id in self._unplayable:
                 continue
-            original = self.store.get_result(match_id)
+            original = self.store.arena.get_result(match_id)
             versions = self._versions()
             if original is None or any(label not in versions for label in original.seats):
                 log.warning("ladder: rerun %s of match %s cannot be played: its match or versions are gone", request_id, match_id)
@@ -511,7 +511,7 @@ class Ladder:
         table = pick_table(
             entrants,
             self.config.table_size,
-            self.store.ratings(self.tournament_id),
+            self.store.arena.ratings(self.tournament_id),
             self._meetings.games,
             recent,
             busy,
@@ -689,7 +689,7 @@ class Ladder:
     def _record(self, index: int, result: MatchResult, duration_s: float, node: str) -> None:
         """Store a played match: rated when finished, void (and final) otherwise."""
         try:
-            store_result(self.store, self.tournament_id, index, result, self._rate, duration_s, final=True, node=node)
+            store_result(self.store.arena, self.tournament_id, index, result, self._rate, duration_s, final=True, node=node)
         except (StoreError, ValueError):
             log.exception("ladder: the result of match %s could not be stored", result.match_id)
             return
@@ -703,7 +703,7 @@ class Ladder:
             with contextlib.suppress(RecordFileError):
                 record = read_record(record_path) if record_path.exists() else None
         try:
-            self.store.record_result(
+            self.store.arena.record_result(
                 self.tournament_id,
                 index,
                 match_id=match_id,

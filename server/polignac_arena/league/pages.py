@@ -10,7 +10,7 @@ and remote connections the league has seen.  A bot's rating history is on its bo
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Final, Protocol
 
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
@@ -19,6 +19,10 @@ from pydantic import BaseModel
 from polignac_arena.web.live import DEFAULT_POLL_S, LiveMark, stamp
 from polignac_arena.web.models import ErrorOut
 from polignac_arena.web.pages import Links, render
+
+if TYPE_CHECKING:
+    from polignac_arena.league.config import LeagueConfig
+    from polignac_arena.league.store import LeagueStore
 
 __all__ = ["MAX_BOTS", "MAX_ONLINE", "MAX_VERSIONS", "LeagueStatus", "league_router", "league_status"]
 
@@ -89,9 +93,9 @@ class LeagueStatus(BaseModel):
 class LeagueSource(Protocol):
     """What the page reads: the league's store, its tournament, its file, who is online."""
 
-    store: Any
+    store: LeagueStore
     tournament_id: int
-    config: Any
+    config: LeagueConfig
     online: Any
 
 
@@ -100,8 +104,8 @@ def league_status(
 ) -> LeagueStatus:
     """The league as it stands: one page of its bots (``limit`` after the name ``after``), each with its ``versions`` newest."""
     store = league.store
-    ratings = store.ratings(league.tournament_id)
-    progress = store.progress(league.tournament_id)
+    ratings = store.arena.ratings(league.tournament_id)
+    progress = store.arena.progress(league.tournament_id)
     page, total = store.bots_page(after, limit)
     latest = store.latest_versions([bot.name for bot in page], versions)
     bots = []
@@ -127,7 +131,7 @@ def league_status(
         bots.append(BotView(name=bot.name, author=bot.author, disabled=bot.disabled, versions=views, versions_total=count))
     everyone = sorted(league.online.online(), key=lambda b: b.label)
     online = [OnlineBotView(label=b.label, author=b.author, since=str(b.since), busy=int(b.busy)) for b in everyone[:MAX_ONLINE]]
-    live = [LiveMatch(index=f.index, seats=list(f.seats)) for f in store.pending_fixtures(league.tournament_id)]
+    live = [LiveMatch(index=f.index, seats=list(f.seats)) for f in store.arena.pending_fixtures(league.tournament_id)]
     next_after = page[-1].name if len(page) == limit and store.bots_page(page[-1].name, 1)[0] else None
     return LeagueStatus(
         name=league.config.name,
@@ -159,6 +163,6 @@ def league_router(league: LeagueSource) -> APIRouter:
     def page(after: After = None, limit: Limit = DEFAULT_BOTS, versions: Versions = DEFAULT_VERSIONS) -> str:
         live = LiveMark(stamp(league.config.store).key, round(DEFAULT_POLL_S * 1000))  # before the read: see web.app
         status = league_status(league, after=after, limit=limit, versions=versions)
-        return render("league.html", links, league.store, live, title=f"League {status.name}", status=status, limit=limit)
+        return render("league.html", links, league.store.arena, live, title=f"League {status.name}", status=status, limit=limit)
 
     return router

@@ -49,7 +49,6 @@ from polignac_arena.league.author_api import author_router
 from polignac_arena.league.authoring import (
     BotSummary,
     SubmissionRefused,
-    SubmissionState,
     SubmissionStatus,
     Throttled,
     Upload,
@@ -97,7 +96,7 @@ class League:
         self.config = config
         self.limits = config.author_limits
         self.store = LeagueStore(config.store)
-        self.tournament_id = self.store.create_tournament(config.name, config.identity(), [], source=config.source)
+        self.tournament_id = self.store.arena.create_tournament(config.name, config.identity(), [], source=config.source)
         self.archives = ArchiveStore(config.data)
         self.caps = ArchiveCaps(
             compressed_bytes=self.limits.archive_mb << 20, unpacked_bytes=self.limits.unpacked_mb << 20, files=self.limits.files
@@ -199,7 +198,7 @@ class League:
 
     def recent_matches(self, labels: list[str], limit: int) -> list[StoredResult]:
         """The last ``limit`` final results that seated any of ``labels``, newest first."""
-        found = {r.match_id: r for label in labels for r in self.store.recent_results(label, limit, self.tournament_id)}
+        found = {r.match_id: r for label in labels for r in self.store.arena.recent_results(label, limit, self.tournament_id)}
         return sorted(found.values(), key=lambda r: (r.finished_at, r.idx), reverse=True)[:limit]
 
     def authenticate(self, token: str, peer: str) -> str | None:
@@ -279,7 +278,7 @@ class League:
             id=str(version.id),
             author=version.author,
             bot=version.bot,
-            state=SubmissionState(version.state.value),
+            state=version.state,
             label=version.label,
             reason=version.reason,
             log=version.log.splitlines(),
@@ -290,8 +289,7 @@ class League:
         mine: dict[str, list[VersionSummary]] = {}
         for v in self.store.versions():
             if v.author == author:
-                state = SubmissionState(v.state.value)
-                summary = VersionSummary(str(v.id), v.label, state, v.reason, v.created_at, v.kind.value, v.updated_at)
+                summary = VersionSummary(str(v.id), v.label, v.state, v.reason, v.created_at, v.kind.value, v.updated_at)
                 mine.setdefault(v.bot, []).append(summary)
         online = self.online_names()
         counted = self.store.counted_bots(author, self.limits, online) if mine else set()

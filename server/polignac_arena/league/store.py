@@ -1,42 +1,7 @@
 """The league's part of the arena store: authors, their tokens, their bots and versions.
 
-The tables (schema version 2, see :mod:`polignac_arena.store.schema`):
-
-``league_authors``
-    ``id``, ``name`` (unique), ``created_at``.
-``league_tokens``
-    ``id`` (a token's public id), ``author_id``, ``salt``, ``hash`` (scrypt of the secret: see
-    :mod:`polignac_arena.league.tokens`), ``created_at``, ``revoked_at``, ``last_used_at``.
-``league_bots``
-    ``id``, ``name`` (unique in the league), ``author_id`` (its owner: the first author to
-    submit or connect a bot of that name), ``disabled``, ``created_at``, ``name_key`` (the name
-    as :func:`name_key` compares it: no two bots share one, so ``Random`` and ``RANDOM`` are
-    ``random``'s owner's).
-``league_versions``
-    ``id``, ``bot_id``, ``version`` (``1``, ``2``... for uploads; the bot's own text for a
-    remote bot), ``kind`` (``upload`` or ``remote``), ``archive`` (the SHA-256 of the upload's
-    archive, NULL once pruned or for a remote bot), ``state``, ``reason`` (why it was refused
-    or retired), ``log`` (the validation log), ``created_at``, ``updated_at``, ``activated_at``,
-    ``disk_bytes`` (what its archive, unpacked folder and build take on disk; 0 once they are gone).
-``league_new_versions``
-    ``id``, ``author_id``, ``kind``, ``at``: every upload received (accepted or refused) and every
-    new remote version, for the hourly limit (rows older than the hour are dropped).
-``league_settings``
-    ``key``, ``value``: the ladder's switches (``paused``).
-``league_reruns``
-    ``id``, ``match_id`` (a match to play again), ``requested_at``, ``fixture_idx`` (the
-    fixture that replays it, once scheduled).
-
-A version's ``state``: an upload is ``queued``, then ``validating`` (its build and smoke match),
-then ``active`` or ``refused``.  A remote version is ``active`` from its first connection (and
-again from each connection after its author retired it); its ``updated_at`` is when it was
-last seen (joined or left the lobby).  Each bot has at most one active version: activating one
-retires the one before, which keeps its history and ratings.  An author may retire their
-bot's active version (:meth:`LeagueStore.retire`).
-
-Toward an author's ``active_bots`` count the bots with a queued, validating or active upload,
-and the remote bots online now or seen within ``remote_idle_s``.  Results and ratings live in the league's tournament (one row of
-``tournaments``, fixtures appended one per match).
+Its tables sit beside the arena's in one SQLite file; docs/store.md ("The league's tables") describes
+them, a version's states, and what counts toward an author's limits.
 """
 
 from __future__ import annotations
@@ -46,16 +11,30 @@ import hashlib
 import json
 import os
 import secrets
+import sqlite3
 import threading
-import unicodedata
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
-from enum import StrEnum
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Self
 
 from polignac_arena.league.limits import LeagueLimits
+from polignac_arena.league.store_values import (
+    BOT_COLUMNS,
+    VERSION_COLUMNS,
+    Author,
+    LeagueBot,
+    LimitReached,
+    NotOwner,
+    TokenInfo,
+    Version,
+    VersionKind,
+    VersionState,
+    bot_of,
+    name_key,
+    version_of,
+)
 from polignac_arena.league.tokens import hash_secret, make_token, parse_token, verify_secret
 from polignac_arena.settings import NAME_RULE, VERSION_MAX, VERSION_PATTERN, is_name
 from polignac_arena.store import ConflictError, Store, StoreError
@@ -77,100 +56,8 @@ __all__ = [
 ]
 
 
-class VersionState(StrEnum):
-    """Where a version stands."""
-
-    QUEUED = "queued"
-    VALIDATING = "validating"
-    ACTIVE = "active"
-    REFUSED = "refused"
-    RETIRED = "retired"
-
-
-class VersionKind(StrEnum):
-    """How a version plays: uploaded and sandboxed here, or remote on its author's machine."""
-
-    UPLOAD = "upload"
-    REMOTE = "remote"
-
-
 class _DryRun(Exception):
     """Rolls back a transaction that only checked."""
-
-
-class NotOwner(StoreError):
-    """The bot belongs to another author."""
-
-
-class LimitReached(StoreError):
-    """A per-author limit refuses the request; the message names it.
-
-    ``retry_after_s``: how long until waiting lifts it (None when waiting does not help).
-    """
-
-    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
-
-
-@dataclass(frozen=True)
-class Author:
-    id: int
-    name: str
-    created_at: str
-
-
-@dataclass(frozen=True)
-class TokenInfo:
-    id: str
-    author: str
-    created_at: str
-    revoked_at: str | None
-    last_used_at: str | None
-
-    @property
-    def active(self) -> bool:
-        return self.revoked_at is None
-
-
-@dataclass(frozen=True)
-class LeagueBot:
-    id: int
-    name: str
-    author: str
-    disabled: bool
-    created_at: str
-
-
-@dataclass(frozen=True)
-class Version:
-    id: int
-    bot: str
-    author: str
-    version: str
-    kind: VersionKind
-    archive: str | None
-    state: VersionState
-    reason: str
-    log: str
-    created_at: str
-    updated_at: str
-    activated_at: str | None
-    bot_disabled: bool = False
-
-    @property
-    def label(self) -> str:
-        """The bot's key in results and ratings."""
-        return f"{self.bot}@{self.version}"
-
-
-def name_key(name: str) -> str:
-    """A bot's name as ownership and uniqueness compare it: Unicode-normalised (NFKC) and case folded.
-
-    >>> name_key("Random") == name_key("RANDOM") == name_key("random")
-    True
-    """
-    return unicodedata.normalize("NFKC", name).casefold()
 
 
 HASHES_AT_ONCE: Final = 2
@@ -203,37 +90,37 @@ def _check_name(what: str, name: object) -> str:
     return name
 
 
-_VERSION_COLUMNS = """v.id, b.name, a.name, v.version, v.kind, v.archive, v.state, v.reason, v.log, v.created_at,
-    v.updated_at, v.activated_at, b.disabled FROM league_versions v JOIN league_bots b ON b.id = v.bot_id
-    JOIN league_authors a ON a.id = b.author_id"""
+class LeagueStore:
+    """The league's tables beside the arena's, in one SQLite file; every write is one transaction, as in :class:`Store`.
 
+    :attr:`arena` is that file's :class:`Store`: the league's tournament, its fixtures, results and
+    ratings.  Use it as a context manager, or call :meth:`close`.
+    """
 
-def _version(row: Any) -> Version:
-    return Version(
-        id=int(row[0]),
-        bot=row[1],
-        author=row[2],
-        version=row[3],
-        kind=VersionKind(row[4]),
-        archive=row[5],
-        state=VersionState(row[6]),
-        reason=row[7],
-        log=row[8],
-        created_at=row[9],
-        updated_at=row[10],
-        activated_at=row[11],
-        bot_disabled=bool(row[12]),
-    )
-
-
-class LeagueStore(Store):
-    """An arena store with the league's tables; every write is one transaction, as in :class:`Store`."""
-
-    def __init__(self, path: str | Path, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True, timeout: float = 30.0) -> None:
         _private_file(Path(path))
-        super().__init__(path, *args, **kwargs)
+        self.arena = Store(path, create=create, timeout=timeout)
         self._checked_tokens: dict[bytes, tuple[str, str]] = {}
         self._hashing = threading.BoundedSemaphore(HASHES_AT_ONCE)
+
+    @property
+    def path(self) -> Path:
+        return self.arena.path
+
+    def close(self) -> None:
+        self.arena.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self.arena.write()
+
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self.arena.read()
 
     # -- authors and tokens --------------------------------------------------------------------
 
@@ -327,25 +214,25 @@ class LeagueStore(Store):
         remembered = self._checked_tokens.get(key)
         with self._read() as conn:
             row = conn.execute(
-                "SELECT t.salt, t.hash, t.revoked_at, a.name FROM league_tokens t JOIN league_authors a ON a.id = t.author_id"
+                "SELECT t.salt, t.hash, t.revoked_at, a.name AS author FROM league_tokens t JOIN league_authors a ON a.id = t.author_id"
                 " WHERE t.id = ?",
                 (parts.id,),
             ).fetchone()
-        if row is None or row[2] is not None:
+        if row is None or row["revoked_at"] is not None:
             self._checked_tokens.pop(key, None)
             return None
         if remembered is not None and remembered[0] == parts.id:
-            return str(row[3])
+            return str(row["author"])
         with self._hashing:
-            good = verify_secret(parts.secret, row[0], row[1])
+            good = verify_secret(parts.secret, row["salt"], row["hash"])
         if not good:
             return None
         if len(self._checked_tokens) > 10_000:
             self._checked_tokens.clear()
-        self._checked_tokens[key] = (parts.id, str(row[3]))
+        self._checked_tokens[key] = (parts.id, str(row["author"]))
         with self._write() as conn:
             conn.execute("UPDATE league_tokens SET last_used_at = ? WHERE id = ?", (now_text(), parts.id))
-        return str(row[3])
+        return str(row["author"])
 
     def token_known(self, token_id: str) -> bool:
         """Whether a token with this public id was ever made (revoked or not): a cheap look-up, no hash."""
@@ -367,29 +254,28 @@ class LeagueStore(Store):
     def bot(self, name: str) -> LeagueBot | None:
         with self._read() as conn:
             row = conn.execute(
-                "SELECT b.id, b.name, a.name, b.disabled, b.created_at FROM league_bots b JOIN league_authors a ON a.id = b.author_id"
-                " WHERE b.name = ?",
+                f"SELECT {BOT_COLUMNS} WHERE b.name = ?",
                 (name,),
             ).fetchone()
-        return None if row is None else LeagueBot(int(row[0]), row[1], row[2], bool(row[3]), row[4])
+        return None if row is None else bot_of(row)
 
     def bots(self, author: str | None = None) -> list[LeagueBot]:
-        query = "SELECT b.id, b.name, a.name, b.disabled, b.created_at FROM league_bots b JOIN league_authors a ON a.id = b.author_id"
+        query = f"SELECT {BOT_COLUMNS}"
         with self._read() as conn:
             rows = (
                 conn.execute(f"{query} WHERE a.name = ? ORDER BY b.name", (author,)).fetchall()
                 if author is not None
                 else conn.execute(f"{query} ORDER BY b.name").fetchall()
             )
-        return [LeagueBot(int(r[0]), r[1], r[2], bool(r[3]), r[4]) for r in rows]
+        return [bot_of(row) for row in rows]
 
     def bots_page(self, after: str | None = None, limit: int = 50) -> tuple[list[LeagueBot], int]:
         """Up to ``limit`` bots by name, after the name ``after``; and how many bots there are in all."""
-        query = "SELECT b.id, b.name, a.name, b.disabled, b.created_at FROM league_bots b JOIN league_authors a ON a.id = b.author_id"
+        query = f"SELECT {BOT_COLUMNS}"
         with self._read() as conn:
             total = int(conn.execute("SELECT count(*) FROM league_bots").fetchone()[0])
             rows = conn.execute(f"{query} WHERE b.name > ? ORDER BY b.name LIMIT ?", (after or "", max(0, limit))).fetchall()
-        return [LeagueBot(int(r[0]), r[1], r[2], bool(r[3]), r[4]) for r in rows], total
+        return [bot_of(row) for row in rows], total
 
     def latest_versions(self, bots: list[str], per_bot: int) -> dict[str, tuple[list[Version], int]]:
         """The newest ``per_bot`` versions of each of ``bots`` (newest first), and how many each has in all."""
@@ -398,18 +284,18 @@ class LeagueStore(Store):
         with self._read() as conn:
             # Every column of a Version but its log (the pages never show it: it may be long).
             rows = conn.execute(
-                """SELECT * FROM (SELECT v.id AS vid, b.name, a.name, v.version, v.kind, v.archive, v.state, v.reason, '',
-                        v.created_at, v.updated_at, v.activated_at, b.disabled,
+                """SELECT * FROM (SELECT v.id AS id, b.name AS bot, a.name AS author, v.version, v.kind, v.archive, v.state,
+                        v.reason, '' AS log, v.created_at, v.updated_at, v.activated_at, b.disabled AS bot_disabled,
                         row_number() OVER (PARTITION BY v.bot_id ORDER BY v.id DESC) AS n,
                         count(*) OVER (PARTITION BY v.bot_id) AS total
                     FROM league_versions v JOIN league_bots b ON b.id = v.bot_id JOIN league_authors a ON a.id = b.author_id
-                    WHERE b.name IN (SELECT value FROM json_each(?))) WHERE n <= ? ORDER BY vid DESC""",
+                    WHERE b.name IN (SELECT value FROM json_each(?))) WHERE n <= ? ORDER BY id DESC""",
                 (json.dumps(bots), per_bot),
             ).fetchall()
         found: dict[str, tuple[list[Version], int]] = {}
         for row in rows:
-            versions, _ = found.setdefault(row[1], ([], int(row[-1])))
-            versions.append(_version(row))
+            versions, _ = found.setdefault(row["bot"], ([], int(row["total"])))
+            versions.append(version_of(row))
         return found
 
     def set_disabled(self, name: str, disabled: bool) -> None:
@@ -511,7 +397,7 @@ class LeagueStore(Store):
                 "UPDATE league_versions SET state = 'retired', reason = 'retired by its author', updated_at = ? WHERE id = ?",
                 (now_text(), int(active[0])),
             )
-            return _version(conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.id = ?", (int(active[0]),)).fetchone())
+            return version_of(conn.execute(f"SELECT {VERSION_COLUMNS} WHERE v.id = ?", (int(active[0]),)).fetchone())
 
     # -- versions -----------------------------------------------------------------------------
 
@@ -532,7 +418,7 @@ class LeagueStore(Store):
         moment = now or datetime.now(UTC)
         with self._write() as conn:
             self._check_upload(conn, author, bot, limits, moment, online, make=False)  # the name is taken once a version is stored
-            self._count_new_version(conn, self._author_id(conn, author), VersionKind.UPLOAD, moment)
+            self._count_newversion_of(conn, self._author_id(conn, author), VersionKind.UPLOAD, moment)
 
     def _check_upload(
         self, conn: Any, author: str, bot: str, limits: LeagueLimits, moment: datetime, online: Collection[str] = (), *, make: bool = True
@@ -562,7 +448,7 @@ class LeagueStore(Store):
             )
 
     @staticmethod
-    def _count_new_version(conn: Any, author_id: int, kind: VersionKind, moment: datetime) -> None:
+    def _count_newversion_of(conn: Any, author_id: int, kind: VersionKind, moment: datetime) -> None:
         at = timestamp_text(moment)
         conn.execute("INSERT INTO league_new_versions (author_id, kind, at) VALUES (?, ?, ?)", (author_id, kind.value, at))
 
@@ -600,7 +486,7 @@ class LeagueStore(Store):
                 bot_id, _ = self._claim(conn, author, bot, limits, online)
             else:
                 bot_id = self._check_upload(conn, author, bot, limits, moment, online)
-                self._count_new_version(conn, self._author_id(conn, author), VersionKind.UPLOAD, moment)
+                self._count_newversion_of(conn, self._author_id(conn, author), VersionKind.UPLOAD, moment)
             count = conn.execute("SELECT count(*) FROM league_versions WHERE bot_id = ? AND kind = 'upload'", (bot_id,)).fetchone()[0]
             stamp = timestamp_text(moment)
             version_id = int(
@@ -625,7 +511,7 @@ class LeagueStore(Store):
                 holding -= 1
                 if not conn.execute("SELECT 1 FROM league_versions WHERE archive = ?", (old_archive,)).fetchone():
                     pruned.append(str(old_archive))
-            version = _version(conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
+            version = version_of(conn.execute(f"SELECT {VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
         return version, pruned
 
     def claim_remote(
@@ -656,7 +542,7 @@ class LeagueStore(Store):
                 moment = datetime.now(UTC)
                 author_id = self._author_id(conn, author)
                 self._check_hourly(conn, author_id, limits, moment)
-                self._count_new_version(conn, author_id, VersionKind.REMOTE, moment)
+                self._count_newversion_of(conn, author_id, VersionKind.REMOTE, moment)
                 now = now_text()
                 version_id = int(
                     conn.execute(
@@ -672,12 +558,12 @@ class LeagueStore(Store):
                 self._activate(conn, version_id, tournament_id, prior)
             else:
                 conn.execute("UPDATE league_versions SET updated_at = ? WHERE id = ?", (now_text(), version_id))
-            return _version(conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
+            return version_of(conn.execute(f"SELECT {VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
 
     def version(self, version_id: int) -> Version | None:
         with self._read() as conn:
-            row = conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone()
-        return None if row is None else _version(row)
+            row = conn.execute(f"SELECT {VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone()
+        return None if row is None else version_of(row)
 
     def versions(self, bot: str | None = None, *, states: tuple[VersionState, ...] = ()) -> list[Version]:
         """Versions (of ``bot``; in ``states``), oldest first."""
@@ -690,7 +576,7 @@ class LeagueStore(Store):
             params.extend(s.value for s in states)
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._read() as conn:
-            return [_version(r) for r in conn.execute(f"SELECT {_VERSION_COLUMNS}{where} ORDER BY v.id", params).fetchall()]
+            return [version_of(r) for r in conn.execute(f"SELECT {VERSION_COLUMNS}{where} ORDER BY v.id", params).fetchall()]
 
     def start_validation(self, version_id: int) -> None:
         with self._write() as conn:
@@ -726,19 +612,19 @@ class LeagueStore(Store):
                         "UPDATE league_versions SET state = 'refused', reason = ?, updated_at = ? WHERE id = ?",
                         (reason, now_text(), version_id),
                     )
-            return _version(conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
+            return version_of(conn.execute(f"SELECT {VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
 
     def _activate(self, conn: Any, version_id: int, tournament_id: int, prior: Callable[[Rating | None], Rating]) -> None:
         """Make a version active: the bot's previous active version retires; the new one's rating starts from ``prior``."""
-        new = _version(conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
+        new = version_of(conn.execute(f"SELECT {VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
         previous = conn.execute(
-            f"SELECT {_VERSION_COLUMNS} WHERE b.name = ? AND v.state = 'active' AND v.id != ? ORDER BY v.activated_at DESC",
+            f"SELECT {VERSION_COLUMNS} WHERE b.name = ? AND v.state = 'active' AND v.id != ? ORDER BY v.activated_at DESC",
             (new.bot, version_id),
         ).fetchall()
         now = now_text()
         inherited: Rating | None = None
         for row in previous:
-            old = _version(row)
+            old = version_of(row)
             conn.execute(
                 "UPDATE league_versions SET state = 'retired', reason = ?, updated_at = ? WHERE id = ?",
                 (f"replaced by {new.label}", now, old.id),
@@ -753,8 +639,8 @@ class LeagueStore(Store):
             (now, now, version_id),
         )
         if conn.execute("SELECT 1 FROM ratings WHERE tournament_id = ? AND bot = ?", (tournament_id, new.label)).fetchone() is None:
-            mu, sigma = self._rating(new.label, prior(inherited))
-            self._set_prior(conn, tournament_id, new.label, (mu, sigma), now)
+            mu, sigma = self.arena.checked_rating(new.label, prior(inherited))
+            self.arena.set_prior(conn, tournament_id, new.label, (mu, sigma), now)
 
     def disk_used(self, author: str) -> int:
         """The bytes ``author``'s versions take on disk (their archives, unpacked folders and builds)."""
@@ -816,8 +702,8 @@ class LeagueStore(Store):
     def unmeasured(self) -> list[Version]:
         """Versions holding an archive whose disk use is not known (stored before it was counted)."""
         with self._read() as conn:
-            rows = conn.execute(f"SELECT {_VERSION_COLUMNS} WHERE v.archive IS NOT NULL AND v.disk_bytes = 0 ORDER BY v.id").fetchall()
-        return [_version(r) for r in rows]
+            rows = conn.execute(f"SELECT {VERSION_COLUMNS} WHERE v.archive IS NOT NULL AND v.disk_bytes = 0 ORDER BY v.id").fetchall()
+        return [version_of(r) for r in rows]
 
     def pending_validations(self) -> list[Version]:
         """Uploads waiting for (or interrupted in) their validation, oldest first."""
@@ -840,7 +726,7 @@ class LeagueStore(Store):
 
     def request_rerun(self, match_id: str) -> int:
         """Ask the ladder to play a match again (same seats and deal); its request id."""
-        if self.get_result(match_id) is None:
+        if self.arena.get_result(match_id) is None:
             raise StoreError(f"there is no match {match_id!r} in the store")
         with self._write() as conn:
             return int(
@@ -861,11 +747,11 @@ class LeagueStore(Store):
         ``index``: the fixture's (one no fixture has); by default the next after the last.
         """
         with self._write() as conn:
-            self._require(conn, tournament_id)
+            self.arena.require(conn, tournament_id)
             last = conn.execute("SELECT max(idx) FROM fixtures WHERE tournament_id = ?", (tournament_id,)).fetchone()[0]
             idx = (-1 if last is None else int(last)) + 1 if index is None else index
             group = "null" if rerun is None else f'{{"rerun":{int(rerun)}}}'
-            self._insert_fixture(conn, tournament_id, idx, seats, seed, group)
+            self.arena.insert_fixture(conn, tournament_id, idx, seats, seed, group)
             if rerun is not None:
                 conn.execute("UPDATE league_reruns SET fixture_idx = ? WHERE id = ?", (idx, rerun))
             return idx

@@ -63,10 +63,8 @@ class Validator:
                 woken = asyncio.ensure_future(self.wake.wait())
                 done, _ = await asyncio.wait([*self.running, woken], return_when=asyncio.FIRST_COMPLETED)
                 woken.cancel()
-                for task in done:
-                    ended = self.running.pop(task, None)  # type: ignore[arg-type]  # the wake-up is not in the dict
-                    if ended is None:
-                        continue
+                for task in [task for task in self.running if task in done]:  # the wake-up is not a validation
+                    ended = self.running.pop(task)
                     if not task.cancelled() and task.exception() is not None:
                         log.error("validation of %s failed: %r", ended.label, task.exception())
                     self.league.on_active()

@@ -34,7 +34,6 @@ holds (:attr:`SeatConnection.end_status`); the texts are in docs/protocol.md.
 from __future__ import annotations
 
 import asyncio
-import collections
 import datetime as dt
 import functools
 import logging
@@ -43,7 +42,6 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import grpc
 import grpc.aio
@@ -70,8 +68,10 @@ from polignac_arena.record_lines import (
 )
 from polignac_arena.referee import texts
 from polignac_arena.referee.faults import Fault, rule_on_fault
+from polignac_arena.referee.inbox import Inbox, InboxItem
 from polignac_arena.referee.journal import JournalState, JournalWriter, token_digest
 from polignac_arena.referee.record import write_record
+from polignac_arena.referee.seat_stream import MAX_BACKLOG, Refusal, SeatConnection
 from polignac_arena.settings import TimeControl
 from polignac_arena.statuses import ActionStatus, MatchStatus
 
@@ -103,10 +103,6 @@ _STATUS_TO_PB = {status: pb.MatchStatus.Value(f"MATCH_STATUS_{status.name}") for
 _EXIT_PROBE_S = 0.5
 MAX_REQUEST_ID = (1 << 53) - 1
 """Request ids stay at or below this, so that clients holding numbers as doubles (JSON) keep them exact."""
-MAX_BACKLOG = 8
-"""Messages of one seat read ahead of the host: beyond, the stream is not read until the host catches up."""
-Refusal = tuple[grpc.StatusCode, str]
-"""Why a stream cannot take its seat: the status it ends with, and its detail text."""
 
 
 class MatchSuspended(Exception):
@@ -116,84 +112,6 @@ class MatchSuspended(Exception):
         self.match_id = match_id
         self.reason = reason
         super().__init__(f"match {match_id!r} suspended: {reason}")
-
-
-class SeatConnection:
-    """The referee's end of one seat's stream."""
-
-    def __init__(self, context: grpc.aio.ServicerContext[Any, Any], name: str, version: str, write_timeout_s: float) -> None:
-        self.context = context
-        self.name = name
-        self.version = version
-        self.done = asyncio.Event()  # set when the referee is finished with this stream
-        self.broken = False
-        self.broken_why: str | None = None
-        """Why the referee could not write to the stream, when that is what broke it."""
-        self.welcomed = asyncio.Event()  # the Welcome is sent: the stream is read from then on
-        self.read_stopped = False
-        """The referee reads nothing more from this stream (its seat forfeited): gRPC flow control
-        then holds back whatever the bot still writes, at no cost to the referee."""
-        self.backlog = 0  # messages read and not yet taken by the host
-        self.room = asyncio.Event()  # set while the backlog is below MAX_BACKLOG
-        self.room.set()
-        self.end_status: tuple[grpc.StatusCode, str] | None = None
-        """The status the stream ends with when the referee ends it early (None: OK, or as it broke)."""
-        self._write_timeout_s = write_timeout_s
-
-    async def send(self, message: pb.PlayResponse) -> bool:
-        """Write one message; False (and the stream marked broken) if it cannot be written in time."""
-        if self.broken or self.done.is_set():
-            return False
-        # A bare timer, not asyncio.timeout(): this runs inside every decision's clock, where
-        # asyncio.timeout() costs about 12 us (Python 3.11) and this a few.
-        task = asyncio.current_task()
-        assert task is not None
-        expired = False
-
-        def expire() -> None:
-            nonlocal expired
-            expired = True
-            task.cancel()
-
-        timer = task.get_loop().call_later(self._write_timeout_s, expire)
-        try:
-            await self.context.write(message)
-            return True
-        except asyncio.CancelledError:
-            if not expired or task.uncancel() > 0:
-                raise  # cancelled from outside, not (only) by our timer
-            log.info("write to %s timed out after %g s", self.name, self._write_timeout_s)
-            self.broken_why = texts.NOT_READ.format(seconds=f"{self._write_timeout_s:g}")
-        except Exception as exc:  # any failure to write (grpc raises several kinds, some internal) breaks the stream
-            log.info("write to %s failed: %r", self.name, exc)
-        finally:
-            timer.cancel()
-        self.broken = True
-        return False
-
-    def close(self) -> None:
-        """Let the stream's handler return, which ends the RPC."""
-        self.done.set()
-
-    def end(self, code: grpc.StatusCode, detail: str) -> None:
-        """End the stream now with ``code`` and ``detail``; nothing more is written to it."""
-        if self.end_status is None and not self.done.is_set():
-            self.end_status = (code, detail)
-        self.broken = True
-        self.read_stopped = True
-        self.done.set()
-
-    def read_one(self) -> None:
-        """The reader has posted one more message to the host."""
-        self.backlog += 1
-        if self.backlog >= MAX_BACKLOG:
-            self.room.clear()
-
-    def took_one(self) -> None:
-        """The host has taken one of this stream's messages."""
-        self.backlog -= 1
-        if self.backlog < MAX_BACKLOG and not self.room.is_set():
-            self.room.set()
 
 
 @dataclass
@@ -218,53 +136,8 @@ class MatchResult:
         return [line.to_dict() for line in self.lines]
 
 
-# Inbox items: (seat, kind, payload).  Kinds: "joined", "message" ((message, read at, conn)),
-# "undecodable" ((reason, conn)), "closed" (the bot half-closed its stream), "gone" (the stream
-# broke), "exited", "abort", "back" (an away seat reattached), "replaced" (a new stream took the
-# seat from one the referee held), "grace_over" (made by _next_item when an away seat's grace runs out).
-_Item = tuple[int, str, Any]
 # What a seat can send or suffer before the Welcomes: judged after them, so the Welcome comes first.
 _SEAT_KINDS = frozenset({"message", "undecodable", "closed", "gone", "exited"})
-
-
-class _Inbox:
-    """A FIFO read by one task: what asyncio.Queue plus asyncio.timeout did, for one future and one timer."""
-
-    def __init__(self) -> None:
-        self._items: collections.deque[_Item] = collections.deque()
-        self._waiter: asyncio.Future[None] | None = None
-
-    def put_nowait(self, item: _Item) -> None:
-        self._items.append(item)
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
-
-    async def get_until(self, deadline: float) -> _Item | None:
-        """The next item, or None once ``time.monotonic()`` has reached ``deadline``.
-
-        The timer is set relative to now rather than on the loop's clock (which need not be
-        ``time.monotonic``: uvloop's counts whole milliseconds), and a wake-up that comes
-        early is checked against ``time.monotonic()`` and waited out: a bot is never timed
-        out before its time.
-        """
-        while not self._items:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            loop = asyncio.get_running_loop()
-            waiter = self._waiter = loop.create_future()
-            timer = loop.call_later(remaining, _wake, waiter)
-            try:
-                await waiter
-            finally:
-                timer.cancel()
-                self._waiter = None
-        return self._items.popleft()
-
-
-def _wake(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
 
 
 class MatchHost:
@@ -305,7 +178,7 @@ class MatchHost:
         self._pb_events: dict[int, pb.Event | None] = {}  # event index -> message, for events every seat sees alike
         self._pb_tricks = TrickMessages()  # this hand's completed tricks, public to every seat
         self._exit_status = exit_status
-        self._inbox = _Inbox()
+        self._inbox = Inbox()
         self._request_id = secrets.randbelow(1 << 20)  # not guessable from 0, and far below MAX_REQUEST_ID
         self._pending: tuple[int, int] | None = None  # (seat, request_id) awaited now
         self._withdrawn: set[tuple[int, int]] = set()  # requests a forfeit made moot: late answers are not faults
@@ -543,7 +416,7 @@ class MatchHost:
     async def _seat_everyone(self) -> None:
         deadline = time.monotonic() + self.time_control.startup_ms / 1000
         n = self.rules.players
-        later: list[_Item] = []  # what befell seated seats before their Welcome
+        later: list[InboxItem] = []  # what befell seated seats before their Welcome
         # An away seat (a remote one, after the league restarted) is not waited for: it has its grace.
         while not self._halted and any(self.conns[s] is None and s not in self.match.forfeited and s not in self._away for s in range(n)):
             item = await self._next_item(deadline)
@@ -585,7 +458,7 @@ class MatchHost:
         await self._send(seat, pb.PlayResponse(welcome=welcome), with_events=False)
         conn.welcomed.set()
 
-    async def _next_item(self, deadline: float) -> _Item | None:
+    async def _next_item(self, deadline: float) -> InboxItem | None:
         """The next inbox item, or None once ``deadline`` (on ``time.monotonic``) has passed.
 
         An away seat whose grace runs out first yields a ``grace_over`` item instead.
@@ -717,7 +590,7 @@ class MatchHost:
 
     # -- everything that is not the awaited decision ----------------------------------------
 
-    async def _handle_item(self, item: _Item) -> None:
+    async def _handle_item(self, item: InboxItem) -> None:
         seat, kind, payload = item
         if kind == "abort":
             self._aborted = str(payload)

@@ -7,7 +7,7 @@ import itertools
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Self, TypeVar
@@ -73,6 +73,7 @@ class Database:
             self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise self._error(exc) from None
+        self._conn.row_factory = sqlite3.Row  # rows are read by column name
         try:
             self._open(timeout)
         except BaseException:
@@ -93,7 +94,7 @@ class Database:
             self._conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         if version == len(schema.MIGRATIONS):
             return  # up to date: no write lock needed (a reader opening the store never waits for the runner)
-        with self._write() as conn:
+        with self.write() as conn:
             version = self._check_identity()  # again, under the lock: another process may have migrated it
             for number in range(version, len(schema.MIGRATIONS)):
                 schema.MIGRATIONS[number](conn)
@@ -149,7 +150,7 @@ class Database:
             raise self._error(exc) from None
 
     @contextlib.contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> Iterator[sqlite3.Connection]:
         """One write transaction: all of it is committed, or none of it."""
         with self._lock, self._guard():
             self._conn.execute("BEGIN IMMEDIATE")
@@ -162,7 +163,7 @@ class Database:
                 raise
 
     @contextlib.contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
+    def read(self) -> Iterator[sqlite3.Connection]:
         """One read transaction: every query sees the same snapshot."""
         with self._lock, self._guard():
             self._conn.execute("BEGIN")
@@ -172,9 +173,13 @@ class Database:
                 if self._conn.in_transaction:
                     self._conn.execute("COMMIT")
 
-    def _tournament(self, row: Sequence[Any]) -> Tournament:
-        status = self._status(TournamentStatus, row[4], "tournament status", f"tournament {row[1]!r}")
-        return Tournament(row[0], row[1], json.loads(row[2]), row[3], status, row[5], row[6], row[7])
+    def _tournament(self, row: sqlite3.Row) -> Tournament:
+        """A row of :attr:`_TOURNAMENT`."""
+        status = self._status(TournamentStatus, row["status"], "tournament status", f"tournament {row['name']!r}")
+        return Tournament(
+            row["id"], row["name"], json.loads(row["config"]), row["source"], status, row["created_at"], row["updated_at"],
+            row["rating_cursor"],
+        )  # fmt: skip
 
     def _status(self, kind: type[S], text: object, what: str, owner: str) -> S:
         """A status column's text as its enum: an unknown text (a file edited by hand) is an error, never passed on."""
@@ -183,15 +188,17 @@ class Database:
         except UnknownStatusError as exc:
             raise UnknownStatusError(f"the store {str(self.path)!r}: {owner} has an {exc}") from None
 
-    def _require(self, conn: sqlite3.Connection, tournament_id: int) -> Tournament:
+    def require(self, conn: sqlite3.Connection, tournament_id: int) -> Tournament:
+        """The tournament with this id (inside an open transaction); :class:`StoreError` if there is none."""
         row = conn.execute(f"{self._TOURNAMENT} WHERE id = ?", (tournament_id,)).fetchone()
         if row is None:
             raise StoreError(f"the store {str(self.path)!r} has no tournament with id {tournament_id!r}")
         return self._tournament(row)
 
     @staticmethod
-    def _fixture(row: Sequence[Any]) -> StoredFixture:
-        return StoredFixture(row[0], tuple(json.loads(row[1])), int(row[2]), json.loads(row[3]))
+    def _fixture(row: sqlite3.Row) -> StoredFixture:
+        """A row of ``SELECT idx, seats, seed, grp FROM fixtures``."""
+        return StoredFixture(row["idx"], tuple(json.loads(row["seats"])), int(row["seed"]), json.loads(row["grp"]))
 
     @staticmethod
     def _unknown_status(conn: sqlite3.Connection, tournament_id: int) -> str | None:
@@ -211,14 +218,30 @@ class Database:
                 return str(row[0])
         return None
 
-    def _result(self, row: Sequence[Any], record: list[dict[str, Any]] | None = None) -> StoredResult:
-        places = None if row[8] is None else tuple(json.loads(row[8]))
-        status = self._status(MatchStatus, row[6], "match status", f"match {row[5]!r}")
+    def _result(self, row: sqlite3.Row, record: list[dict[str, Any]] | None = None) -> StoredResult:
+        """A row of :attr:`_RESULT`."""
+        places = None if row["places"] is None else tuple(json.loads(row["places"]))
+        status = self._status(MatchStatus, row["status"], "match status", f"match {row['match_id']!r}")
         return StoredResult(
-            row[0], row[1], row[2], tuple(json.loads(row[3])), int(row[4]), row[5], status, bool(row[7]), places,
-            tuple(json.loads(row[9])), tuple(json.loads(row[10])), row[11], tuple(json.loads(row[12])), row[13], row[14], row[15],
-            record, row[17],
-        )  # fmt: skip
+            tournament_id=row["tournament_id"],
+            tournament=row["name"],
+            idx=row["idx"],
+            seats=tuple(json.loads(row["seats"])),
+            seed=int(row["seed"]),
+            match_id=row["match_id"],
+            status=status,
+            final=bool(row["final"]),
+            places=places,
+            totals=tuple(json.loads(row["totals"])),
+            faults=tuple(json.loads(row["faults"])),
+            hands=row["hands"],
+            penalties=tuple(json.loads(row["penalties"])),
+            duration_s=row["duration_s"],
+            finished_at=row["finished_at"],
+            record_path=row["record_path"],
+            record=record,
+            node=row["node"],
+        )
 
     @staticmethod
     def _latest(conn: sqlite3.Connection) -> dict[str, Rating]:

@@ -37,7 +37,7 @@ class StoreQueries(Database):
 
     def get_bot(self, name: str, version: str | None = None) -> Bot | None:
         """The bot ``name`` at ``version``, or its latest added version when ``version`` is None; None if unknown."""
-        with self._read() as conn:
+        with self.read() as conn:
             if version is None:
                 row = conn.execute(f"{self._BOT} WHERE name = ? ORDER BY added_at DESC, id DESC LIMIT 1", (name,)).fetchone()
             else:
@@ -46,27 +46,27 @@ class StoreQueries(Database):
 
     def list_bots(self) -> list[Bot]:
         """Every registered bot version, by name then in the order added."""
-        with self._read() as conn:
+        with self.read() as conn:
             rows = conn.execute(f"{self._BOT} ORDER BY name, added_at, id").fetchall()
         return [Bot(*row) for row in rows]
 
     def get_tournament(self, key: str | int) -> Tournament | None:
         """The tournament of that name (a ``str``) or id (an ``int``); None if there is none."""
         column = "id" if isinstance(key, int) else "name"
-        with self._read() as conn:
+        with self.read() as conn:
             row = conn.execute(f"{self._TOURNAMENT} WHERE {column} = ?", (key,)).fetchone()
         return None if row is None else self._tournament(row)
 
     def list_tournaments(self) -> list[Tournament]:
         """Every tournament, oldest first."""
-        with self._read() as conn:
+        with self.read() as conn:
             rows = conn.execute(f"{self._TOURNAMENT} ORDER BY id").fetchall()
         return [self._tournament(row) for row in rows]
 
     def fixtures(self, tournament_id: int) -> list[StoredFixture]:
         """A tournament's whole schedule, in order."""
-        with self._read() as conn:
-            self._require(conn, tournament_id)
+        with self.read() as conn:
+            self.require(conn, tournament_id)
             rows = conn.execute(
                 "SELECT idx, seats, seed, grp FROM fixtures WHERE tournament_id = ? ORDER BY idx", (tournament_id,)
             ).fetchall()
@@ -74,8 +74,8 @@ class StoreQueries(Database):
 
     def pending_fixtures(self, tournament_id: int) -> list[StoredFixture]:
         """The fixtures without a final result, in schedule order: what a (resumed) run still has to play."""
-        with self._read() as conn:
-            self._require(conn, tournament_id)
+        with self.read() as conn:
+            self.require(conn, tournament_id)
             rows = conn.execute(
                 """SELECT idx, seats, seed, grp FROM fixtures f WHERE tournament_id = ? AND NOT EXISTS
                    (SELECT 1 FROM results r WHERE r.tournament_id = f.tournament_id AND r.idx = f.idx AND r.final = 1)
@@ -86,8 +86,8 @@ class StoreQueries(Database):
 
     def progress(self, tournament_id: int) -> Progress:
         """Fixtures in all, done, void, rated, attempts, and faults by kind over the final results."""
-        with self._read() as conn:
-            tournament = self._require(conn, tournament_id)
+        with self.read() as conn:
+            tournament = self.require(conn, tournament_id)
             last = conn.execute("SELECT max(idx) FROM fixtures WHERE tournament_id = ?", (tournament_id,)).fetchone()[0]
             row = conn.execute(
                 "SELECT done, void, attempts, faults FROM tournament_stats WHERE tournament_id = ?", (tournament_id,)
@@ -100,25 +100,25 @@ class StoreQueries(Database):
 
     def get_result(self, match_id: str) -> StoredResult | None:
         """The match with that id, with its record: the final result, else the latest attempt; None if unknown."""
-        with self._read() as conn:
+        with self.read() as conn:
             row = conn.execute(f"{self._RESULT} WHERE r.match_id = ? ORDER BY r.final DESC, r.id DESC LIMIT 1", (match_id,)).fetchone()
             if row is None:
                 return None
-            blob = conn.execute("SELECT encoding, data FROM records WHERE result_id = ?", (row[16],)).fetchone()
-        return self._result(row, None if blob is None else decode_record(blob[0], blob[1]))
+            blob = conn.execute("SELECT encoding, data FROM records WHERE result_id = ?", (row["id"],)).fetchone()
+        return self._result(row, None if blob is None else decode_record(blob["encoding"], blob["data"]))
 
     def list_results(self, tournament_id: int, *, attempts: bool = False) -> list[StoredResult]:
         """A tournament's final results in schedule order (with ``attempts``, the attempts too), without records."""
-        with self._read() as conn:
-            self._require(conn, tournament_id)
+        with self.read() as conn:
+            self.require(conn, tournament_id)
             where = "" if attempts else " AND r.final = 1"
             rows = conn.execute(f"{self._RESULT} WHERE r.tournament_id = ?{where} ORDER BY r.idx, r.id", (tournament_id,)).fetchall()
         return [self._result(row) for row in rows]
 
     def node_throughput(self, tournament_id: int) -> list[NodeThroughput]:
         """Per node that played its final results: how many, and the time they span (by node name)."""
-        with self._read() as conn:
-            self._require(conn, tournament_id)
+        with self.read() as conn:
+            self.require(conn, tournament_id)
             rows = conn.execute(
                 """SELECT COALESCE(node, ''), COUNT(*), COALESCE(SUM(duration_s), 0), MAX(COALESCE(duration_s, 0)),
                    MIN(finished_at), MAX(finished_at) FROM results WHERE tournament_id = ? AND final = 1
@@ -134,8 +134,8 @@ class StoreQueries(Database):
 
     def ratings(self, tournament_id: int) -> dict[str, Rating]:
         """The current ratings of a tournament's bots (those rated or given a prior), by bot key."""
-        with self._read() as conn:
-            self._require(conn, tournament_id)
+        with self.read() as conn:
+            self.require(conn, tournament_id)
             rows = conn.execute("SELECT bot, mu, sigma FROM ratings WHERE tournament_id = ? ORDER BY bot", (tournament_id,)).fetchall()
         return {bot: (mu, sigma) for bot, mu, sigma in rows}
 
@@ -151,8 +151,8 @@ class StoreQueries(Database):
                 raise ValueError("max_points needs a bot: a chart reads one bot's trail")
             if max_points < 1:
                 raise ValueError(f"max_points must be 1 or more, got {max_points!r}")
-            with self._read() as conn:
-                self._require(conn, tournament_id)
+            with self.read() as conn:
+                self.require(conn, tournament_id)
                 rows = conn.execute(
                     "SELECT idx, bot, mu, sigma FROM rating_trail WHERE tournament_id = ? AND bot = ? ORDER BY n", (tournament_id, bot)
                 ).fetchall()
@@ -161,8 +161,8 @@ class StoreQueries(Database):
         args: tuple[Any, ...] = (tournament_id,)
         if bot is not None:
             query, args = query + " AND bot = ?", (*args, bot)
-        with self._read() as conn:
-            self._require(conn, tournament_id)
+        with self.read() as conn:
+            self.require(conn, tournament_id)
             rows = conn.execute(query + " ORDER BY idx, bot", args).fetchall()
         return [RatingPoint(*row) for row in rows]
 
@@ -172,7 +172,7 @@ class StoreQueries(Database):
         A rating from a played match wins over a prior that was never played.  To seed a new
         tournament's priors, call this once and pass them to :meth:`create_tournament`.
         """
-        with self._read() as conn:
+        with self.read() as conn:
             return self._latest(conn)
 
     @staticmethod
@@ -197,12 +197,14 @@ class StoreQueries(Database):
                    WHERE s.matches > 0 OR l.bot IS NOT NULL)"""
 
     @staticmethod
-    def _board_row(rank: int, row: Sequence[Any]) -> LeaderboardRow:
-        bot, mu, sigma, recent, matches, wins, place_sum, _places, penalty_sum, hands, faults = row[:11]
-        name, version = split_key(bot)
+    def _board_row(rank: int, row: sqlite3.Row) -> LeaderboardRow:
+        """A row of :attr:`_BOARD_COLUMNS`, ranked."""
+        matches, hands = row["matches"], row["hands"]
+        name, version = split_key(row["bot"])
         return LeaderboardRow(
-            rank, bot, name, version, mu, sigma, matches, wins, place_sum / matches if matches else None,
-            penalty_sum / hands if hands else None, StoreQueries._added_faults(faults), tuple(aggregates.floats_of(recent)),
+            rank, row["bot"], name, version, row["mu"], row["sigma"], matches, row["wins"],
+            row["place_sum"] / matches if matches else None, row["penalty_sum"] / hands if hands else None,
+            StoreQueries._added_faults(row["faults"]), tuple(aggregates.floats_of(row["recent"])),
         )  # fmt: skip
 
     @staticmethod
@@ -239,14 +241,14 @@ class StoreQueries(Database):
         if offset < 0:
             raise ValueError(f"offset must be 0 or more, got {offset!r}")
         window = (-1 if limit is None else limit, offset)
-        with self._read() as conn:
+        with self.read() as conn:
             if tournament_id is not None:
-                self._require(conn, tournament_id)
+                self.require(conn, tournament_id)
             if tournament_id is None and limit is not None:
                 # A page of the all-time board: its bots are ordered by their ratings alone, and only theirs are summed.
                 page = [bot for (bot,) in conn.execute(f"SELECT bot FROM {self._RANKING} {self._BOARD_ORDER} LIMIT ? OFFSET ?", window)]
                 chosen = self._board(None, "WHERE bot IN (SELECT value FROM json_each(?))")
-                found = {row[0]: row for row in conn.execute(f"SELECT {self._BOARD_COLUMNS} FROM {chosen}", (to_json(page),))}
+                found = {row["bot"]: row for row in conn.execute(f"SELECT {self._BOARD_COLUMNS} FROM {chosen}", (to_json(page),))}
                 rows = [found[bot] for bot in page]
             else:
                 rows = conn.execute(
@@ -256,19 +258,19 @@ class StoreQueries(Database):
 
     def leaderboard_size(self, tournament_id: int | None = None, *, rated: bool = False) -> int:
         """How many rows :meth:`leaderboard` has (with ``rated``: only the rated ones, which come first)."""
-        with self._read() as conn:
+        with self.read() as conn:
             if tournament_id is None:  # every rated bot is on the all-time board
                 query = "SELECT count(DISTINCT bot) FROM ratings" if rated else f"SELECT count(*) FROM ({self._ALL_TIME_BOTS})"
                 return int(conn.execute(query).fetchone()[0])
-            self._require(conn, tournament_id)  # a tournament's rated bots are on its board (a prior makes a row)
+            self.require(conn, tournament_id)  # a tournament's rated bots are on its board (a prior makes a row)
             table = "ratings" if rated else "bot_stats"
             return int(conn.execute(f"SELECT count(*) FROM {table} WHERE tournament_id = ?", (tournament_id,)).fetchone()[0])
 
     def bot_summary(self, bot: str, tournament_id: int | None = None) -> BotSummary | None:
         """One bot's leaderboard row (ranked), place distribution and dates, in one tournament or all-time; None if absent."""
-        with self._read() as conn:
+        with self.read() as conn:
             if tournament_id is not None:
-                self._require(conn, tournament_id)
+                self.require(conn, tournament_id)
             if tournament_id is None:  # the bot's row alone, ranked among the board's ratings alone
                 one = self._board(None, "WHERE bot = ?")
                 board = self._RANKING
@@ -279,7 +281,7 @@ class StoreQueries(Database):
             ).fetchone()
             if row is None:
                 return None
-            mu, sigma = row[1], row[2]
+            mu, sigma = row["mu"], row["sigma"]
             if mu is None or sigma is None:
                 ahead = conn.execute(f"SELECT count(*) FROM {board} WHERE (mu IS NOT NULL AND sigma IS NOT NULL) OR bot < ?", (bot,))
             else:
@@ -292,11 +294,14 @@ class StoreQueries(Database):
             tournaments = tuple(
                 tid for (tid,) in conn.execute("SELECT tournament_id FROM bot_stats WHERE bot = ? ORDER BY tournament_id", (bot,))
             )
-        return BotSummary(self._board_row(rank, row), self._added_places(row[7]), row[8], row[9], row[11], row[12], tournaments)
+        return BotSummary(
+            self._board_row(rank, row), self._added_places(row["places"]), row["penalty_sum"], row["hands"], row["first_played"],
+            row["last_played"], tournaments,
+        )  # fmt: skip
 
     def bot_keys(self, name: str) -> list[str]:
         """The keys (``name@version``) of a bot name on the all-time leaderboard (registered or not), sorted."""
-        with self._read() as conn:
+        with self.read() as conn:
             rows = conn.execute(
                 """SELECT bot FROM bot_stats s WHERE bot >= ? AND bot < ? GROUP BY bot
                    HAVING sum(matches) > 0 OR EXISTS (SELECT 1 FROM ratings r WHERE r.bot = s.bot) ORDER BY bot""",
@@ -321,9 +326,9 @@ class StoreQueries(Database):
         if tournament_id is not None:
             where.append("tournament_id = ?")
             args.append(tournament_id)
-        with self._read() as conn:
+        with self.read() as conn:
             if tournament_id is not None:
-                self._require(conn, tournament_id)
+                self.require(conn, tournament_id)
             rows = conn.execute(
                 f"SELECT a, b, sum(meetings), sum(a_ahead), sum(b_ahead), sum(place_diff_sum) FROM pair_stats "
                 f"WHERE {' AND '.join(where)} GROUP BY a, b",
@@ -349,9 +354,9 @@ class StoreQueries(Database):
         args: list[Any] = [chosen, chosen]
         if tournament_id is not None:
             where, args = where + " AND tournament_id = ?", [*args, tournament_id]
-        with self._read() as conn:
+        with self.read() as conn:
             if tournament_id is not None:
-                self._require(conn, tournament_id)
+                self.require(conn, tournament_id)
             rows = conn.execute(
                 f"SELECT a, b, sum(meetings), sum(a_ahead), sum(b_ahead), sum(place_diff_sum) FROM pair_stats WHERE {where} GROUP BY a, b",
                 args,
@@ -390,9 +395,9 @@ class StoreQueries(Database):
         """
         if limit < 1:
             raise ValueError(f"limit must be 1 or more, got {limit!r}")
-        with self._read() as conn:
+        with self.read() as conn:
             if tournament_id is not None:
-                self._require(conn, tournament_id)
+                self.require(conn, tournament_id)
             source, key, where, args = self._result_filter(tournament_id, bot, faults, status)
             if before is not None:
                 where.append(f"{key} < ?")
@@ -407,10 +412,10 @@ class StoreQueries(Database):
             rows = self._results_by_id(conn, ids[:limit])
         return [self._result(row) for row in rows], ids[limit - 1] if len(ids) > limit else None
 
-    def _results_by_id(self, conn: sqlite3.Connection, ids: Sequence[int]) -> list[Sequence[Any]]:
+    def _results_by_id(self, conn: sqlite3.Connection, ids: Sequence[int]) -> list[sqlite3.Row]:
         """The results with these ids, in the order given."""
         rows = {
-            row[16]: row for row in conn.execute(f"{self._RESULT} WHERE r.id IN (SELECT value FROM json_each(?))", (to_json(list(ids)),))
+            row["id"]: row for row in conn.execute(f"{self._RESULT} WHERE r.id IN (SELECT value FROM json_each(?))", (to_json(list(ids)),))
         }
         return [rows[rid] for rid in ids]
 
@@ -418,9 +423,9 @@ class StoreQueries(Database):
         self, tournament_id: int | None = None, bot: str | None = None, faults: bool | None = None, status: MatchStatus | None = None
     ) -> int:
         """How many final results :meth:`results_page` pages through with these filters."""
-        with self._read() as conn:
+        with self.read() as conn:
             if tournament_id is not None:
-                self._require(conn, tournament_id)
+                self.require(conn, tournament_id)
             if bot is None and faults is None and status is None:
                 if tournament_id is None:
                     return int(conn.execute("SELECT COALESCE(sum(done), 0) FROM tournament_stats").fetchone()[0])
@@ -464,9 +469,9 @@ class StoreQueries(Database):
         where = f"{condition} AND s.fault_total > 0"
         if tournament_id is not None:
             where, args = where + " AND s.tournament_id = ?", [*args, tournament_id]
-        with self._read() as conn:
+        with self.read() as conn:
             if tournament_id is not None:
-                self._require(conn, tournament_id)
+                self.require(conn, tournament_id)
             rows = conn.execute(
                 f"""SELECT r.match_id, r.tournament_id, t.name, s.bot, s.seat, r.faults, r.finished_at FROM result_seats s
                     JOIN results r ON r.id = s.result_id JOIN tournaments t ON t.id = r.tournament_id
@@ -487,7 +492,7 @@ class StoreQueries(Database):
         naming the table, the row (tournament, bot...) and the field.
         """
         problems: list[str] = []
-        with self._read() as conn:
+        with self.read() as conn:
             problems += [f"integrity: {row[0]}" for row in conn.execute("PRAGMA integrity_check") if row[0] != "ok"]
             problems += [f"foreign key: {row}" for row in conn.execute("PRAGMA foreign_key_check")]
             for tid, name, cursor, tournament_status in conn.execute("SELECT id, name, rating_cursor, status FROM tournaments").fetchall():

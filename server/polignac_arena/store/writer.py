@@ -50,16 +50,16 @@ class StoreWriter(Database):
                 raise ValueError(f"a bot's {what} must be a non-empty string, got {value!r}")
         if "@" in name:
             raise ValueError(f"a bot's name cannot contain '@', got {name!r}")
-        with self._write() as conn:
+        with self.write() as conn:
             row = conn.execute("SELECT id, digest FROM bots WHERE name = ? AND version = ?", (name, version)).fetchone()
             if row is not None:
-                if row[1] != digest:
+                if row["digest"] != digest:
                     raise ConflictError(
-                        f"bot {name}@{version} is already registered with other code (digest {row[1]}, now {digest}); "
+                        f"bot {name}@{version} is already registered with other code (digest {row['digest']}, now {digest}); "
                         "give the changed bot a new version"
                     )
-                conn.execute("UPDATE bots SET path = ?, language = ? WHERE id = ?", (str(path), language, row[0]))
-                return int(row[0])
+                conn.execute("UPDATE bots SET path = ?, language = ? WHERE id = ?", (str(path), language, row["id"]))
+                return int(row["id"])
             cursor = conn.execute(
                 "INSERT INTO bots (name, version, path, digest, language, added_at) VALUES (?, ?, ?, ?, ?, ?)",
                 (name, version, str(path), digest, language, now_text()),
@@ -91,17 +91,17 @@ class StoreWriter(Database):
             raise ValueError(f"a tournament needs a name, got {name!r}")
         canonical = canonical_config(config)
         rows = self._fixture_rows(fixtures, 0)
-        priors = [(bot, *self._rating(bot, rating)) for bot, rating in (initial_ratings or {}).items()]
-        with self._write() as conn:
+        priors = [(bot, *self.checked_rating(bot, rating)) for bot, rating in (initial_ratings or {}).items()]
+        with self.write() as conn:
             row = conn.execute("SELECT id, config FROM tournaments WHERE name = ?", (name,)).fetchone()
             if row is not None:
-                if row[1] != canonical:
-                    keys = ", ".join(differences(json.loads(row[1]), json.loads(canonical))[:5])
+                if row["config"] != canonical:
+                    keys = ", ".join(differences(json.loads(row["config"]), json.loads(canonical))[:5])
                     raise ConflictError(
                         f"a tournament named {name!r} is already stored with another configuration (differs in: {keys}); "
                         "resume it with its own file, or give this one another name"
                     )
-                return int(row[0])
+                return int(row["id"])
             now = now_text()
             tid = int(
                 conn.execute(
@@ -126,18 +126,19 @@ class StoreWriter(Database):
         return [(idx, to_json(seats), str(seed), group) for idx, seats, seed, group in checked]
 
     @staticmethod
-    def _set_prior(conn: sqlite3.Connection, tournament_id: int, bot: str, rating: Rating, when: str) -> None:
+    def set_prior(conn: sqlite3.Connection, tournament_id: int, bot: str, rating: Rating, when: str) -> None:
         """Give a bot without a rating in the tournament its prior (inside an open write transaction)."""
         aggregates.add_ratings(conn, tournament_id, {bot: rating}, -1, when, {})
 
     @staticmethod
-    def _insert_fixture(conn: sqlite3.Connection, tournament_id: int, idx: int, seats: Sequence[str], seed: int, group: str) -> None:
+    def insert_fixture(conn: sqlite3.Connection, tournament_id: int, idx: int, seats: Sequence[str], seed: int, group: str) -> None:
         """Append one fixture (inside an open write transaction), its bots joining the tournament's leaderboard."""
         conn.execute("INSERT INTO fixtures VALUES (?, ?, ?, ?, ?)", (tournament_id, idx, to_json(list(seats)), str(seed), group))
         aggregates.add_fixture_bots(conn, tournament_id, [seats])
 
     @staticmethod
-    def _rating(bot: str, rating: Rating) -> Rating:
+    def checked_rating(bot: str, rating: Rating) -> Rating:
+        """``rating`` as two floats, finite, sigma above 0; ``ValueError`` naming ``bot`` otherwise."""
         try:
             mu, sigma = (float(x) for x in rating)
         except (TypeError, ValueError):
@@ -148,8 +149,8 @@ class StoreWriter(Database):
 
     def add_fixtures(self, tournament_id: int, fixtures: Iterable[FixtureLike]) -> None:
         """Extend a tournament's schedule (a ladder's matchmaking); indices continue from the last one."""
-        with self._write() as conn:
-            self._require(conn, tournament_id)
+        with self.write() as conn:
+            self.require(conn, tournament_id)
             count = conn.execute("SELECT count(*) FROM fixtures WHERE tournament_id = ?", (tournament_id,)).fetchone()[0]
             rows = self._fixture_rows(fixtures, count)
             conn.executemany("INSERT INTO fixtures VALUES (?, ?, ?, ?, ?)", [(tournament_id, *r) for r in rows])
@@ -159,8 +160,8 @@ class StoreWriter(Database):
     def set_status(self, tournament_id: int, status: TournamentStatus) -> None:
         """Set a tournament's status (its text is taken too); :class:`UnknownStatusError` for any other."""
         status = TournamentStatus.parse(status)
-        with self._write() as conn:
-            self._require(conn, tournament_id)
+        with self.write() as conn:
+            self.require(conn, tournament_id)
             conn.execute("UPDATE tournaments SET status = ?, updated_at = ? WHERE id = ?", (status.value, now_text(), tournament_id))
 
     def record_result(
@@ -215,12 +216,12 @@ class StoreWriter(Database):
             raise ValueError(f"hands must be a count, got {hands!r}")
         stamp = timestamp_text(finished_at) if finished_at is not None else now_text()
         blob = None if record is None else encode_record(record)
-        with self._write() as conn:
-            tournament = self._require(conn, tournament_id)
+        with self.write() as conn:
+            tournament = self.require(conn, tournament_id)
             fixture = conn.execute("SELECT seats FROM fixtures WHERE tournament_id = ? AND idx = ?", (tournament_id, idx)).fetchone()
             if fixture is None:
                 raise StoreError(f"tournament {tournament.name!r} has no fixture {idx!r}")
-            seats = json.loads(fixture[0])
+            seats = json.loads(fixture["seats"])
             n = len(seats)
             checked_places = None if not finished and places is None else checked_ints(places, "places", n, minimum=1)
             checked_faults = self._faults(faults, n)
@@ -235,10 +236,10 @@ class StoreWriter(Database):
                 "SELECT match_id FROM results WHERE tournament_id = ? AND idx = ? AND final = 1", (tournament_id, idx)
             ).fetchone()
             if existing is not None:
-                if existing[0] == match_id and final:
+                if existing["match_id"] == match_id and final:
                     return Recorded(False, (), tournament.rating_cursor)
                 raise ConflictError(
-                    f"fixture {idx} of tournament {tournament.name!r} already has its result (match {existing[0]}); "
+                    f"fixture {idx} of tournament {tournament.name!r} already has its result (match {existing['match_id']}); "
                     f"refusing {'another' if final else 'an attempt'} (match {match_id})"
                 )
             if final and conn.execute("SELECT 1 FROM results WHERE match_id = ? AND final = 1", (match_id,)).fetchone():
@@ -303,7 +304,7 @@ class StoreWriter(Database):
                 (tid, bot, first),
             ).fetchone()
             if found is not None:
-                before[bot] = (found[0], found[1])
+                before[bot] = (found["mu"], found["sigma"])
         return before, results
 
     def _advance(self, conn: sqlite3.Connection, tournament: Tournament, rate: RateFunction | GroupRate) -> tuple[int, ...]:
@@ -319,13 +320,13 @@ class StoreWriter(Database):
             ).fetchone()
             if row is None:
                 break
-            status = self._status(MatchStatus, row[1], "match status", f"the result of fixture {cursor} of {tournament.name!r}")
+            status = self._status(MatchStatus, row["status"], "match status", f"the result of fixture {cursor} of {tournament.name!r}")
             if status is MatchStatus.FINISHED:
-                seats = tuple(json.loads(row[0]))
+                seats = tuple(json.loads(row["seats"]))
                 bots = sorted(set(seats))
                 group: list[tuple[list[str], list[int]]] = []
                 if isinstance(rate, GroupRate):
-                    before, group = self._group(conn, tid, row[4], cursor)
+                    before, group = self._group(conn, tid, row["grp"], cursor)
                     bots = sorted({bot for seated, _ in group for bot in seated})
                 marks = ", ".join("?" * len(bots))
                 stored = {
@@ -335,13 +336,14 @@ class StoreWriter(Database):
                     ).fetchall()
                 }
                 current = {bot: rating for bot, (rating, _trend) in stored.items()}
-                new = rate.rate(before, group) if isinstance(rate, GroupRate) else rate(current, seats, tuple(json.loads(row[2])))
+                new = rate.rate(before, group) if isinstance(rate, GroupRate) else rate(current, seats, tuple(json.loads(row["places"])))
                 if sorted(new) != bots:
                     raise ValueError(
                         f"rating fixture {cursor}: the rate function must return a rating for each of {bots}, got {sorted(new)}"
                     )
-                checked = {bot: self._rating(bot, new[bot]) for bot in bots}
-                aggregates.add_ratings(conn, tid, checked, cursor, row[3], {bot: trend for bot, (_rating, trend) in stored.items()})
+                checked = {bot: self.checked_rating(bot, new[bot]) for bot in bots}
+                trends = {bot: trend for bot, (_rating, trend) in stored.items()}
+                aggregates.add_ratings(conn, tid, checked, cursor, row["finished_at"], trends)
             passed.append(cursor)
             cursor += 1
         if passed:

@@ -58,35 +58,56 @@ A tournament file looks like ``tournaments/quickstart.toml``::
 
 from __future__ import annotations
 
-import re
-import tomllib
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Annotated, Final
 
-from polignac import PRESETS, PolignacError, Ruleset
+from pydantic import AfterValidator, Field, StrictStr, field_validator
+
+from polignac import Ruleset
 from polignac_arena.games import Game, game_of
-from polignac_arena.ratings import RatingEnv
 from polignac_arena.seats.base import SeatLimits
 from polignac_arena.settings import (
-    CLOCK_MAX_MS,
     DEAL_SEED_MAX,
-    EXECUTOR_KINDS,
-    NAME_RULE,
-    ExecutorKind,
     ExecutorSettings,
     SeatKind,
     TimeControl,
     TournamentFormat,
-    is_name,
+)
+from polignac_arena.toml_files import (
+    NAME_MUST,
+    FileModel,
+    Problem,
+    TomlError,
+    TomlLines,
+    checked_name,
+    invalid,
+    parse_toml,
+    validate,
+)
+from polignac_arena.tournament.sections import (
+    ExecutorSection,
+    SeatsSection,
+    TimeSection,
+    TrueSkillSection,
+    TrueSkillSettings,
+    check_rules,
 )
 
-__all__ = ["FORMATS", "ConfigError", "TournamentConfig", "TrueSkillSettings", "load_config", "parse_config"]
+__all__ = [
+    "FORMATS",
+    "ConfigError",
+    "TournamentConfig",
+    "TournamentFile",
+    "TrueSkillSettings",
+    "load_config",
+    "parse_config",
+    "read_file_text",
+    "read_toml",
+]
 
 FORMATS: Final = tuple(form.value for form in TournamentFormat)
-_TOP_KEYS: Final = ("name", "description", "entrants", "format", "table_size", "rounds", "matches", "seed", "parallel")
-_SECTIONS: Final = ("rules", "time", "seats", "executor", "trueskill", "schedule")
 
 
 class ConfigError(ValueError):
@@ -97,19 +118,16 @@ class ConfigError(ValueError):
         self.problems = problems
         super().__init__(f"{path}: {len(problems)} problem(s):\n" + "\n".join(f"  {p}" for p in problems))
 
+    @classmethod
+    def of(cls, path: Path | str, text: str, problems: list[Problem]) -> ConfigError:
+        """The error listing ``problems``, each as ``line N: 'key': message``."""
+        lines = TomlLines(text)
 
-_RATING_DEFAULTS: Final = RatingEnv()
+        def shown(problem: Problem) -> str:
+            number = lines.line(problem.key)
+            return f"{'' if number is None else f'line {number}: '}{problem.dotted!r}: {problem.message}"
 
-
-@dataclass(frozen=True)
-class TrueSkillSettings:
-    """The TrueSkill environment of a tournament; the defaults are :class:`~polignac_arena.ratings.RatingEnv`'s (docs/ratings.md)."""
-
-    mu: float = _RATING_DEFAULTS.mu
-    sigma: float = _RATING_DEFAULTS.sigma
-    beta: float = _RATING_DEFAULTS.beta
-    tau: float = _RATING_DEFAULTS.tau
-    draw_probability: float = _RATING_DEFAULTS.draw_probability
+        return cls(path, [shown(problem) for problem in problems])
 
 
 @dataclass(frozen=True)
@@ -144,290 +162,131 @@ class TournamentConfig:
     """The file's text, stored with the tournament."""
 
 
-class _Lines:
-    """Finds the line of a key in the TOML text, to point each problem at it."""
+_ENTRANTS_RULE: Final = "must be a list of bots (built-in names, folders, or 'name@version')"
 
-    def __init__(self, text: str) -> None:
-        self.entries: list[tuple[str, str, int]] = []
-        section = ""
-        for number, raw in enumerate(text.splitlines(), start=1):
-            line = raw.split("#", 1)[0].strip()
-            header = re.match(r"^\[([^\]]+)\]$", line)
-            if header:
-                section = header.group(1).strip()
-                self.entries.append((section, "", number))
-                continue
-            assignment = re.match(r'^"?([A-Za-z0-9_.-]+)"?\s*=', line)
-            if assignment:
-                self.entries.append((section, assignment.group(1), number))
 
-    def where(self, section: str, key: str = "") -> str:
-        """``line N: `` for the setting, or the nearest line that sets its table; empty if none is found."""
-        dotted = ".".join(part for part in (section, key) if part)
-        top, _, rest = dotted.partition(".")
-        candidates: list[Callable[[str, str], bool]] = [
-            lambda s, k: s == section and k == key,  # key = value under [section]
-            lambda s, k: s == "" and k == dotted,  # section.key = value at the top
-            lambda s, k: s == section and not k and not key,  # the [section] header itself
-            lambda s, k: s == dotted and not k,  # a [section.key] sub-table header
-            lambda s, k: s == top and k == rest,  # [top] then sub.key = value
-            lambda s, k: s == top and k == rest.split(".")[0],  # [top] then sub = { inline table }
-            lambda s, k: s == "" and (k == top or k.startswith(top + ".")),  # top = { inline table }
-            lambda s, k: s == section and not k,  # the [section] header, for a key not found under it
-        ]
-        for matches in candidates:
-            for entry_section, entry_key, number in self.entries:
-                if matches(entry_section, entry_key):
-                    return f"line {number}: "
-        return ""
+class ScheduleSection(FileModel):
+    """``[schedule]``: play on until the order is known."""
+
+    until_separated: float | None = Field(default=None, strict=True, ge=0.5, le=0.9999)
+    max_matches: int | None = Field(default=None, strict=True, ge=1, le=1_000_000)
+
+
+class TournamentFile(FileModel):
+    """A tournament file as written (the module's docstring shows one); ``name`` and ``entrants`` are required."""
+
+    name: Annotated[StrictStr | None, AfterValidator(checked_name)] = Field(default=None, description=NAME_MUST)
+    description: StrictStr = ""
+    entrants: list[StrictStr] | None = Field(default=None, description=_ENTRANTS_RULE)
+    format: TournamentFormat = TournamentFormat.ROUND_ROBIN
+    table_size: Annotated[int, Field(strict=True, ge=3, le=6)] = 4
+    rounds: Annotated[int, Field(strict=True, ge=1, le=1000)] = 1
+    matches: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] = 100
+    seed: Annotated[int, Field(strict=True, ge=0, le=DEAL_SEED_MAX)] = 1
+    parallel: Annotated[int, Field(strict=True, ge=1, le=64)] = 1
+    rules: dict[str, object] = Field(default_factory=dict, description="must be a table ([rules])")
+    time: TimeSection = TimeSection()
+    seats: SeatsSection = SeatsSection()
+    executor: ExecutorSection = ExecutorSection()
+    trueskill: TrueSkillSection = TrueSkillSection()
+    schedule: ScheduleSection = ScheduleSection()
+
+    @field_validator("entrants")
+    @classmethod
+    def _entrants(cls, entrants: list[str] | None) -> list[str] | None:
+        if entrants is None:
+            return None
+        if not entrants or not all(entrant.strip() for entrant in entrants):
+            raise invalid(f"{_ENTRANTS_RULE}, got {entrants!r}")
+        if len(set(entrants)) != len(entrants):
+            duplicates = sorted({e for e in entrants if entrants.count(e) > 1})
+            raise invalid(f"each entrant once, but {', '.join(map(repr, duplicates))} appear more than once")
+        return [entrant.strip() for entrant in entrants]
+
+    def required(self, table: Mapping[str, object]) -> list[Problem]:
+        """The problems of required settings left out of ``table`` (one set but bad has its problem already)."""
+        missing = []
+        if "name" not in table:
+            missing.append(Problem(("name",), f"{NAME_MUST}, got None"))
+        if "entrants" not in table:
+            missing.append(Problem(("entrants",), f"{_ENTRANTS_RULE}, got None"))
+        return missing
+
+    def schedule_problems(self, table: Mapping[str, object]) -> list[Problem]:
+        """``[schedule]`` (as set in ``table``, the file's) against the format: playing on needs a budget."""
+        schedule = table.get("schedule")
+        written = schedule if isinstance(schedule, dict) else {}
+        until, budget = "until_separated" in written, "max_matches" in written
+        if not until:
+            return [Problem(("schedule", "max_matches"), "is the budget of until_separated, which is not set")] if budget else []
+        if self.format is TournamentFormat.LADDER and budget:
+            return [Problem(("schedule", "max_matches"), "the ladder's budget is 'matches'; leave max_matches out")]
+        if self.format is not TournamentFormat.LADDER and not budget:
+            return [Problem(("schedule", "until_separated"), "needs a budget: add max_matches (the most matches to play)")]
+        return []
+
+
+def read_file_text(file: Path, error: type[ValueError] = ValueError) -> str:
+    """The UTF-8 text of ``file``; ``ConfigError`` with the one problem when it cannot be read."""
+    try:
+        return file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(file, [f"cannot read the file: {exc.strerror}"]) from None
+    except UnicodeDecodeError:
+        raise ConfigError(file, ["not a UTF-8 text file"]) from None
 
 
 def load_config(path: Path | str) -> TournamentConfig:
     """Read and validate a tournament file; raises :class:`ConfigError` listing every problem."""
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(file, [f"cannot read the file: {exc.strerror}"]) from None
-    except UnicodeDecodeError:
-        raise ConfigError(file, ["not a UTF-8 text file"]) from None
-    return parse_config(text, file)
+    return parse_config(read_file_text(file), file)
 
 
-class Checker:
-    """Reads a parsed TOML table and collects one problem per bad setting, each with its line."""
-
-    def __init__(self, table: dict[str, Any], text: str) -> None:
-        self.table = table
-        self.lines = _Lines(text)
-        self.problems: list[str] = []
-
-    def bad(self, section: str, key: str, message: str) -> None:
-        dotted = f"{section}.{key}" if section and key else section or key
-        self.problems.append(f"{self.lines.where(section, key)}{dotted!r}: {message}")
-
-    def integer(self, section: str, source: dict[str, Any], key: str, default: int, lo: int, hi: int) -> int:
-        value = source.get(key, default)
-        if type(value) is not int or not lo <= value <= hi:
-            self.bad(section, key, f"must be an integer in {lo}..{hi}, got {value!r}")
-            return default
-        return value
-
-    def number(self, section: str, source: dict[str, Any], key: str, default: float, lo: float, hi: float) -> float:
-        value = source.get(key, default)
-        if type(value) not in (int, float) or not lo <= value <= hi:
-            self.bad(section, key, f"must be a number in {lo:g}..{hi:g}, got {value!r}")
-            return default
-        return float(value)
-
-    def boolean(self, section: str, source: dict[str, Any], key: str, default: bool) -> bool:
-        value = source.get(key, default)
-        if type(value) is not bool:
-            self.bad(section, key, f"must be true or false, got {value!r}")
-            return default
-        return value
-
-    def text(self, section: str, source: dict[str, Any], key: str, default: str | None) -> str | None:
-        value = source.get(key, default)
-        if value is not None and not isinstance(value, str):
-            self.bad(section, key, f"must be text, got {value!r}")
-            return default
-        return value
-
-    def section_table(self, name: str, source: dict[str, Any] | None = None) -> dict[str, Any]:
-        value = (self.table if source is None else source).get(name.rsplit(".", 1)[-1], {})
-        if not isinstance(value, dict):
-            self.bad(name, "", f"must be a table ([{name}]), got {value!r}")
-            return {}
-        return value
-
-    def unknown(self, section: str, source: dict[str, Any], known: tuple[str, ...]) -> None:
-        for key in source:
-            if key not in known:
-                self.bad(section, str(key), f"unknown setting; known: {', '.join(known)}")
-
-    def rules(self, table_size: int) -> tuple[Ruleset, str]:
-        """The ``[rules]`` table for tables of ``table_size``: the ruleset and the preset it starts from."""
-        rules_table = dict(self.section_table("rules"))
-        rules_table.setdefault("players", table_size)
-        if rules_table.get("players") != table_size:
-            self.bad("rules", "players", f"is set by table_size ({table_size}); leave it out of [rules]")
-        rules = Ruleset()
-        # Each setting on its own first, so that every bad value is reported, then all together.
-        variant = rules_table.get("variant", "classic")
-        base = variant if isinstance(variant, str) and variant in PRESETS else "classic"  # a bad variant is reported once
-        single_problems = 0
-        for key, value in rules_table.items():
-            try:
-                Ruleset.from_dict({"variant": base, key: value} if key != "variant" else {"variant": value})
-            except PolignacError as exc:
-                single_problems += 1
-                self.bad("rules", str(key), str(exc))
-        if not single_problems:
-            try:
-                rules = Ruleset.from_dict(rules_table)
-            except PolignacError as exc:
-                named = re.search(r"'([a-z_]+)'", str(exc))
-                self.bad("rules", named.group(1) if named else "", str(exc))
-        return rules, base
-
-    def time(self) -> TimeControl:
-        """The ``[time]`` table."""
-        time_table = self.section_table("time")
-        self.unknown("time", time_table, ("move_ms", "bank_ms", "startup_ms"))
-        return TimeControl(
-            move_ms=self.integer("time", time_table, "move_ms", 1000, TimeControl.lowest("move_ms"), CLOCK_MAX_MS),
-            bank_ms=self.integer("time", time_table, "bank_ms", 10_000, TimeControl.lowest("bank_ms"), CLOCK_MAX_MS),
-            startup_ms=self.integer("time", time_table, "startup_ms", 10_000, TimeControl.lowest("startup_ms"), CLOCK_MAX_MS),
-        )
-
-    def seats(self, default_kind: SeatKind = SeatKind.PROCESS) -> tuple[SeatKind, bool, SeatLimits]:
-        """The ``[seats]`` table: the seat kind, whether the bots are trusted, the caps."""
-        seats_table = self.section_table("seats")
-        self.unknown("seats", seats_table, ("kind", "trusted", "limits"))
-        kind_text = seats_table.get("kind", default_kind.value)
-        try:
-            seat_kind = SeatKind(kind_text)
-        except ValueError:
-            self.bad("seats", "kind", f"must be one of {', '.join(k.value for k in SeatKind)}, got {kind_text!r}")
-            seat_kind = default_kind
-        trusted = self.boolean("seats", seats_table, "trusted", False)
-        limits_table = seats_table.get("limits", {})
-        if not isinstance(limits_table, dict):
-            self.bad("seats.limits", "", f"must be a table, got {limits_table!r}")
-            limits_table = {}
-        known_limits = ("memory_mb", "cpus", "pids", "cpu_seconds", "file_size_mb", "open_files", "tmpfs_mb")
-        self.unknown("seats.limits", limits_table, known_limits)
-        defaults = SeatLimits()
-        limits = SeatLimits(
-            memory_mb=self.integer("seats.limits", limits_table, "memory_mb", defaults.memory_mb, 32, 65_536),
-            cpus=self.number("seats.limits", limits_table, "cpus", defaults.cpus, 0.1, 64),
-            pids=self.integer("seats.limits", limits_table, "pids", defaults.pids, 8, 4096),
-            cpu_seconds=self.integer("seats.limits", limits_table, "cpu_seconds", defaults.cpu_seconds, 1, 86_400),
-            file_size_mb=self.integer("seats.limits", limits_table, "file_size_mb", defaults.file_size_mb, 1, 10_240),
-            open_files=self.integer("seats.limits", limits_table, "open_files", defaults.open_files, 16, 65_536),
-            tmpfs_mb=self.integer("seats.limits", limits_table, "tmpfs_mb", defaults.tmpfs_mb, 1, 10_240),
-        )
-        return seat_kind, trusted, limits
-
-    def executor(self) -> ExecutorSettings:
-        """The ``[executor]`` table."""
-        table = self.section_table("executor")
-        self.unknown("executor", table, ("kind", "address", "cpus_per_match"))
-        kind = table.get("kind", "local")
-        if kind not in EXECUTOR_KINDS:
-            self.bad("executor", "kind", f"must be one of {', '.join(EXECUTOR_KINDS)}, got {kind!r}")
-            kind = "local"
-        address = self.text("executor", table, "address", None)
-        if address is not None and not re.fullmatch(r"\[?[A-Za-z0-9.:-]+\]?:[0-9]{1,5}", address.strip()):
-            self.bad("executor", "address", f"must be the Ray head's HOST:PORT, got {address!r}")
-            address = None
-        cpus = self.number("executor", table, "cpus_per_match", 1.0, 0.01, 256)
-        return ExecutorSettings(ExecutorKind(kind), address.strip() if address else None, cpus)
-
-    def schedule(self, form: str) -> tuple[float | None, int | None]:
-        """The ``[schedule]`` table for tournaments of format ``form``: ``until_separated`` and ``max_matches``."""
-        table = self.section_table("schedule")
-        self.unknown("schedule", table, ("until_separated", "max_matches"))
-        until = None if "until_separated" not in table else self.number("schedule", table, "until_separated", 0.95, 0.5, 0.9999)
-        budget = None if "max_matches" not in table else self.integer("schedule", table, "max_matches", 1, 1, 1_000_000)
-        if until is None:
-            if budget is not None:
-                self.bad("schedule", "max_matches", "is the budget of until_separated, which is not set")
-            return None, None
-        if form == "ladder" and "max_matches" in table:
-            self.bad("schedule", "max_matches", "the ladder's budget is 'matches'; leave max_matches out")
-            budget = None
-        elif form != "ladder" and "max_matches" not in table:
-            self.bad("schedule", "until_separated", "needs a budget: add max_matches (the most matches to play)")
-        return until, budget
-
-    def trueskill(self, ts_defaults: TrueSkillSettings | None = None) -> TrueSkillSettings:
-        """The ``[trueskill]`` table; a setting it leaves out takes ``ts_defaults``' (default: a tournament's)."""
-        ts_table = self.section_table("trueskill")
-        self.unknown("trueskill", ts_table, ("mu", "sigma", "beta", "tau", "draw_probability"))
-        ts_defaults = ts_defaults or TrueSkillSettings()
-        return TrueSkillSettings(
-            mu=self.number("trueskill", ts_table, "mu", ts_defaults.mu, -1e6, 1e6),
-            sigma=self.number("trueskill", ts_table, "sigma", ts_defaults.sigma, 1e-3, 1e6),
-            beta=self.number("trueskill", ts_table, "beta", ts_defaults.beta, 1e-3, 1e6),
-            tau=self.number("trueskill", ts_table, "tau", ts_defaults.tau, 0, 1e6),
-            draw_probability=self.number("trueskill", ts_table, "draw_probability", ts_defaults.draw_probability, 0, 0.99),
-        )
-
-
-def read_toml(text: str, file: Path) -> dict[str, Any]:
+def read_toml(text: str, file: Path) -> dict[str, object]:
     """The TOML table of ``text``; :class:`ConfigError` if it does not parse."""
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(file, [f"not valid TOML: {exc}"]) from None
-    except RecursionError:  # tomllib parses nested arrays and tables recursively
-        raise ConfigError(file, ["not valid TOML: arrays or tables nested too deeply"]) from None
+        return parse_toml(text)
+    except TomlError as exc:
+        raise ConfigError(file, [str(exc)]) from None
 
 
 def parse_config(text: str, path: Path | str = "<tournament>") -> TournamentConfig:
     """Validate the text of a tournament file (relative entrant paths are taken from ``path``'s folder)."""
     file = Path(path)
     table = read_toml(text, file)
-    check = Checker(table, text)
-    bad = check.bad
-    check.unknown("", table, _TOP_KEYS + _SECTIONS)
-
-    name = table.get("name")
-    if not is_name(name):
-        bad("", "name", f"must be {NAME_RULE}, got {name!r}")
-        name = "tournament"
-    description = table.get("description", "")
-    if not isinstance(description, str):
-        bad("", "description", f"must be text, got {description!r}")
-        description = ""
-    entrants = table.get("entrants")
-    if not isinstance(entrants, list) or not entrants or not all(isinstance(e, str) and e.strip() for e in entrants):
-        bad("", "entrants", f"must be a list of bots (built-in names, folders, or 'name@version'), got {entrants!r}")
-        entrants = []
-    elif len(set(entrants)) != len(entrants):
-        duplicates = sorted({e for e in entrants if entrants.count(e) > 1})
-        bad("", "entrants", f"each entrant once, but {', '.join(map(repr, duplicates))} appear more than once")
-    form = table.get("format", "round-robin")
-    if form not in FORMATS:
-        bad("", "format", f"must be one of {', '.join(FORMATS)}, got {form!r}")
-        form = "round-robin"
-    table_size = check.integer("", table, "table_size", 4, 3, 6)
-    if entrants and table_size > len(entrants) and table.get("table_size", 4) == table_size:
-        bad("", "table_size", f"is {table_size} but there are only {len(entrants)} entrants")
-    rounds = check.integer("", table, "rounds", 1, 1, 1000)
-    matches = check.integer("", table, "matches", 100, 1, 1_000_000)
-    seed = check.integer("", table, "seed", 1, 0, DEAL_SEED_MAX)
-    parallel = check.integer("", table, "parallel", 1, 1, 64)
-    rules, base = check.rules(table_size)
-    clock = check.time()
-    seat_kind, trusted, limits = check.seats()
-    executor = check.executor()
-    trueskill = check.trueskill()
-    until_separated, max_matches = check.schedule(form)
-    if check.problems:
-        raise ConfigError(file, check.problems)
+    read, problems = validate(TournamentFile, table)
+    if read is None:
+        raise ConfigError.of(file, text, problems)
+    problems += read.required(table)
+    entrants = read.entrants or []
+    bad_keys = {problem.key for problem in problems}
+    if entrants and read.table_size > len(entrants) and "table_size" in table and ("table_size",) not in bad_keys:
+        problems.append(Problem(("table_size",), f"is {read.table_size} but there are only {len(entrants)} entrants"))
+    rules = check_rules(read.rules, read.table_size)
+    problems += rules.problems
+    problems += read.schedule_problems(table)
+    if problems or read.name is None:
+        raise ConfigError.of(file, text, problems)
     return TournamentConfig(
-        name=name,
-        entrants=tuple(e.strip() for e in entrants),
-        rules=rules,
+        name=read.name,
+        entrants=tuple(entrants),
+        rules=rules.rules,
         base_dir=file.resolve().parent,
-        game=game_of(rules, base),
-        description=description,
-        format=TournamentFormat(form),
-        table_size=table_size,
-        rounds=rounds,
-        matches=matches,
-        seed=seed,
-        parallel=parallel,
-        time=clock,
-        seat_kind=seat_kind,
-        trusted=trusted,
-        limits=limits,
-        trueskill=trueskill,
-        executor=executor,
-        until_separated=until_separated,
-        max_matches=max_matches,
+        game=game_of(rules.rules, rules.preset),
+        description=read.description,
+        format=read.format,
+        table_size=read.table_size,
+        rounds=read.rounds,
+        matches=read.matches,
+        seed=read.seed,
+        parallel=read.parallel,
+        time=read.time.control(),
+        seat_kind=read.seats.kind,
+        trusted=read.seats.trusted,
+        limits=read.seats.limits.limits(),
+        trueskill=read.trueskill.settings(),
+        executor=read.executor.settings(),
+        until_separated=read.schedule.until_separated,
+        max_matches=None if read.format is TournamentFormat.LADDER else read.schedule.max_matches,
         source=text,
     )
