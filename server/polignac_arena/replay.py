@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from polignac import Match, PolignacError, Ruleset
+from polignac import Match, PolignacError
 from polignac.events import HandEnded
 from polignac_arena.record_lines import ActionLine, HandEndedLine, HeaderLine, RecordLine, ResultLine, parse_lines
 from polignac_arena.render import direction_text, render_events
@@ -73,7 +73,7 @@ def replay_lines(lines: Sequence[RecordLine | Mapping[str, object]]) -> Replay:
     if not isinstance(header, HeaderLine):
         raise ValueError("line 1: the header does not describe a match: the first line must be the header")
     try:
-        match = Match(Ruleset.from_record(header.rules), header.seed)
+        match = header.new_match()
     except (KeyError, TypeError, PolignacError) as exc:
         raise ValueError(f"line 1: the header does not describe a match: {exc}") from None
     ended = 0

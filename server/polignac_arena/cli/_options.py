@@ -13,7 +13,7 @@ from polignac.deal import MAX_SEED
 from polignac_arena.cli._errors import fail
 from polignac_arena.settings import ExecutorKind, ExecutorSettings
 
-__all__ = ["ExecutorOption", "Limit", "Players", "RayAddress", "RulesName", "executor_settings", "integer", "ruleset"]
+__all__ = ["RULESET_NAMES", "ExecutorOption", "Limit", "Players", "RayAddress", "RulesName", "executor_settings", "integer", "ruleset"]
 
 
 def integer(low: int, high: int | None = None, bounds: str | None = None) -> Callable[[str], int]:
@@ -35,7 +35,7 @@ def integer(low: int, high: int | None = None, bounds: str | None = None) -> Cal
     return parse
 
 
-_NAMES = ", ".join(PRESETS)
+RULESET_NAMES = ", ".join(PRESETS)
 _CLASSIC = PRESETS["classic"]
 
 Seed = Annotated[
@@ -49,7 +49,7 @@ Seed = Annotated[
         help="The match seed, 0 to 2**64-1: the same seed plays the same match (default: random, printed).",
     ),
 ]
-RulesName = Annotated[str, typer.Option("--rules", "-r", help=f"The named ruleset: {_NAMES}.")]
+RulesName = Annotated[str, typer.Option("--rules", "-r", help=f"The named ruleset: {RULESET_NAMES}.")]
 Players = Annotated[
     int | None,
     typer.Option(
