@@ -77,12 +77,17 @@ class Arena:
         headers = {} if author is None else {"Authorization": f"Bearer {self.tokens[author]}"}
         return TestClient(self.app, headers=headers, follow_redirects=False)
 
-    def play_queued(self) -> None:
-        async def play() -> None:
+    def play_queued(self) -> int:
+        """Play every queued test match as the league's worker does; how many."""
+
+        async def play() -> int:
+            played = 0
             while (run := self.league.test_runs.runs.take_next()) is not None:
                 await self.league.test_runs.play(run)
+                played += 1
+            return played
 
-        asyncio.run(play())
+        return asyncio.run(play())
 
 
 @pytest.fixture(scope="module")
