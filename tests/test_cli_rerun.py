@@ -10,7 +10,12 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from polignac_arena.cli import app
+from polignac_arena.ratings import RatingEnv
 from polignac_arena.rerun_source import RerunSourceError, split_from
+from polignac_arena.schedule import Fixture
+from polignac_arena.statuses import MatchStatus
+from polignac_arena.store import Store
+from tests.test_web_api import _rate
 
 runner = CliRunner()
 # Deterministic built-ins: their decisions depend on their view alone, so the same deal gives the same play.
@@ -159,3 +164,26 @@ def test_split_from(text: str, expected: tuple[str, int | None]) -> None:
 def test_split_from_refuses_a_bad_hand(text: str) -> None:
     with pytest.raises(RerunSourceError, match="hand number"):
         split_from(text)
+
+
+def test_a_match_stored_by_a_tournament_is_found_by_its_id(recorded: Path, tmp_path: Path) -> None:
+    original = _lines(recorded)
+    db = tmp_path / "arena.db"
+    seats = ("cautious@builtin", "heuristic@builtin", "cautious2@builtin", "heuristic2@builtin")
+    result = original[-1]
+    with Store(db) as store:
+        tid = store.create_tournament("stored", {"format": "synthetic"}, [Fixture(0, seats, original[0]["seed"]), Fixture(1, seats, 1)])
+        for idx, (match_id, record) in enumerate([("stored-0", original), ("stored-1", [{"type": "header"}])]):
+            store.record_result(
+                tid, idx, match_id=match_id, status=MatchStatus.FINISHED, places=result["places"], totals=result["totals"], hands=1,
+                faults=[{}] * 4, rate=_rate(RatingEnv()), record=record,
+            )  # fmt: skip
+    out = tmp_path / "rerun.jsonl"
+    args = ["--from", "stored-0:2", "--db", str(db), "--seat-kind", "inprocess", "--replay", str(out), "-q"]
+    rerun = polignac("match", *(f"--bot={b}" for b in BOTS), *args)
+    assert rerun.exit_code == 0, rerun.output
+    assert _from_hand(_lines(out), 2) == _from_hand(original, 2) and _lines(out)[0]["rerun_of"] == original[0]["match_id"]
+    unknown = polignac("match", *(f"--bot={b}" for b in BOTS), "--from", "stored-9", "--db", str(db))
+    assert unknown.exit_code == 2 and f"no match 'stored-9' in {db}" in unknown.output
+    seedless = polignac("match", *(f"--bot={b}" for b in BOTS), "--from", "stored-1:2", "--db", str(db))
+    assert seedless.exit_code == 2 and "the record has no seed" in seedless.output
