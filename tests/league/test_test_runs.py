@@ -14,8 +14,10 @@ from fastapi.testclient import TestClient
 
 from polignac.events import HandDealt
 from polignac_arena.league.config import load_league_config
+from polignac_arena.league.limits import LeagueLimits
 from polignac_arena.league.serve import League, league_app
-from polignac_arena.league.test_run_store import TestRunState
+from polignac_arena.league.store import LimitReached
+from polignac_arena.league.test_run_store import KEPT_PER_AUTHOR, TestRunState, TestRunStore
 from polignac_arena.league.test_runs import TestRunRefused
 from polignac_arena.ratings import rate_match
 from polignac_arena.replay import replay_lines
@@ -277,3 +279,24 @@ def test_the_hourly_limit_and_the_waiting_limit(tmp_path: Path) -> None:
         assert client.post(f"/api/league/matches/{MATCH}/reruns", params={"version": "2"}).status_code == 202
     finally:
         waiting.league.store.close()
+
+
+def test_the_league_wide_queue_is_capped_and_old_test_matches_are_dropped(arena: Arena) -> None:
+    runs = TestRunStore(arena.league.store)
+    version = next(v for v in arena.league.store.versions() if v.label == "carol-bot@1")
+    seats = ["carol-bot@1", "bob-bot@1", "ada-bot@2"]
+    cap = LeagueLimits(reruns_per_hour=1000, reruns_waiting=1000, reruns_queued=runs.waiting() + 1)
+    runs.add("carol", MATCH, 1, version.id, seats, cap)
+    with pytest.raises(LimitReached, match="test matches waiting, the most it takes") as info:
+        runs.add("dave", MATCH, 1, version.id, seats, cap)
+    assert info.value.retry_after_s == 30
+    arena.play_queued()
+    roomy = LeagueLimits(reruns_per_hour=1000, reruns_waiting=1000, reruns_queued=1000)
+    made = []
+    for _ in range(KEPT_PER_AUTHOR + 5):
+        run = runs.add("carol", MATCH, 1, version.id, seats, roomy)
+        made.append(run.id)
+        runs.finish(run.id, "finished", [1, 2, 3], [0, 1, 2], [{"type": "header"}])
+    kept = runs.of_author("carol", 1000)
+    assert len(kept) == KEPT_PER_AUTHOR and made[0] not in {r.id for r in kept} and made[-1] in {r.id for r in kept}
+    assert runs.record(made[0]) is None
