@@ -72,6 +72,10 @@ def test_a_rerun_from_hand_k_with_the_same_bots_reproduces_the_record(recorded: 
         assert rerun[-1]["totals"] == original[-1]["totals"] and rerun[-1]["places"] == original[-1]["places"]
         verified = polignac("replay", "verify", str(out))
         assert verified.exit_code == 0 and "OK" in verified.output
+        shown = polignac("replay", "show", str(out))
+        assert (
+            f"A rerun of {original[0]['match_id']} from hand {k} (dealer seat" in shown.output and f"Hand {k}, dealer seat" in shown.output
+        )
 
 
 def test_a_rerun_of_a_rerun_and_other_bots(recorded: Path, tmp_path: Path) -> None:

@@ -43,6 +43,7 @@ class Replay:
             f"Match {self.header.match_id or '?'}: {self.match.rules.name}, {self.match.players} players,"
             f" seed {self.match.seed}, engine {self.header.engine_version or '?'}",
             "Seats: " + ", ".join(f"{i} {name}" for i, name in enumerate(self.names)),
+            *self._rerun_lines(),
             "",
             *render_events(self.match.events, self.match.rules),
         ]
@@ -58,6 +59,12 @@ class Replay:
                 if counts:
                     lines.append(f"  faults of seat {seat}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
         return lines
+
+    def _rerun_lines(self) -> list[str]:
+        start = self.header.start
+        if self.header.rerun_of is None or start is None:
+            return []
+        return [f"A rerun of {self.header.rerun_of} from hand {start.hand} (dealer seat {start.dealer}, totals {list(start.totals)})"]
 
 
 def replay_lines(lines: Sequence[RecordLine | Mapping[str, object]]) -> Replay:
