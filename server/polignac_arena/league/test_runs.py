@@ -22,7 +22,7 @@ from typing import Final
 from polignac_arena.league.config import LeagueConfig
 from polignac_arena.league.store import LeagueStore, LimitReached, Version, VersionKind, VersionState
 from polignac_arena.league.test_run_store import TestRun, TestRunState, TestRunStore
-from polignac_arena.record_lines import JsonLine
+from polignac_arena.record_lines import HandEndedLine, HeaderLine, JsonLine, ResultLine, parse_lines
 from polignac_arena.rerun_source import RerunSource, RerunSourceError, rerun_of_record
 from polignac_arena.runner import run_local_match
 from polignac_arena.seats import SeatLauncher, launcher_for
@@ -236,22 +236,25 @@ class TestRuns:
 
 def as_result(run: TestRun, record: list[JsonLine]) -> StoredResult:
     """A played test match as the replay viewer reads a stored result (it is none: never rated, never listed)."""
-    result = next((line for line in reversed(record) if line.get("type") == "result"), {})
-    given = result.get("faults")
-    faults: list[dict[str, int]] = given if isinstance(given, list) else [{} for _ in run.seats]
+    try:
+        lines = parse_lines(record)
+    except ValueError:
+        lines = []  # the viewer says the record does not replay
+    header = next((line for line in lines if isinstance(line, HeaderLine)), None)
+    result = next((line for line in reversed(lines) if isinstance(line, ResultLine)), None)
     return StoredResult(
         tournament_id=0,
         tournament=f"test match {run.id}",
         idx=run.id,
         seats=run.seats,
-        seed=int(record[0].get("seed", 0)) if record else 0,
+        seed=0 if header is None else header.seed,
         match_id=f"test-{run.id}",
         status=MatchStatus.parse(run.status or "error"),
         final=True,
         places=run.places,
         totals=run.totals or (0,) * len(run.seats),
-        faults=tuple(dict(f) for f in faults),
-        hands=sum(1 for line in record if line.get("type") == "hand_ended"),
+        faults=tuple(dict(f) for f in result.faults) if result is not None else tuple({} for _ in run.seats),
+        hands=sum(1 for line in lines if isinstance(line, HandEndedLine)),
         penalties=(0,) * len(run.seats),
         duration_s=None,
         finished_at=run.finished_at or "",
