@@ -5,7 +5,10 @@
 #      machine's pip (its index and certificates: the image's build reaches no Python index of its own);
 #   3. docker build, which reuses every layer whose input did not change.
 # Needs Python 3.11 (the image's), pip, a Docker daemon; root for step 1.
-# Usage: scripts/league-image.sh        (PYTHON names the interpreter, default python3)
+# Usage: scripts/league-image.sh
+# Environment: PYTHON (the interpreter that makes the wheels, default python3), POLIGNAC_IMAGE (the tag),
+# POLIGNAC_BASE_IMAGE (the base, default polignac/base:bookworm), POLIGNAC_EXTRA_PACKAGES (Debian packages the
+# image adds, such as the toolchains of bots in other languages: "gcc libc6-dev nodejs").
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -14,7 +17,7 @@ readonly PY=${PYTHON:-python3}
 readonly WHEELS=deploy/wheels
 case "${1:-}" in
     "") ;;
-    -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "league-image.sh: unknown option $1; usage: scripts/league-image.sh" >&2; exit 2 ;;
 esac
 
@@ -38,5 +41,6 @@ mv "$WHEELS/requirements.txt.new" "$WHEELS/requirements.txt"
     -w "$WHEELS" -r "$WHEELS/requirements.txt"
 
 echo "league-image.sh: docker build -f deploy/Dockerfile -t $IMAGE ."
-docker build -q -f deploy/Dockerfile -t "$IMAGE" . >/dev/null
+docker build -q -f deploy/Dockerfile -t "$IMAGE" --build-arg "BASE_IMAGE=${POLIGNAC_BASE_IMAGE:-polignac/base:bookworm}" \
+    --build-arg "EXTRA_PACKAGES=${POLIGNAC_EXTRA_PACKAGES:-}" . >/dev/null
 echo "league-image.sh: $IMAGE is ready"
