@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import ipaddress
 import json
 import os
 import re
@@ -181,6 +182,30 @@ def stack(league_image: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
         _compose(project, "down", "-v", "-t", "10", "--remove-orphans", env=env)
 
 
+def _tcp_peers(port: int) -> list[tuple[str, str]]:
+    """The local and remote addresses of this network namespace's TCP sockets with ``port`` at either end."""
+    peers = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as lines:
+            next(lines)
+            for line in lines:
+                local, remote = line.split()[1:3]
+                ends = [_proc_address(end) for end in (local, remote)]
+                if port in (ends[0][1], ends[1][1]) and ends[1][1] != 0:
+                    peers.append((ends[0][0], ends[1][0]))
+    return peers
+
+
+def _proc_address(text: str) -> tuple[str, int]:
+    """An address of /proc/net/tcp{,6}: hex of the kernel's 32-bit words in this machine's byte order, and a port."""
+    host, port = text.split(":")
+    raw = b"".join(int(host[i : i + 8], 16).to_bytes(4, sys.byteorder) for i in range(0, len(host), 8))
+    address = ipaddress.ip_address(raw)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return str(address), int(port, 16)
+
+
 def _logs(stack: dict[str, Any], tail: str = "40") -> str:
     done = _compose(stack["project"], "logs", "--tail", tail, env=stack["env"], timeout=60)
     return done.stdout if tail == "all" else done.stdout[-6000:]
@@ -241,6 +266,9 @@ def test_the_compose_stack_plays_a_ladder_match_on_the_ray_worker(stack: dict[st
     assert status == 200
     counted = re.search(rf'^polignac_node_matches_total\{{node="{re.escape(stack["worker"])}"\}} (\S+)$', metrics, re.M)
     assert counted and float(counted.group(1)) >= 1, metrics[-2000:]
+    # Ray's nodes talk to each other on 127.0.0.1 only (ray start alone would use the machine's outward address).
+    ray_peers = _tcp_peers(int(stack["env"]["POLIGNAC_RAY_PORT"]))
+    assert ray_peers and all(ipaddress.ip_address(end).is_loopback for pair in ray_peers for end in pair), ray_peers
     logs = _logs(stack, tail="all")
     assert "weaker containment" not in logs, logs[-6000:]  # the sandbox has its cgroups in the containers too
     with contextlib.suppress(OSError):
