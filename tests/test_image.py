@@ -10,7 +10,6 @@ the next run (its project name holds the pid of the pytest that made it).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import ipaddress
 import json
 import os
@@ -30,6 +29,7 @@ from typing import Any
 import pytest
 
 from tests.docker_images import daemon_problem
+from tests.image_tag import image_tag
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE_FILE = ROOT / "deploy" / "compose.yaml"
@@ -64,26 +64,13 @@ def _free_port() -> int:
         return port
 
 
-def _context_digest() -> str:
-    """A hash of every file the image is built from (the Dockerfile's context as .dockerignore lets it in)."""
-    digest = hashlib.sha256()
-    files = [ROOT / "pyproject.toml", ROOT / "constraints.txt", ROOT / "README.md", ROOT / ".dockerignore"]
-    files += sorted((ROOT / "deploy").glob("*"))
-    for folder in ("proto", "sdk", "server"):
-        files += sorted(path for path in (ROOT / folder).rglob("*") if path.is_file() and "__pycache__" not in path.parts)
-    for path in files:
-        if path.is_file():
-            digest.update(f"\0{path.relative_to(ROOT)}\0".encode() + path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
 @pytest.fixture(scope="module")
 def league_image() -> str:
     """The league's image, built (or found, when this tree's was built before) with scripts/league-image.sh."""
     problem = _problem()
     if problem is not None:
         pytest.skip(problem)
-    tag = f"polignac-test/league:{_context_digest()}"
+    tag = image_tag()
     if subprocess.run(["docker", "image", "inspect", tag], capture_output=True, check=False).returncode != 0:
         env = {**os.environ, "POLIGNAC_IMAGE": tag, "PYTHON": sys.executable}
         done = subprocess.run(
