@@ -213,7 +213,7 @@ def raw_debug_match(debugs: list[str | bytes], version: str = "1.3") -> tuple[An
 
     async def scenario() -> tuple[Any, list[pb.FaultNotice]]:
         async with referee() as server:
-            host, raw, result, polite = await match_with_raw_seat(server, preset("classic", players=4, limit=2), time_control=FAST)
+            _host, raw, result, polite = await match_with_raw_seat(server, preset("classic", players=4, limit=2), time_control=FAST)
             await raw.open()
             await raw.hello(version)
             left = list(debugs)

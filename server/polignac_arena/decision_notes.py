@@ -22,10 +22,10 @@ from polignac_arena.plaintext import plain
 from polignac_arena.record_lines import ActionLine, RecordLine
 
 __all__ = [
-    "AnswerNotes",
     "DEBUG_PER_MATCH",
     "STDERR_PER_DECISION",
     "STDERR_PER_MATCH",
+    "AnswerNotes",
     "DebugBudget",
     "StderrPerDecision",
     "clean_debug",

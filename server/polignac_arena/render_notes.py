@@ -20,6 +20,8 @@ class StepNote:
     """What was played for the decision (the bot's own choice, or the fallback for a fault)."""
     debug: str | None
     stderr: str | None
+    event: int
+    """The index of the decision's event (``Declared`` or ``CardPlayed``) among the match's events."""
 
 
 def note_lines(notes: Iterable[StepNote]) -> list[tuple[str, int]]:
