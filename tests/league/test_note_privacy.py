@@ -24,6 +24,7 @@ from polignac.bot import Bot
 from polignac.view import PlayerView
 from polignac_arena.league.config import load_league_config
 from polignac_arena.league.serve import League, league_app
+from polignac_arena.referee import MatchResult
 from polignac_arena.runner import resolve_bot, run_local_match
 from polignac_arena.seats.inprocess import InProcessLauncher
 from polignac_arena.statuses import MatchStatus
@@ -32,6 +33,7 @@ from tests.league.test_signin import sign_in
 from tests.referee.helpers import run
 
 MATCH_ID = "notes-match"
+SEED = 9
 SECRETS = {"ada": ("ADA-DEBUG-SECRET", "ADA-STDERR-SECRET"), "bob": ("BOB-DEBUG-SECRET", "BOB-STDERR-SECRET")}
 REPLAY_ROUTES = {"/api/matches/{match_id}/replay", "/matches/{match_id}"}
 """The routes that show a replay: there, and only there, an author reads their own bot's notes."""
@@ -63,26 +65,28 @@ class Site:
         labels = [seed_active(self.config, name, [bot_folder(folder / "bots", f"{name}-bot")])[0].label for name in ("ada", "bob", "cy")]
         self.league = League(load_league_config(self.config))
         self.labels = labels
-        record = self.record()
+        result, record = self.match()
+        self.places = result.places
         store = self.league.store
-        idx = store.schedule(self.league.tournament_id, labels, 9)
+        idx = store.schedule(self.league.tournament_id, labels, SEED)
         store.arena.record_result(
-            self.league.tournament_id, idx, match_id=MATCH_ID, status=MatchStatus.FINISHED, places=[1, 2, 3], totals=[0, 0, 0],
-            faults=[{}, {}, {}], hands=1, rate=lambda c, s, p: {b: (25.0, 8.0) for b in s}, record=record,
+            self.league.tournament_id, idx, match_id=MATCH_ID, status=MatchStatus.FINISHED, places=list(result.places or ()),
+            totals=list(result.totals), faults=[{}, {}, {}], hands=3, rate=lambda c, s, p: {b: (25.0, 8.0) for b in s}, record=record,
         )  # fmt: skip
         self.app = league_app(self.league)
 
     @staticmethod
-    def record() -> list[dict[str, Any]]:
-        """A real match's record: seat 0 ada's bot, seat 1 bob's, each with debug text and (added here) stderr."""
+    def match() -> tuple[MatchResult, list[dict[str, Any]]]:
+        """A real match and its record: seat 0 ada's bot, seat 1 bob's, each with debug text and (added here) stderr."""
         launcher = InProcessLauncher({0: Secretive(SECRETS["ada"][0]), 1: Secretive(SECRETS["bob"][0])})
         bots = [resolve_bot("random")] * 3
-        result, _ = run(run_local_match(bots, preset("classic", players=3, limit=3), 9, launcher=launcher, trusted=True))
+        result, _ = run(run_local_match(bots, preset("classic", players=3, limit=3), SEED, launcher=launcher, trusted=True))
+        assert result.places is not None
         lines = [dict(line) for line in result.record]
         for line in lines:
             if line["type"] == "action" and line.get("seat") in (0, 1) and "request_id" in line:
                 line["stderr"] = SECRETS["ada" if line["seat"] == 0 else "bob"][1]
-        return lines
+        return result, lines
 
     def client(self) -> TestClient:
         return TestClient(self.app, follow_redirects=False)
