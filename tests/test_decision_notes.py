@@ -19,12 +19,14 @@ from typing import Any
 import grpc
 import grpc.aio
 import pytest
+from typer.testing import CliRunner
 
 from polignac import Card, Contract, preset
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot import Bot
 from polignac.limits import CUT_MARK, DEBUG_MAX
 from polignac.view import PlayerView
+from polignac_arena.cli import app
 from polignac_arena.decision_notes import (
     DEBUG_PER_MATCH,
     STDERR_PER_DECISION,
@@ -35,9 +37,12 @@ from polignac_arena.decision_notes import (
 )
 from polignac_arena.record_lines import ActionLine, parse_line
 from polignac_arena.referee import TimeControl
+from polignac_arena.replay import replay_lines
 from polignac_arena.runner import resolve_bot, run_local_match
+from polignac_arena.schedule import Fixture
 from polignac_arena.seats.inprocess import InProcessLauncher
 from polignac_arena.seats.stdio_bridge import parse_answer
+from polignac_arena.store import Store
 from tests.referee.helpers import FAST, RawSeat, match_with_raw_seat, referee, run
 
 CLOCK = TimeControl(move_ms=2000, bank_ms=5000, startup_ms=20000)
@@ -157,6 +162,8 @@ def test_a_process_seats_debug_text_and_stderr_land_on_its_decisions(tmp_path: P
         assert all(owner[item] <= index for item in items)
     on_time = sum(1 for index, items in enumerate(written) for item in items if owner[item] == index)
     assert on_time >= len(owner) // 2, written
+    shown = "\n".join(replay_lines(result.record).render())  # as polignac replay show prints it
+    assert f"debug: {cards[0]['debug']}" in shown and "stderr: " in shown
 
 
 def test_clean_debug_cuts_and_marks_long_text_and_removes_controls() -> None:
@@ -280,3 +287,51 @@ def test_an_old_bot_that_sends_no_debug_is_unaffected(version: str) -> None:
     assert result.status == "finished" and faults == []
     for line in result.record:
         assert "debug" not in line and "stderr" not in line
+
+
+# -- the SDK ---------------------------------------------------------------------------------------
+
+
+def test_the_sdks_debug_joins_a_decisions_texts_cuts_them_and_starts_afresh() -> None:
+    bot = ThinkingBot()
+    assert bot.take_debug() == ""
+    bot.debug("one")
+    bot.debug(2)
+    assert bot.take_debug() == "one\n2" and bot.take_debug() == ""
+    for _ in range(50):
+        bot.debug("y" * 100)
+    text = bot.take_debug()
+    assert text.endswith(CUT_MARK) and len(text) == DEBUG_MAX + len(CUT_MARK)
+
+
+# -- shown by the commands -------------------------------------------------------------------------
+
+
+def test_replay_show_and_match_show_print_the_notes_after_each_hand_and_hide_them_on_request(tmp_path: Path) -> None:
+    bots = [resolve_bot("random")] * 3
+    record = tmp_path / "match.jsonl"
+    result, _ = run(
+        run_local_match(bots, RULES, 7, CLOCK, launcher=InProcessLauncher({1: ThinkingBot()}), trusted=True, record_path=record)
+    )
+    runner = CliRunner()
+    shown = runner.invoke(app, ["replay", "show", str(record)])
+    assert shown.exit_code == 0, shown.output
+    text = shown.output
+    assert "bot notes (debug text and stderr, by step):" in text
+    first = seat_actions(result.record, 1)[0]
+    assert f"auction, seat 1 played {first['action']}:" in text and "debug: auction hand 1" in text
+    card = next(line for line in seat_actions(result.record, 1) if line["action"] not in ("pass", "capot", "general"))
+    assert f"seat 1 played {card['action']}:" in text and f"debug: playing {card['action']}" in text and "second thought" in text
+    assert text.index("bot notes") > text.index("Hand 1,") and "\x1b" not in text
+    hidden = runner.invoke(app, ["replay", "show", str(record), "--no-notes"])
+    assert hidden.exit_code == 0 and "bot notes" not in hidden.output and "debug:" not in hidden.output
+    db = tmp_path / "arena.db"
+    with Store(db) as store:
+        tid = store.create_tournament("t", {"format": "synthetic"}, [Fixture(0, ("a@1", "b@1", "c@1"), 7)])
+        store.record_result(
+            tid, 0, match_id="m1", status=result.status, places=list(result.places or ()), totals=list(result.totals),
+            faults=[{}, {}, {}], hands=1, rate=lambda c, s, p: {b: (25.0, 8.0) for b in s}, record=result.record,
+        )  # fmt: skip
+    stored = runner.invoke(app, ["match", "show", "m1", "--db", str(db)])
+    assert stored.exit_code == 0 and "debug: auction hand 1" in stored.output, stored.output
+    assert "debug:" not in runner.invoke(app, ["match", "show", "m1", "--db", str(db), "--no-notes"]).output
