@@ -72,7 +72,8 @@ class Bot:
     def debug(self, text: object) -> None:
         """Attach ``text`` to the decision being made: call it inside :meth:`declare` or :meth:`play`.
 
-        Several calls in one decision are joined with newlines.  The text travels with the
+        Several calls in one decision are joined with newlines (text given between decisions,
+        in :meth:`on_event` say, goes with the next decision).  The text travels with the
         decision (protocol 1.3, ``Decision.debug``), is stored in the match record and shown
         beside the step in ``polignac match show`` and the replay viewer, to the bot's author
         only in a league.  At most :data:`~polignac.limits.DEBUG_MAX` characters are kept.
