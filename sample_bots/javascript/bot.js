@@ -67,7 +67,7 @@ function chooseCard(request, game) {
 
 function decide(request, game) {
   if (request.kind === 'DECISION_KIND_CONTRACT') return { request_id: request.request_id, contract: 'CONTRACT_PASS' };
-  const debug = `legal cards: ${request.legal_cards.length}`; // its notes: beside the step in replays, for its author
+  const debug = `legal cards: ${request.legal_cards.length}`; // your notes: beside the step in replays, for you alone
   return { request_id: request.request_id, card: chooseCard(request, game), debug };
 }
 
