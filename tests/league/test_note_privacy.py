@@ -18,10 +18,12 @@ import pytest
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 from starlette.routing import Mount, Route
+from typer.testing import CliRunner
 
 from polignac import Card, Contract, preset
 from polignac.bot import Bot
 from polignac.view import PlayerView
+from polignac_arena.cli import app
 from polignac_arena.league.config import load_league_config
 from polignac_arena.league.serve import League, league_app
 from polignac_arena.referee import MatchResult
@@ -185,3 +187,9 @@ def test_a_bad_token_on_the_replay_api_is_refused_not_ignored(site: Site, header
     answer = client.get(f"/api/matches/{MATCH_ID}/replay", headers={"Authorization": header})
     assert answer.status_code == 401 and "token" in json.loads(answer.text)["error"]
     assert SECRETS["ada"][0] not in answer.text
+
+
+def test_the_operator_reads_every_bots_notes_from_the_store(site: Site) -> None:
+    shown = CliRunner().invoke(app, ["match", "show", MATCH_ID, "--db", str(site.league.config.store)])
+    assert shown.exit_code == 0, shown.output
+    assert all(secret in shown.output for pair in SECRETS.values() for secret in pair)
