@@ -130,7 +130,8 @@ async def converse(bot: Bot, call: grpc.aio.StreamStreamCall, state: Conversatio
             request = response.decision_request
             decision = bot.decide(view_from_pb(s.rules, request, s.tricks))
             message = _decision_message(request.request_id, decision)
-            message.decision.debug = bot.take_debug()
+            if debug := bot.take_debug():
+                message.decision.debug = debug
             await write(call, message)
         elif kind == "welcome":
             s.welcomes += 1
