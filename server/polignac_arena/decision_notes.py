@@ -7,8 +7,9 @@ and per match and seat (docs/records.md, "Debug text and stderr"):
 - a decision's ``debug`` (protocol 1.3): :data:`~polignac.limits.DEBUG_MAX` characters, then
   cut and marked; past :data:`DEBUG_PER_MATCH` characters in one match a seat's debug text is
   dropped, the first dropped one replaced by a note saying so;
-- a seat's stderr: the complete lines that reached the arena since its previous answer,
-  :data:`STDERR_PER_DECISION` characters a decision and :data:`STDERR_PER_MATCH` a match.
+- a seat's stderr: the complete lines that reached the arena after its previous answer (taken
+  when it is next asked), :data:`STDERR_PER_DECISION` characters a decision and
+  :data:`STDERR_PER_MATCH` a match.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Final
 
-from polignac.limits import DEBUG_MAX, cut_debug
+from polignac.limits import CUT_MARK, DEBUG_MAX, cut_debug
 from polignac_arena.plaintext import plain
 from polignac_arena.record_lines import ActionLine, RecordLine
 
@@ -47,7 +48,7 @@ def clean_debug(raw: str) -> str | None:
         return None
     text = plain(raw[: DEBUG_MAX * _READ_AHEAD]).strip("\n")
     if len(raw) > DEBUG_MAX * _READ_AHEAD and len(text) <= DEBUG_MAX:
-        text += " [cut]"
+        text += CUT_MARK
     return cut_debug(text) or None
 
 
