@@ -7,8 +7,8 @@ and per match and seat (docs/records.md, "Debug text and stderr"):
 - a decision's ``debug`` (protocol 1.3): :data:`~polignac.limits.DEBUG_MAX` characters, then
   cut and marked; past :data:`DEBUG_PER_MATCH` characters in one match a seat's debug text is
   dropped, the first dropped one replaced by a note saying so;
-- a seat's stderr: the complete lines that reached the arena after its previous answer (taken
-  when it is next asked), :data:`STDERR_PER_DECISION` characters a decision and
+- a seat's stderr: the complete lines that reached the arena from the moment it was asked for
+  a decision until it is next asked (or the match ends), :data:`STDERR_PER_DECISION` characters a decision and
   :data:`STDERR_PER_MATCH` a match.
 """
 

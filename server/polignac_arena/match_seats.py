@@ -101,7 +101,7 @@ class MatchSeats:
             self._helpers.append(asyncio.ensure_future(bridge))
 
     def stderr_since_answer(self, seat: int) -> str | None:
-        """What ``seat`` wrote on stderr since its previous answer, cleaned and capped, or None; the host's ``stderr_notes``."""
+        """What ``seat`` wrote on stderr since this was last asked, cleaned and capped, or None (the host's ``notes.stderr_of``)."""
         return self._stderr_cuts[seat].take()
 
     def _stderr_reader(self, seat: int) -> Callable[[], bytes | bytearray]:

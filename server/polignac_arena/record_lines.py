@@ -194,7 +194,7 @@ class ActionLine:
     debug: StrictStr | None = None
     """The bot's own debug text for this decision (protocol 1.3), cleaned and capped; private to its author."""
     stderr: StrictStr | None = None
-    """What the bot wrote on stderr since its previous answer, cleaned and capped; private to its author."""
+    """What the bot wrote on stderr from its request for this decision to its next, cleaned and capped; private to its author."""
 
     @property
     def recorded_action(self) -> str | dict[str, int | str]:

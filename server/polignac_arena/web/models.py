@@ -260,7 +260,9 @@ class ReplayNoteOut(_Out):
     seat: int
     action: str = Field(description="what was played for the decision")
     debug: str | None = Field(description="the bot's debug text (protocol 1.3), cleaned and capped")
-    stderr: str | None = Field(description="what the bot wrote on stderr since its previous answer, cleaned and capped")
+    stderr: str | None = Field(
+        description="what the bot wrote on stderr from its request for this decision to its next, cleaned and capped"
+    )
 
 
 class ReplayOut(MatchResultOut):
