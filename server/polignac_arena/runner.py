@@ -168,6 +168,7 @@ async def run_local_match(
                 match_id=match_id,
                 rerun=rerun,
             )
+            host.notes.stderr_of = seats.stderr_since_answer
             for number, submission in enumerate(bots):
                 await seats.start(server, host, launcher, number, submission, limits=limits, trusted=trusted, bot_seed=seeds[number])
             result = await server.run_match(host)

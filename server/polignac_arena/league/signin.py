@@ -31,6 +31,7 @@ from polignac_arena.league.test_run_api import test_run_url
 from polignac_arena.league.test_runs import TestRunRefused, TestRuns, as_result, run_state_text
 from polignac_arena.league.tokens import parse_token
 from polignac_arena.store import StoredResult
+from polignac_arena.web.note_access import NOTES_CACHE_HEADERS, NotesDep
 from polignac_arena.web.pages import Links, page_replay, page_replay_of, render
 from polignac_arena.web.state import StoreDep
 
@@ -221,19 +222,18 @@ def _add_test_run_pages(
     links = Links()
 
     def private(html: str, status: int = 200) -> HTMLResponse:
-        response = HTMLResponse(html, status_code=status)
-        response.headers["Cache-Control"] = "no-store"
-        return response
+        return HTMLResponse(html, status_code=status, headers=NOTES_CACHE_HEADERS)
 
+    # The site's replay page (the bots' notes as the app's policy allows), with the rerun form for a signed-in author.
     @router.get("/matches/{match_id}", response_class=HTMLResponse)
-    def replay_page(request: Request, store: StoreDep, match_id: str) -> Response:
+    def replay_page(request: Request, store: StoreDep, match_id: str, notes_of: NotesDep) -> Response:
         _, session = signed_in(request)
         if session is None:
-            return HTMLResponse(page_replay(store, links, match_id))
+            return HTMLResponse(page_replay(store, links, match_id, notes_of), headers=NOTES_CACHE_HEADERS)
         result = store.get_result(match_id)
         choices = test_runs.choices(session.author, result.seats) if result is not None else []
         offer = RerunOffer(match_id, choices, session.csrf) if choices else None
-        return private(page_replay(store, links, match_id, rerun=offer))
+        return HTMLResponse(page_replay(store, links, match_id, notes_of, rerun=offer), headers=NOTES_CACHE_HEADERS)
 
     @router.post("/matches/{match_id}/rerun")
     async def ask_rerun(request: Request, match_id: str) -> Response:
@@ -260,7 +260,7 @@ def _add_test_run_pages(
         return RedirectResponse(test_run_url(run.id), status_code=303)
 
     @router.get("/me/reruns/{run_id}", response_class=HTMLResponse)
-    def test_run_page(request: Request, store: StoreDep, run_id: str) -> Response:
+    def test_run_page(request: Request, store: StoreDep, run_id: str, notes_of: NotesDep) -> Response:
         _, session = signed_in(request)
         if session is None:
             return RedirectResponse("/signin", status_code=303)
@@ -272,7 +272,7 @@ def _add_test_run_pages(
         about = {"test_run": run, "test_run_state": run_state_text(run)}
         if record is None:
             return private(render("test_run.html", links, store, None, title=title, **about))
-        return private(page_replay_of(store, links, as_result(run, record), title, **about))
+        return private(page_replay_of(store, links, as_result(run, record), title, notes_of, **about))
 
 
 def _new_token() -> str:
