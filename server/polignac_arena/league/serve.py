@@ -69,6 +69,7 @@ from polignac_arena.league.signin import signin_router
 from polignac_arena.league.store import LeagueStore, LimitReached, NotOwner, Version, VersionKind
 from polignac_arena.league.test_runs import TestRuns
 from polignac_arena.league.tokens import BadTokenThrottle, parse_token
+from polignac_arena.league.upload_page import upload_router
 from polignac_arena.league.uploads import LeagueUpload, UploadSlots, check_received
 from polignac_arena.league.validator import Validator
 from polignac_arena.log_format import LogFormat, configure_logging
@@ -391,6 +392,7 @@ def league_app(league: League) -> Any:
         ),
         league_router(league),
         signin_router(league, league.test_runs),
+        upload_router(league, max_upload_bytes=league.caps.compressed_bytes, body_timeout_s=limits.body_timeout_s),
         metrics_router(league.metrics),
     ]
     app = create_app(league.config.store, routers=routers, notes_policy=league_notes_policy(league))
