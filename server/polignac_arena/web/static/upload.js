@@ -32,16 +32,24 @@
         }
         var done = status.state === "active" ? "accepted" : status.state;
         say((status.label || status.bot) + ": " + done + (status.reason ? " (" + status.reason + ")" : ""), status.state);
-        var again = document.createElement("a");
-        again.href = "/me";
-        again.id = "upload-reload";
-        again.textContent = " Reload the page to see it among your versions.";
-        stateLine.appendChild(again);
+        refreshBots();
       });
     }, function () {
       say("The connection was lost; retrying…", "validating");
       setTimeout(function () { follow(url, since); }, POLL_MS * 4);
     });
+  }
+
+  // The versions table, fetched again from this page, so the new version's state shows without a reload.
+  function refreshBots() {
+    fetch("/me", {credentials: "same-origin", cache: "no-store"}).then(function (answer) {
+      return answer.ok ? answer.text() : null;
+    }).then(function (html) {
+      if (!html) return;
+      var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("bots-section");
+      var shown = document.getElementById("bots-section");
+      if (fresh && shown) shown.replaceWith(fresh);
+    }, function () { /* the table stays as it was: a reload shows it */ });
   }
 
   form.addEventListener("submit", function (event) {
