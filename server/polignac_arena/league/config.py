@@ -324,8 +324,12 @@ class RefereesSection(FileModel):
     public_host: StrictStr = Field(default="", max_length=253)
     hang_s: float = Field(default=30.0, strict=True, ge=1, le=3600)
 
-    def settings(self) -> RefereeSettings:
-        processes = self.processes if self.processes is not None else os.cpu_count() or 1
+    def settings(self, grpc_host: str) -> RefereeSettings:
+        """The settings; left out, ``processes`` is the machine's cores, or 1 when the ``[grpc]`` host is a wildcard and
+        no ``public_host`` names the league (a file that says nothing of referees starts as it always did)."""
+        processes = self.processes
+        if processes is None:
+            processes = 1 if _wildcard(grpc_host) and not self.public_host else os.cpu_count() or 1
         return RefereeSettings(processes, self.matches_per_process, self.first_port, self.public_host, self.hang_s)
 
 
@@ -403,7 +407,7 @@ def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfi
         problems.append(Problem(("seats", "kind"), "must be process or docker in a league: its bots are strangers' code"))
     http, grpc = ListenAddress.parse(http_table.address), ListenAddress.parse(grpc_table.address)
     problems += _tls_problems(read, base, http, grpc)
-    referees = read.referees.settings()
+    referees = read.referees.settings(grpc.host)
     if referees.enabled and not referees.public_host and _wildcard(grpc.host):
         message = f"the [grpc] host {grpc.host!r} is no address a bot can reach: name the league's host for its referee processes"
         problems.append(Problem(("referees", "public_host"), message))
