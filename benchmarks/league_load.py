@@ -25,9 +25,9 @@ For each, after ``--warmup`` seconds of play, over ``--seconds``:
 
 ``--idle 1000`` measures instead the "many idle bots" case: the ladder is paused, and that
 many remote bots join the Lobby at once; it reports the join time (from the first connection
-to the last bot online), the league process's memory per connection (its resident set after
-minus before, over the bots) and its CPU while they sit idle for ``--seconds`` (share of a
-core).  ``--quick``: a few seconds of each (the smoke test's mode).
+to the last bot online; the CPU the league process and this client process spent meanwhile
+beside it), the league process's memory per connection (its resident set after minus before,
+over the bots) and its CPU while they sit idle for ``--seconds`` (share of a core).  ``--quick``: a few seconds of each (the smoke test's mode).
 
 Figures move with the machine's load (``load_average`` is reported); compare runs on the same
 machine only.
@@ -317,11 +317,13 @@ async def measure_idle(settings: argparse.Namespace) -> dict[str, Any]:
             grpc = await league.started()
             await asyncio.sleep(1.0)  # the league's start-up work (tidying, first collections) is over
             rss_before = _rss_kb(league.process.pid)
+            join_cpu_before, client_before = _cpu_s(league.process.pid), time.process_time()
             began = time.perf_counter()
             tasks = await _connect(settings.idle, grpc, tokens, folder, counters)
             await _wait_online(counters, settings.idle, START_TIMEOUT_S * 3)
             joined = max(counters.online.values()) - began
             cpu_before = _cpu_s(league.process.pid)
+            join_cpu, client_cpu = cpu_before - join_cpu_before, time.process_time() - client_before
             idle_began = time.perf_counter()
             await asyncio.sleep(settings.seconds)
             idle_s = time.perf_counter() - idle_began
@@ -333,6 +335,8 @@ async def measure_idle(settings: argparse.Namespace) -> dict[str, Any]:
     return {
         "bots": settings.idle,
         "join_s": round(joined, 2),
+        "join_league_cpu_s": round(join_cpu, 2),
+        "join_client_cpu_s": round(client_cpu, 2),
         "league_rss_before_mb": round(rss_before / 1024, 1),
         "league_rss_after_mb": round(rss_after / 1024, 1),
         "memory_per_connection_kb": round((rss_after - rss_before) / settings.idle, 1),
@@ -346,7 +350,8 @@ def summary(result: dict[str, Any]) -> str:
     if "idle" in result:
         idle = result["idle"]
         lines.append(
-            f"{idle['bots']} idle bots: joined in {idle['join_s']} s; league RSS {idle['league_rss_before_mb']} ->"
+            f"{idle['bots']} idle bots: joined in {idle['join_s']} s (CPU: league {idle['join_league_cpu_s']} s,"
+            f" client {idle['join_client_cpu_s']} s); league RSS {idle['league_rss_before_mb']} ->"
             f" {idle['league_rss_after_mb']} MB ({idle['memory_per_connection_kb']} KB a connection);"
             f" CPU while idle {idle['idle_cpu_share'] * 100:.1f}% of a core"
         )
