@@ -124,7 +124,7 @@ def test_a_referee_process_lost_mid_match_aborts_it_once_and_is_replaced(tmp_pat
 
 
 async def _lost_mid_match(tmp_path: Path, how: str) -> int:
-    async with remote_league(tmp_path, limit=20, referees="processes = 2\nhang_s = 2") as league:
+    async with remote_league(tmp_path, limit=20, referees=f"processes = 2\nhang_s = {5 if how == 'hang' else 60}") as league:
         _referee_addresses(league)
         workers = _children(league.server.process.pid)
         await _three_bots(league)

@@ -24,8 +24,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -101,10 +103,12 @@ class _Match:
 class _Process:
     """One referee process: its pipe, its address, its matches."""
 
-    def __init__(self, slot: int, process: asyncio.subprocess.Process, conn: Connection) -> None:
+    def __init__(self, slot: int, process: asyncio.subprocess.Process, sock: socket.socket) -> None:
         self.slot = slot
         self.process = process
-        self.conn = conn
+        self.sock = sock
+        self.conn = Connection(os.dup(sock.fileno()))
+        self.reader: threading.Thread | None = None
         self.address = ""
         self.ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self.matches: dict[str, _Match] = {}
@@ -199,11 +203,11 @@ class RefereePool:
             child = await asyncio.create_subprocess_exec(*command, pass_fds=[theirs.fileno()], stdin=asyncio.subprocess.DEVNULL)
         finally:
             theirs.close()
-        process = _Process(slot, child, Connection(ours.detach()))
+        process = _Process(slot, child, ours)
         self._slots[slot] = process
         self.started += 1
-        loop = asyncio.get_running_loop()
-        loop.add_reader(process.conn.fileno(), self._readable, process)
+        process.reader = threading.Thread(target=self._read, args=(process, asyncio.get_running_loop()), daemon=True)
+        process.reader.start()
         process.send(settings)
         try:
             async with asyncio.timeout(START_TIMEOUT_S):
@@ -239,14 +243,17 @@ class RefereePool:
             with contextlib.suppress(ProcessLookupError):
                 process.process.kill()
             await process.process.wait()
+        if process.reader is not None:
+            await asyncio.to_thread(process.reader.join)
+        process.conn.close()  # only now: the reader no longer uses its descriptor
+        process.sock.close()
 
     def _forget(self, process: _Process, reason: str) -> None:
         if process.dead:
             return
         process.dead = True
-        with contextlib.suppress(ValueError, OSError):
-            asyncio.get_running_loop().remove_reader(process.conn.fileno())
-        process.conn.close()
+        with contextlib.suppress(OSError):
+            process.sock.shutdown(socket.SHUT_RDWR)  # the process sees its pipe end; the reader thread wakes
         if not process.ready.done():
             process.ready.set_exception(RefereeLost("", reason))
             process.ready.exception()  # read: nobody may wait for it any more
@@ -305,15 +312,23 @@ class RefereePool:
 
     # -- messages from the processes ------------------------------------------------------------
 
-    def _readable(self, process: _Process) -> None:
+    def _read(self, process: _Process, loop: asyncio.AbstractEventLoop) -> None:
+        """The process's reader thread: each message to the loop.  A thread, so that a message cut off by a process
+        that stopped in its middle holds this thread (until the pings find it hung), never the league's loop."""
         try:
-            while not process.dead and process.conn.poll():
-                self._handle(process, process.conn.recv())
-        except (EOFError, OSError):
-            code = process.process.returncode
-            self._died(process, "exited" if code is None else f"exited with status {code}")
+            while True:
+                loop.call_soon_threadsafe(self._handle, process, process.conn.recv())
+        except (EOFError, OSError, RuntimeError):  # RuntimeError: the loop is closed (the league is gone)
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._gone, process)
+
+    def _gone(self, process: _Process) -> None:
+        code = process.process.returncode
+        self._died(process, "exited" if code is None else f"exited with status {code}")
 
     def _handle(self, process: _Process, message: object) -> None:
+        if process.dead:
+            return
         process.answered_at = time.monotonic()
         if isinstance(message, Pong):
             return
