@@ -201,7 +201,8 @@ class Ladder:
     it so.  Records go to ``record_dir`` when given, journals of running matches to ``journal_dir``
     (None: none are kept, and a match a stop cuts short is voided).
     ``on_recorded(index, status)`` is called after each result is stored.  ``metrics`` counts
-    the matches this ladder starts and ends (:mod:`polignac_arena.league.metrics`).
+    the matches this ladder starts and ends (:mod:`polignac_arena.league.metrics`); ``referees``
+    referee the matches with a remote seat (:mod:`polignac_arena.league.referee_pool`; None: ``server``).
     """
 
     def __init__(
