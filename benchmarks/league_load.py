@@ -27,7 +27,8 @@ For each, after ``--warmup`` seconds of play, over ``--seconds``:
 many remote bots join the Lobby at once; it reports the join time (from the first connection
 to the last bot online; the CPU the league process and this client process spent meanwhile
 beside it), the league process's memory per connection (its resident set after minus before,
-over the bots) and its CPU while they sit idle for ``--seconds`` (share of a core).  ``--quick``: a few seconds of each (the smoke test's mode).
+over the bots) and its CPU while they sit idle for ``--seconds`` (share of a core).
+``--quick``: a few seconds of each (the smoke test's mode).
 
 Figures move with the machine's load (``load_average`` is reported); compare runs on the same
 machine only.
