@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from polignac.cards import SUIT_MASKS, Card, Suit, cards_in, mask_of, parse_cards
-from polignac.deal import check_seed, deal_hands, shuffled_pack
+from polignac.deal import MAX_HAND, check_seed, deal_hands, shuffled_pack
 from polignac.errors import IllegalDecision, PolignacError, RecordError
 from polignac.events import (
     CardPlayed,
@@ -92,6 +92,7 @@ class Match:
         "_events",
         "_finished_tricks",
         "_first_dealer",
+        "_first_hand",
         "_forfeited",
         "_hand_number",
         "_hands",
@@ -148,6 +149,7 @@ class Match:
         start_totals: Sequence[int] | None = None,
         deals: Mapping[int, Sequence[Sequence[Card | str]]] | None = None,
         first_dealer: int | None = None,
+        first_hand: int = 1,
     ) -> None:
         """Start a match; its first hand is dealt at once.
 
@@ -157,8 +159,10 @@ class Match:
         too).  Whether hand N is a tie-break, and for how many, depends on the play, so a deal
         is used only when hand N is played by as many seats as it has hands; otherwise hand N
         is dealt from the seed as usual, and the match always goes on.  ``first_dealer`` deals
-        hand 1 (default: the last seat, so that seat 0 is eldest hand, docs/rules.md 2).  All
-        three go into the record.
+        hand 1 (default: the last seat, so that seat 0 is eldest hand, docs/rules.md 2).
+        ``first_hand`` numbers the first hand played (default 1): a match that takes up a seeded
+        match at hand k deals the same cards as its hand k, k+1, ... (see :mod:`polignac.rerun`);
+        ``first_dealer`` then deals hand k.  All four go into the record.
         """
         if not isinstance(rules, Ruleset):
             raise PolignacError(f"rules must be a Ruleset, got {rules!r}")
@@ -176,7 +180,8 @@ class Match:
         self._knocked_out: list[int] = []  # tied players eliminated by a tie-break
         self._tiebreak_round = 0
         self._results: list[HandResult] = []
-        self._hand_number = 0
+        self._first_hand = _check_first_hand(first_hand)
+        self._hand_number = self._first_hand - 1
         self._first_dealer = _check_first_dealer(first_dealer, n)
         self._start_hand(list(range(n)), dealer=self._first_dealer)
 
@@ -722,6 +727,8 @@ class Match:
             record["start_totals"] = list(self._start_totals)
         if self._first_dealer != self.rules.players - 1:
             record["first_dealer"] = self._first_dealer
+        if self._first_hand != 1:
+            record["first_hand"] = self._first_hand
         if self._deals:
             record["deals"] = {str(k): [[str(c) for c in cards_in(m)] for m in v] for k, v in self._deals.items()}
         record["actions"] = self.actions
@@ -743,7 +750,8 @@ class Match:
                 deals = {int(k): v for k, v in deals.items()}
             rules = Ruleset.from_record(record["rules"])
             start_totals, first_dealer = record.get("start_totals"), record.get("first_dealer")
-            match = cls(rules, record["seed"], start_totals=start_totals, deals=deals, first_dealer=first_dealer)
+            first_hand = record.get("first_hand", 1)
+            match = cls(rules, record["seed"], start_totals=start_totals, deals=deals, first_dealer=first_dealer, first_hand=first_hand)
         except (PolignacError, TypeError, ValueError) as exc:
             raise RecordError(f"match record: {exc}") from None
         actions = record["actions"]
@@ -787,6 +795,12 @@ def _check_first_dealer(dealer: int | None, players: int) -> int:
     if type(dealer) is not int or not 0 <= dealer < players:
         raise PolignacError(f"first_dealer must be a seat from 0 to {players - 1}, got {dealer!r}")
     return dealer
+
+
+def _check_first_hand(number: int) -> int:
+    if type(number) is not int or not 1 <= number <= MAX_HAND:
+        raise PolignacError(f"first_hand must be a hand number from 1 to {MAX_HAND}, got {number!r}")
+    return number
 
 
 def _check_totals(totals: Sequence[int] | None, players: int) -> tuple[int, ...]:
