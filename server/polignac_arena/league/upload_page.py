@@ -3,7 +3,7 @@
 The form on ``/me`` (``upload.js``) sends the chosen archive as the body, as ``polignac league
 submit`` does, with the session's CSRF token in the ``X-CSRF-Token`` header, then polls the
 submission's JSON route to show its validation log as it grows.  The upload goes through the
-authors' API's own path (:mod:`polignac_arena.league.author_api`): the league's ``admit`` before
+authors' API's own path (:func:`polignac_arena.league.upload_route.take_upload`): the league's ``admit`` before
 the body is read, the same body cap and pause timeout, the same ``submit``, the same refusals as
 JSON ``{"error": message}``.  Only the session cookie replaces the bearer token, so the CSRF
 token and a same-site ``Origin`` are required on the upload.
@@ -17,24 +17,16 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from polignac_arena.archive import ArchiveCaps
-from polignac_arena.league.author_api import (
-    _receive,
-    _Refusal,
-    _refused,
-    _RefusingRoute,
-    _submission_out,
-)
 from polignac_arena.league.author_models import SubmissionOut
-from polignac_arena.league.authoring import AuthorBackend, SubmissionRefused
+from polignac_arena.league.authoring import AuthorBackend
 from polignac_arena.league.sessions import Sessions, same_token
-from polignac_arena.settings import NAME_RULE, is_name
+from polignac_arena.league.signin import SESSION_COOKIE
+from polignac_arena.league.upload_route import Refusal, RefusingRoute, submission_out, take_upload
 from polignac_arena.web.app import PlainJSONResponse
 
-__all__ = ["CSRF_HEADER", "SESSION_COOKIE", "upload_router"]
+__all__ = ["CSRF_HEADER", "upload_router"]
 
-SESSION_COOKIE: Final = "polignac_session"
 CSRF_HEADER: Final = "X-CSRF-Token"
-_GZIP_TYPES: Final = frozenset({"application/gzip", "application/x-gzip"})
 _SUBMISSION_ID_MAX: Final = 19
 
 
@@ -50,7 +42,7 @@ def upload_router(league: UploadPages, *, max_upload_bytes: int | None = None, b
     """The upload form's two routes (not in the OpenAPI schema: a browser's, authenticated by the session cookie)."""
     cap = max_upload_bytes if max_upload_bytes is not None else ArchiveCaps().compressed_bytes
 
-    class Route(_RefusingRoute):
+    class Route(RefusingRoute):
         body_cap = cap
         body_pause_s = body_timeout_s
 
@@ -64,12 +56,12 @@ def upload_router(league: UploadPages, *, max_upload_bytes: int | None = None, b
             league.sessions.close(session_id)  # its token was revoked since
             session = None
         if session is None:
-            raise _Refusal(401, "sign in first: this is for a signed-in author")
+            raise Refusal(401, "sign in first: this is for a signed-in author")
         if request.method == "POST":
             origin = request.headers.get("origin")
             same_site = origin is None or origin == f"{request.url.scheme}://{request.url.netloc}"
             if not same_site or not same_token(request.headers.get(CSRF_HEADER), session.csrf):
-                raise _Refusal(403, "this upload lacks its CSRF token or came from another site: reload the page")
+                raise Refusal(403, "this upload lacks its CSRF token or came from another site: reload the page")
         return session.author
 
     Author = Annotated[str, Depends(author)]
@@ -77,27 +69,9 @@ def upload_router(league: UploadPages, *, max_upload_bytes: int | None = None, b
     @router.post("/me/bots/{name}/versions", status_code=202, response_model=SubmissionOut)
     async def upload(name: str, request: Request, response: Response, who: Author) -> SubmissionOut:
         """Upload a version of bot NAME from the author's page: the body is the gzip'd tar of the submission folder."""
-        if not is_name(name):
-            raise _Refusal(400, f"{name!r} is not a bot name: {NAME_RULE}")
-        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if kind not in _GZIP_TYPES:
-            raise _Refusal(415, f"choose a gzip'd tar of your bot's folder (.tar.gz), not {kind or 'nothing'!r}")
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > cap:
-            raise _Refusal(413, f"the archive has {int(declared)} bytes, more than the {cap} allowed")
-        try:
-            received = await run_in_threadpool(league.admit, who, name)
-        except SubmissionRefused as exc:
-            raise _refused(exc) from None
-        try:
-            await _receive(request, received, cap, body_timeout_s)
-            status = await run_in_threadpool(league.submit, who, name, received)
-        except SubmissionRefused as exc:
-            raise _refused(exc) from None
-        finally:
-            await run_in_threadpool(received.close)
+        status = await take_upload(league, who, name, request, cap, body_timeout_s)
         response.headers["Location"] = f"/me/submissions/{status.id}"
-        return _submission_out(status, 0)
+        return submission_out(status, 0)
 
     @router.get("/me/submissions/{submission_id}", response_model=SubmissionOut)
     async def submission(
@@ -110,8 +84,8 @@ def upload_router(league: UploadPages, *, max_upload_bytes: int | None = None, b
         known = submission_id.isascii() and submission_id.isdigit() and len(submission_id) <= _SUBMISSION_ID_MAX
         status = await run_in_threadpool(league.submission, submission_id) if known else None
         if status is None or status.author != who:
-            raise _Refusal(404, f"you have no upload {submission_id!r}")
+            raise Refusal(404, f"you have no upload {submission_id!r}")
         response.headers["Cache-Control"] = "private, no-store"
-        return _submission_out(status, since)
+        return submission_out(status, since)
 
     return router
