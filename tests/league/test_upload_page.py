@@ -139,3 +139,24 @@ def test_the_upload_limits_hold_for_the_form(site: Site) -> None:
     assert [status for status, _ in answers[:3]] == [202, 202, 202]
     status, body = answers[3]
     assert status == 429 and "hour" in str(body["error"]), body
+
+
+def test_the_author_page_shows_every_state_of_a_version_with_the_reason_of_a_refusal(site: Site) -> None:
+    league, store = site.league, site.league.store
+    sha = league.archives.add(site.archive, league.caps)
+    versions = [store.add_upload("ada", "ada-bot", sha, league.limits)[0] for _ in range(3)]
+    store.start_validation(versions[0].id)
+    store.finish_validation(versions[0].id, False, "smoke match: crashed 1 <b>", league.tournament_id, league.prior)
+    store.finish_validation(versions[1].id, True, "accepted", league.tournament_id, league.prior)  # retires the seeded one
+    store.start_validation(versions[2].id)
+    client, _ = site.signed_in(site.ada)
+    page = client.get("/me").text
+    rows = re.findall(r'<td class="state-(\w+)">\w+</td><td>([^<]*)</td>', page)
+    assert [state for state, _ in rows] == ["retired", "refused", "active", "validating"], rows
+    assert ("refused", "smoke match: crashed 1 &lt;b&gt;") in rows  # the reason, as text
+
+
+def test_the_author_page_says_so_when_there_is_nothing_yet(site: Site) -> None:
+    client, _ = site.signed_in(site.bob)
+    page = client.get("/me").text
+    assert 'id="no-bots"' in page and "None of your versions has played yet." in page and 'id="upload"' in page
