@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from polignac.cards import ALL_CARDS_MASK, PIQUET_MASK, Card, Rank, Suit, card_index
 from polignac.errors import CardParseError, RulesetError
+from polignac.values import Contract
 
 __all__ = [
     "ACE_HIGH_ORDER",
@@ -34,6 +35,7 @@ __all__ = [
     "Trumps",
     "cards_each",
     "deck_mask",
+    "enabled_contracts",
     "packet_sizes",
     "preset",
 ]
@@ -643,3 +645,13 @@ def preset(name: str, **changes: Any) -> Ruleset:
     if name not in PRESETS:
         raise RulesetError(f"unknown ruleset {name!r}; choose one of {', '.join(PRESETS)}")
     return Ruleset.from_dict({**changes, "variant": name}) if changes else PRESETS[name]
+
+
+def enabled_contracts(rules: Ruleset) -> list[Contract]:
+    """The auction's choices under ``rules``: pass, then capot and general where enabled."""
+    options = [Contract.PASS]
+    if rules.capot:
+        options.append(Contract.CAPOT)
+    if rules.general:
+        options.append(Contract.GENERAL)
+    return options
