@@ -4,7 +4,7 @@ Every executor plays a match through this module, the local one (this machine) a
 node does, so a submission is built and run alike wherever its matches are played.
 A submission reaches the machine as the SHA-256 of its archive (:func:`polignac_arena.archive.pack_folder`)
 and a handle to fetch the bytes, never as a path: the machine keeps archives in a cache of its own
-(:class:`~polignac_arena.archive.ArchiveStore` under :func:`cache_root`), fetches one only on
+(:class:`~polignac_arena.archive_store.ArchiveStore` under :func:`cache_root`), fetches one only on
 its first use, unpacks it without trusting it, and runs a submission's ``build`` step once per
 seat kind, in that kind's sandbox, as ``polignac bot check`` does.  The build's outcome is
 kept beside the folder (``built/<sha>-<kind>.ok`` or ``.failed``, with its log), so later
@@ -35,7 +35,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final
 
-from polignac_arena.archive import ArchiveCaps, ArchiveError, ArchiveStore
+from polignac_arena.archive import ArchiveCaps, ArchiveError
+from polignac_arena.archive_store import ArchiveStore
 from polignac_arena.botcheck import BUILD_OUTPUT_LINES, BUILD_TIMEOUT_S
 from polignac_arena.executors.base import ExecutorError, MatchJob, PlayedMatch
 from polignac_arena.referee import MatchResult
