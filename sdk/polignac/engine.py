@@ -35,8 +35,7 @@ from polignac.events import (
 )
 from polignac.faults import fallback
 from polignac.illegal import why_illegal
-from polignac.jsontypes import JsonObject
-from polignac.match_record import apply_entry, make_record, replay_record
+from polignac.match_record import MatchRecord, apply_entry, make_record, replay_record
 from polignac.match_setup import check_deals, check_first_dealer, check_totals
 from polignac.rules import Ruleset, Tiebreak, Trumps, cards_each, deck_mask, enabled_contracts, packet_sizes
 from polignac.scoring import score_hand
@@ -661,7 +660,7 @@ class Match:
         """Every action so far in record form (see :meth:`apply_action`)."""
         return [action_to_record(a) for a in self._log]
 
-    def record(self) -> JsonObject:
+    def record(self) -> MatchRecord:
         """A compact JSON-ready record from which :meth:`from_record` rebuilds this match."""
         return make_record(
             ENGINE_VERSION,

@@ -3,20 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, NotRequired, TypedDict, cast
 
 from polignac.cards import Card, cards_in
 from polignac.errors import PolignacError, RecordError
-from polignac.jsontypes import JsonObject, JsonValue
+from polignac.jsontypes import JsonObject
 from polignac.rules import Ruleset
 from polignac.values import Action, ActionRecord, Contract, Forfeit, Penalty, action_from_record
 
 if TYPE_CHECKING:
     from polignac.engine import Match
 
-__all__ = ["apply_entry", "make_record", "replay_record"]
+__all__ = ["MatchRecord", "apply_entry", "make_record", "replay_record"]
 
 RECORD_KEYS = ("rules", "seed", "actions")
+
+
+class MatchRecord(TypedDict):
+    """What :meth:`Match.record` gives; the optional keys are left out at their defaults."""
+
+    engine_version: str
+    rules: JsonObject
+    seed: int
+    start_totals: NotRequired[list[int]]
+    first_dealer: NotRequired[int]
+    deals: NotRequired[dict[str, list[list[str]]]]
+    actions: list[ActionRecord]
 
 
 def make_record(
@@ -28,16 +40,15 @@ def make_record(
     first_dealer: int,
     deals: Mapping[int, Sequence[int]],
     actions: Sequence[ActionRecord],
-) -> JsonObject:
+) -> MatchRecord:
     """The record; the default start totals, first dealer and deals are left out."""
-    record: JsonObject = {"engine_version": engine_version, "rules": rules.to_dict(), "seed": seed}
+    record: MatchRecord = {"engine_version": engine_version, "rules": rules.to_dict(), "seed": seed, "actions": list(actions)}
     if any(start_totals):
-        record["start_totals"] = list[JsonValue](start_totals)
+        record["start_totals"] = list(start_totals)
     if first_dealer != rules.players - 1:
         record["first_dealer"] = first_dealer
     if deals:
         record["deals"] = {str(k): [[str(c) for c in cards_in(m)] for m in v] for k, v in deals.items()}
-    record["actions"] = [a if isinstance(a, str) else dict[str, JsonValue](a) for a in actions]
     return record
 
 
