@@ -14,14 +14,10 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, TypeAlias, TypeVar
+from typing import Any, Final, TypeVar
 
-from polignac_arena.store.encoding import to_json
+from polignac_arena.store.encoding import SqlRow, SqlValue, to_json
 
-SqlValue: TypeAlias = int | float | str | bytes | None
-"""A value SQLite stores."""
-SqlRow: TypeAlias = tuple[SqlValue, ...]
-"""The values of some columns of one row."""
 _P = TypeVar("_P")
 
 RECENT_MU: Final = 20

@@ -6,9 +6,14 @@ import json
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeAlias
 
 from polignac_arena.store.records import FixtureLike, StoreError
+
+SqlValue: TypeAlias = int | float | str | bytes | None
+"""A value SQLite stores."""
+SqlRow: TypeAlias = tuple[SqlValue, ...]
+"""The values of some columns of one row."""
 
 
 def now_text() -> str:
