@@ -15,7 +15,6 @@ import os
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
 
 from polignac_arena.plaintext import plain
 from polignac_arena.referee import MatchHost, RefereeServer
@@ -110,7 +109,7 @@ class MatchSeats:
         await asyncio.gather(*self._helpers, return_exceptions=True)
 
 
-async def finish_shielded(cleanup: Coroutine[Any, Any, None]) -> None:
+async def finish_shielded(cleanup: Coroutine[object, object, None]) -> None:
     """Run ``cleanup`` to its end even when the caller is being cancelled (then re-raise the cancellation)."""
     cleaning = asyncio.ensure_future(cleanup)
     try:
@@ -120,7 +119,7 @@ async def finish_shielded(cleanup: Coroutine[Any, Any, None]) -> None:
         raise
 
 
-async def _start_unless_stopped(server: RefereeServer, start: Coroutine[Any, Any, SeatProcess]) -> SeatProcess:
+async def _start_unless_stopped(server: RefereeServer, start: Coroutine[object, object, SeatProcess]) -> SeatProcess:
     """A seat's start, given up when the referee begins to shut down (a signal) or the match is cancelled.
 
     A seat's start can take long (an image build has a wall clock of minutes): waiting it out

@@ -33,7 +33,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from polignac_arena.archive import ArchiveCaps, ArchiveError
 from polignac_arena.archive_store import ArchiveStore
@@ -75,7 +75,7 @@ class ShippedBot:
 
     builtin: str | None = None
     sha: str | None = None
-    archive: Any = None
+    archive: object = None
     """Whatever ``fetch`` turns into the archive's bytes (a Ray object reference); used only when the node has no copy."""
 
 
@@ -87,13 +87,13 @@ def cache_root() -> Path:
     return Path(base) / "polignac" / "node"
 
 
-def play_on_node(job: MatchJob, shipped: list[ShippedBot], fetch: Callable[[Any], bytes], node: str) -> PlayedMatch:
+def play_on_node(job: MatchJob, shipped: list[ShippedBot], fetch: Callable[[object], bytes], node: str) -> PlayedMatch:
     """Play ``job`` here, its bots being ``shipped`` (``job.bots`` is ignored); the match's result, named after ``node``."""
     return asyncio.run(play_shipped(job, shipped, fetch, node))
 
 
 async def play_shipped(
-    job: MatchJob, shipped: list[ShippedBot], fetch: Callable[[Any], bytes], node: str, record_path: Path | None = None
+    job: MatchJob, shipped: list[ShippedBot], fetch: Callable[[object], bytes], node: str, record_path: Path | None = None
 ) -> PlayedMatch:
     """:func:`play_on_node` in a running event loop (its record written to ``record_path`` when given).
 
@@ -143,7 +143,7 @@ def _journal(event: str, match_id: str) -> None:
 
 async def prepare_bot(
     bot: ShippedBot,
-    fetch: Callable[[Any], bytes],
+    fetch: Callable[[object], bytes],
     kind: SeatKind,
     limits: SeatLimits,
     trusted: bool,

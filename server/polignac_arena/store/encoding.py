@@ -26,11 +26,11 @@ def timestamp_text(when: datetime) -> str:
     return when.astimezone(UTC).isoformat(timespec="milliseconds")
 
 
-def to_json(value: Any) -> str:
+def to_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def canonical_config(config: Mapping[str, Any] | str) -> str:
+def canonical_config(config: Mapping[str, object] | str) -> str:
     try:
         value = json.loads(config) if isinstance(config, str) else config
         if not isinstance(value, Mapping):
@@ -40,7 +40,7 @@ def canonical_config(config: Mapping[str, Any] | str) -> str:
         raise ValueError(f"a tournament config must be JSON: {exc}") from None
 
 
-def differences(old: Any, new: Any, prefix: str = "") -> list[str]:
+def differences(old: object, new: object, prefix: str = "") -> list[str]:
     """Dotted keys where two JSON values differ."""
     if isinstance(old, dict) and isinstance(new, dict):
         out: list[str] = []
@@ -50,7 +50,7 @@ def differences(old: Any, new: Any, prefix: str = "") -> list[str]:
     return [] if old == new else [prefix.rstrip(".") or "(the whole config)"]
 
 
-def encode_record(record: Iterable[Mapping[str, Any]] | str) -> bytes:
+def encode_record(record: Iterable[Mapping[str, object]] | str) -> bytes:
     text = record if isinstance(record, str) else "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in record)
     return zlib.compress(text.encode("utf-8"), 6)
 
