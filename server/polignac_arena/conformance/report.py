@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from polignac import Ruleset, preset
+from polignac.jsontypes import JsonObject
 from polignac.rules import Tiebreak
 from polignac_arena.conformance.checks import Asked, Line, asked, game_line, scenario_line, situation_line, table_sizes
 from polignac_arena.conformance.matches import Played, Scenario, play_scenario
@@ -62,7 +63,7 @@ class ConformanceReport:
     def ok(self) -> bool:
         return bool(self.lines) and all(line.held is not False for line in self.lines)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "bot": self.bot,
             "transport": self.transport,
