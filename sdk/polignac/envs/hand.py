@@ -15,7 +15,7 @@ that higher is better (negated where lower totals win).
 from __future__ import annotations
 
 import random
-from typing import Any, Final
+from typing import Final
 
 from polignac.cards import CARDS, Card, cards_in
 from polignac.envs.encoding import CARD_ACTIONS, action_of, decision_of
@@ -172,7 +172,7 @@ class HandState:
             other.play = self.play.copy()
         return other
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> HandState:
+    def __deepcopy__(self, memo: dict[int, object]) -> HandState:
         return self.copy()
 
     # -- reading ---------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import contextlib
 import math
 import re
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 from fastapi import APIRouter, Depends, Query, Request, Response, Security
 from fastapi.routing import APIRoute
@@ -77,7 +77,7 @@ class _RefusingRoute(APIRoute):
     body_cap = 0
     body_pause_s = 30.0
 
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+    def get_route_handler(self) -> Callable[[Request], Coroutine[object, object, Response]]:
         handle = super().get_route_handler()
 
         async def refusing(request: Request) -> Response:
