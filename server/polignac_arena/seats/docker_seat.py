@@ -23,7 +23,10 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Final, ParamSpec, TypeVar
+
+if TYPE_CHECKING:
+    from docker import DockerClient
 
 from polignac_arena.seats.base import SeatLimits, SeatProcess
 from polignac_arena.seats.common import exit_status as docker_exit_status
@@ -122,7 +125,7 @@ class Attached:
 class DockerSeat(SeatProcess):
     """A started container: its attach connections, its captured stderr, its exit status."""
 
-    def __init__(self, client: Any, container_id: str, name: str, attached: Attached, limits: SeatLimits) -> None:
+    def __init__(self, client: DockerClient, container_id: str, name: str, attached: Attached, limits: SeatLimits) -> None:
         self.client = client
         self.container_id = container_id
         self.name = name
