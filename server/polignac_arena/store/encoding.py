@@ -6,8 +6,9 @@ import json
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeAlias
+from typing import TypeAlias
 
+from polignac.jsontypes import JsonObject
 from polignac_arena.store.records import FixtureLike, StoreError
 
 SqlValue: TypeAlias = int | float | str | bytes | None
@@ -55,7 +56,7 @@ def encode_record(record: Iterable[Mapping[str, object]] | str) -> bytes:
     return zlib.compress(text.encode("utf-8"), 6)
 
 
-def decode_record(encoding: str, data: bytes) -> list[dict[str, Any]]:
+def decode_record(encoding: str, data: bytes) -> list[JsonObject]:
     if encoding != "zlib":
         raise StoreError(f"unknown record encoding {encoding!r}")
     text = zlib.decompress(data).decode("utf-8")
