@@ -31,6 +31,21 @@ def author_id_of(conn: sqlite3.Connection, name: str) -> int:
     return int(row[0])
 
 
+class _NewToken:
+    """A new API token: its text (shown once) and its salted hash (stored), made before the transaction that stores it."""
+
+    def __init__(self) -> None:
+        self.text, self._parts = make_token()
+        self._salt = secrets.token_bytes(16)
+        self._digest = hash_secret(self._parts.secret, self._salt)
+
+    def insert(self, conn: sqlite3.Connection, author_id: int, now: str) -> None:
+        conn.execute(
+            "INSERT INTO league_tokens (id, author_id, salt, hash, created_at) VALUES (?, ?, ?, ?, ?)",
+            (self._parts.id, author_id, self._salt, self._digest, now),
+        )
+
+
 class AuthorsAndTokens:
     """Authors and their tokens, on the league's :class:`Store` (set by :class:`LeagueStore`)."""
 
@@ -41,19 +56,14 @@ class AuthorsAndTokens:
     def add_author(self, name: str) -> tuple[Author, str]:
         """A new author and their first API token (its text: shown once, never stored)."""
         check_name("an author's name", name)
-        token, parts = make_token()
-        salt = secrets.token_bytes(16)
-        digest = hash_secret(parts.secret, salt)
+        token = _NewToken()
         with self.arena.write() as conn:
             if conn.execute("SELECT 1 FROM league_authors WHERE name = ?", (name,)).fetchone():
                 raise ConflictError(f"there is already an author named {name!r}")
             now = now_text()
             author_id = int(conn.execute("INSERT INTO league_authors (name, created_at) VALUES (?, ?)", (name, now)).lastrowid or 0)
-            conn.execute(
-                "INSERT INTO league_tokens (id, author_id, salt, hash, created_at) VALUES (?, ?, ?, ?, ?)",
-                (parts.id, author_id, salt, digest, now),
-            )
-        return Author(author_id, name, now), token
+            token.insert(conn, author_id, now)
+        return Author(author_id, name, now), token.text
 
     def authors(self) -> list[Author]:
         with self.arena.read() as conn:
@@ -61,31 +71,20 @@ class AuthorsAndTokens:
 
     def new_token(self, author: str) -> str:
         """Another API token for ``author`` (the others stay valid)."""
-        token, parts = make_token()
-        salt = secrets.token_bytes(16)
-        digest = hash_secret(parts.secret, salt)
+        token = _NewToken()
         with self.arena.write() as conn:
-            author_id = author_id_of(conn, author)
-            conn.execute(
-                "INSERT INTO league_tokens (id, author_id, salt, hash, created_at) VALUES (?, ?, ?, ?, ?)",
-                (parts.id, author_id, salt, digest, now_text()),
-            )
-        return token
+            token.insert(conn, author_id_of(conn, author), now_text())
+        return token.text
 
     def rotate_tokens(self, author: str) -> str:
         """Revoke every token of ``author`` and make a new one, in one transaction."""
-        token, parts = make_token()
-        salt = secrets.token_bytes(16)
-        digest = hash_secret(parts.secret, salt)
+        token = _NewToken()
         with self.arena.write() as conn:
             author_id = author_id_of(conn, author)
             now = now_text()
             conn.execute("UPDATE league_tokens SET revoked_at = ? WHERE author_id = ? AND revoked_at IS NULL", (now, author_id))
-            conn.execute(
-                "INSERT INTO league_tokens (id, author_id, salt, hash, created_at) VALUES (?, ?, ?, ?, ?)",
-                (parts.id, author_id, salt, digest, now),
-            )
-        return token
+            token.insert(conn, author_id, now)
+        return token.text
 
     def revoke_token(self, token_id: str) -> TokenInfo:
         """Revoke one token by its id (``plg_<id>_...``); revoking it again changes nothing."""
