@@ -435,7 +435,7 @@ class GuardedServer:
                     guard.start(sock, self._protocol, on_idle)
 
             def _protocol(self) -> asyncio.Protocol:
-                made: asyncio.Protocol = self.config.http_protocol_class(  # type: ignore[call-arg]  # uvicorn types the class as a bare Protocol
+                made: asyncio.Protocol = self.config.http_protocol_class(  # type: ignore[call-arg]  # uvicorn types it type[asyncio.Protocol], whose constructor takes no arguments
                     config=self.config, server_state=self.server_state, app_state=self.lifespan.state
                 )
                 return made
