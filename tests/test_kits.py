@@ -104,7 +104,13 @@ def test_the_kit_plays_three_built_in_bots_in_process_seats(kit: Kit) -> None:
     result = against_built_ins(kit)
     assert result.faults == [{}, {}, {}, {}], result.faults
     assert result.names[0] == f"{kit.lang}-kit"  # a gRPC kit says its own name; the bridge says a stdio kit's
-    assert replay_lines(result.record).divergence is None
+    replay = replay_lines(result.record)
+    assert replay.divergence is None
+    # Every kit sends debug text with each card (protocol 1.3): it arrives in the record, beside its step.
+    cards = [line for line in result.record if line["type"] == "action" and line.get("seat") == 0 and line.get("status") == "ok"]
+    cards = [line for line in cards if line["action"] not in ("pass", "capot", "general")]
+    assert cards and all(re.fullmatch(r"legal cards: [1-9]\d*", line.get("debug", "")) for line in cards), cards[:3]
+    assert {note.debug for note in replay.notes if note.seat == 0} == {line["debug"] for line in cards}
 
 
 @pytest.mark.parametrize("lang", [lang for lang in TEMPLATE_LANGUAGES if lang != "cpp"])

@@ -172,14 +172,14 @@ def test_general_points_travels_on_the_wire_and_an_older_referee_means_minus_con
 
 
 def test_clients_before_1_2_are_refused_only_where_a_made_general_scores_otherwise() -> None:
-    assert SPOKEN == PROTOCOL_VERSION == "1.2"
+    assert SPOKEN == PROTOCOL_VERSION == "1.3"  # 1.3 (a decision's debug text) changes no game
     custom = preset("classic", general=True, general_points=-10)
     for old in ("1.0", "1.1"):
         why = refusal(old, custom)
-        assert why is not None and "general_points = -10" in why and 'say protocol_version "1.2"' in why
+        assert why is not None and "general_points = -10" in why and 'say protocol_version "1.3"' in why
         assert refusal(old, preset("classic", general=True)) is None  # -5 against contract_points 5: as before
         assert refusal(old, preset("classic", general_points=-10)) is None  # general off: nothing to misread
-    assert refusal("1.2", custom) is None and refusal("1.3", custom) is None
+    assert refusal("1.2", custom) is None and refusal("1.3", custom) is None and refusal("1.4", custom) is None
 
 
 def test_a_made_general_shows_its_own_score_in_the_rendered_match() -> None:

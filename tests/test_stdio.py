@@ -212,7 +212,7 @@ JUNK = """
             out = {
                 1: ["this is not json"],
                 2: ["[1, 2]"],
-                3: ["x" * 5000],
+                3: ["x" * 10000],  # past MAX_LINE_BYTES
                 4: [json.dumps({"request_id": 0, "card": "7S"}), good],  # stale, then the answer
                 5: [json.dumps({"request_id": rid, "contract": "pass"})],
                 6: [json.dumps({"request_id": rid})],

@@ -26,6 +26,7 @@ static char point_cards[MAX_CARDS][4];     /* the cards with points, counted aga
 static int point_values[MAX_CARDS];
 static int point_count = 0;
 static int trick_gain = 0; /* what taking a trick is worth, before the points of its cards */
+static int legal_count = 0; /* the last request's legal cards, for the debug text */
 
 /* The value after "key": in text (at or after from), or NULL. */
 static const char *value_of(const char *from, const char *key) {
@@ -141,6 +142,7 @@ static const char *choose_card(const char *line) {
     static char legal[MAX_CARDS][4];
     char trick[8][4], turned[4] = "";
     int n = read_cards(value_of(line, "legal_cards"), legal, MAX_CARDS);
+    legal_count = n;
     int played = current_trick(line, trick, 8);
     const char *p = value_of(line, "turned"); /* "" when the game has no trumps */
     if (p != NULL) read_string(p, turned, sizeof turned);
@@ -187,8 +189,10 @@ int main(void) {
             if (p != NULL) read_string(p, kind, sizeof kind);
             if (strcmp(kind, "contract") == 0)
                 printf("{\"request_id\":%llu,\"contract\":\"pass\"}\n", request_id);
-            else
-                printf("{\"request_id\":%llu,\"card\":\"%s\"}\n", request_id, choose_card(line));
+            else { /* debug: your notes on this decision, beside the step in replays, for you alone */
+                const char *card = choose_card(line);
+                printf("{\"request_id\":%llu,\"card\":\"%s\",\"debug\":\"legal cards: %d\"}\n", request_id, card, legal_count);
+            }
             fflush(stdout); /* the arena reads a line only once it arrives */
         } else if (strcmp(type, "fault_notice") == 0) {
             fprintf(stderr, "c-stdio: fault: %s", line);

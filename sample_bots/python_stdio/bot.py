@@ -70,6 +70,7 @@ def main() -> None:
                 answer["contract"] = "pass"
             else:
                 answer["card"] = choose_card(message, game)
+                answer["debug"] = f"legal cards: {len(message['legal_cards'])}"  # its notes: beside the step in replays
             sys.stdout.write(json.dumps(answer) + "\n")
             sys.stdout.flush()  # the arena reads a line only once it arrives
         elif kind == "fault_notice":

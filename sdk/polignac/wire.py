@@ -46,8 +46,8 @@ __all__ = [
     "view_to_pb",
 ]
 
-PROTOCOL_VERSION: Final = "1.2"
-"""The protocol version this SDK speaks: package polignac.v1, minor version 2 (docs/protocol.md)."""
+PROTOCOL_VERSION: Final = "1.3"
+"""The protocol version this SDK speaks: package polignac.v1, minor version 3 (docs/protocol.md)."""
 
 _CONTRACT_TO_PB: Final[dict[Contract, pb.Contract]] = {
     Contract.PASS: pb.CONTRACT_PASS,

@@ -13,9 +13,10 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 
+from polignac_arena.decision_notes import StderrPerDecision
 from polignac_arena.plaintext import plain
 from polignac_arena.referee import MatchHost, RefereeServer
 from polignac_arena.seats import SeatContext, SeatError, SeatLauncher, SeatLimits, SeatProcess
@@ -36,6 +37,7 @@ class MatchSeats:
         self.processes: list[SeatProcess | None] = [None] * players
         self._sockets: dict[int, Path] = {}
         self._helpers: list[asyncio.Future[object]] = []
+        self._stderr_cuts = [StderrPerDecision(self._stderr_reader(seat)) for seat in range(players)]
 
     def socket(self, seat: int) -> Path:
         """The path of ``seat``'s own referee socket, its folder made (the seat's sandbox mounts that folder)."""
@@ -96,6 +98,17 @@ class MatchSeats:
             address = f"unix:{self._sockets[seat]}"
             bridge = run_bridge(process, address, token, bot_name=submission.name, bot_version=submission.version, lines_hook=lines_hook)
             self._helpers.append(asyncio.ensure_future(bridge))
+
+    def stderr_since_answer(self, seat: int) -> str | None:
+        """What ``seat`` wrote on stderr since this was last asked, cleaned and capped, or None (the host's ``notes.stderr_of``)."""
+        return self._stderr_cuts[seat].take()
+
+    def _stderr_reader(self, seat: int) -> Callable[[], bytes | bytearray]:
+        def read() -> bytes | bytearray:
+            process = self.processes[seat]
+            return b"" if process is None else process.stderr_bytes()
+
+        return read
 
     def stderr(self) -> list[str]:
         """What each seat's bot wrote on stderr (empty for a seat without a process)."""

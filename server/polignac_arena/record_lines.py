@@ -6,7 +6,9 @@ A record (format :data:`FORMAT`) is JSON lines, in this order:
   control, seats (seat, name, version), start time.
 - :class:`ActionLine` (``action``): one engine action (a decision's text, a penalty or a
   forfeit, as in ``Match.apply_action``) with its seat, hand, and for decisions the request
-  id, the bot's reply, the status (``ok`` or a fault) and the milliseconds it took.
+  id, the bot's reply, the status (``ok`` or a fault) and the milliseconds it took; and, when
+  the bot gave any, its debug text and the stderr it wrote (docs/records.md: both private to
+  the bot's author in a league).
 - :class:`FaultLine` (``fault``): a fault that replaced nothing (stale, unsolicited...).
 - :class:`AwayLine` and :class:`BackLine` (``away``, ``back``): a seat allowed to reattach
   lost its stream, and came back on a new one; a replay passes over them.
@@ -189,6 +191,10 @@ class ActionLine:
     """How long the decision took, on the referee's clock."""
     detail: StrictStr | None = None
     """What was wrong, for an action taken for a fault."""
+    debug: StrictStr | None = None
+    """The bot's own debug text for this decision (protocol 1.3), cleaned and capped; private to its author."""
+    stderr: StrictStr | None = None
+    """What the bot wrote on stderr from its request for this decision to its next, cleaned and capped; private to its author."""
 
     @property
     def recorded_action(self) -> str | dict[str, int | str]:
@@ -213,6 +219,10 @@ class ActionLine:
             out["ms"] = self.ms
         if self.detail is not None:
             out["detail"] = self.detail
+        if self.debug is not None:
+            out["debug"] = self.debug
+        if self.stderr is not None:
+            out["stderr"] = self.stderr
         return out
 
 

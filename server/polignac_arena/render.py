@@ -46,6 +46,7 @@ from polignac.events import (
     TrickWon,
 )
 from polignac.faces import legend
+from polignac_arena.render_notes import StepNote, note_lines
 
 __all__ = ["WIDTH", "direction_text", "is_polignac", "render_events", "seat_label", "standings_table"]
 
@@ -114,6 +115,8 @@ class _Renderer:
         self.totals: tuple[int, ...] = (0,) * rules.players
         self.regular_hands = 0
         self.tiebreak_hands = 0
+        self.notes: dict[int, list[StepNote]] = {}
+        """By hand number, the bots' notes on their decisions, shown after the hand."""
         self._legend()
 
     # -- cards ---------------------------------------------------------------------------
@@ -254,7 +257,12 @@ class _Renderer:
         self._taken_lines(hand, ended=False)
         if unfinished:
             self.emit("(the hand was not finished)", indent=2)
+        self._notes(hand.number)
         self.hand = None
+
+    def _notes(self, hand_number: int) -> None:
+        for text, indent in note_lines(self.notes.get(hand_number, ())):
+            self.emit(text, indent)
 
     def _contract_line(self, event: HandEnded) -> None:
         if event.declarer is None:
@@ -321,6 +329,7 @@ class _Renderer:
             self.regular_hands += 0 if event.tiebreak else 1
             self.totals = event.totals
             self.lines.append(self._row("total", [f" {event.totals[s]}" for s in hand.seats]))
+        self._notes(hand.number)
         self.hand = None
 
     def _forfeited(self, event: Forfeited) -> None:
@@ -358,12 +367,15 @@ class _Renderer:
         self.emit(text + ".")
 
 
-def render_events(events: Iterable[Event], rules: Ruleset) -> list[str]:
+def render_events(events: Iterable[Event], rules: Ruleset, notes: Iterable[StepNote] = ()) -> list[str]:
     """The match as text lines, hand by hand (no trailing newlines; none wider than :data:`WIDTH`).
 
     ``events`` may stop anywhere (a record cut short): the hand in progress is shown as far as it went.
+    ``notes`` (the bots' debug text and stderr) are shown after the hand of their step.
     """
     renderer = _Renderer(rules)
+    for note in notes:
+        renderer.notes.setdefault(note.hand, []).append(note)
     for event in events:
         renderer.feed(event)
     renderer.finish()

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from polignac import Match, PolignacError, Ruleset
+from polignac import Match, Phase, PolignacError, Ruleset
 from polignac.events import HandEnded
 from polignac_arena.record_lines import ActionLine, HandEndedLine, HeaderLine, RecordLine, ResultLine, parse_lines
 from polignac_arena.render import direction_text, render_events
+from polignac_arena.render_notes import StepNote
 from polignac_arena.statuses import MatchStatus
 
 __all__ = ["CUT_SHORT", "Replay", "replay_lines"]
@@ -26,6 +27,8 @@ class Replay:
     result: ResultLine | None
     divergence: str | None
     """The first place where the record and the engine disagree, or ``None``."""
+    notes: list[StepNote] = field(default_factory=list)
+    """The bots' debug text and stderr, by step (private to each bot's author in a league)."""
 
     @property
     def status(self) -> MatchStatus | None:
@@ -37,14 +40,14 @@ class Replay:
         """Bot names by seat, from the header."""
         return self.header.names
 
-    def render(self) -> list[str]:
-        """The match trick by trick, then the outcome, as text."""
+    def render(self, notes: bool = True) -> list[str]:
+        """The match trick by trick, then the outcome, as text; with ``notes``, the bots' debug text and stderr after each hand."""
         lines = [
             f"Match {self.header.match_id or '?'}: {self.match.rules.name}, {self.match.players} players,"
             f" seed {self.match.seed}, engine {self.header.engine_version or '?'}",
             "Seats: " + ", ".join(f"{i} {name}" for i, name in enumerate(self.names)),
             "",
-            *render_events(self.match.events, self.match.rules),
+            *render_events(self.match.events, self.match.rules, self.notes if notes else ()),
         ]
         places = self.match.places
         if places is not None:
@@ -78,15 +81,20 @@ def replay_lines(lines: Sequence[RecordLine | Mapping[str, object]]) -> Replay:
         raise ValueError(f"line 1: the header does not describe a match: {exc}") from None
     ended = 0
     result: ResultLine | None = None
+    notes: list[StepNote] = []
 
     def diverged(message: str) -> Replay:
-        return Replay(match, header, result, message)
+        return Replay(match, header, result, message, notes)
 
     for number, line in enumerate(typed[1:], start=2):
         if isinstance(line, ActionLine):
             action, actor = line.action, match.to_act
             if isinstance(action, str) and line.seat is not None and line.seat != actor:
                 return diverged(f"line {number}: the record has seat {line.seat} play {action!r}, but seat {actor} is to act")
+            if (line.debug or line.stderr) and line.seat is not None:
+                step = "auction" if match.phase is Phase.AUCTION else f"trick {len(match.tricks) + 1}"
+                action = str(line.recorded_action)
+                notes.append(StepNote(match.hand_number, step, line.seat, action, line.debug, line.stderr, match.event_count))
             try:
                 match.apply_action(action)
             except (PolignacError, KeyError, TypeError) as exc:
@@ -120,4 +128,4 @@ def replay_lines(lines: Sequence[RecordLine | Mapping[str, object]]) -> Replay:
                 return diverged(f"line {number}: totals: record {list(line.totals)!r}, engine {list(match.totals)!r}")
     if result is None:
         return diverged(CUT_SHORT)
-    return Replay(match, header, result, None)
+    return Replay(match, header, result, None, notes)

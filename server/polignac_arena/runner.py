@@ -158,6 +158,7 @@ async def run_local_match(
             host = await server.create_seated_match(
                 rules, seed, time_control, sockets=sockets, record_path=record_path, exit_status=seats.exit_status, match_id=match_id
             )
+            host.notes.stderr_of = seats.stderr_since_answer
             for number, submission in enumerate(bots):
                 await seats.start(server, host, launcher, number, submission, limits=limits, trusted=trusted, bot_seed=seeds[number])
             result = await server.run_match(host)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from polignac.cards import Card
 from polignac.events import Event
+from polignac.limits import DEBUG_MAX, cut_debug
 from polignac.rules import Ruleset
 from polignac.statuses import MatchStatus
 from polignac.values import Contract, Decision, Phase
@@ -67,6 +68,24 @@ class Bot:
         if view.phase is Phase.AUCTION:
             return self.declare(view)
         return self.play(view)
+
+    def debug(self, text: object) -> None:
+        """Attach ``text`` to the decision being made: call it inside :meth:`declare` or :meth:`play`.
+
+        Several calls in one decision are joined with newlines (text given between decisions,
+        in :meth:`on_event` say, goes with the next decision).  The text travels with the
+        decision (protocol 1.3, ``Decision.debug``), is stored in the match record and shown
+        beside the step in ``polignac match show`` and the replay viewer, to the bot's author
+        only in a league.  At most :data:`~polignac.limits.DEBUG_MAX` characters are kept.
+        """
+        notes: list[str] = self.__dict__.setdefault("_debug_notes", [])
+        if sum(len(note) + 1 for note in notes) <= DEBUG_MAX:  # past the cap, more text would only be cut
+            notes.append(str(text))
+
+    def take_debug(self) -> str:
+        """The debug text of the decision just made (see :meth:`debug`), and a fresh start for the next; the SDK calls this."""
+        notes: list[str] | None = self.__dict__.pop("_debug_notes", None)
+        return cut_debug("\n".join(notes)) if notes else ""
 
     def accepts(self, rules: Ruleset) -> str | None:
         """A league offers a match of ``rules``: None takes it, a reason declines it.

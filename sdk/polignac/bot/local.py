@@ -80,6 +80,7 @@ def _play_one(
             decision, fault, problem = None, Fault.CRASHED, f"{type(exc).__name__}: {exc} in\n{traceback.format_exc(limit=-3)}"
         else:
             decision, fault, problem = _judge(match, answer)
+        bot.take_debug()  # no record here: a decision's debug text is not kept for the next
         if times is not None and seat == under_test:
             times.append(time.perf_counter() - start)
         if fault is None:

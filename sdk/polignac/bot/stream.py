@@ -129,7 +129,10 @@ async def converse(bot: Bot, call: grpc.aio.StreamStreamCall, state: Conversatio
         if kind == "decision_request" and s.rules is not None:
             request = response.decision_request
             decision = bot.decide(view_from_pb(s.rules, request, s.tricks))
-            await write(call, _decision_message(request.request_id, decision))
+            message = _decision_message(request.request_id, decision)
+            if debug := bot.take_debug():
+                message.decision.debug = debug
+            await write(call, message)
         elif kind == "welcome":
             s.welcomes += 1
             if s.welcomed:

@@ -13,7 +13,12 @@ from polignac.deal import MAX_SEED
 from polignac_arena.cli._errors import fail
 from polignac_arena.settings import ExecutorKind, ExecutorSettings
 
-__all__ = ["ExecutorOption", "Limit", "Players", "RayAddress", "RulesName", "executor_settings", "integer", "ruleset"]
+__all__ = ["ExecutorOption", "Limit", "NoNotes", "Players", "RayAddress", "RulesName", "executor_settings", "integer", "ruleset"]
+
+NoNotes = Annotated[
+    bool,
+    typer.Option("--no-notes", help="Hide the bots' own notes (their debug text and stderr per decision), shown after each hand."),
+]
 
 
 def integer(low: int, high: int | None = None, bounds: str | None = None) -> Callable[[str], int]:

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from polignac_arena.cli._errors import fail
-from polignac_arena.cli._options import Limit, RulesName, Seed, integer, ruleset
+from polignac_arena.cli._options import Limit, NoNotes, RulesName, Seed, integer, ruleset
 from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
 from polignac_arena.plaintext import plain
 from polignac_arena.render import render_events, standings_table
@@ -81,6 +81,7 @@ def match(
         ),
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only the standings.")] = False,
+    no_notes: NoNotes = False,
 ) -> None:
     """Referee one match among bots run as local processes; print it hand by hand and the standings.
 
@@ -125,7 +126,7 @@ def match(
     result, stderrs = outcome
     if not quiet:
         replayed = replay_lines(result.lines)
-        for line in render_events(replayed.match.events, rules):
+        for line in render_events(replayed.match.events, rules, () if no_notes else replayed.notes):
             console.print(line, markup=False, soft_wrap=True)
         console.print()
     # Names come from the bots' Hello and stderr from the bots: shown as plain text, never as markup or escapes.
@@ -150,8 +151,9 @@ def match(
 def show(
     match_id: Annotated[str, typer.Argument(metavar="ID", help="A match id, as listed by polignac tournament status.")],
     db: DbOption = DEFAULT_DB,
+    no_notes: NoNotes = False,
 ) -> None:
-    """Show a stored match trick by trick, from its replay record."""
+    """Show a stored match trick by trick, from its replay record, with the bots' debug text and stderr after each hand."""
     with open_store(db, create=False) as store:
         stored = store.get_result(match_id)
     if stored is None or not stored.record:
@@ -160,7 +162,7 @@ def show(
     console = Console(highlight=False)
     where = f", played on {stored.node}" if stored.node else ""
     console.print(Text(plain(f"{stored.tournament}, match {stored.idx}: {stored.status}{where}")))
-    for line in replay.render():  # the record's header holds the bots' names: shown as plain text
+    for line in replay.render(notes=not no_notes):  # the record's header holds the bots' names: shown as plain text
         console.print(Text(plain(line)), soft_wrap=True)
     if replay.divergence:
         console.print(Text(plain(f"warning: the record does not replay: {replay.divergence}")))

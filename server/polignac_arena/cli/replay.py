@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from polignac_arena.cli._errors import fail
+from polignac_arena.cli._options import NoNotes
 from polignac_arena.plaintext import plain
 from polignac_arena.referee.record import RecordFileError, read_lines
 from polignac_arena.replay import Replay, replay_lines
@@ -27,11 +28,11 @@ def _load(path: Path) -> Replay:
 
 
 @app.command("show")
-def show(file: RecordFile) -> None:
-    """Print the match trick by trick."""
+def show(file: RecordFile, no_notes: NoNotes = False) -> None:
+    """Print the match trick by trick, with the bots' debug text and stderr after each hand."""
     replay = _load(file)
     console = Console(highlight=False)
-    for line in replay.render():  # a record file may come from anywhere: its text is shown plain
+    for line in replay.render(notes=not no_notes):  # a record file may come from anywhere: its text is shown plain
         console.print(Text(plain(line)), soft_wrap=True)
     if replay.divergence:
         console.print(Text(plain(f"warning: the record does not replay: {replay.divergence}")))

@@ -20,6 +20,13 @@ def web(
     openapi: Annotated[
         bool, typer.Option("--openapi", help="Print the JSON API's OpenAPI schema (docs/openapi/web.json) and exit; no store is read.")
     ] = False,
+    notes: Annotated[
+        bool,
+        typer.Option(
+            "--notes",
+            help="Show every bot's own notes (debug text and stderr per decision) in replays, to anyone who can reach the server.",
+        ),
+    ] = False,
 ) -> None:
     """Serve the leaderboards, bot pages, crosstables, matches, replays and the JSON API (/api/; /openapi.json), read-only."""
     if openapi:
@@ -34,6 +41,7 @@ def web(
     from polignac_arena.store import StoreError
     from polignac_arena.web import create_app
     from polignac_arena.web.app import open_read_only
+    from polignac_arena.web.note_access import every_seat
 
     try:
         open_read_only(db).close()  # a one-line error now rather than a traceback at the first request
@@ -41,7 +49,8 @@ def web(
         fail(str(exc))
     print(f"polignac web: serving {db} on http://{host}:{port}/ (Ctrl-C stops)")
     try:
-        uvicorn.run(create_app(db), host=host, port=port, log_level="warning")
+        app = create_app(db, notes_policy=(lambda _request: every_seat) if notes else None)
+        uvicorn.run(app, host=host, port=port, log_level="warning")
     except OSError as exc:
         fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
 

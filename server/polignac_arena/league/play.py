@@ -159,6 +159,7 @@ async def play_league_match(
             exit_status=seats.exit_status,
             prepare=prepare,
         )
+        host.notes.stderr_of = seats.stderr_since_answer
         if on_hosted is not None:
             on_hosted()
         running: asyncio.Future[MatchResult] | None = None

@@ -62,6 +62,7 @@ from polignac_arena.league.http_guard import ConnectionGuard, GuardedServer
 from polignac_arena.league.ladder import Ladder
 from polignac_arena.league.lobby import LOBBY_SERVICE_NAME, AssignmentSpec, ClaimRefused, LobbyService, OnlineBots, peer_address
 from polignac_arena.league.metrics import LeagueGauges, LeagueMetrics, metrics_router
+from polignac_arena.league.note_access import league_notes_policy
 from polignac_arena.league.pages import league_router
 from polignac_arena.league.sessions import Sessions
 from polignac_arena.league.signin import signin_router
@@ -387,7 +388,7 @@ def league_app(league: League) -> Any:
         signin_router(league),
         metrics_router(league.metrics),
     ]
-    app = create_app(league.config.store, routers=routers)
+    app = create_app(league.config.store, routers=routers, notes_policy=league_notes_policy(league))
     if not limits.trusted_proxies:
         return app
     return ProxyHeadersMiddleware(cast(Any, app), trusted_hosts=list(limits.trusted_proxies))  # an ASGI app, as uvicorn's types spell it

@@ -52,6 +52,7 @@ from polignac.errors import CardParseError
 from polignac.events import HandDealt, HandEnded
 from polignac.values import Forfeit, Penalty
 from polignac.wire import TrickMessages, card_from_wire, contract_from_pb, event_to_pb, request_to_pb, ruleset_to_pb
+from polignac_arena.decision_notes import AnswerNotes
 from polignac_arena.record_lines import (
     FORMAT,
     ActionLine,
@@ -191,6 +192,8 @@ class MatchHost:
         """Set once seating is over: every seat has joined or forfeited, so no seat can join any more."""
         self.on_message_sent: Callable[[int, pb.PlayResponse], None] | None = None
         """Test hook: called with every message the host sends to a seat."""
+        self.notes = AnswerNotes(n)
+        """Each answer's debug text and stderr, put on its line (whoever starts the seats sets ``notes.stderr_of``)."""
         self._joined = [False] * n  # the seat said Hello once (it may be away now)
         self._grace: dict[int, float] = {}  # seat -> seconds it may be away
         self._away: dict[int, float] = {}  # seat -> time.monotonic() its grace runs out
@@ -263,6 +266,7 @@ class MatchHost:
 
     def _add(self, line: RecordLine) -> None:
         """One more line of the record, journaled as it is made."""
+        line = self.notes.on_line(line, len(self._lines))
         self._lines.append(line)
         if self.journal is not None:
             self.journal.write(line.to_dict())
@@ -489,6 +493,7 @@ class MatchHost:
             # A seat without a working stream cannot answer; its departure is in the inbox or overdue.
             await self._fault(seat, Fault.DISCONNECTED, texts.NO_STREAM, 0)
             return
+        self.notes.catch_up(self._lines, (seat,))
         tc = self.time_control
         self._request_id = self._request_id + 1 if self._request_id < MAX_REQUEST_ID else 1
         request_id = self._request_id
@@ -526,6 +531,7 @@ class MatchHost:
                 self._journal({"type": "bank", "seat": seat, "bank_ms": 0.0}, flush=False)  # the timeout's line follows
                 self._timed_out[seat] = request_id
                 ms = (time.monotonic() - start) * 1000
+                self.notes.expect(seat, request_id, "")
                 await self._fault(seat, Fault.TIMEOUT, f"no decision within {allowance + bank:.0f} ms", request_id, ms=ms, answers=True)
                 return
             if answer:
@@ -534,6 +540,7 @@ class MatchHost:
                 ms = (received_at - start) * 1000
                 self._bank_ms[seat] = max(0.0, bank - max(0.0, ms - allowance))
                 self._journal({"type": "bank", "seat": seat, "bank_ms": self._bank_ms[seat]}, flush=False)  # the decision's line follows
+                self.notes.expect(seat, request_id, message.decision.debug)
                 await self._judge_decision(seat, request_id, view.phase, message.decision, ms)
                 return
             await self._handle_item(item)
@@ -855,6 +862,7 @@ class MatchHost:
         for conn in self.conns:
             if conn is not None:
                 conn.close()
+        self.notes.catch_up(self._lines, range(self.rules.players))
         header = HeaderLine(
             format=FORMAT,
             match_id=self.match_id,

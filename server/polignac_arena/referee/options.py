@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 MAX_RECEIVE_BYTES: Final = 16 * 1024
-"""A Decision is a few dozen bytes; anything near this is an attack, not a bot."""
+"""A Decision is a few dozen bytes, a few thousand with its debug text: anything near this is an attack, not a bot."""
 MAX_SEND_BYTES: Final = 1024 * 1024
 LOOKAHEAD_BYTES: Final = 16 * 1024
 """The flow-control window of a seat's stream on its own socket: what the bot may send ahead of the referee's reading."""

@@ -1,11 +1,12 @@
 """Protocol versions: what a client's Hello says it speaks, and the games it may then be seated in.
 
-The referee speaks polignac.v1 at minor version 1.2.  A client says ``"1"``, ``"1.0"``,
-``"1.1"`` or ``"1.2"`` (docs/protocol.md, "Versions").  Minor versions only add fields, so
-an older client plays every game its Ruleset message describes in full, ignoring the new
-fields; a game that needs a later setting (1.1: the 52-card pack, trumps, ...; 1.2: a made
-general's own score) would be a different game to it than the one it is dealt, so it is
-refused at its Hello instead, naming the game and the settings.
+The referee speaks polignac.v1 at minor version 1.3.  A client says ``"1"``, ``"1.0"``,
+``"1.1"``, ``"1.2"`` or ``"1.3"`` (docs/protocol.md, "Versions").  Minor versions only add
+fields, so an older client plays every game its Ruleset message describes in full, ignoring
+the new fields; a game that needs a later setting (1.1: the 52-card pack, trumps, ...; 1.2: a
+made general's own score) would be a different game to it than the one it is dealt, so it is
+refused at its Hello instead, naming the game and the settings.  1.3 adds only a field a bot
+sends (a decision's ``debug``): it changes no game.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from polignac.rules import Direction, HandScore, Ruleset, Tiebreak, Trumps
 
 __all__ = ["SPOKEN", "ProtocolVersion", "beyond", "beyond_1_0", "parse_version", "refusal"]
 
-SPOKEN: Final = "1.2"
+SPOKEN: Final = "1.3"
 """The version this referee speaks."""
 _MAJOR: Final = "1"
 

@@ -133,6 +133,10 @@ class SeatProcess(ABC):
     def stderr_text(self) -> str:
         """What the bot wrote on stderr, up to the seat's cap."""
 
+    def stderr_bytes(self) -> bytes | bytearray:
+        """The bytes of stderr kept so far, growing as the bot writes (empty for a seat with no stderr of its own)."""
+        return b""
+
     @abstractmethod
     async def stop(self) -> None:
         """End the bot and everything it started; safe to call twice."""

@@ -272,6 +272,9 @@ class DockerSeat(SeatProcess):
     def returncode(self) -> int | None:
         return self._returncode
 
+    def stderr_bytes(self) -> bytearray:
+        return self._stderr
+
     def stderr_text(self) -> str:
         """Stderr's beginning; past the cap, a line saying how much was dropped, then its last whole lines (as in bubblewrap seats)."""
         text, tail = self._stderr.decode("utf-8", "replace"), self._tail

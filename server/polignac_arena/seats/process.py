@@ -80,6 +80,9 @@ class LocalProcess(SeatProcess):
     def returncode(self) -> int | None:
         return self.process.returncode
 
+    def stderr_bytes(self) -> bytearray:
+        return self._stderr
+
     def stderr_text(self) -> str:
         text = self._stderr.decode("utf-8", "replace")
         if self._reader.done() and not self._reader.cancelled() and self._reader.exception() is None and self._reader.result():

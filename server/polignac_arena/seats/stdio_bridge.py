@@ -46,6 +46,7 @@ from google.protobuf.message import Message
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac._proto.polignac.v1.referee_pb2_grpc import RefereeServiceStub
 from polignac.jsontypes import JsonObject, JsonValue
+from polignac.limits import DEBUG_MAX
 from polignac.wire import PROTOCOL_VERSION
 from polignac_arena.seats.base import SeatProcess
 from polignac_arena.settings import NAME_MAX, VERSION_MAX
@@ -54,7 +55,7 @@ __all__ = ["MAX_LINE_BYTES", "TOO_LONG", "LineReader", "LinesHook", "message_jso
 
 log = logging.getLogger(__name__)
 
-MAX_LINE_BYTES: Final = 4096
+MAX_LINE_BYTES: Final = 8192
 """The longest line a bot may write, newline not counted."""
 _CHANNEL_OPTIONS: Final = [("grpc.max_receive_message_length", 1 << 20), ("grpc.max_send_message_length", 16 << 10)]
 _CONTRACTS: Final = {"pass": pb.CONTRACT_PASS, "capot": pb.CONTRACT_CAPOT, "general": pb.CONTRACT_GENERAL}
@@ -153,17 +154,22 @@ def parse_answer(line: bytes) -> tuple[pb.Decision | None, str, str]:
     has_card, has_contract = "card" in value, "contract" in value
     if has_card == has_contract:
         return None, "<card or contract>", "an answer has exactly one of 'card' and 'contract'"
+    debug = value.get("debug", "")
+    if not isinstance(debug, str):
+        return None, "<debug not text>", f"'debug' must be text, got {_short(repr(debug))}"
+    # The referee keeps DEBUG_MAX characters; a lone surrogate escape is JSON, but no protobuf string.
+    debug = debug[: DEBUG_MAX * 2].encode("utf-8", "replace").decode("utf-8")
     if has_card:
         card = value["card"]
         if not isinstance(card, str):
             return None, "<card not text>", f"'card' must be text such as \"JS\", got {_short(repr(card))}"
-        if not _encodable(card):  # a lone surrogate escape (\ud800) is JSON, but no protobuf string
+        if not _encodable(card):
             return None, "<card not UTF-8>", f"'card' is not UTF-8 text (a lone surrogate), got {_short(repr(card))}"
-        return pb.Decision(request_id=request_id, card=card[:32]), "", ""
+        return pb.Decision(request_id=request_id, card=card[:32], debug=debug), "", ""
     contract = _CONTRACTS.get(value["contract"]) if isinstance(value["contract"], str) else None
     if contract is None:
         return None, "<bad contract>", f'\'contract\' must be "pass", "capot" or "general", got {_short(repr(value["contract"]))}'
-    return pb.Decision(request_id=request_id, contract=contract), "", ""
+    return pb.Decision(request_id=request_id, contract=contract, debug=debug), "", ""
 
 
 def _encodable(text: str) -> bool:

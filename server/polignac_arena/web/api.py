@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request, Response
 
 from polignac_arena.settings import SQLITE_INTEGER_MAX
 from polignac_arena.web import data
@@ -21,6 +21,7 @@ from polignac_arena.web.models import (
     TournamentDetailOut,
     TournamentSummaryOut,
 )
+from polignac_arena.web.note_access import NOTES_CACHE_HEADERS, NotesDep
 from polignac_arena.web.state import StoreDep, WebState
 
 __all__ = ["Before", "Page", "Sort", "Top", "api_router", "unknown_api_router"]
@@ -117,9 +118,10 @@ def api_match(store: StoreDep, match_id: str) -> MatchResultOut:
 
 
 @api_router.get("/matches/{match_id}/replay", tags=["matches"], responses=_UNKNOWN)
-def api_replay(store: StoreDep, match_id: str) -> ReplayOut:
-    """One match re-run through the engine: every event, as JSON."""
-    return data.replay(store, match_id)
+def api_replay(store: StoreDep, match_id: str, notes_of: NotesDep, response: Response) -> ReplayOut:
+    """One match re-run through the engine: every event, as JSON; ``notes``, the asking author's bots' debug text and stderr."""
+    response.headers.update(NOTES_CACHE_HEADERS)
+    return data.replay(store, match_id, notes_of)
 
 
 @api_router.get("/stamp", tags=["live"])

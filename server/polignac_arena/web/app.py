@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from polignac_arena.plaintext import plain
 from polignac_arena.web import data, live, pages
 from polignac_arena.web.api import api_router, unknown_api_router
+from polignac_arena.web.note_access import NotesPolicy
 from polignac_arena.web.site import LINKS, site_router
 from polignac_arena.web.state import WebState, open_read_only
 
@@ -104,11 +105,15 @@ def _operation_id(route: APIRoute) -> str:
     return route.name.removeprefix("api_")
 
 
-def create_app(db: str | Path, routers: Sequence[APIRouter] = (), *, live_poll_s: float = live.DEFAULT_POLL_S) -> FastAPI:
+def create_app(
+    db: str | Path, routers: Sequence[APIRouter] = (), *, live_poll_s: float = live.DEFAULT_POLL_S, notes_policy: NotesPolicy | None = None
+) -> FastAPI:
     """The app for the store at ``db`` (opened once, when the app starts, without creating it; only read).
 
     ``routers`` add routes (a league's pages and authors' API); they come before the catch-all of
-    unknown ``/api/`` paths.  The leaderboards, bot pages and match lists poll ``/api/stamp``
+    unknown ``/api/`` paths.  ``notes_policy`` says whose bots' notes (debug text, stderr) each
+    request may read in a replay (default: nobody's; :mod:`polignac_arena.web.note_access`).
+    The leaderboards, bot pages and match lists poll ``/api/stamp``
     every ``live_poll_s`` seconds and redraw themselves when a result was stored (0: they do not).
     """
     if not (live_poll_s == 0 or 0.05 <= live_poll_s <= 3600):
@@ -134,6 +139,8 @@ def create_app(db: str | Path, routers: Sequence[APIRouter] = (), *, live_poll_s
         redoc_url=None,
     )
     app.state.web = web
+    if notes_policy is not None:
+        app.state.notes_policy = notes_policy
     schema_of = app.openapi
 
     def openapi() -> dict[str, Any]:

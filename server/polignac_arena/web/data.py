@@ -9,6 +9,7 @@ bad parameter values raise :class:`BadRequest` (the app maps them to 404 and 400
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 from collections import Counter
@@ -39,10 +40,12 @@ from polignac_arena.web.models import (
     RatingPointOut,
     RatingRowOut,
     ReplayEventOut,
+    ReplayNoteOut,
     ReplayOut,
     TournamentDetailOut,
     TournamentSummaryOut,
 )
+from polignac_arena.web.note_access import SeatFilter, no_seat
 
 __all__ = [
     "BadRequest",
@@ -580,12 +583,13 @@ def card_faces(rules: Ruleset) -> dict[str, CardFaceOut]:
     return out
 
 
-def replay(store: Store, match_id: str) -> ReplayOut:
+def replay(store: Store, match_id: str, notes_of: SeatFilter = no_seat) -> ReplayOut:
     """One match re-run through the engine: seat names, every engine event as JSON, and how to show it.
 
     ``rules`` is the match's ruleset (``Ruleset.to_dict``), ``direction`` which totals are
     better, in words, and ``cards`` how each card is shown (:func:`card_faces`); all three
-    are empty when the record does not replay.
+    are empty when the record does not replay.  ``notes`` holds the bots' debug text and
+    stderr of the seats ``notes_of`` names, and of no other.
     """
     result = store.get_result(match_id)
     if result is None:
@@ -598,9 +602,11 @@ def replay(store: Store, match_id: str) -> ReplayOut:
         return _unreplayed(result, f"the record does not replay: {exc}")
     rules = replayed.match.rules
     events = [ReplayEventOut.model_validate(event.to_dict()) for event in replayed.match.events]
+    readable = set(notes_of(result.seats)) if replayed.notes else set()
+    notes = [ReplayNoteOut.model_validate(dataclasses.asdict(note)) for note in replayed.notes if note.seat in readable]
     return _result(
         result, ReplayOut, names=list(result.seats), events=events, divergence=replayed.divergence, rules=rules.to_dict(),
-        direction=direction_text(rules.direction), cards=card_faces(rules),
+        direction=direction_text(rules.direction), cards=card_faces(rules), notes=notes,
     )  # fmt: skip
 
 

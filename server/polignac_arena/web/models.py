@@ -34,6 +34,7 @@ __all__ = [
     "RatingPointOut",
     "RatingRowOut",
     "ReplayEventOut",
+    "ReplayNoteOut",
     "ReplayOut",
     "StampOut",
     "TournamentDetailOut",
@@ -250,6 +251,20 @@ class CardFaceOut(_Out):
     polignac: bool = Field(description="the Polignac of this game")
 
 
+class ReplayNoteOut(_Out):
+    """A bot's own notes on one of its decisions: shown only to the bot's author in a league."""
+
+    event: int = Field(description="the index in events of the decision's event (declared or card_played): step event + 1 shows it")
+    hand: int
+    step: str = Field(description="auction, or trick N")
+    seat: int
+    action: str = Field(description="what was played for the decision")
+    debug: str | None = Field(description="the bot's debug text (protocol 1.3), cleaned and capped")
+    stderr: str | None = Field(
+        description="what the bot wrote on stderr from its request for this decision to its next, cleaned and capped"
+    )
+
+
 class ReplayOut(MatchResultOut):
     """A match re-run through the engine from its record."""
 
@@ -259,6 +274,10 @@ class ReplayOut(MatchResultOut):
     rules: dict[str, Any] | None = Field(description="the ruleset (Ruleset.to_dict); None when the record does not replay")
     direction: str | None = Field(description="which totals are better, in words")
     cards: dict[str, CardFaceOut] = Field(description="by card as wire text")
+    notes: list[ReplayNoteOut] = Field(
+        default_factory=list,
+        description="the bots' debug text and stderr by decision: only of the seats whose author asks (signed in, or with an API token)",
+    )
 
 
 class TournamentStampOut(_Out):

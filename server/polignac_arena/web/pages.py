@@ -16,6 +16,7 @@ from polignac_arena.plaintext import plain
 from polignac_arena.store import Store
 from polignac_arena.web import data
 from polignac_arena.web.live import LiveMark
+from polignac_arena.web.note_access import SeatFilter, no_seat
 from polignac_arena.web.svg import rating_chart, sparkline
 
 __all__ = [
@@ -230,9 +231,9 @@ def page_matches(
     )  # fmt: skip
 
 
-def page_replay(store: Store, links: Links, match_id: str) -> str:
-    """The replay viewer of one match."""
-    replay = data.replay(store, match_id)
+def page_replay(store: Store, links: Links, match_id: str, notes_of: SeatFilter = no_seat) -> str:
+    """The replay viewer of one match, with the notes of the seats ``notes_of`` names (default: none)."""
+    replay = data.replay(store, match_id, notes_of)
     return render("replay.html", links, store, replay=replay, title=f"Replay {match_id}")
 
 

@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response, Streamin
 
 from polignac_arena.web import data, pages
 from polignac_arena.web.api import Before, Page, Sort, Top
+from polignac_arena.web.note_access import NOTES_CACHE_HEADERS, NotesDep
 from polignac_arena.web.pages import Links
 from polignac_arena.web.state import LiveMarkDep, StoreDep
 
@@ -70,5 +71,5 @@ def matches_page(
 
 
 @site_router.get("/matches/{match_id}", response_class=HTMLResponse)
-def replay_page(store: StoreDep, match_id: str) -> str:
-    return pages.page_replay(store, LINKS, match_id)
+def replay_page(store: StoreDep, match_id: str, notes_of: NotesDep) -> HTMLResponse:
+    return HTMLResponse(pages.page_replay(store, LINKS, match_id, notes_of), headers=NOTES_CACHE_HEADERS)

@@ -98,7 +98,7 @@ int main() {
   auto stream = stub->Play(&context);
 
   pb::PlayRequest hello;
-  hello.mutable_hello()->set_protocol_version("1.2");  // the arena's protocol version: docs/protocol.md, "Versions"
+  hello.mutable_hello()->set_protocol_version("1.3");  // the arena's protocol version: docs/protocol.md, "Versions"
   hello.mutable_hello()->set_bot_name(kName);
   hello.mutable_hello()->set_bot_version(kVersion);
   stream->Write(hello);
@@ -118,6 +118,8 @@ int main() {
           answer.mutable_decision()->set_contract(pb::CONTRACT_PASS);
         } else {
           answer.mutable_decision()->set_card(game.ChooseCard(request));
+          // Your notes on this decision: beside the step in replays, for you alone (protocol 1.3).
+          answer.mutable_decision()->set_debug("legal cards: " + std::to_string(request.legal_cards_size()));
         }
         stream->Write(answer);
         break;

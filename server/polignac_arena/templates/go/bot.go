@@ -158,6 +158,7 @@ func main() {
 				answer["contract"] = "pass"
 			} else {
 				answer["card"] = game.chooseCard(m.LegalCards, m.View)
+				answer["debug"] = fmt.Sprintf("legal cards: %d", len(m.LegalCards)) // your notes: beside the step in replays, for you alone
 			}
 			line, _ := json.Marshal(answer)
 			out.Write(append(line, '\n'))

@@ -68,7 +68,8 @@ function chooseCard(request, game) {
 
 function decide(request, game) {
   if (request.kind === 'DECISION_KIND_CONTRACT') return { request_id: request.request_id, contract: 'CONTRACT_PASS' };
-  return { request_id: request.request_id, card: chooseCard(request, game) };
+  const debug = `legal cards: ${request.legal_cards.length}`; // your notes: beside the step in replays, for you alone
+  return { request_id: request.request_id, card: chooseCard(request, game), debug };
 }
 
 // Codes after which a broken stream is opened again: a lost connection, or a referee not yet
@@ -142,8 +143,8 @@ function playSeat(address, token, credentials, graceMs, seat = {}) {
         console.error(`${NAME}: the referee ended the stream: ${err.code} ${err.details}`);
         resolve(false);
       });
-      // Protocol 1.2: the ruleset's pack, trumps, trick points, direction and general points, the turned card.
-      call.write({ hello: { protocol_version: '1.2', bot_name: NAME, bot_version: VERSION } });
+      // Protocol 1.3: the ruleset's pack, trumps, trick points, direction and general points, the turned card; debug text.
+      call.write({ hello: { protocol_version: '1.3', bot_name: NAME, bot_version: VERSION } });
     };
     open();
   });
@@ -214,7 +215,7 @@ function joinLeague(server, apiToken) {
       again(`${err.code} ${err.details}`);
     });
     call.on('end', () => again('the league closed the lobby stream'));
-    call.write({ join: { protocol_version: '1.2', bot_name: NAME, bot_version: VERSION } });
+    call.write({ join: { protocol_version: '1.3', bot_name: NAME, bot_version: VERSION } });
   };
   join();
 }

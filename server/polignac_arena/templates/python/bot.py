@@ -33,6 +33,7 @@ class StarterBot(Bot):
         # What taking a trick is worth before the points of its cards: trick points count against you where lower is better.
         gain = rules.trick_points if rules.direction is Direction.HIGHER else -rules.trick_points
         legal = view.legal_cards
+        self.debug(f"legal cards: {len(legal)}")  # your notes on this decision: beside the step in replays, for you alone
 
         def power(card: Card) -> int:  # trumps above the plain suits, then trick order
             return strength[card.index] + (100 if card.suit is trump else 0)

@@ -28,6 +28,10 @@
   };
   var places = PLACES[names.length] || PLACES[6];
   var step = 0; // number of events applied
+  // The bots' own notes (shown only to their author): by the index of the decision's event, shown at the step just after it.
+  var notesAt = {};
+  (data.notes || []).forEach(function (n) { (notesAt[n.event] = notesAt[n.event] || []).push(n); });
+  var noteSteps = Object.keys(notesAt).map(function (k) { return Number(k) + 1; }).sort(function (a, b) { return a - b; });
   var el = function (id) { return document.getElementById(id); };
 
   // How a card is shown: from data.cards, or (a record that did not replay) its French text.
@@ -314,6 +318,34 @@
     names.forEach(function (_, seat) { table.appendChild(seatNode(s, seat)); });
     renderTrick(s);
     renderLogs(s);
+    renderNotes();
+  }
+
+  function renderNotes() {
+    var box = el("note-body");
+    if (!box) { return; }
+    box.innerHTML = "";
+    var here = notesAt[step - 1] || [];
+    if (!here.length) {
+      box.appendChild(textNode("p", "note-none", "No note at this step (" + noteSteps.length + " in this match: \u25c0 note and note \u25b6 go to them)."));
+      return;
+    }
+    here.forEach(function (n) {
+      var div = document.createElement("div");
+      div.className = "note";
+      div.appendChild(textNode("p", "note-step", "Hand " + n.hand + ", " + n.step + ": " + seatName(n.seat) + " played " + n.action));
+      [["debug", n.debug], ["stderr", n.stderr]].forEach(function (part) {
+        if (!part[1]) { return; }
+        div.appendChild(textNode("p", "note-label", part[0]));
+        div.appendChild(textNode("pre", "note-" + part[0], part[1]));
+      });
+      box.appendChild(div);
+    });
+  }
+
+  function goNote(delta) {
+    var later = noteSteps.filter(function (n) { return delta > 0 ? n > step : n < step; });
+    if (later.length) { go(delta > 0 ? later[0] : later[later.length - 1]); }
   }
 
   function go(n) { step = Math.max(0, Math.min(events.length, n)); render(); }
@@ -334,6 +366,8 @@
     else if (ev.key === "PageDown") { goHand(1); ev.preventDefault(); }
     else if (ev.key === "PageUp") { goHand(-1); ev.preventDefault(); }
   });
+  if (el("prev-note")) { el("prev-note").addEventListener("click", function () { goNote(-1); }); }
+  if (el("next-note")) { el("next-note").addEventListener("click", function () { goNote(1); }); }
   if (el("prev-hand")) { el("prev-hand").addEventListener("click", function () { goHand(-1); }); }
   if (el("next-hand")) { el("next-hand").addEventListener("click", function () { goHand(1); }); }
   window.polignacReplay = { go: go, step: function () { return step; }, events: events, hands: deals };

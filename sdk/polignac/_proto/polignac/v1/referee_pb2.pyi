@@ -167,14 +167,16 @@ class Hello(_message.Message):
     def __init__(self, protocol_version: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ...) -> None: ...
 
 class Decision(_message.Message):
-    __slots__ = ("request_id", "card", "contract")
+    __slots__ = ("request_id", "card", "contract", "debug")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     CARD_FIELD_NUMBER: _ClassVar[int]
     CONTRACT_FIELD_NUMBER: _ClassVar[int]
+    DEBUG_FIELD_NUMBER: _ClassVar[int]
     request_id: int
     card: str
     contract: Contract
-    def __init__(self, request_id: _Optional[int] = ..., card: _Optional[str] = ..., contract: _Optional[_Union[Contract, str]] = ...) -> None: ...
+    debug: str
+    def __init__(self, request_id: _Optional[int] = ..., card: _Optional[str] = ..., contract: _Optional[_Union[Contract, str]] = ..., debug: _Optional[str] = ...) -> None: ...
 
 class PlayResponse(_message.Message):
     __slots__ = ("events", "welcome", "decision_request", "fault_notice", "match_ended")

@@ -104,7 +104,9 @@ public final class Bot {
                         view.getAsJsonArray("current_trick").forEach(p -> trick.add(p.getAsJsonObject().get("card").getAsString()));
                         String turned = view.get("turned").getAsString();
                         char trump = turned.isEmpty() ? ' ' : suit(turned); // ' ': no trumps
-                        answer.addProperty("card", game.chooseCard(strings(message.get("legal_cards")), trick, trump));
+                        List<String> legal = strings(message.get("legal_cards"));
+                        answer.addProperty("card", game.chooseCard(legal, trick, trump));
+                        answer.addProperty("debug", "legal cards: " + legal.size()); // your notes: beside the step in replays, for you alone
                     }
                     System.out.println(answer); // one line per answer; System.out flushes at each line end
                     System.out.flush();

@@ -106,7 +106,9 @@ fn main() {
                         plays.iter().filter_map(|p| p["card"].as_str()).collect()
                     });
                     let trump = view["turned"].as_str().filter(|t| !t.is_empty()).map(suit);
-                    json!({"request_id": id, "card": game.choose_card(&strings(&message["legal_cards"]), &trick, trump)})
+                    let legal = strings(&message["legal_cards"]);
+                    let debug = format!("legal cards: {}", legal.len()); // your notes: beside the step in replays, for you alone
+                    json!({"request_id": id, "card": game.choose_card(&legal, &trick, trump), "debug": debug})
                 };
                 let mut out = stdout.lock();
                 // One line per answer, flushed: the arena reads an answer only once it arrives.

@@ -85,7 +85,9 @@ function decide(request: DecisionRequest, game: Game): PlayRequest {
   if (request.kind === 'DECISION_KIND_CONTRACT') {
     return { decision: { request_id: request.request_id, contract: 'CONTRACT_PASS' } };
   }
-  return { decision: { request_id: request.request_id, card: game.chooseCard(request) } };
+  // debug: your notes on this decision, beside the step in replays, for you alone (protocol 1.3).
+  const debug = `legal cards: ${request.legal_cards!.length}`;
+  return { decision: { request_id: request.request_id, card: game.chooseCard(request), debug } };
 }
 
 function main(): void {
@@ -127,7 +129,7 @@ function main(): void {
     client.close();
     process.exitCode = 1;
   });
-  call.write({ hello: { protocol_version: '1.2', bot_name: NAME, bot_version: VERSION } });
+  call.write({ hello: { protocol_version: '1.3', bot_name: NAME, bot_version: VERSION } });
 }
 
 if (require.main === module) main();
