@@ -31,6 +31,12 @@ class MatchRecord(TypedDict):
     actions: list[ActionRecord]
 
 
+class _Setup(TypedDict, total=False):
+    start_totals: list[int]
+    first_dealer: int
+    deals: dict[str, list[list[str]]]
+
+
 def make_record(
     engine_version: str,
     rules: Ruleset,
@@ -41,15 +47,15 @@ def make_record(
     deals: Mapping[int, Sequence[int]],
     actions: Sequence[ActionRecord],
 ) -> MatchRecord:
-    """The record; the default start totals, first dealer and deals are left out."""
-    record: MatchRecord = {"engine_version": engine_version, "rules": rules.to_dict(), "seed": seed, "actions": list(actions)}
+    """The record; the default start totals, first dealer and deals are left out, and the actions come last."""
+    setup: _Setup = {}
     if any(start_totals):
-        record["start_totals"] = list(start_totals)
+        setup["start_totals"] = list(start_totals)
     if first_dealer != rules.players - 1:
-        record["first_dealer"] = first_dealer
+        setup["first_dealer"] = first_dealer
     if deals:
-        record["deals"] = {str(k): [[str(c) for c in cards_in(m)] for m in v] for k, v in deals.items()}
-    return record
+        setup["deals"] = {str(k): [[str(c) for c in cards_in(m)] for m in v] for k, v in deals.items()}
+    return {"engine_version": engine_version, "rules": rules.to_dict(), "seed": seed, **setup, "actions": list(actions)}
 
 
 def replay_record(make: type[Match], record: Mapping[str, object]) -> Match:
