@@ -317,6 +317,12 @@ def test_the_league_routes_answer_as_the_schema_says(league: tuple[League, dict[
             ("post", "/api/league/bots/{name}/retire", {"name": "alpha"}, {}, {"headers": ada}, 200),
             ("post", "/api/league/bots/{name}/retire", {"name": "alpha"}, {}, {"headers": ada}, 409),
             ("post", "/api/league/bots/{name}/retire", {"name": "far"}, {}, {"headers": bob}, 200),
+            ("get", "/api/league/reruns", {}, {}, {"headers": ada}, 200),
+            ("get", "/api/league/reruns/{run_id}", {"run_id": "9999"}, {}, {"headers": ada}, 404),
+            ("get", "/api/league/reruns/{run_id}", {"run_id": "x"}, {}, {"headers": ada}, 400),
+            ("post", "/api/league/matches/{match_id}/reruns", {"match_id": "nope"}, {"version": "1"}, {"headers": ada}, 404),
+            ("post", "/api/league/matches/{match_id}/reruns", {"match_id": "nope"}, {"hand": "0", "version": "1"}, {"headers": ada}, 400),
+            ("post", "/api/league/matches/{match_id}/reruns", {"match_id": "nope"}, {"version": "1"}, {}, 401),
         ]  # fmt: skip
         for method, pattern, args, query, kwargs, status in calls:
             assert checker.call(method, pattern, args, query, **kwargs).status_code == status, (method, pattern, query, status)

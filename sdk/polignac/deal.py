@@ -32,10 +32,12 @@ from typing import Final
 from polignac.cards import cards_in
 from polignac.errors import PolignacError
 
-__all__ = ["GENERATOR", "MAX_SEED", "deal_hands", "shuffled_pack"]
+__all__ = ["GENERATOR", "MAX_HAND", "MAX_SEED", "deal_hands", "shuffled_pack"]
 
 GENERATOR: Final = "polignac-deal-v1"
 MAX_SEED: Final = 2**64 - 1
+MAX_HAND: Final = 2**20
+"""The highest hand number a match may start at (far beyond any match's length, within the stream's 4 bytes)."""
 _PREFIX: Final = GENERATOR.encode()
 _EIGHT_WORDS: Final = struct.Struct(">8I")
 _TWO_32: Final = 2**32

@@ -1,16 +1,13 @@
 """The match state machine: the whole of docs/rules.md, pure (no I/O, no clock, no globals).
 
-A :class:`Match` goes hand by hand: deal (derived from the seed; a card turned for
-trumps where the ruleset turns one), auction (when capot or general is enabled), the
-tricks, scoring, and so on until a total reaches the limit; then tie-break hands if first
-place is tied (among the tied, or whole hands among all: ``Ruleset.tiebreak``).  Callers ask who is to act
-(:attr:`Match.to_act`), what is legal (:meth:`Match.legal_decisions`) and
-:meth:`Match.apply` a decision.  An illegal decision raises :class:`IllegalDecision`
-and changes nothing.  The referee's side of docs/rules.md 8 is reduced to three calls:
-:meth:`Match.fallback`, :meth:`Match.add_penalty` and :meth:`Match.forfeit`.
-
-The points settled here where the rules are silent are listed in docs/rules.md ("Points the
-engine settles").
+A :class:`Match` goes hand by hand: deal (derived from the seed; a card turned for trumps where the ruleset
+turns one), auction (when capot or general is enabled), the tricks, scoring, and so on until a total reaches
+the limit; then tie-break hands if first place is tied (among the tied, or whole hands among all:
+``Ruleset.tiebreak``).  Callers ask who is to act (:attr:`Match.to_act`), what is legal
+(:meth:`Match.legal_decisions`) and :meth:`Match.apply` a decision.  An illegal decision raises
+:class:`IllegalDecision` and changes nothing.  The referee's side of docs/rules.md 8 is three calls:
+:meth:`Match.fallback`, :meth:`Match.add_penalty` and :meth:`Match.forfeit`.  The points settled here where
+the rules are silent are listed in docs/rules.md ("Points the engine settles").
 """
 
 from __future__ import annotations
@@ -36,7 +33,7 @@ from polignac.events import (
 from polignac.faults import fallback
 from polignac.illegal import why_illegal
 from polignac.match_record import MatchRecord, apply_entry, make_record, replay_record
-from polignac.match_setup import check_deals, check_first_dealer, check_totals
+from polignac.match_setup import check_deals, check_first_dealer, check_first_hand, check_totals
 from polignac.rules import Ruleset, Tiebreak, Trumps, cards_each, deck_mask, enabled_contracts, packet_sizes
 from polignac.scoring import score_hand
 from polignac.standings import final_places
@@ -82,6 +79,7 @@ class Match:
         "_events",
         "_finished_tricks",
         "_first_dealer",
+        "_first_hand",
         "_forfeited",
         "_hand_number",
         "_hands",
@@ -138,6 +136,7 @@ class Match:
         start_totals: Sequence[int] | None = None,
         deals: Mapping[int, Sequence[Sequence[Card | str]]] | None = None,
         first_dealer: int | None = None,
+        first_hand: int = 1,
     ) -> None:
         """Start a match; its first hand is dealt at once.
 
@@ -147,8 +146,10 @@ class Match:
         too).  Whether hand N is a tie-break, and for how many, depends on the play, so a deal
         is used only when hand N is played by as many seats as it has hands; otherwise hand N
         is dealt from the seed as usual, and the match always goes on.  ``first_dealer`` deals
-        hand 1 (default: the last seat, so that seat 0 is eldest hand, docs/rules.md 2).  All
-        three go into the record.
+        hand 1 (default: the last seat, so that seat 0 is eldest hand, docs/rules.md 2).
+        ``first_hand`` numbers the first hand played (default 1): a match that takes up a seeded
+        match at hand k deals the same cards as its hand k, k+1, ... (see :mod:`polignac.rerun`);
+        ``first_dealer`` then deals hand k.  All four go into the record.
         """
         if not isinstance(rules, Ruleset):
             raise PolignacError(f"rules must be a Ruleset, got {rules!r}")
@@ -166,7 +167,8 @@ class Match:
         self._knocked_out: list[int] = []  # tied players eliminated by a tie-break
         self._tiebreak_round = 0
         self._results: list[HandResult] = []
-        self._hand_number = 0
+        self._first_hand = check_first_hand(first_hand)
+        self._hand_number = self._first_hand - 1
         self._first_dealer = check_first_dealer(first_dealer, n)
         self._start_hand(list(range(n)), dealer=self._first_dealer)
 
@@ -668,6 +670,7 @@ class Match:
             self.seed,
             start_totals=self._start_totals,
             first_dealer=self._first_dealer,
+            first_hand=self._first_hand,
             deals=self._deals,
             actions=self.actions,
         )

@@ -27,6 +27,7 @@ class MatchRecord(TypedDict):
     seed: int
     start_totals: NotRequired[list[int]]
     first_dealer: NotRequired[int]
+    first_hand: NotRequired[int]
     deals: NotRequired[dict[str, list[list[str]]]]
     actions: list[ActionRecord]
 
@@ -34,6 +35,7 @@ class MatchRecord(TypedDict):
 class _Setup(TypedDict, total=False):
     start_totals: list[int]
     first_dealer: int
+    first_hand: int
     deals: dict[str, list[list[str]]]
 
 
@@ -44,15 +46,18 @@ def make_record(
     *,
     start_totals: Sequence[int],
     first_dealer: int,
+    first_hand: int,
     deals: Mapping[int, Sequence[int]],
     actions: Sequence[ActionRecord],
 ) -> MatchRecord:
-    """The record; the default start totals, first dealer and deals are left out, and the actions come last."""
+    """The record; the default start totals, first dealer, first hand and deals are left out, and the actions come last."""
     setup: _Setup = {}
     if any(start_totals):
         setup["start_totals"] = list(start_totals)
     if first_dealer != rules.players - 1:
         setup["first_dealer"] = first_dealer
+    if first_hand != 1:
+        setup["first_hand"] = first_hand
     if deals:
         setup["deals"] = {str(k): [[str(c) for c in cards_in(m)] for m in v] for k, v in deals.items()}
     return {"engine_version": engine_version, "rules": rules.to_dict(), "seed": seed, **setup, "actions": list(actions)}
@@ -80,6 +85,7 @@ def replay_record(make: type[Match], record: Mapping[str, object]) -> Match:
             start_totals=cast("Sequence[int] | None", record.get("start_totals")),
             deals=cast("Mapping[int, Sequence[Sequence[Card | str]]] | None", deals),
             first_dealer=cast("int | None", record.get("first_dealer")),
+            first_hand=cast(int, record.get("first_hand", 1)),
         )
     except (PolignacError, TypeError, ValueError) as exc:
         raise RecordError(f"match record: {exc}") from None

@@ -1,14 +1,15 @@
-"""Checks of what :class:`polignac.engine.Match` is given: the first dealer, start totals and fixed deals."""
+"""Checks of what :class:`polignac.engine.Match` is given: the first dealer and hand, start totals and fixed deals."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
 from polignac.cards import Card, mask_of, parse_cards
+from polignac.deal import MAX_HAND
 from polignac.errors import PolignacError
 from polignac.rules import Ruleset, cards_each, deck_mask
 
-__all__ = ["check_deals", "check_first_dealer", "check_totals"]
+__all__ = ["check_deals", "check_first_dealer", "check_first_hand", "check_totals"]
 
 
 def check_first_dealer(dealer: int | None, players: int) -> int:
@@ -17,6 +18,12 @@ def check_first_dealer(dealer: int | None, players: int) -> int:
     if type(dealer) is not int or not 0 <= dealer < players:
         raise PolignacError(f"first_dealer must be a seat from 0 to {players - 1}, got {dealer!r}")
     return dealer
+
+
+def check_first_hand(number: int) -> int:
+    if type(number) is not int or not 1 <= number <= MAX_HAND:
+        raise PolignacError(f"first_hand must be a hand number from 1 to {MAX_HAND}, got {number!r}")
+    return number
 
 
 def check_totals(totals: Sequence[int] | None, players: int) -> tuple[int, ...]:

@@ -3,7 +3,8 @@
 A record (format :data:`FORMAT`) is JSON lines, in this order:
 
 - :class:`HeaderLine` (``header``): format, match id, engine version, ruleset, seed, time
-  control, seats (seat, name, version), start time.
+  control, seats (seat, name, version), start time; for a rerun (a match taken up at hand k
+  of another, :mod:`polignac.rerun`), the other's id, k, hand k's dealer and the totals before it.
 - :class:`ActionLine` (``action``): one engine action (a decision's text, a penalty or a
   forfeit, as in ``Match.apply_action``) with its seat, hand, and for decisions the request
   id, the bot's reply, the status (``ok`` or a fault) and the milliseconds it took; and, when
@@ -30,6 +31,7 @@ except a result's ``places`` and ``reason``, always written.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -48,8 +50,10 @@ from pydantic import (
     ValidationError,
 )
 
+from polignac import Match, Ruleset
 from polignac.events import HandEnded
 from polignac.faults import Fault
+from polignac.rerun import HandStart
 from polignac.values import Contract, Forfeit, Penalty, ScoreException
 from polignac_arena.settings import TimeControl
 from polignac_arena.statuses import ActionStatus, MatchStatus, UnknownStatusError
@@ -65,6 +69,7 @@ __all__ = [
     "HeaderLine",
     "JsonLine",
     "RecordLine",
+    "RerunOf",
     "ResultLine",
     "ResumedLine",
     "SeatEntry",
@@ -133,6 +138,22 @@ class SeatEntry:
         return {key: value for key, value in (("seat", self.seat), ("name", self.name), ("version", self.version)) if value is not None}
 
 
+@dataclass(frozen=True, slots=True)
+class RerunOf:
+    """A match that reruns another from one of its hands: what its header says of that."""
+
+    match_id: str
+    """The other match's id (or its record file's name)."""
+    start: HandStart
+
+    def on(self, header: HeaderLine) -> HeaderLine:
+        """``header`` saying that its match is this rerun."""
+        start = self.start
+        return dataclasses.replace(
+            header, rerun_of=self.match_id, first_hand=start.hand, first_dealer=start.dealer, start_totals=start.totals
+        )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HeaderLine:
     """The first line: what was played, by whom, from which seed.
@@ -151,6 +172,26 @@ class HeaderLine:
     time_control: TimeControl | None = None
     seats: tuple[SeatEntry, ...] = ()
     started_at: StrictStr | None = None
+    rerun_of: StrictStr | None = None
+    """The match this one reruns (its id, or its record file's name), from ``first_hand``."""
+    first_hand: StrictInt | None = None
+    first_dealer: StrictInt | None = None
+    start_totals: BySeat | None = None
+
+    @property
+    def start(self) -> HandStart | None:
+        """Where the match began, when not at hand 1 with every total 0 (a rerun)."""
+        if self.first_hand is None and self.first_dealer is None and self.start_totals is None:
+            return None
+        players = Ruleset.from_record(self.rules).players
+        return HandStart(
+            self.first_hand or 1, players - 1 if self.first_dealer is None else self.first_dealer, self.start_totals or (0,) * players
+        )
+
+    def new_match(self) -> Match:
+        """The match this header starts, before any action; raises ``PolignacError`` (or ``KeyError``/``TypeError``) for a bad ruleset."""
+        rules, start = Ruleset.from_record(self.rules), self.start
+        return Match(rules, self.seed) if start is None else start.match(rules, self.seed)
 
     @property
     def names(self) -> list[str]:
@@ -169,6 +210,10 @@ class HeaderLine:
             time_control=None if clock is None else {"move_ms": clock.move_ms, "bank_ms": clock.bank_ms, "startup_ms": clock.startup_ms},
             seats=[seat.to_dict() for seat in self.seats],
             started_at=self.started_at,
+            rerun_of=self.rerun_of,
+            first_hand=self.first_hand,
+            first_dealer=self.first_dealer,
+            start_totals=None if self.start_totals is None else list(self.start_totals),
         )
 
 

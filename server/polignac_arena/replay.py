@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from polignac import Match, Phase, PolignacError, Ruleset
+from polignac import Match, Phase, PolignacError
 from polignac.events import HandEnded
 from polignac_arena.record_lines import ActionLine, HandEndedLine, HeaderLine, RecordLine, ResultLine, parse_lines
 from polignac_arena.render import direction_text, render_events
@@ -46,6 +46,7 @@ class Replay:
             f"Match {self.header.match_id or '?'}: {self.match.rules.name}, {self.match.players} players,"
             f" seed {self.match.seed}, engine {self.header.engine_version or '?'}",
             "Seats: " + ", ".join(f"{i} {name}" for i, name in enumerate(self.names)),
+            *self._rerun_lines(),
             "",
             *render_events(self.match.events, self.match.rules, self.notes if notes else ()),
         ]
@@ -62,6 +63,12 @@ class Replay:
                     lines.append(f"  faults of seat {seat}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
         return lines
 
+    def _rerun_lines(self) -> list[str]:
+        start = self.header.start
+        if self.header.rerun_of is None or start is None:
+            return []
+        return [f"A rerun of {self.header.rerun_of} from hand {start.hand} (dealer seat {start.dealer}, totals {list(start.totals)})"]
+
 
 def replay_lines(lines: Sequence[RecordLine | Mapping[str, object]]) -> Replay:
     """Re-run a record's actions, checking each hand's scores and the result against the engine.
@@ -76,7 +83,7 @@ def replay_lines(lines: Sequence[RecordLine | Mapping[str, object]]) -> Replay:
     if not isinstance(header, HeaderLine):
         raise ValueError("line 1: the header does not describe a match: the first line must be the header")
     try:
-        match = Match(Ruleset.from_record(header.rules), header.seed)
+        match = header.new_match()
     except (KeyError, TypeError, PolignacError) as exc:
         raise ValueError(f"line 1: the header does not describe a match: {exc}") from None
     ended = 0

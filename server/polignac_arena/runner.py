@@ -24,6 +24,7 @@ from polignac_arena.folders import FolderError, scan_folder
 from polignac_arena.games import Game, GameRefused, check_seating, game_of
 from polignac_arena.match_folder import match_folder
 from polignac_arena.match_seats import MatchSeats, finish_shielded
+from polignac_arena.record_lines import RerunOf
 from polignac_arena.referee import MatchResult, RefereeServer, TimeControl
 from polignac_arena.referee.server import raise_open_files_limit
 from polignac_arena.seats import SeatKind, SeatLauncher, SeatLimits, launcher_for
@@ -122,6 +123,7 @@ async def run_local_match(
     match_id: str | None = None,
     bot_seeds: Sequence[int] | None = None,
     game: Game | None = None,
+    rerun: RerunOf | None = None,
 ) -> tuple[MatchResult, list[str]]:
     """Start a referee and one seat per bot, play the match; returns the result and each bot's stderr.
 
@@ -129,7 +131,8 @@ async def run_local_match(
     the match seed, so the same seed and bots play the same match.  With ``handle_signals``,
     SIGTERM and SIGINT abort the match cleanly: it is recorded as aborted.  A bot whose
     ``bot.toml`` does not declare the game (``game``, default :func:`~polignac_arena.games.game_of`
-    the rules) is refused before anything starts.
+    the rules) is refused before anything starts.  ``rerun`` starts the match at a hand of
+    another: the same deals from there on, with the totals so far.
     """
     if len(bots) != rules.players:
         raise BotSpecError(f"the ruleset seats {rules.players} players but {len(bots)} bots were given")
@@ -156,7 +159,14 @@ async def run_local_match(
 
         try:
             host = await server.create_seated_match(
-                rules, seed, time_control, sockets=sockets, record_path=record_path, exit_status=seats.exit_status, match_id=match_id
+                rules,
+                seed,
+                time_control,
+                sockets=sockets,
+                record_path=record_path,
+                exit_status=seats.exit_status,
+                match_id=match_id,
+                rerun=rerun,
             )
             host.notes.stderr_of = seats.stderr_since_answer
             for number, submission in enumerate(bots):

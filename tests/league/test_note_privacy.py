@@ -39,7 +39,15 @@ SEED = 9
 SECRETS = {"ada": ("ADA-DEBUG-SECRET", "ADA-STDERR-SECRET"), "bob": ("BOB-DEBUG-SECRET", "BOB-STDERR-SECRET")}
 REPLAY_ROUTES = {"/api/matches/{match_id}/replay", "/matches/{match_id}"}
 """The routes that show a replay: there, and only there, an author reads their own bot's notes."""
-NO_MATCH_POSTS = {"/signin", "/signout", "/api/league/bots/{name}/versions", "/api/league/bots/{name}/retire"}
+NO_MATCH_POSTS = {
+    "/signin",
+    "/signout",
+    "/api/league/bots/{name}/versions",
+    "/api/league/bots/{name}/retire",
+    # An author's test match is asked for here; its record is served by GET routes only (/me/reruns/..., /api/league/reruns/...).
+    "/matches/{match_id}/rerun",
+    "/api/league/matches/{match_id}/reruns",
+}
 """Routes other than GET: none serves a match (a new one must be looked at, then named here)."""
 
 
@@ -123,6 +131,7 @@ def url_of(path: str, site: Site) -> str:
         "rest": "nothing/here",
         "path": "style.css",
         "submission_id": "1",
+        "run_id": "1",
     }
     for key, value in values.items():
         path = path.replace("{" + key + "}", value).replace("{" + key + ":path}", value)

@@ -13,7 +13,18 @@ from polignac.deal import MAX_SEED
 from polignac_arena.cli._errors import fail
 from polignac_arena.settings import ExecutorKind, ExecutorSettings
 
-__all__ = ["ExecutorOption", "Limit", "NoNotes", "Players", "RayAddress", "RulesName", "executor_settings", "integer", "ruleset"]
+__all__ = [
+    "RULESET_NAMES",
+    "ExecutorOption",
+    "Limit",
+    "NoNotes",
+    "Players",
+    "RayAddress",
+    "RulesName",
+    "executor_settings",
+    "integer",
+    "ruleset",
+]
 
 NoNotes = Annotated[
     bool,
@@ -40,7 +51,7 @@ def integer(low: int, high: int | None = None, bounds: str | None = None) -> Cal
     return parse
 
 
-_NAMES = ", ".join(PRESETS)
+RULESET_NAMES = ", ".join(PRESETS)
 _CLASSIC = PRESETS["classic"]
 
 Seed = Annotated[
@@ -54,7 +65,7 @@ Seed = Annotated[
         help="The match seed, 0 to 2**64-1: the same seed plays the same match (default: random, printed).",
     ),
 ]
-RulesName = Annotated[str, typer.Option("--rules", "-r", help=f"The named ruleset: {_NAMES}.")]
+RulesName = Annotated[str, typer.Option("--rules", "-r", help=f"The named ruleset: {RULESET_NAMES}.")]
 Players = Annotated[
     int | None,
     typer.Option(

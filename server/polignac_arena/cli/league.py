@@ -23,7 +23,7 @@ from polignac_arena.cli._options import ExecutorOption, RayAddress, executor_set
 from polignac_arena.log_format import LogFormat
 
 if TYPE_CHECKING:  # the league's modules load when a command runs: `--help` stays quick
-    from polignac_arena.league.author_models import BotOut
+    from polignac_arena.league.author_models import BotOut, TestRunOut
     from polignac_arena.league.config import LeagueConfig
     from polignac_arena.league.store import LeagueStore
     from polignac_arena.league.submit import LeagueClient
@@ -218,9 +218,47 @@ def enable(bot: Annotated[str, typer.Argument(help="The bot's name.")], config: 
 
 @app.command("rerun")
 def rerun(
-    match_id: Annotated[str, typer.Argument(metavar="MATCH", help="The match id to play again.")], config: ConfigOption = DEFAULT_CONFIG
+    match_id: Annotated[str, typer.Argument(metavar="MATCH", help="The league match id (its replay page's, /matches/MATCH).")],
+    version: Annotated[
+        str | None,
+        typer.Option(
+            "--version",
+            metavar="V",
+            help=(
+                "An author's test match: your version V (N of your bot in the match, or BOT@N; uploaded and accepted) takes your"
+                " bot's seats against the same opponents' versions, on the same deals; unrated, shown to you only. Needs --server."
+            ),
+        ),
+    ] = None,
+    hand: Annotated[
+        int | None,
+        typer.Option(
+            "--hand", metavar="K", min=1, max=100_000, help="With --version: start at hand K, with the totals so far (default 1)."
+        ),
+    ] = None,
+    server: Annotated[
+        str | None, typer.Option("--server", metavar="URL", help="With --version: the league server, https://HOST[:PORT].")
+    ] = None,
+    token_file: TokenFile = None,
+    ca: CaFile = None,
+    wait: Annotated[bool, typer.Option("--wait/--no-wait", help="With --version: follow the test match until it is played.")] = True,
+    config: ConfigOption = DEFAULT_CONFIG,
 ) -> None:
-    """Play a match again with the same versions and the same deal (as a new match; the first one stands)."""
+    """Without --version, on the server's host: play a match again with the same versions and deal (a new, rated match).
+
+    With --version: ask the league server for your unrated test match of version V on the match's deals (docs/reruns.md).
+    """
+    if version is None:
+        if server is not None or hand is not None:
+            fail("--server and --hand go with --version (an author's test match); without it, rerun plays the match again as it was")
+        _operator_rerun(match_id, config)
+        return
+    if server is None:
+        fail("--version asks the league server for a test match: give --server URL (and your token, as for league submit)")
+    _test_match(match_id, version, hand, server, token_file, ca, wait)
+
+
+def _operator_rerun(match_id: str, config: Path) -> None:
     from polignac_arena.store import StoreError
 
     _, store = _store(config)
@@ -230,6 +268,95 @@ def rerun(
         except StoreError as exc:
             fail(str(exc))
     print(f"rerun #{request} of {match_id} requested: the ladder plays it next")
+
+
+def _test_match(match_id: str, version: str, hand: int | None, server: str, token_file: Path | None, ca: Path | None, wait: bool) -> None:
+    from polignac_arena.league.submit import SubmitError
+    from polignac_arena.plaintext import plain
+
+    def said(run: TestRunOut) -> str:
+        if run.state == "finished":
+            return f"{plain(run.status or '')}: places {run.places}, totals {run.totals}"
+        return f"failed: {plain(run.reason)}" if run.state == "failed" else str(run.state)
+
+    with _author_client(server, token_file, ca) as client:
+        try:
+            run = client.ask_rerun(match_id, version, hand)
+            where = f"{server.rstrip('/')}{run.url}"
+            seats = ", ".join(plain(label) for label in run.seats)
+            print(f"test match {run.id}: {plain(run.version)} in {plain(run.match)} from hand {run.hand} (seats: {seats}): {run.state}")
+            print(f"its result and replay: {where} (signed in), or polignac league rerun-status {run.id}")
+            if not wait:
+                return
+            run = client.follow_test_run(run, lambda now: print(f"test match {now.id}: {said(now)}", flush=True))
+        except SubmitError as exc:
+            fail(str(exc), 1)
+        except KeyboardInterrupt:
+            fail(f"stopped following; test match {run.id} goes on on the server: {where}", 130)
+    if run.state == "failed":
+        raise typer.Exit(1)
+
+
+@app.command("rerun-status")
+def rerun_status(
+    run_id: Annotated[int, typer.Argument(metavar="ID", min=1, help="The test match's number (league rerun printed it).")],
+    server: ServerUrl,
+    token_file: TokenFile = None,
+    ca: CaFile = None,
+    record: Annotated[
+        Path | None,
+        typer.Option("--record", metavar="FILE", help="Write its record (JSON lines) here, once played: polignac replay show FILE."),
+    ] = None,
+) -> None:
+    """Where one of your test matches stands, how it ended, and (with --record) its record."""
+    from polignac_arena.league.submit import SubmitError
+    from polignac_arena.plaintext import plain
+    from polignac_arena.referee.record import write_record
+
+    with _author_client(server, token_file, ca) as client:
+        try:
+            run = client.test_run(run_id, record=record is not None)
+        except SubmitError as exc:
+            fail(str(exc), 1)
+    state = f"{run.status}: places {run.places}, totals {run.totals}" if run.state == "finished" else run.state
+    print(
+        f"test match {run.id}: {plain(run.version)} in {plain(run.match)} from hand {run.hand}: {plain(state)} {plain(run.reason)}".rstrip()
+    )
+    if record is not None:
+        if run.record is None:
+            fail(f"test match {run.id} has no record yet ({run.state})", 1)
+        write_record(record, run.record)
+        print(f"record written to {record}")
+
+
+@app.command("test-matches")
+def test_matches(
+    config: ConfigOption = DEFAULT_CONFIG,
+    author: Annotated[str | None, typer.Option("--author", help="Only this author's.")] = None,
+    show: Annotated[int | None, typer.Option("--show", metavar="ID", min=1, help="Print test match ID trick by trick.")] = None,
+) -> None:
+    """The operator's view of authors' test matches (on the server's host): the latest 100, or one trick by trick."""
+    from polignac_arena.league.test_run_store import TestRunStore
+    from polignac_arena.league.test_runs import run_state_text
+    from polignac_arena.plaintext import plain
+    from polignac_arena.replay import replay_lines
+
+    _, store = _store(config)
+    with store:
+        runs = TestRunStore(store)
+        if show is not None:
+            lines = runs.record(show)
+            if lines is None:
+                fail(f"test match {show} does not exist or has no record yet")
+            for line in replay_lines(lines).render():
+                print(plain(line))
+            return
+        listed = runs.of_author(author, 100) if author is not None else runs.every(100)
+    if not listed:
+        print("no test matches")
+    for run in listed:
+        about = f"{run.version} in {run.match_id} from hand {run.hand}"
+        print(plain(f"{run.id}  {run.author}  {about}  {run_state_text(run)}  {run.requested_at}"))
 
 
 class ExportFormat(StrEnum):

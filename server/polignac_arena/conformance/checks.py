@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from polignac import Match, Phase, Ruleset, RulesetError, preset
+from polignac import Phase, RulesetError, preset
 from polignac.jsontypes import JsonObject
 from polignac.rules import FRENCH_32_GAMES
 from polignac_arena.conformance.matches import Played
@@ -72,7 +72,7 @@ def asked(lines: Sequence[RecordLine], seat: int = 0) -> Asked:
     header = lines[0]
     if not isinstance(header, HeaderLine):
         raise ValueError("a record starts with its header line")
-    match = Match(Ruleset.from_dict(header.rules), header.seed)
+    match = header.new_match()
     out = Asked()
     for line in lines[1:]:
         if isinstance(line, FaultLine) and line.seat == seat:

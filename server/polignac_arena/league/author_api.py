@@ -42,6 +42,8 @@ from polignac_arena.league.authoring import (
     Throttled,
     Upload,
 )
+from polignac_arena.league.test_run_api import add_test_run_routes
+from polignac_arena.league.test_runs import TestRuns
 from polignac_arena.settings import NAME_RULE, is_name
 from polignac_arena.web.app import PlainJSONResponse
 
@@ -138,11 +140,14 @@ def _bot_out(bot: BotSummary) -> BotOut:
     return BotOut(name=bot.name, versions=versions, online=bot.online, counted=bot.counted)
 
 
-def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None, body_timeout_s: float = 30.0) -> APIRouter:
+def author_router(
+    league: AuthorBackend, *, max_upload_bytes: int | None = None, body_timeout_s: float = 30.0, test_runs: TestRuns | None = None
+) -> APIRouter:
     """The authors' routes, for ``app.include_router(author_router(league))`` (they carry their ``/api/league`` prefix).
 
     Uploads over ``max_upload_bytes`` (default :attr:`ArchiveCaps.compressed_bytes`) are refused
     with 413 as soon as they pass it; one whose body pauses longer than ``body_timeout_s`` with 408.
+    With ``test_runs``, the routes of authors' test matches too (:mod:`polignac_arena.league.test_run_api`).
     """
     cap = max_upload_bytes if max_upload_bytes is not None else ArchiveCaps().compressed_bytes
 
@@ -268,6 +273,8 @@ def author_router(league: AuthorBackend, *, max_upload_bytes: int | None = None,
         bots = await run_in_threadpool(league.bots, who)
         return MeOut(author=who, bots=[_bot_out(bot) for bot in bots], max_upload_bytes=cap)
 
+    if test_runs is not None:
+        add_test_run_routes(router, Author, test_runs, _Refusal)
     return router
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from polignac_arena.league.authoring import SubmissionState
 from polignac_arena.web.models import ErrorOut  # one refusal body for the whole API (and one name in its schema)
 
-__all__ = ["BotOut", "ErrorOut", "MeOut", "SubmissionOut", "VersionOut"]
+__all__ = ["BotOut", "ErrorOut", "MeOut", "SubmissionOut", "TestRunOut", "VersionOut"]
 
 
 class SubmissionOut(BaseModel):
@@ -54,3 +56,24 @@ class MeOut(BaseModel):
     author: str
     bots: list[BotOut]
     max_upload_bytes: int
+
+
+class TestRunOut(BaseModel):
+    """An author's test match: a league match's deals played again from ``hand`` with ``version`` in their bot's seats."""
+
+    __test__ = False
+
+    id: int
+    match: str = Field(description="the league match whose deals it plays again")
+    hand: int = Field(description="the hand it starts at, with the totals the match had before it")
+    version: str = Field(description="the author's version (BOT@N) that takes their bot's seats")
+    seats: list[str] = Field(description="the versions in seat order")
+    state: str = Field(description="queued, running, finished or failed")
+    reason: str = Field(description="why it failed")
+    requested_at: str
+    finished_at: str | None
+    status: str | None = Field(description="how the match ended (finished, aborted...), once it did")
+    places: list[int] | None
+    totals: list[int] | None
+    url: str = Field(description="where the author sees it in the browser (signed in)")
+    record: list[dict[str, Any]] | None = Field(None, description="its record (JSON lines), with ?record=true once it has one")

@@ -109,6 +109,12 @@ class LeagueLimits:
     """The longest block of an address that keeps sending bad tokens (each block doubles, from 1 s)."""
     ipv6_prefix: int = _limit(64, 8, 128)
     """Every per-address limit counts the IPv6 addresses of one network of this prefix length as one address."""
+    reruns_per_hour: int = _limit(5, 1, 1000)
+    """Test matches (reruns of a league match with another version) an author may ask for in an hour."""
+    reruns_waiting: int = _limit(2, 1, 100)
+    """An author's test matches queued or running at once."""
+    reruns_queued: int = _limit(50, 1, 10_000)
+    """Every author's test matches queued or running at once."""
     remote_idle_s: float = dataclasses.field(default=3600.0, metadata={"key": "[remote] idle_minutes"})
     """An offline remote bot stops counting toward ``active_bots`` this long after it was last seen (set in minutes by
     ``[remote] idle_minutes``: not a key of this table)."""

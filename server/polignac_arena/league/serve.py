@@ -12,7 +12,8 @@ What runs, all in one asyncio loop:
   :mod:`~polignac_arena.league.grpc_front` that caps connections per address;
 - the validation workers (:mod:`~polignac_arena.league.validator`): each upload's sandboxed
   build and smoke match, a few at once, one per author, the authors in turn;
-- the ladder, keeping ``parallel`` matches running among the active versions.
+- the ladder, keeping ``parallel`` matches running among the active versions;
+- authors' test matches (:mod:`~polignac_arena.league.test_runs`), one at a time.
 
 Every limit is declared in :mod:`polignac_arena.league.limits` (docs/league.md, "Limits").
 Start-up mends what a stop or a kill left: a match without a result is played on from its
@@ -67,6 +68,7 @@ from polignac_arena.league.pages import league_router
 from polignac_arena.league.sessions import Sessions
 from polignac_arena.league.signin import signin_router
 from polignac_arena.league.store import LeagueStore, LimitReached, NotOwner, Version, VersionKind
+from polignac_arena.league.test_runs import TestRuns
 from polignac_arena.league.tokens import BadTokenThrottle, parse_token
 from polignac_arena.league.uploads import LeagueUpload, UploadSlots, check_received
 from polignac_arena.league.validator import Validator
@@ -110,6 +112,8 @@ class League:
         self.uploads = UploadSlots(self.limits.uploads_at_once, self.limits.uploads_in_flight)
         self.metrics = LeagueMetrics()
         self.sessions = Sessions()
+        self.test_runs = TestRuns(self.store, config, self.submission_of)
+        """Authors' unrated test matches (reruns of a league match with another version), played one at a time."""
         self._submissions: dict[int, Submission] = {}
         self.validator: Validator | None = None
         """The validation workers, once :func:`run_league` started them."""
@@ -383,9 +387,11 @@ def league_app(league: League) -> Any:
     """
     limits = league.config.http_limits
     routers = [
-        author_router(league, max_upload_bytes=league.caps.compressed_bytes, body_timeout_s=limits.body_timeout_s),
+        author_router(
+            league, max_upload_bytes=league.caps.compressed_bytes, body_timeout_s=limits.body_timeout_s, test_runs=league.test_runs
+        ),
         league_router(league),
-        signin_router(league),
+        signin_router(league, league.test_runs),
         metrics_router(league.metrics),
     ]
     app = create_app(league.config.store, routers=routers, notes_policy=league_notes_policy(league))
@@ -516,7 +522,11 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
     host, port = sock.getsockname()[:2]
     web_url = f"{scheme}://{'[' + host + ']' if ':' in host else host}:{port}"
     web_task = asyncio.ensure_future(web.serve())
-    workers = [asyncio.ensure_future(league.validator.run()), asyncio.ensure_future(ladder.run())]
+    workers = [
+        asyncio.ensure_future(league.validator.run()),
+        asyncio.ensure_future(ladder.run()),
+        asyncio.ensure_future(league.test_runs.run()),
+    ]
     tidying = asyncio.ensure_future(asyncio.to_thread(league.tidy))
     memory.settle()  # later collections (after a flood of connections) cost only what came since
     stop = asyncio.Event()

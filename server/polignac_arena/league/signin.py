@@ -1,5 +1,10 @@
 """The league's pages for a signed-in author: ``/signin``, ``/signout`` and ``/me`` (their bots, versions and matches).
 
+With the league's test matches (:mod:`polignac_arena.league.test_runs`) also: the replay page
+``/matches/{id}`` of a match the author's bot played gets a form asking for a test match
+(``POST /matches/{id}/rerun``), ``/me`` lists the author's test matches and ``/me/reruns/{id}``
+replays one; every other visitor sees the replay page as everyone does, and nothing of another's.
+
 Sessions and their cookie are :mod:`polignac_arena.league.sessions`'.  Every ``POST`` here is a
 form (``application/x-www-form-urlencoded``, at most :data:`MAX_FORM_BYTES`) that carries a
 CSRF token, and is refused (403) when it lacks it or when its ``Origin`` is another site.  The
@@ -10,7 +15,8 @@ throttle included.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Final, Protocol
 from urllib.parse import parse_qs
 
@@ -21,9 +27,23 @@ from starlette.concurrency import run_in_threadpool
 from polignac_arena.league.author_api import MAX_TOKEN_CHARS
 from polignac_arena.league.authoring import BotSummary, Throttled
 from polignac_arena.league.sessions import Session, Sessions, SessionsFull, same_token
+from polignac_arena.league.test_run_api import test_run_url
+from polignac_arena.league.test_runs import TestRunRefused, TestRuns, as_result, run_state_text
 from polignac_arena.league.tokens import parse_token
 from polignac_arena.store import StoredResult
-from polignac_arena.web.pages import Links, render
+from polignac_arena.web.note_access import NOTES_CACHE_HEADERS, NotesDep
+from polignac_arena.web.pages import Links, page_replay, page_replay_of, render
+from polignac_arena.web.state import StoreDep
+
+
+@dataclass(frozen=True)
+class RerunOffer:
+    """The replay page's form for a signed-in author whose bot played the match: the versions they may rerun it with."""
+
+    match_id: str
+    versions: list[str]
+    csrf: str
+
 
 __all__ = ["MAX_FORM_BYTES", "SESSION_COOKIE", "SIGNIN_COOKIE", "AuthorPages", "signin_router"]
 
@@ -83,8 +103,8 @@ def _secure(request: Request) -> bool:
     return request.url.scheme == "https"
 
 
-def signin_router(league: AuthorPages) -> APIRouter:
-    """The sign-in, sign-out and author's pages (not part of the JSON API's schema)."""
+def signin_router(league: AuthorPages, test_runs: TestRuns | None = None) -> APIRouter:
+    """The sign-in, sign-out and author's pages (not part of the JSON API's schema); with ``test_runs``, their pages too."""
     router = APIRouter(include_in_schema=False)
     links = Links()
 
@@ -160,7 +180,16 @@ def signin_router(league: AuthorPages) -> APIRouter:
         bots = league.bots(session.author)
         labels = [version.label for bot in bots for version in bot.versions]
         matches = league.recent_matches(labels, RECENT_MATCHES)
-        return page("me.html", title=f"Signed in as {session.author}", author=session.author, bots=bots, matches=matches, csrf=session.csrf)
+        runs = test_runs.of_author(session.author) if test_runs is not None else []
+        return page(
+            "me.html",
+            title=f"Signed in as {session.author}",
+            author=session.author,
+            bots=bots,
+            matches=matches,
+            csrf=session.csrf,
+            test_runs=[(run, run_state_text(run)) for run in runs],
+        )
 
     @router.post("/signout")
     async def signout(request: Request) -> Response:
@@ -178,7 +207,72 @@ def signin_router(league: AuthorPages) -> APIRouter:
         response.delete_cookie(SESSION_COOKIE, path="/")
         return response
 
+    if test_runs is not None:
+        _add_test_run_pages(router, test_runs, signed_in, page)
     return router
+
+
+def _add_test_run_pages(
+    router: APIRouter,
+    test_runs: TestRuns,
+    signed_in: Callable[[Request], tuple[str | None, Session | None]],
+    page: Callable[..., HTMLResponse],
+) -> None:
+    """The replay page with a signed-in author's rerun form, the form's target, and the author's test match pages."""
+    links = Links()
+
+    def private(html: str, status: int = 200) -> HTMLResponse:
+        return HTMLResponse(html, status_code=status, headers=NOTES_CACHE_HEADERS)
+
+    # The site's replay page (the bots' notes as the app's policy allows), with the rerun form for a signed-in author.
+    @router.get("/matches/{match_id}", response_class=HTMLResponse)
+    def replay_page(request: Request, store: StoreDep, match_id: str, notes_of: NotesDep) -> Response:
+        _, session = signed_in(request)
+        if session is None:
+            return HTMLResponse(page_replay(store, links, match_id, notes_of), headers=NOTES_CACHE_HEADERS)
+        result = store.get_result(match_id)
+        choices = test_runs.choices(session.author, result.seats) if result is not None else []
+        offer = RerunOffer(match_id, choices, session.csrf) if choices else None
+        return HTMLResponse(page_replay(store, links, match_id, notes_of, rerun=offer), headers=NOTES_CACHE_HEADERS)
+
+    @router.post("/matches/{match_id}/rerun")
+    async def ask_rerun(request: Request, match_id: str) -> Response:
+        _, session = signed_in(request)
+        if session is None:
+            return page("error.html", 401, title="Sign in first", message="sign in to ask for a test match of your bot")
+        try:
+            form = await _form(request)
+        except _FormRefused as exc:
+            return page("error.html", exc.status, title="Refused", message=exc.message)
+        if not _same_site(request) or not same_token(form.get("csrf"), session.csrf):
+            return page("error.html", 403, title="Refused", message="this form lacks its CSRF token or came from another site")
+        hand_text = form.get("hand", "").strip()
+        if hand_text and (not hand_text.isascii() or not hand_text.isdigit() or len(hand_text) > 6 or int(hand_text) < 1):
+            return page("error.html", 400, title="Refused", message=f"the hand must be a hand number, got {hand_text!r}")
+        hand = int(hand_text) if hand_text else None
+        try:
+            run = await run_in_threadpool(test_runs.request, session.author, match_id, form.get("version", ""), hand)
+        except TestRunRefused as exc:
+            refused = page("error.html", exc.http_status, title="Test match refused", message=exc.message)
+            if exc.retry_after_s is not None:
+                refused.headers["Retry-After"] = str(max(1, round(exc.retry_after_s)))
+            return refused
+        return RedirectResponse(test_run_url(run.id), status_code=303)
+
+    @router.get("/me/reruns/{run_id}", response_class=HTMLResponse)
+    def test_run_page(request: Request, store: StoreDep, run_id: str, notes_of: NotesDep) -> Response:
+        _, session = signed_in(request)
+        if session is None:
+            return RedirectResponse("/signin", status_code=303)
+        run = test_runs.get(int(run_id)) if run_id.isascii() and run_id.isdigit() and len(run_id) <= 18 else None
+        if run is None or run.author != session.author:  # another's is as unknown as a missing one
+            return page("error.html", 404, title="Not found", message=f"you have no test match {run_id!r}")
+        record = test_runs.record(run.id)
+        title = f"Test match {run.id}: {run.version} in {run.match_id} from hand {run.hand}"
+        about = {"test_run": run, "test_run_state": run_state_text(run)}
+        if record is None:
+            return private(render("test_run.html", links, store, None, title=title, **about))
+        return private(page_replay_of(store, links, as_result(run, record), title, notes_of, **about))
 
 
 def _new_token() -> str:

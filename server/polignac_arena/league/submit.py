@@ -22,7 +22,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from polignac_arena.league.author_models import BotOut, MeOut, SubmissionOut
+from polignac_arena.league.author_models import BotOut, MeOut, SubmissionOut, TestRunOut
 from polignac_arena.loopback import is_loopback_host
 from polignac_arena.plaintext import plain
 
@@ -227,6 +227,32 @@ class LeagueClient:
     def retire(self, bot: str) -> BotOut:
         """Retire ``bot``: its active version leaves the ladder and stops counting toward the author's ``active_bots``."""
         return _parsed_as(BotOut, self._request("POST", f"{API}/bots/{quote(bot, safe='')}/retire"))
+
+    def ask_rerun(self, match_id: str, version: str, hand: int | None = None) -> TestRunOut:
+        """Ask for an unrated test match of ``version`` on the deals of ``match_id`` (from ``hand``)."""
+        params: dict[str, str | int] = {"version": version} | ({} if hand is None else {"hand": hand})
+        return _parsed_as(TestRunOut, self._request("POST", f"{API}/matches/{quote(match_id, safe='')}/reruns", params=params))
+
+    def test_run(self, run_id: int, *, record: bool = False) -> TestRunOut:
+        """One of the author's test matches (with its record, once played, if ``record``)."""
+        params = {"record": "true"} if record else {}
+        return _parsed_as(TestRunOut, self._request("GET", f"{API}/reruns/{run_id}", params=params))
+
+    def follow_test_run(
+        self, run: TestRunOut, on_state: Callable[[TestRunOut], None], *, sleep: Callable[[float], None] = time.sleep
+    ) -> TestRunOut:
+        """Poll a test match until it is played (or failed), telling ``on_state`` of each new state; the last answer."""
+        fast, slow = POLL_S
+        delay = fast
+        seen = run.state
+        while run.state not in ("finished", "failed"):
+            sleep(delay)
+            delay = min(delay * 2, slow)
+            run = self.test_run(run.id)
+            if run.state != seen:
+                seen = run.state
+                on_state(run)
+        return run
 
     def _request(self, method: str, path: str, **options: Any) -> httpx.Response:
         where = str(self.base)

@@ -63,6 +63,7 @@ from polignac_arena.record_lines import (
     HeaderLine,
     JsonLine,
     RecordLine,
+    RerunOf,
     ResultLine,
     ResumedLine,
     SeatEntry,
@@ -154,8 +155,11 @@ class MatchHost:
         record_path: Path | None = None,
         exit_status: Callable[[int], Awaitable[int | None]] | None = None,
         reattach_grace_s: Mapping[int, float] | None = None,
+        rerun: RerunOf | None = None,
     ) -> None:
         self.rules = rules
+        self.rerun = rerun
+        """The match this one reruns from one of its hands (its deals and totals), if any."""
         self.seed = seed
         self.time_control = time_control or TimeControl()
         self.match_id = match_id or secrets.token_hex(6)
@@ -165,7 +169,7 @@ class MatchHost:
         """What the referee accepts each seat's stream by (a resumed match knows only the digests of its remote seats')."""
         self.journal: JournalWriter | None = None
         """Where every line of the record goes as it is made, so that a restarted league can resume the match."""
-        self.match = Match(rules, seed)
+        self.match = Match(rules, seed) if rerun is None else rerun.start.match(rules, seed)
         n = rules.players
         self.conns: list[SeatConnection | None] = [None] * n
         self.names = [f"seat{s}" for s in range(n)]
@@ -873,6 +877,7 @@ class MatchHost:
             seats=tuple(SeatEntry(seat=s, name=self.names[s], version=self.versions[s]) for s in range(self.rules.players)),
             started_at=self.started_at,
         )
+        header = header if self.rerun is None else self.rerun.on(header)
         result_line = ResultLine(
             status=status,
             places=places or None,

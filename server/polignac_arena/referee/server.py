@@ -29,6 +29,7 @@ from grpc_reflection.v1alpha import reflection
 
 from polignac import Ruleset
 from polignac_arena.loopback import is_loopback_address as is_loopback
+from polignac_arena.record_lines import RerunOf
 from polignac_arena.referee.host import MatchHost, MatchResult, TimeControl
 from polignac_arena.referee.listener import SeatListener
 from polignac_arena.referee.options import MAX_RECEIVE_BYTES, MAX_SEND_BYTES, server_options
@@ -186,10 +187,11 @@ class RefereeServer:
         match_id: str | None,
         record_path: Path | None,
         exit_status: Callable[[int], Awaitable[int | None]] | None,
+        rerun: RerunOf | None = None,
     ) -> MatchHost:
         if self._stopping:
             raise RuntimeError("the referee is shutting down")
-        host = MatchHost(rules, seed, time_control, match_id=match_id, record_path=record_path, exit_status=exit_status)
+        host = MatchHost(rules, seed, time_control, match_id=match_id, record_path=record_path, exit_status=exit_status, rerun=rerun)
         if host.match_id in self._matches:
             raise ValueError(f"match id {host.match_id!r} is already in use")
         return host
@@ -223,6 +225,7 @@ class RefereeServer:
         record_path: Path | None = None,
         exit_status: Callable[[int], Awaitable[int | None]] | None = None,
         prepare: Callable[[MatchHost], None] | None = None,
+        rerun: RerunOf | None = None,
     ) -> MatchHost:
         """A new match whose seat ``i`` connects only through the unix socket ``sockets[i]``, listening on return.
 
@@ -230,14 +233,15 @@ class RefereeServer:
         bot): its token is accepted there from now on.  Each socket's folder must exist; the
         socket is removed once its seat has said Hello.  Run the match with :meth:`run_match`,
         or drop it unplayed with :meth:`discard_match`.  ``prepare(host)`` is called before any
-        seat can connect (a resumed match takes up its journal then).
+        seat can connect (a resumed match takes up its journal then).  ``rerun`` starts the
+        match at a hand of another (:class:`~polignac_arena.record_lines.RerunOf`).
         """
         if len(sockets) != rules.players:
             raise ValueError(f"the ruleset seats {rules.players} players but {len(sockets)} sockets were given")
         remote = [seat for seat, path in enumerate(sockets) if path is None]
         if remote and self._server is None:
             raise ValueError(f"seats {remote} have no socket and this referee has no main address for them")
-        host = self._new_host(rules, seed, time_control, match_id, record_path, exit_status)
+        host = self._new_host(rules, seed, time_control, match_id, record_path, exit_status, rerun)
         if prepare is not None:
             prepare(host)
         listeners = [SeatListener(host, seat, Path(path), self._write_timeout_s) for seat, path in enumerate(sockets) if path is not None]

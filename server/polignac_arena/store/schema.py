@@ -273,7 +273,37 @@ def _v5(conn: sqlite3.Connection) -> None:
         conn.execute("UPDATE league_bots SET name_key = ? WHERE id = ?", (unicodedata.normalize("NFKC", name).casefold(), bot_id))
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5]
+# Authors' test matches: a version of theirs rerunning a league match's deals, unrated and kept apart
+# from the league's results (so no public list or rating ever reads them).
+_V6: Final = (
+    """CREATE TABLE league_test_runs (
+        id INTEGER PRIMARY KEY,
+        author_id INTEGER NOT NULL REFERENCES league_authors (id) ON DELETE CASCADE,
+        match_id TEXT NOT NULL,
+        hand INTEGER NOT NULL,
+        version_id INTEGER NOT NULL REFERENCES league_versions (id) ON DELETE CASCADE,
+        seats TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'finished', 'failed')),
+        reason TEXT NOT NULL DEFAULT '',
+        requested_at TEXT NOT NULL,
+        finished_at TEXT,
+        status TEXT,
+        places TEXT,
+        totals TEXT,
+        record BLOB
+    )""",
+    "CREATE INDEX league_test_runs_author ON league_test_runs (author_id, requested_at)",
+    "CREATE INDEX league_test_runs_state ON league_test_runs (state, id)",
+)
+
+
+def _v6(conn: sqlite3.Connection) -> None:
+    """Authors' test matches (reruns of a league match's deals with another version)."""
+    for statement in _V6:
+        conn.execute(statement)
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4, _v5, _v6]
 """``MIGRATIONS[i]`` takes a store from schema version ``i`` to ``i + 1``, inside the open
 transaction (use ``conn.execute``: ``executescript`` would commit half-way).  Append, never edit."""
 

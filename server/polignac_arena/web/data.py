@@ -65,6 +65,7 @@ __all__ = [
     "page_cursor",
     "rating_row",
     "replay",
+    "replay_of",
     "tournament_detail",
     "tournaments",
 ]
@@ -594,6 +595,11 @@ def replay(store: Store, match_id: str, notes_of: SeatFilter = no_seat) -> Repla
     result = store.get_result(match_id)
     if result is None:
         raise NotFound(f"no match with id {match_id!r}")
+    return replay_of(result, notes_of)
+
+
+def replay_of(result: StoredResult, notes_of: SeatFilter = no_seat) -> ReplayOut:
+    """A stored (or otherwise kept) match with its record re-run through the engine, as :func:`replay` shows it."""
     if not result.record:
         return _unreplayed(result, "the store holds no record of this match")
     try:

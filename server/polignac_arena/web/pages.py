@@ -13,7 +13,7 @@ from markupsafe import Markup
 from pydantic import BaseModel
 
 from polignac_arena.plaintext import plain
-from polignac_arena.store import Store
+from polignac_arena.store import Store, StoredResult
 from polignac_arena.web import data
 from polignac_arena.web.live import LiveMark
 from polignac_arena.web.note_access import SeatFilter, no_seat
@@ -28,6 +28,7 @@ __all__ = [
     "page_leaderboard",
     "page_matches",
     "page_replay",
+    "page_replay_of",
     "render",
     "slug",
 ]
@@ -231,10 +232,18 @@ def page_matches(
     )  # fmt: skip
 
 
-def page_replay(store: Store, links: Links, match_id: str, notes_of: SeatFilter = no_seat) -> str:
-    """The replay viewer of one match, with the notes of the seats ``notes_of`` names (default: none)."""
+def page_replay(store: Store, links: Links, match_id: str, notes_of: SeatFilter = no_seat, **extra: object) -> str:
+    """The replay viewer of one match, with the notes of the seats ``notes_of`` names (default: none).
+
+    ``extra``: more for the page, such as a signed-in author's rerun form.
+    """
     replay = data.replay(store, match_id, notes_of)
-    return render("replay.html", links, store, replay=replay, title=f"Replay {match_id}")
+    return render("replay.html", links, store, None, replay=replay, title=f"Replay {match_id}", **extra)
+
+
+def page_replay_of(store: Store, links: Links, result: StoredResult, title: str, notes_of: SeatFilter = no_seat, **extra: object) -> str:
+    """The replay viewer of a match kept outside the results (an author's test match), with the notes ``notes_of`` names."""
+    return render("replay.html", links, store, None, replay=data.replay_of(result, notes_of), title=title, **extra)
 
 
 def page_error(links: Links, status: int, message: str) -> str:

@@ -370,6 +370,16 @@
   if (el("next-note")) { el("next-note").addEventListener("click", function () { goNote(1); }); }
   if (el("prev-hand")) { el("prev-hand").addEventListener("click", function () { goHand(-1); }); }
   if (el("next-hand")) { el("next-hand").addEventListener("click", function () { goHand(1); }); }
+  // A signed-in author's rerun form (replay.html): "rerun from this hand" submits it for the hand on show.
+  var rerunHere = el("rerun-here"), rerunForm = el("rerun-form");
+  if (rerunHere && rerunForm) {
+    rerunHere.addEventListener("click", function () {
+      var k = dealIndex(step), buttons = rerunForm.querySelectorAll("button.rerun-hand");
+      var hand = k >= 0 ? deals[k][0] : buttons.length ? Number(buttons[0].value) : null;
+      for (var i = 0; i < buttons.length; i++) { if (Number(buttons[i].value) === hand) { buttons[i].click(); return; } }
+      rerunHere.textContent = "this hand is a tie-break: choose another";
+    });
+  }
   window.polignacReplay = { go: go, step: function () { return step; }, events: events, hands: deals };
   fillHandList();
   // The step an address names (#step=N, or #hand=K: just after hand K's deal); null when it names none.
