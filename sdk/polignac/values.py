@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from polignac.cards import Card
 from polignac.errors import RecordError
-from polignac.jsontypes import JsonObject
+
+if TYPE_CHECKING:
+    from polignac.jsontypes import JsonObject
 
 __all__ = [
     "Action",
