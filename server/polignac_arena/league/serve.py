@@ -44,7 +44,8 @@ from fastapi import FastAPI
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from polignac_arena import memory
-from polignac_arena.archive import ArchiveCaps, ArchiveError, ArchiveStore, disk_usage
+from polignac_arena.archive import ArchiveCaps, ArchiveError
+from polignac_arena.archive_store import ArchiveStore, disk_usage
 from polignac_arena.executors import ClusterLost, ExecutorError, executor_for
 from polignac_arena.league.author_api import author_router
 from polignac_arena.league.authoring import (

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import math
 from collections.abc import Callable, Coroutine, Mapping
-from typing import Any, Final
+from typing import Final
 
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
@@ -50,7 +50,7 @@ class RefusingRoute(APIRoute):
     body_cap = 0
     body_pause_s = 30.0
 
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+    def get_route_handler(self) -> Callable[[Request], Coroutine[object, object, Response]]:
         handle = super().get_route_handler()
 
         async def refusing(request: Request) -> Response:
