@@ -104,6 +104,8 @@ def relay(source: int, cap: int, drain_per_s: int, ended: threading.Event) -> No
             dropped += len(data)
             tail = (tail + data)[-tail_cap:] if tail_cap else b""
             ended.wait(len(data) / drain_per_s)
+    if dropped > len(tail) and b"\n" in tail:
+        tail = tail[: tail.rindex(b"\n") + 1]  # the bot was stopped mid-line: end with its last whole line, as docker seats do
     dropped -= len(tail)
     if dropped > 0:
         note = f"\n[arena] {dropped} more bytes not kept (the cap is {cap} bytes)"
