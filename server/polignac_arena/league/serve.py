@@ -59,6 +59,8 @@ from polignac_arena.league.config import LeagueConfig, parse_league_config
 from polignac_arena.league.grpc_front import INTERNAL_HOST, GrpcFront, direct_peer
 from polignac_arena.league.grpc_guard import CallsPerAddress, grpc_options
 from polignac_arena.league.http_guard import ConnectionGuard, GuardedServer
+from polignac_arena.league.human_matches import HumanMatches
+from polignac_arena.league.human_pages import human_router
 from polignac_arena.league.ladder import Ladder
 from polignac_arena.league.lobby import LOBBY_SERVICE_NAME, AssignmentSpec, ClaimRefused, LobbyService, OnlineBots, peer_address
 from polignac_arena.league.metrics import LeagueGauges, LeagueMetrics, metrics_router
@@ -113,6 +115,8 @@ class League:
         self.sessions = Sessions()
         self.test_runs = TestRuns(self.store, config, self.submission_of)
         """Authors' unrated test matches (reruns of a league match with another version), played one at a time."""
+        self.human_matches = HumanMatches(config)
+        """People's matches against the built-in bots, played from the browser."""
         self._submissions: dict[int, Submission] = {}
         self.validator: Validator | None = None
         """The validation workers, once :func:`run_league` started them."""
@@ -391,6 +395,7 @@ def league_app(league: League) -> Any:
         ),
         league_router(league),
         signin_router(league, league.test_runs),
+        human_router(league, league.human_matches),
         metrics_router(league.metrics),
     ]
     app = create_app(league.config.store, routers=routers, notes_policy=league_notes_policy(league))
@@ -544,6 +549,7 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
         stopping.cancel()
         log.warning("draining: no new matches; running ones have %g s to finish, then go on at the next start", config.drain_s)
         await ladder.drain(config.drain_s)
+        await league.human_matches.stop()
         for task in workers:
             task.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
