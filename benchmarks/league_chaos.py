@@ -125,6 +125,7 @@ def _write_league(folder: Path, table_size: int, parallel: int, bots: int) -> Pa
         '[rules]\nvariant = "classic"\nlimit = 10\n[time]\nmove_ms = 1000\nbank_ms = 10000\nstartup_ms = 10000\n'
         '[seats]\nkind = "process"\ntrusted = true\n[http]\naddress = "127.0.0.1:0"\n[grpc]\naddress = "127.0.0.1:0"\n'
         f"[limits]\nactive_bots = {bots + 10}\n[remote]\nreattach_grace_s = 10\n[drain]\ndeadline_s = 0\n"
+        "[referees]\nprocesses = 1\n"  # the Play streams go through each bot's proxy, to the league's own address
     )
     return config
 

@@ -6,6 +6,7 @@ About 8 s (spawned processes, real sockets); not marked slow, as it stays well u
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -248,3 +249,42 @@ def test_league_chaos_benchmark_smoke_run() -> None:
     assert faulty["freezes"] + faulty["resets"] > 0, "the proxy injected faults"
     assert faulty["network_forfeits"] == 0, faulty
     assert faulty["away_at_end"] <= faulty["away"]
+
+
+LOAD_SCRIPT = ROOT / "benchmarks" / "league_load.py"
+LOAD_KEYS = {
+    "referee_processes",
+    "decisions_per_s",
+    "matches_per_min",
+    "league_cpu_ms_per_decision",
+    "referee_cpu_ms_per_decision",
+    "client_cpu_ms_per_decision",
+    "handoff_ms",
+}
+
+
+@pytest.mark.slow
+def test_league_load_benchmark_quick_run() -> None:
+    """benchmarks/league_load.py --json --quick: both configurations play over TLS, and with referee processes the league
+    process's own CPU per decision is the smaller one (the referee's work left it)."""
+    done = subprocess.run([sys.executable, str(LOAD_SCRIPT), "--json", "--quick"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    one, many = result["runs"]
+    for run in (one, many):
+        assert run.keys() >= LOAD_KEYS, f"missing keys: {sorted(LOAD_KEYS - run.keys())}"
+        assert run["decisions_per_s"] > 0 and run["handoff_ms"]["p50"] is not None
+    assert (one["referee_processes"], many["referee_processes"]) == (1, max(2, os.cpu_count() or 2))
+    assert one["referee_cpu_ms_per_decision"] == 0 and many["referee_cpu_ms_per_decision"] > 0
+    assert many["league_cpu_ms_per_decision"] < one["league_cpu_ms_per_decision"]
+
+
+@pytest.mark.slow
+def test_league_load_benchmark_idle_quick_run() -> None:
+    """benchmarks/league_load.py --json --quick --idle: a few idle bots join the Lobby, and the figures are there."""
+    command = [sys.executable, str(LOAD_SCRIPT), "--json", "--quick", "--idle", "1000"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    idle = json.loads(done.stdout)["idle"]
+    assert idle["bots"] == 20
+    assert idle["join_s"] > 0 and idle["idle_cpu_share"] >= 0 and "memory_per_connection_kb" in idle

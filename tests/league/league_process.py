@@ -56,10 +56,17 @@ def write_league(folder: Path, top: str = "", **sections: str) -> Path:
     """A league file in ``folder``: three players, short matches, loopback addresses the OS chooses; ``top`` and ``sections`` added.
 
     ``sections`` maps a section's name to its lines (``drain='deadline_s = 2'``); given ones
-    replace the defaults of [rules], [seats], [http] and [grpc].
+    replace the defaults of [rules], [seats], [http], [grpc] and [referees] (one: remote bots play on the league's own
+    address, where a test's proxies stand; tests of the referee processes set more).
     """
     folder.mkdir(parents=True, exist_ok=True)
-    tables = {"rules": "limit = 10", "seats": seats_section(), "http": 'address = "127.0.0.1:0"', "grpc": 'address = "127.0.0.1:0"'}
+    tables = {
+        "rules": "limit = 10",
+        "seats": seats_section(),
+        "http": 'address = "127.0.0.1:0"',
+        "grpc": 'address = "127.0.0.1:0"',
+        "referees": "processes = 1",
+    }
     tables.update(sections)
     text = f"table_size = 3\n{top.strip()}\n" + "".join(f"[{name}]\n{body.strip()}\n" for name, body in tables.items())
     path = folder / "league.toml"

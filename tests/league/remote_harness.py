@@ -304,10 +304,10 @@ def record_lines(result: StoredResult, kind: str, seat: int | None = None) -> li
 
 @contextlib.asynccontextmanager
 async def remote_league(
-    folder: Path, *, grace_s: float = 10, reply_ms: int = 10_000, limit: int = 10, grpc: str = ""
+    folder: Path, *, grace_s: float = 10, reply_ms: int = 10_000, limit: int = 10, grpc: str = "", referees: str = "processes = 1"
 ) -> AsyncIterator[RemoteLeague]:
-    """A started league of three-seat tables, one match at a time (``grpc``: more lines of its ``[grpc]``); every bot,
-    proxy and process is stopped on the way out, and nothing of the league is left running."""
+    """A started league of three-seat tables, one match at a time (``grpc``: more lines of its ``[grpc]``, ``referees`` its
+    ``[referees]``); every bot, proxy and process is stopped on the way out, and nothing of the league is left running."""
     config = write_league(
         folder,
         "parallel = 1",
@@ -316,6 +316,7 @@ async def remote_league(
         remote=f"reattach_grace_s = {grace_s:g}\nreply_ms = {reply_ms}\ndecline_pause_s = 30\npause_after = 3\npause_s = 300",
         drain="deadline_s = 0",
         grpc=f'address = "127.0.0.1:0"\n{grpc}',
+        referees=referees,
     )
     tokens = {author: add_author(config, author) for author in ("ada", "bob")}
     server = await asyncio.to_thread(LeagueProcess.start, config)

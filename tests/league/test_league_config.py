@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,51 @@ def test_limits_are_read_with_their_bounds(tmp_path: Path) -> None:
     )
     assert config.http_limits.max_connections == 9 and config.http_limits.trusted_proxies == ("10.0.0.0/8",)
     assert config.grpc_limits.idle_timeout_s == 5.0 and config.author_limits.disk_mb == 5 and config.validation.workers == 3
+
+
+def test_referee_processes_default_to_the_cores_and_take_their_settings(tmp_path: Path) -> None:
+    config = parse_league_config('name = "x"\n', tmp_path / "league.toml")
+    assert config.referees.processes == (os.cpu_count() or 1)
+    text = '[referees]\nprocesses = 3\nmatches_per_process = 4\nfirst_port = 50100\npublic_host = "league.example"\nhang_s = 5\n'
+    referees = parse_league_config(text, tmp_path / "league.toml").referees
+    assert (referees.processes, referees.matches_per_process, referees.first_port, referees.public_host, referees.hang_s) == (
+        3,
+        4,
+        50100,
+        "league.example",
+        5.0,
+    )
+    assert referees.enabled
+    for off in (0, 1):
+        assert not parse_league_config(f"[referees]\nprocesses = {off}\n", tmp_path / "league.toml").referees.enabled
+
+
+@pytest.mark.parametrize(
+    ("lines", "problem"),
+    [
+        ("processes = -1", "processes"),
+        ("processes = 65", "processes"),
+        ('processes = "many"', "processes"),
+        ("matches_per_process = 0", "matches_per_process"),
+        ("hang_s = 0", "hang_s"),
+        ("first_port = 70000", "first_port"),
+        ("first_port = 50050\nprocesses = 2", "include the \\[grpc\\] port 50051"),
+        ("surprise = 1", "surprise"),
+    ],
+)
+def test_bad_referee_settings_are_refused_with_their_key(tmp_path: Path, lines: str, problem: str) -> None:
+    with pytest.raises(ConfigError, match=problem):
+        parse_league_config(f"[referees]\n{lines}\n", tmp_path / "league.toml")
+
+
+def test_a_wildcard_grpc_host_needs_a_public_host_for_the_referee_processes(tmp_path: Path) -> None:
+    cert = tmp_path / "c.pem"
+    cert.write_text("x")
+    tls = '[tls]\ncert = "c.pem"\nkey = "c.pem"\n[http]\naddress = "0.0.0.0:0"\n[grpc]\naddress = "0.0.0.0:50051"\n'
+    with pytest.raises(ConfigError, match="public_host"):
+        parse_league_config(tls + "[referees]\nprocesses = 2\n", tmp_path / "league.toml")
+    config = parse_league_config(tls + '[referees]\nprocesses = 2\npublic_host = "league.example"\n', tmp_path / "league.toml")
+    assert config.referees.public_host == "league.example"
+    assert not parse_league_config(tls + "[referees]\nprocesses = 1\n", tmp_path / "league.toml").referees.enabled
+    # A file that says nothing of referees starts as before: in the league process.
+    assert parse_league_config(tls, tmp_path / "league.toml").referees.processes == 1

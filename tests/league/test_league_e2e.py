@@ -131,6 +131,8 @@ def league(tmp_path: Path) -> Iterator[dict[str, Any]]:
             reattach_grace_s = 10
             [drain]
             deadline_s = 1
+            [referees]
+            processes = 1  # the test's proxy, which cuts the remote bot's connection, stands before the league's address
             """
         )
     )

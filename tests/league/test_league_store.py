@@ -309,3 +309,37 @@ def test_an_author_retires_a_bot_which_stops_counting_and_comes_back_when_it_con
     store.retire("ada", "other")
     again = store.claim_remote("ada", "far", "1.0", limits, prior, tid)
     assert again.state is VersionState.ACTIVE
+
+
+def test_a_burst_of_checks_of_one_new_token_hashes_it_only_as_often_as_hashes_run_at_once(
+    store: LeagueStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many bots of one author joining at once (a restarted bot farm): the first checks hash the token, the ones that
+    waited for them find it checked and do not hash it again."""
+    import threading
+
+    import polignac_arena.league.store as league_store
+    from polignac_arena.league.tokens import verify_secret
+
+    _, token = store.add_author("ada")
+    hashed = []
+
+    def counted(secret: str, salt: bytes, digest: bytes) -> bool:
+        hashed.append(1)
+        return verify_secret(secret, salt, digest)
+
+    monkeypatch.setattr(league_store, "verify_secret", counted)
+    start = threading.Barrier(20)
+    authors: list[str | None] = []
+
+    def check() -> None:
+        start.wait()
+        authors.append(store.author_of(token))
+
+    threads = [threading.Thread(target=check) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert authors == ["ada"] * 20
+    assert len(hashed) <= league_store.HASHES_AT_ONCE

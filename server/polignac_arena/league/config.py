@@ -52,6 +52,13 @@ A league file looks like this (every setting has a default; paths are relative t
     [drain]
     deadline_s = 30                # on SIGTERM, running matches may finish for this long
 
+    [referees]                     # matches with a remote bot are refereed in processes of their own
+    processes = 2                  # default: the machine's cores; 0 or 1: on the league process's referee
+    matches_per_process = 32       # matches one process referees at once (more wait for room)
+    first_port = 0                 # 0: ports the OS chooses; else process i listens on first_port + i
+    public_host = ""               # the host in the address bots are sent to (default: the [grpc] host)
+    hang_s = 30                    # a process that answers nothing this long is killed and replaced
+
     [executor]                     # where matches of uploaded versions run (docs/cluster.md)
     kind = "local"                 # local | ray: matches with a remote bot are always played here
     address = "10.0.0.5:6379"      # ray: the cluster head's HOST:PORT (default: RAY_ADDRESS)
@@ -65,6 +72,7 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,7 +95,16 @@ from polignac_arena.tournament.sections import ExecutorSection, SeatsSection, Ti
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-__all__ = ["LEAGUE_TRUESKILL", "LeagueConfig", "LeagueFile", "ListenAddress", "is_loopback", "load_league_config", "parse_league_config"]
+__all__ = [
+    "LEAGUE_TRUESKILL",
+    "LeagueConfig",
+    "LeagueFile",
+    "ListenAddress",
+    "RefereeSettings",
+    "is_loopback",
+    "load_league_config",
+    "parse_league_config",
+]
 
 LEAGUE_TRUESKILL: Final = TrueSkillSettings(tau=LEAGUE_TAU)
 """A league's defaults: a tournament's, with a small drift (docs/ratings.md)."""
@@ -119,6 +136,22 @@ class ListenAddress:
         if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
             raise ValueError(f"must be 'host:port' with a port in 0..65535, got {text!r}")
         return cls(host, int(port))
+
+
+@dataclass(frozen=True)
+class RefereeSettings:
+    """``[referees]``: the referee processes of matches with remote seats (:mod:`polignac_arena.league.referee_pool`)."""
+
+    processes: int = 1
+    """Processes to start; 0 or 1: none, such matches are refereed in the league process."""
+    matches_per_process: int = 32
+    first_port: int = 0
+    public_host: str = ""
+    hang_s: float = 30.0
+
+    @property
+    def enabled(self) -> bool:
+        return self.processes > 1
 
 
 _HTTP: Final = ListenAddress("127.0.0.1", 8080)
@@ -164,6 +197,8 @@ class LeagueConfig:
     drain_s: float = 30.0
     executor: ExecutorSettings = field(default_factory=ExecutorSettings)
     """Where matches of uploaded versions run; not part of what the results depend on."""
+    referees: RefereeSettings = field(default_factory=RefereeSettings)
+    """Where matches with remote seats are refereed; not part of what the results depend on."""
     source: str = ""
 
     @property
@@ -280,6 +315,24 @@ class DrainSection(FileModel):
     deadline_s: float = Field(default=30.0, strict=True, ge=0, le=3600)
 
 
+class RefereesSection(FileModel):
+    """``[referees]``: processes that referee matches with remote seats."""
+
+    processes: int | None = Field(default=None, strict=True, ge=0, le=64)
+    matches_per_process: int = Field(default=32, strict=True, ge=1, le=1000)
+    first_port: int = Field(default=0, strict=True, ge=0, le=65535 - 64)
+    public_host: StrictStr = Field(default="", max_length=253)
+    hang_s: float = Field(default=30.0, strict=True, ge=1, le=3600)
+
+    def settings(self, grpc_host: str) -> RefereeSettings:
+        """The settings; left out, ``processes`` is the machine's cores, or 1 when the ``[grpc]`` host is a wildcard and
+        no ``public_host`` names the league (a file that says nothing of referees starts as it always did)."""
+        processes = self.processes
+        if processes is None:
+            processes = 1 if _wildcard(grpc_host) and not self.public_host else os.cpu_count() or 1
+        return RefereeSettings(processes, self.matches_per_process, self.first_port, self.public_host, self.hang_s)
+
+
 class LeagueFile(FileModel):
     """A league file as written (the module's docstring shows one); every setting has a default."""
 
@@ -303,6 +356,7 @@ class LeagueFile(FileModel):
     remote: RemoteSection = RemoteSection()
     drain: DrainSection = DrainSection()
     executor: ExecutorSection = ExecutorSection()
+    referees: RefereesSection = RefereesSection()
 
 
 def load_league_config(path: Path | str) -> LeagueConfig:
@@ -328,6 +382,13 @@ def _tls_problems(read: LeagueFile, base: Path, http: ListenAddress, grpc: Liste
     return problems
 
 
+def _wildcard(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_unspecified
+    except ValueError:
+        return host == ""
+
+
 def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfig:
     """Validate the text of a league file (relative paths are taken from ``path``'s folder)."""
     file = Path(path)
@@ -346,6 +407,13 @@ def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfi
         problems.append(Problem(("seats", "kind"), "must be process or docker in a league: its bots are strangers' code"))
     http, grpc = ListenAddress.parse(http_table.address), ListenAddress.parse(grpc_table.address)
     problems += _tls_problems(read, base, http, grpc)
+    referees = read.referees.settings(grpc.host)
+    if referees.enabled and not referees.public_host and _wildcard(grpc.host):
+        message = f"the [grpc] host {grpc.host!r} is no address a bot can reach: name the league's host for its referee processes"
+        problems.append(Problem(("referees", "public_host"), message))
+    if referees.enabled and referees.first_port and referees.first_port <= grpc.port < referees.first_port + referees.processes:
+        message = f"ports {referees.first_port}..{referees.first_port + referees.processes - 1} include the [grpc] port {grpc.port}"
+        problems.append(Problem(("referees", "first_port"), message))
     if problems:
         raise ConfigError.of(file, text, problems)
     return LeagueConfig(
@@ -382,5 +450,6 @@ def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfi
         idle_minutes=read.remote.idle_minutes,
         drain_s=read.drain.deadline_s,
         executor=read.executor.settings(),
+        referees=referees,
         source=text,
     )

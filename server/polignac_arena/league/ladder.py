@@ -63,6 +63,7 @@ from polignac_arena.league.config import LeagueConfig
 from polignac_arena.league.entrants import Entrant, LeagueFixture
 from polignac_arena.league.metrics import LeagueMetrics
 from polignac_arena.league.play import MatchSuspended, RemoteDeclined, play_league_match
+from polignac_arena.league.referee_pool import RefereeLost, RefereePool
 from polignac_arena.league.store import LeagueStore, Version, VersionKind
 from polignac_arena.matchmaking import Meetings, fill_table
 from polignac_arena.ratings import Rating, RatingEnv, rate_match
@@ -200,7 +201,8 @@ class Ladder:
     it so.  Records go to ``record_dir`` when given, journals of running matches to ``journal_dir``
     (None: none are kept, and a match a stop cuts short is voided).
     ``on_recorded(index, status)`` is called after each result is stored.  ``metrics`` counts
-    the matches this ladder starts and ends (:mod:`polignac_arena.league.metrics`).
+    the matches this ladder starts and ends (:mod:`polignac_arena.league.metrics`); ``referees``
+    referee the matches with a remote seat (:mod:`polignac_arena.league.referee_pool`; None: ``server``).
     """
 
     def __init__(
@@ -225,6 +227,7 @@ class Ladder:
         on_recorded: Callable[[int, MatchStatus], None] | None = None,
         executor: Executor | None = None,
         metrics: LeagueMetrics | None = None,
+        referees: RefereePool | None = None,
     ) -> None:
         self.store = store
         self.tournament_id = tournament_id
@@ -246,6 +249,7 @@ class Ladder:
         self._on_recorded = on_recorded
         self._executor = executor
         self.metrics = metrics or LeagueMetrics()
+        self._referees = referees
         self._node = local_node_name()
         fixtures = store.arena.fixtures(tournament_id)
         self._history: list[tuple[str, ...]] = [f.seats for f in fixtures]
@@ -418,6 +422,10 @@ class Ladder:
             seats.append(Entrant(version.label, version.bot, submission))
         return seats
 
+    def _lost_record(self, fixture: LeagueFixture, match_id: str, reason: str) -> Path | None:
+        labels = tuple(entrant.label for entrant in fixture.seats)
+        return self._interrupted_record(StoredFixture(fixture.index, labels, fixture.seed, None), match_id, reason)
+
     def _interrupted_record(self, fixture: StoredFixture, match_id: str, reason: str = INTERRUPTED) -> Path | None:
         """The record of a match the server left without a result: the one it wrote, if it got that far, else one (no
         action) whose result says the server stopped; None without a record folder or when it cannot be written."""
@@ -572,7 +580,8 @@ class Ladder:
                 played = await self._executor.play(self._job(fixture, match_id), record_path)
                 result, node = played.result, played.node
             else:
-                result = await play_league_match(
+                pool = self._referees if resume is None and any(entrant.remote for entrant in fixture.seats) else None
+                result = await (play_league_match if pool is None else pool.play)(
                     self.server,
                     fixture,
                     rules=self.config.rules,
@@ -602,6 +611,9 @@ class Ladder:
         except asyncio.CancelledError:
             self._drop_or_void(fixture, match_id, players, MatchStatus.ABORTED, record_path)
             raise
+        except RefereeLost as exc:  # its referee process died or hung: aborted once, the ladder goes on
+            log.warning("ladder: %s", exc)
+            self._drop_or_void(fixture, match_id, players, MatchStatus.ABORTED, self._lost_record(fixture, match_id, exc.reason))
         except ClusterLost as exc:  # not this match's fault: aborted, and the ladder stops (run() raises it)
             self._lost = self._lost or exc
             self._drop_or_void(fixture, match_id, players, MatchStatus.ABORTED, record_path)

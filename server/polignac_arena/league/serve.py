@@ -66,6 +66,7 @@ from polignac_arena.league.lobby import LOBBY_SERVICE_NAME, AssignmentSpec, Clai
 from polignac_arena.league.metrics import LeagueGauges, LeagueMetrics, metrics_router
 from polignac_arena.league.note_access import league_notes_policy
 from polignac_arena.league.pages import league_router
+from polignac_arena.league.referee_pool import RefereePool, RefereeStartError, referee_pool
 from polignac_arena.league.sessions import Sessions
 from polignac_arena.league.signin import signin_router
 from polignac_arena.league.store import LeagueStore, LimitReached, NotOwner, Version, VersionKind
@@ -123,6 +124,8 @@ class League:
         self.on_active: Callable[[], None] = lambda: None
         """Called when a version may have become active (the ladder looks for tables)."""
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.referees: RefereePool | None = None
+        """The referee processes of matches with remote seats, once :func:`run_league` started them."""
 
     def _wake_validation(self) -> None:
         """Wake the validation workers (called from the authors' API's threads)."""
@@ -188,12 +191,12 @@ class League:
         )
 
     async def assign(self, label: str, seat: int, match_id: str, token: str) -> bool:
-        """Offer a remote bot its seat through the lobby."""
+        """Offer a remote bot its seat through the lobby (its Play stream goes to the match's referee process, if it has one)."""
         spec = AssignmentSpec(
             match_id=match_id,
             seat=seat,
             seat_token=token,
-            address="",
+            address=self.referees.address_of(match_id) if self.referees is not None else "",
             rules=self.config.rules,
             time_control=self.config.time,
             reply_ms=self.config.reply_ms,
@@ -483,7 +486,9 @@ class GrpcEndpoint:
         await self.lobby.settle()
 
 
-async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], None] | None = None) -> None:
+async def run_league(
+    config: LeagueConfig, *, ready: Callable[[dict[str, str]], None] | None = None, log_format: LogFormat = LogFormat.TEXT
+) -> None:
     """Run the league until SIGTERM or SIGINT, then drain; ``ready(addresses)`` is called once it serves."""
     memory.return_large_frees()  # a flood of connections, once closed, gives its buffers back
     league = League(config)
@@ -493,6 +498,10 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
     executor = executor_for(config.executor) if config.executor.kind is not ExecutorKind.LOCAL else None
     if executor is not None:
         await executor.start()
+    referee_addresses: list[str] = []
+    if config.referees.enabled:
+        league.referees = referee_pool(config, log_format)
+        referee_addresses = await league.referees.start()
     endpoint = GrpcEndpoint(config, league)
     referee = endpoint.referee
     ladder = Ladder(
@@ -510,6 +519,7 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
         journal_dir=config.data / "journals",
         executor=executor,
         metrics=league.metrics,
+        referees=league.referees,
     )
     league.metrics.watch(lambda: league.gauges(ladder))
     league.on_active = ladder.notify
@@ -540,7 +550,7 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
     stopping = asyncio.ensure_future(stop.wait())
     try:
         if ready is not None:
-            ready({"web": web_url, "grpc": grpc_address})
+            ready({"web": web_url, "grpc": grpc_address, "referees": " ".join(referee_addresses)})
         done, _ = await asyncio.wait([web_task, *workers, stopping], return_when=asyncio.FIRST_COMPLETED)
         failed = [error for task in done if task is not stopping and not task.cancelled() and (error := task.exception()) is not None]
         if failed:
@@ -557,6 +567,8 @@ async def run_league(config: LeagueConfig, *, ready: Callable[[dict[str, str]], 
         await asyncio.gather(web_task, return_exceptions=True)
         sock.close()
         await endpoint.stop(grace=1)
+        if league.referees is not None:
+            await league.referees.close()
         if executor is not None:
             await executor.close()
         for signum in (signal.SIGTERM, signal.SIGINT):
@@ -574,13 +586,15 @@ def serve_league(config: LeagueConfig, log_format: LogFormat = LogFormat.TEXT) -
     def ready(urls: dict[str, str]) -> None:
         print(f"polignac league {config.name}: web and authors' API on {urls['web']}/ ({security})", flush=True)
         print(f"polignac league {config.name}: remote bots connect to {urls['grpc']} ({security})", flush=True)
+        if urls.get("referees"):
+            print(f"polignac league {config.name}: their matches are refereed on {urls['referees']} ({security})", flush=True)
 
     try:
-        asyncio.run(run_league(config, ready=ready))
+        asyncio.run(run_league(config, ready=ready, log_format=log_format))
     except ClusterLost as exc:  # the store is closed; Ray's driver, left on the lost head, would block or crash on a normal exit
         print(f"polignac: error: {exc}; once it is back, start the league again", file=sys.stderr, flush=True)
         os._exit(2)
-    except (ConflictError, ExecutorError) as exc:
+    except (ConflictError, ExecutorError, RefereeStartError) as exc:
         print(f"polignac: error: {exc}", file=sys.stderr)
         return 2
     except (StoreError, OSError) as exc:
