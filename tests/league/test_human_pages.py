@@ -7,8 +7,10 @@ seats of the league's own kind for the built-ins.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -16,6 +18,8 @@ from fastapi.testclient import TestClient
 from polignac_arena.league.config import load_league_config
 from polignac_arena.league.serve import League, league_app
 from tests.league.league_process import add_author, write_league
+from tests.league.test_note_privacy import MATCH_ID as NOTES_MATCH
+from tests.league.test_note_privacy import Site as NotesSite
 from tests.league.test_signin import sign_in
 
 
@@ -140,3 +144,57 @@ def site_stop(site: Site, client: TestClient) -> None:
     """Abort the live matches in the app's own loop (a league stopping does the same)."""
     assert client.portal is not None
     client.portal.call(site.league.human_matches.stop)
+
+
+def play_out(client: TestClient, page: str, csrf: str) -> dict[str, Any]:
+    """Play the first legal decision at every turn through the JSON bridge, as the page does; the last state."""
+    state = client.get(f"{page}/state").json()
+    deadline = time.monotonic() + 120
+    while state["live"] and time.monotonic() < deadline:
+        if state["turn"] is not None:
+            choice = (state["legal_contracts"] or state["legal_cards"])[0]
+            answer = client.post(f"{page}/decision", json={"turn": state["turn"], "decision": choice}, headers={"X-CSRF-Token": csrf})
+            assert answer.status_code in (200, 409), answer.text  # 409: the clock took that turn first
+        state = client.get(f"{page}/state", params={"since": state["version"]}).json()
+    return dict(state)
+
+
+def test_play_this_position_starts_a_match_from_a_replays_hand_with_its_deals_and_totals(tmp_path: Path) -> None:
+    site = NotesSite(tmp_path)
+    try:
+        record = site.league.store.arena.get_result(NOTES_MATCH)
+        assert record is not None and record.record
+        ended = {line["hand_number"]: line["totals"] for line in record.record if line["type"] == "hand_ended" and not line.get("tiebreak")}
+        hand = max(ended)  # the last hand: the totals before it are the earlier hands'
+        totals_before = ended.get(hand - 1, [0, 0, 0])
+        with TestClient(site.app, follow_redirects=False) as ada:
+            sign_in(ada, site.tokens["ada"])
+            replay = ada.get(f"/matches/{NOTES_MATCH}").text
+            assert 'id="play-here"' in replay and 'id="play-here-form"' in replay
+            csrf = csrf_of(ada)
+            refused = ada.post(f"/play/from/{NOTES_MATCH}", data={"csrf": csrf, "hand": "99", "seat": "1", "bot": "random"})
+            assert refused.status_code == 400 and "hand" in refused.text
+            bad_seat = ada.post(f"/play/from/{NOTES_MATCH}", data={"csrf": csrf, "hand": str(hand), "seat": "7", "bot": "random"})
+            assert bad_seat.status_code == 400 and "seat" in bad_seat.text
+            missing = ada.post("/play/from/no-such-match", data={"csrf": csrf, "hand": "2", "seat": "1", "bot": "random"})
+            assert missing.status_code == 404
+            forged = ada.post(f"/play/from/{NOTES_MATCH}", data={"hand": "2", "seat": "1", "bot": "random"})
+            assert forged.status_code == 403
+            started = ada.post(f"/play/from/{NOTES_MATCH}", data={"csrf": csrf, "hand": str(hand), "seat": "1", "bot": "random"})
+            assert started.status_code == 303, started.text
+            page = str(started.headers["location"])
+            first = ada.get(f"{page}/state").json()
+            deadline = time.monotonic() + 60
+            while first.get("hand_number") is None and time.monotonic() < deadline:
+                first = ada.get(f"{page}/state", params={"since": first["version"]}).json()
+            assert first["seat"] == 1 and first["hand_number"] == hand
+            assert first["totals"] == totals_before
+            last = play_out(ada, page, csrf)
+            assert last["status"] == "finished" and last["ended"]["places"]
+            assert ada.get(f"{page}/replay").status_code == 200
+            played = site.league.human_matches.get("ada", page.rsplit("/", 1)[1])
+            assert played is not None and played.human == 1
+            header = played.record[0]
+            assert header["seed"] == record.seed and header["rules"]["limit"] == 3  # the record's deals and rules
+    finally:
+        site.league.store.close()

@@ -23,6 +23,7 @@ from polignac.rules import Ruleset
 from polignac_arena.league.config import LeagueConfig
 from polignac_arena.league.human_seat import HumanSeat
 from polignac_arena.record_lines import JsonLine, RerunOf
+from polignac_arena.rerun_source import RerunSource
 from polignac_arena.runner import run_local_match
 from polignac_arena.seats import SeatLauncher, launcher_for
 from polignac_arena.seats.base import BuildLimits, BuildResult, SeatContext, SeatLimits, SeatProcess
@@ -60,6 +61,8 @@ class HumanMatch:
     opponents: tuple[str, ...]
     rules: Ruleset
     seed: int
+    human: int = 0
+    """The person's seat."""
     status: str = "playing"
     record: list[JsonLine] = field(default_factory=list)
     error: str = ""
@@ -112,33 +115,41 @@ class HumanMatches:
         """The points limits a person may choose: 1 to the league's own."""
         return MIN_LIMIT, self.config.rules.limit
 
-    def start(self, author: str, opponents: list[str], limit: int, rerun: RerunOf | None = None, seed: int | None = None) -> HumanMatch:
+    def start(self, author: str, opponents: list[str], limit: int) -> HumanMatch:
         """Start ``author``'s match against ``opponents`` (one built-in name a seat) to ``limit`` points; the person sits at seat 0."""
-        players = self.config.rules.players
+        low, high = self.limits()
+        if not low <= limit <= high:
+            raise HumanMatchRefused(f"the points limit must be {low} to {high}, got {limit}", 400)
+        try:
+            rules = dataclasses.replace(self.config.rules, limit=limit)
+        except ValueError as exc:
+            raise HumanMatchRefused(str(exc), 400) from None
+        return self._start(author, opponents, rules, 0, secrets.randbits(31), None)
+
+    def start_from(self, author: str, source: RerunSource, seat: int, opponent: str) -> HumanMatch:
+        """Start ``author``'s match in ``seat`` of a recorded match from its rerun hand on (the same deals, the totals so far).
+
+        Every other seat takes the built-in ``opponent``; the record's rules and limit hold.
+        """
+        rules = source.rules
+        if not 0 <= seat < rules.players:
+            raise HumanMatchRefused(f"the match seats {rules.players}: take a seat 0 to {rules.players - 1}, got {seat}", 400)
+        return self._start(author, [opponent] * (rules.players - 1), rules, seat, source.header.seed, source.rerun)
+
+    def _start(self, author: str, opponents: list[str], rules: Ruleset, seat: int, seed: int, rerun: RerunOf | None) -> HumanMatch:
+        players = rules.players
         if len(opponents) != players - 1:
             raise HumanMatchRefused(f"this league's tables seat {players}: choose {players - 1} opponents, got {len(opponents)}", 400)
         for name in opponents:
             if name not in OPPONENTS:
                 raise HumanMatchRefused(f"no built-in bot {name[:40]!r}: choose among {', '.join(OPPONENTS)}", 400)
-        low, high = self.limits()
-        if not low <= limit <= high:
-            raise HumanMatchRefused(f"the points limit must be {low} to {high}, got {limit}", 400)
         if any(m.live and m.author == author for m in self._matches.values()):
             raise HumanMatchRefused("you are playing a match already: finish it (or let its clock run out) first", 409)
         cap = self.config.author_limits.human_matches
         if self.live_count >= cap:
             raise HumanMatchRefused(f"the league hosts {cap} human matches at once and all are taken: try again in a while", 429)
-        try:
-            rules = dataclasses.replace(self.config.rules, limit=limit)
-        except ValueError as exc:
-            raise HumanMatchRefused(str(exc), 400) from None
         match = HumanMatch(
-            id=secrets.token_hex(8),
-            author=author,
-            seat=HumanSeat(author),
-            opponents=tuple(opponents),
-            rules=rules,
-            seed=secrets.randbits(31) if seed is None else seed,
+            id=secrets.token_hex(8), author=author, seat=HumanSeat(author), opponents=tuple(opponents), rules=rules, seed=seed, human=seat
         )
         self._forget_old(author)
         self._matches[match.id] = match
@@ -159,8 +170,8 @@ class HumanMatches:
             del self._matches[old.id]
 
     async def _play(self, match: HumanMatch, rerun: RerunOf | None) -> None:
-        bots = [builtin_submission("random")] + [builtin_submission(name) for name in match.opponents]
-        bots[0] = dataclasses.replace(bots[0], name=match.author, version="human")
+        bots = [builtin_submission(name) for name in match.opponents]
+        bots.insert(match.human, dataclasses.replace(builtin_submission("random"), name=match.author, version="human"))
         base = self._launcher or launcher_for(self.config.seat_kind)
         move_ms = round(self.config.author_limits.human_move_s * 1000)
         clock = TimeControl(move_ms=move_ms, bank_ms=0, startup_ms=self.config.time.startup_ms)
@@ -170,7 +181,7 @@ class HumanMatches:
                 match.rules,
                 match.seed,
                 clock,
-                launcher=_HumanSeatLauncher(base, 0, match.seat),
+                launcher=_HumanSeatLauncher(base, match.human, match.seat),
                 limits=self.config.limits,
                 trusted=self.config.trusted,
                 game=self.config.game,

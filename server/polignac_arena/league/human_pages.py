@@ -2,6 +2,8 @@
 
 - ``GET /play``: the form (opponents, points limit) and the author's human matches;
 - ``POST /play``: start one (a form with the session's CSRF token), 303 to its page;
+- ``POST /play/from/{match}`` (form: ``hand``, ``seat``, ``bot``): "play this position" from a replay: a seat of a
+  recorded league match from that hand on (the same deals, the totals so far), the built-in ``bot`` in the others;
 - ``GET /play/{id}``: the table (``play.js`` talks to the two routes below);
 - ``GET /play/{id}/state?since=V``: the seat's state as JSON, waiting up to :data:`LONG_POLL_S` for a change past ``V``;
 - ``POST /play/{id}/decision``: ``{"turn": N, "decision": "QS"|"pass"|"capot"|"general"}`` (JSON, the CSRF token in
@@ -21,12 +23,14 @@ from typing import Any, Final, Protocol
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from starlette.concurrency import run_in_threadpool
 
 from polignac_arena.league.human_matches import OPPONENTS, HumanMatch, HumanMatches, HumanMatchRefused, describe
 from polignac_arena.league.human_seat import AnswerRefused
 from polignac_arena.league.sessions import Session, Sessions, same_token
 from polignac_arena.league.signin import SESSION_COOKIE, _form, _FormRefused, _same_site
 from polignac_arena.record_lines import HandEndedLine, HeaderLine, ResultLine, parse_lines
+from polignac_arena.rerun_source import RerunSourceError, rerun_of_record
 from polignac_arena.statuses import MatchStatus
 from polignac_arena.store import StoredResult
 from polignac_arena.web.note_access import NOTES_CACHE_HEADERS, NotesDep
@@ -113,6 +117,33 @@ def human_router(league: HumanLeague, matches: HumanMatches) -> APIRouter:
             return refused(400, f"the points limit must be a number, got {limit_text[:20]!r}")
         try:
             match = matches.start(session.author, opponents, int(limit_text))
+        except HumanMatchRefused as exc:
+            return refused(exc.http_status, exc.message)
+        return RedirectResponse(play_url(match.id), status_code=303)
+
+    @router.post("/play/from/{match_id}")
+    async def start_from(request: Request, store: StoreDep, match_id: str) -> Response:
+        session = session_of(request)
+        if session is None:
+            return refused(401, "sign in to play")
+        try:
+            form = await _form(request)
+        except _FormRefused as exc:
+            return refused(exc.status, exc.message)
+        if not _same_site(request) or not same_token(form.get("csrf"), session.csrf):
+            return refused(403, "this form lacks its CSRF token or came from another site")
+        numbers = {name: form.get(name, "").strip() for name in ("hand", "seat")}
+        for name, text in numbers.items():
+            if not text.isascii() or not text.isdigit() or len(text) > 6:
+                return refused(400, f"the {name} must be a number, got {text[:20]!r}")
+        stored = store.get_result(match_id) if len(match_id) <= 200 else None
+        if stored is None or not stored.record:
+            return refused(404, f"no match {match_id[:200]!r} with a record in this league")
+        try:
+            source = await run_in_threadpool(rerun_of_record, stored.record, match_id, int(numbers["hand"]))
+            match = matches.start_from(session.author, source, int(numbers["seat"]), form.get("bot", ""))
+        except RerunSourceError as exc:
+            return refused(400, str(exc))
         except HumanMatchRefused as exc:
             return refused(exc.http_status, exc.message)
         return RedirectResponse(play_url(match.id), status_code=303)
@@ -208,7 +239,7 @@ def _as_result(match: HumanMatch) -> StoredResult:
         tournament_id=0,
         tournament="human match",
         idx=0,
-        seats=(f"{match.author} (you)", *match.opponents),
+        seats=(*match.opponents[: match.human], f"{match.author} (you)", *match.opponents[match.human :]),
         seed=match.seed if header is None else header.seed,
         match_id=f"human-{match.id}",
         status=MatchStatus.parse(match.status) if match.status in {s.value for s in MatchStatus} else MatchStatus.ERROR,
