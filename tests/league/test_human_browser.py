@@ -20,6 +20,8 @@ import uvicorn
 from polignac_arena.league.config import load_league_config
 from polignac_arena.league.serve import League, league_app
 from tests.league.league_process import add_author, write_league
+from tests.league.test_note_privacy import MATCH_ID as NOTES_MATCH
+from tests.league.test_note_privacy import Site as NotesSite
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed (pip install -e '.[test]')")
 CHROMIUM = Path(os.environ.get("POLIGNAC_CHROMIUM", "/usr/bin/chromium"))
@@ -102,3 +104,47 @@ def test_a_person_plays_a_whole_match_against_three_built_ins_from_the_page(serv
     assert "Final places" in ended and "ada" in ended
     assert "over (finished)" in status
     assert "random" in replay_title and "cautious" in replay_title
+
+
+@pytest.fixture
+def notes_served(tmp_path: Path) -> Iterator[tuple[NotesSite, str]]:
+    site = NotesSite(tmp_path)
+    settings = uvicorn.Config(site.app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+    server = uvicorn.Server(settings)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+            time.sleep(0.02)
+        yield site, f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(20)
+        site.league.store.close()
+
+
+def test_play_this_position_from_a_replay_step_seats_the_person_in_that_hand(notes_served: tuple[NotesSite, str]) -> None:
+    site, base = notes_served
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_context().new_page()
+            page.goto(f"{base}/signin")
+            page.fill("input[name=token]", site.tokens["bob"])
+            page.click("#signin button")
+            page.wait_for_url(f"{base}/me")
+            page.goto(f"{base}/matches/{NOTES_MATCH}#hand=1")
+            page.wait_for_selector("#caption")
+            page.select_option("#play-here-form select[name=seat]", "2")
+            page.select_option("#play-here-form select[name=bot]", "cautious")
+            page.click("#play-here")
+            page.wait_for_url(f"{base}/play/*")
+            page.wait_for_selector("button.card.legal, button.contract")
+            you = page.inner_text("#seat-2")
+            status = page.inner_text("#status")
+        finally:
+            browser.close()
+    assert "(you)" in you
+    assert "Your turn (hand 1" in status

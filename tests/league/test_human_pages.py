@@ -198,3 +198,13 @@ def test_play_this_position_starts_a_match_from_a_replays_hand_with_its_deals_an
             assert header["seed"] == record.seed and header["rules"]["limit"] == 3  # the record's deals and rules
     finally:
         site.league.store.close()
+
+
+def test_the_web_app_stopping_aborts_the_live_matches(site: Site) -> None:
+    with TestClient(site.app, follow_redirects=False) as ada:
+        sign_in(ada, site.tokens["ada"])
+        page = start(ada)
+        assert ada.get(f"{page}/state").json()["live"]
+    assert site.league.human_matches.live_count == 0
+    (match,) = site.league.human_matches.of_author("ada")
+    assert match.status == "aborted"

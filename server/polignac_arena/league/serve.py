@@ -28,6 +28,7 @@ executor on another node is aborted and recorded aborted); the servers stop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -35,7 +36,7 @@ import socket
 import ssl
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -402,6 +403,17 @@ def league_app(league: League) -> Any:
         metrics_router(league.metrics),
     ]
     app = create_app(league.config.store, routers=routers, notes_policy=league_notes_policy(league))
+    opened = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(served: Any) -> AsyncIterator[Any]:
+        async with opened(served) as state:
+            try:
+                yield state
+            finally:
+                await league.human_matches.stop()  # the people's matches live in the web server's loop
+
+    app.router.lifespan_context = lifespan
     if not limits.trusted_proxies:
         return app
     return ProxyHeadersMiddleware(cast(Any, app), trusted_hosts=list(limits.trusted_proxies))  # an ASGI app, as uvicorn's types spell it
