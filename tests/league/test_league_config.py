@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -138,9 +137,9 @@ def test_limits_are_read_with_their_bounds(tmp_path: Path) -> None:
     assert config.grpc_limits.idle_timeout_s == 5.0 and config.author_limits.disk_mb == 5 and config.validation.workers == 3
 
 
-def test_referee_processes_default_to_the_cores_and_take_their_settings(tmp_path: Path) -> None:
+def test_referee_processes_default_to_the_league_process_and_take_their_settings(tmp_path: Path) -> None:
     config = parse_league_config('name = "x"\n', tmp_path / "league.toml")
-    assert config.referees.processes == (os.cpu_count() or 1)
+    assert config.referees.processes == 1 and not config.referees.enabled, "resumable after a restart unless asked"
     text = '[referees]\nprocesses = 3\nmatches_per_process = 4\nfirst_port = 50100\npublic_host = "league.example"\nhang_s = 5\n'
     referees = parse_league_config(text, tmp_path / "league.toml").referees
     assert (referees.processes, referees.matches_per_process, referees.first_port, referees.public_host, referees.hang_s) == (

@@ -53,7 +53,7 @@ A league file looks like this (every setting has a default; paths are relative t
     deadline_s = 30                # on SIGTERM, running matches may finish for this long
 
     [referees]                     # matches with a remote bot are refereed in processes of their own
-    processes = 2                  # default: the machine's cores; 0 or 1: on the league process's referee
+    processes = 2                  # default 1: on the league process's referee (resumable after a restart)
     matches_per_process = 32       # matches one process referees at once (more wait for room)
     first_port = 0                 # 0: ports the OS chooses; else process i listens on first_port + i
     public_host = ""               # the host in the address bots are sent to (default: the [grpc] host)
@@ -72,7 +72,6 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -325,11 +324,9 @@ class RefereesSection(FileModel):
     hang_s: float = Field(default=30.0, strict=True, ge=1, le=3600)
 
     def settings(self, grpc_host: str) -> RefereeSettings:
-        """The settings; left out, ``processes`` is the machine's cores, or 1 when the ``[grpc]`` host is a wildcard and
-        no ``public_host`` names the league (a file that says nothing of referees starts as it always did)."""
-        processes = self.processes
-        if processes is None:
-            processes = 1 if _wildcard(grpc_host) and not self.public_host else os.cpu_count() or 1
+        """The settings; left out, ``processes`` is 1: matches are refereed in the league process, where a restart
+        resumes them from their journals (a match on a referee process is aborted by a restart instead)."""
+        processes = 1 if self.processes is None else self.processes
         return RefereeSettings(processes, self.matches_per_process, self.first_port, self.public_host, self.hang_s)
 
 
