@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from polignac_arena.league.config import LeagueConfig, load_league_config
+from polignac_arena.league.config import ConfigError, LeagueConfig, load_league_config
 from polignac_arena.league.human_matches import HumanMatch, HumanMatches, HumanMatchRefused, describe
 from polignac_arena.league.human_seat import AnswerRefused
 from polignac_arena.seats.inprocess import InProcessLauncher
@@ -181,3 +181,12 @@ async def _start(matches: HumanMatches, author: str, opponents: list[str], limit
     match = matches.start(author, opponents, limit)
     await matches.stop()
     return match
+
+
+def test_the_league_file_sets_the_human_match_limits_within_bounds(tmp_path: Path) -> None:
+    config = load_league_config(write_league(tmp_path / "a", limits="human_matches = 2\nhuman_move_s = 60"))
+    assert (config.author_limits.human_matches, config.author_limits.human_move_s) == (2, 60.0)
+    defaults = load_league_config(write_league(tmp_path / "b")).author_limits
+    assert (defaults.human_matches, defaults.human_move_s) == (4, 120.0)
+    with pytest.raises(ConfigError, match="human_move_s"):
+        load_league_config(write_league(tmp_path / "c", limits="human_move_s = 1"))
