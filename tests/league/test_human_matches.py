@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from polignac_arena.league.config import ConfigError, LeagueConfig, load_league_config
+from polignac_arena.league.config import LeagueConfig, load_league_config
 from polignac_arena.league.human_matches import HumanMatch, HumanMatches, HumanMatchRefused, describe
 from polignac_arena.league.human_seat import AnswerRefused
 from polignac_arena.seats.inprocess import InProcessLauncher
+from polignac_arena.tournament.config import ConfigError
 from tests.league.league_process import write_league
 from tests.referee.helpers import run
 
