@@ -113,6 +113,7 @@ def test_an_idle_person_is_timed_out_by_the_clock_and_forfeits_as_any_bot(tmp_pa
     assert match.status == "finished"
     assert state["ended"]["places"][0] == 3  # the idle seat forfeited: last
     assert len(state["faults"]) == 3 and all("no decision within" in fault for fault in state["faults"]), state["faults"]
+    assert "you forfeit" in state["faults"][-1] and "was played for you" in state["faults"][0]
 
 
 def test_one_live_match_per_author_and_a_league_wide_cap(tmp_path: Path) -> None:

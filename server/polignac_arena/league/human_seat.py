@@ -105,7 +105,8 @@ class HumanSeat:
             self.last_view = view
         elif kind == "fault_notice":
             f = response.fault_notice
-            self.faults.append(f"{f.detail or 'fault'}: {f.fallback or 'no fallback'} was played for you")
+            then = "you forfeit the match" if f.forfeited else f"{f.fallback} was played for you" if f.fallback else "nothing was played"
+            self.faults.append(f"{f.detail or 'a fault'}: {then} (fault {f.faults})")
             if self.pending is not None and self.pending.request_id == f.request_id:
                 self.pending = None
         elif kind == "match_ended":
