@@ -18,7 +18,7 @@ import grpc.aio
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac._proto.polignac.v1.referee_pb2_grpc import RefereeServiceStub
-from polignac.bot.stream import CHANNEL_OPTIONS, write
+from polignac.bot.stream import CHANNEL_OPTIONS, BotConnectionError, write
 from polignac.cards import Card
 from polignac.events import Declared, Forfeited, HandDealt, HandEnded, TrickWon
 from polignac.rules import Ruleset
@@ -153,8 +153,12 @@ class HumanSeat:
         else:
             message.card = str(decision)
         self.pending = None
-        await write(call, pb.PlayRequest(decision=message))
-        self._touch()
+        try:
+            await write(call, pb.PlayRequest(decision=message))
+        except (grpc.aio.AioRpcError, grpc.aio.UsageError, BotConnectionError) as exc:  # the match ended under the click
+            raise AnswerRefused("the match is over: the page shows how it ended") from exc
+        finally:
+            self._touch()
 
     def snapshot(self) -> dict[str, Any]:
         """What the page shows: this seat's hand, what it may play, the table, the auction, the scores, the story."""
