@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -165,7 +166,9 @@ def test_the_probe_adds_fields_a_parser_skips_and_keys_at_the_end() -> None:
     assert again.decision_request.request_id == 7 and list(again.decision_request.legal_cards) == ["7S"]
     assert [event.WhichOneof("event") for event in again.events] == [None]  # an event of a kind this version cannot name
     assert FUTURE_FIELD.bit_length() > 5  # beyond every field number the protocol uses
-    lines = add_future_keys([{"type": "event", "event": "declared"}, {"type": "decision_request", "request_id": 7, "view": {"seat": 0}}])
+    lines: list[dict[str, Any]] = add_future_keys(
+        [{"type": "event", "event": "declared"}, {"type": "decision_request", "request_id": 7, "view": {"seat": 0}}]
+    )
     assert [line["type"] for line in lines] == ["event", "event", "future_message", "decision_request"]
     assert list(lines[-1])[-1] == FUTURE_KEY and list(lines[-1]["view"])[-1] == FUTURE_KEY and lines[-1]["request_id"] == 7
 

@@ -335,3 +335,14 @@ def test_replay_show_and_match_show_print_the_notes_after_each_hand_and_hide_the
     stored = runner.invoke(app, ["match", "show", "m1", "--db", str(db)])
     assert stored.exit_code == 0 and "debug: auction hand 1" in stored.output, stored.output
     assert "debug:" not in runner.invoke(app, ["match", "show", "m1", "--db", str(db), "--no-notes"]).output
+
+
+def test_a_forfeit_line_with_notes_replays_and_shows_them() -> None:
+    """A forfeit (or penalty) line may carry its seat's stderr: the replay applies the forfeit itself, not its text."""
+    path = Path(__file__).parent / "data" / "records_v1_0" / "ace-high-6p-revoker-seed202.match.jsonl"
+    lines = [json.loads(text) for text in path.read_text(encoding="utf-8").splitlines()]
+    forfeit = next(i for i, line in enumerate(lines) if isinstance(line.get("action"), dict) and "forfeit" in line["action"])
+    lines[forfeit]["stderr"] = "pthread_create failed: Resource temporarily unavailable"
+    replay = replay_lines(lines)
+    assert replay.divergence is None, replay.divergence
+    assert [note.stderr for note in replay.notes] == ["pthread_create failed: Resource temporarily unavailable"]

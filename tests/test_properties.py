@@ -49,6 +49,7 @@ from polignac.events import (
     TiebreakStarted,
     TrickWon,
 )
+from polignac.match_record import MatchRecord
 from polignac.rules import Direction, HandScore, RemovedSevens, Tiebreak, Trumps, cards_each, deck_mask
 from polignac.scoring import score_hand
 
@@ -1002,7 +1003,7 @@ def through_json(match: Match) -> Match:
 )
 def test_record_replays_exactly(table: Table, rnd: random.Random, snapshot_at: list[int]) -> None:
     match = table.new_match()
-    snapshots: list[tuple[dict[str, Any], Match]] = []
+    snapshots: list[tuple[MatchRecord, Match]] = []
     calls_before = [0]
 
     def snapshot(m: Match) -> None:
@@ -1141,7 +1142,7 @@ def _base_record(seed: int, name: str, forfeits: bool) -> dict[str, Any]:
     calls = tuple(
         RefereeCall(rnd.randrange(120), rnd.random() < 0.3, forfeits and rnd.random() < 0.4, rnd.randrange(6), 5) for _ in range(4)
     )
-    return play(match, rnd, calls=calls).record()
+    return dict(play(match, rnd, calls=calls).record())  # to be damaged at will
 
 
 BASE_RECORDS = [_base_record(seed, name, seed % 2 == 1) for seed, name in enumerate(sorted(polignac.PRESETS) * 2)]

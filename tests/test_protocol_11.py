@@ -209,11 +209,11 @@ def test_a_hand_ended_from_a_1_0_referee_has_no_result() -> None:
 def test_the_stdio_bridge_writes_the_new_fields() -> None:
     rules = preset("knaves")
     match = play_out(rules, 2)
-    welcome = response_lines(pb.PlayResponse(welcome=pb.Welcome(ruleset=ruleset_to_pb(rules))))[0]
+    welcome: dict[str, Any] = response_lines(pb.PlayResponse(welcome=pb.Welcome(ruleset=ruleset_to_pb(rules))))[0]
     assert welcome["ruleset"]["pack"] == 52 and welcome["ruleset"]["trumps"] == "turned" and welcome["ruleset"]["direction"] == "higher"
     assert welcome["ruleset"]["place_scores"] == [] and welcome["ruleset"]["tiebreak"] == "play-on"
     response = pb.PlayResponse(events=[e for e in map(event_to_pb, (redact(x, 1) for x in match.events)) if e is not None])
-    lines = response_lines(response)
+    lines: list[dict[str, Any]] = response_lines(response)
     started = [line for line in lines if line["event"] == "hand_started"]
     assert started and all(len(line["turned"]) == 2 and len(line["hand"]) == 17 for line in started)
     ended = [line for line in lines if line["event"] == "hand_ended"]
@@ -221,7 +221,7 @@ def test_the_stdio_bridge_writes_the_new_fields() -> None:
     assert list(parts) == ["seats", "tricks", "card_points", "trick_points", "first_last_points", "fault_points", "exception"]
     assert parts["exception"] == "none" and sum(parts["tricks"]) == 17
     fresh = Match(rules, 2)
-    request = response_lines(pb.PlayResponse(decision_request=request_to_pb(3, fresh.view(0), 10, 10)))[0]
+    request: dict[str, Any] = response_lines(pb.PlayResponse(decision_request=request_to_pb(3, fresh.view(0), 10, 10)))[0]
     assert request["view"]["turned"] == str(fresh.turned)
 
 

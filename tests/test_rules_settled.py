@@ -205,7 +205,7 @@ def _stored_before_general_points(config_text: str, tmp_path: Path) -> tuple[dic
 
 def test_a_tournament_stored_before_general_points_is_still_the_same_tournament(tmp_path: Path) -> None:
     before, path = _stored_before_general_points("[rules]\ngeneral = true\n", tmp_path)
-    record = config_record(load_config(path))
+    record: dict[str, Any] = config_record(load_config(path))
     assert "general_points" not in record["rules"], "a general that scores -contract_points is stored as before the setting"
     with Store(tmp_path / "s.db") as store:
         first = store.create_tournament("t", before, [])

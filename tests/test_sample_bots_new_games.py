@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -63,8 +64,9 @@ def knaves_position() -> tuple[dict[str, object], dict[str, object]]:
     match = Match(rules, 1)
     while not (match.to_act == 1 and len(match.current_trick) == 2 and len(match.tricks) == 9):
         match.apply(min(match.legal_cards(), key=lambda c: (rules.strength[c.index], c.index)))
-    [welcome] = response_lines(pb.PlayResponse(welcome=pb.Welcome(seat=1, ruleset=ruleset_to_pb(rules))))
-    [request] = response_lines(pb.PlayResponse(decision_request=request_to_pb(7, match.view(1), 1000, 1000)))
+    welcomes: list[dict[str, Any]] = response_lines(pb.PlayResponse(welcome=pb.Welcome(seat=1, ruleset=ruleset_to_pb(rules))))
+    requests: list[dict[str, Any]] = response_lines(pb.PlayResponse(decision_request=request_to_pb(7, match.view(1), 1000, 1000)))
+    [welcome], [request] = welcomes, requests
     view = request["view"]
     assert view["turned"] == "QC" and [p["card"] for p in view["current_trick"]] == ["7S", "8S"]
     assert "8C" in request["legal_cards"] and not any(c.endswith("S") for c in request["legal_cards"])

@@ -98,14 +98,14 @@ def test_names_every_layer_refuses(name: str) -> None:
 
 def test_the_layers_agree_on_names(tmp_path: Path) -> None:
     """A name the league store refuses is refused by bot.toml, tournament files, league files and `bot new` alike."""
-    from polignac_arena.league.store import _check_name
+    from polignac_arena.league.store_tokens import check_name
     from polignac_arena.submission import SubmissionError, load_submission
     from polignac_arena.templates import ScaffoldError, scaffold
     from polignac_arena.tournament.config import ConfigError, parse_config
 
     for name in ("_x", "-x", ".."):
         with pytest.raises(ValueError, match=re.escape(NAME_RULE)):
-            _check_name("bot", name)
+            check_name("bot", name)
         folder = tmp_path / f"bot{len(name)}{ord(name[0])}"
         folder.mkdir()
         (folder / "bot.toml").write_text(f'name = "{name}"\nversion = "1"\nlanguage = "python"\ncommand = ["python", "bot.py"]\n')

@@ -83,7 +83,8 @@ def test_events_come_first_one_line_each_then_the_request() -> None:
             view=pb.PlayerView(seat=1, declarer=0),
         ),
     )
-    declared, trick, ended, ended_plain, request = response_lines(response)
+    lines: list[dict[str, Any]] = response_lines(response)
+    declared, trick, ended, ended_plain, request = lines
     assert declared == {"type": "event", "event": "declared", "seat": 3, "contract": "capot"}
     assert trick["plays"] == [{"seat": 0, "card": "9D"}, {"seat": 1, "card": "7D"}]
     assert ended["declarer"] == 3 and ended["contract_made"] is None and ended["contract"] == "capot"

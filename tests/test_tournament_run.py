@@ -154,7 +154,7 @@ def test_duplicate_groups_share_a_seed_and_rotate_the_seats(tmp_path: Path) -> N
             assert len({f.seats[seat] for f in members}) == 4  # every bot holds every hand exactly once
     for stored in records:
         assert stored is not None and stored.record is not None
-        header = stored.record[0]
+        header: dict[str, Any] = stored.record[0]
         assert header["type"] == "header" and header["seed"] == fixtures[stored.idx].seed
         assert [s["name"] for s in header["seats"]] == [key.split("@")[0] for key in fixtures[stored.idx].seats]
 

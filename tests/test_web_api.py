@@ -157,7 +157,8 @@ def test_crosstable(client: TestClient, db: Path) -> None:
         assert small is not None
         ratings = store.ratings(small.id)
         assert table["bots"] == [r.bot for r in store.leaderboard(small.id)]
-    env = RatingEnv(**small.config["trueskill"])
+    settings: Any = small.config["trueskill"]
+    env = RatingEnv(**settings)
     n = len(table["bots"])
     for i, a in enumerate(table["bots"]):
         for j, b in enumerate(table["bots"]):

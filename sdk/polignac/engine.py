@@ -1,39 +1,23 @@
 """The match state machine: the whole of docs/rules.md, pure (no I/O, no clock, no globals).
 
-A :class:`Match` goes hand by hand: deal (derived from the seed; a card turned for
-trumps where the ruleset turns one), auction (when capot or general is enabled), the
-tricks, scoring, and so on until a total reaches the limit; then tie-break hands if first
-place is tied (among the tied, or whole hands among all: ``Ruleset.tiebreak``).  Callers ask who is to act
-(:attr:`Match.to_act`), what is legal (:meth:`Match.legal_decisions`) and
-:meth:`Match.apply` a decision.  An illegal decision raises :class:`IllegalDecision`
-and changes nothing.  The referee's side of docs/rules.md 8 is reduced to three calls:
-:meth:`Match.fallback`, :meth:`Match.add_penalty` and :meth:`Match.forfeit`.
-
-Points settled here where docs/rules.md is silent:
-
-- Contracts are off in every tie-break hand, whatever the number of tied players.
-- Extra points (:meth:`Match.add_penalty`) are scored with the hand they were given in;
-  in a tie-break hand they count toward that hand's score only.
-- Several forfeiters all rank below everyone else; the one who forfeited earlier ranks lower.
-- A tie-break hand abandoned by a forfeit scores nothing and counts toward ``tiebreak_hands``
-  (docs/rules.md 8); the remaining tied players (if two or more) play the next one if any is
-  left, else share first place.
-- When a tie-break leaves several players still tied after the last allowed hand, they
-  share first place; every tied player knocked out along the way shares the next place.
-- Play-on hands (``tiebreak = "play-on"``) are whole hands: contracts are allowed in them
-  as in any hand, and their scores count.  A forfeit with play-on ends the match at once
-  (the forfeiter last, the others by their totals, ties standing).
-- Fault points always count against the offender: subtracted where higher is better.
+A :class:`Match` goes hand by hand: deal (derived from the seed; a card turned for trumps where the ruleset
+turns one), auction (when capot or general is enabled), the tricks, scoring, and so on until a total reaches
+the limit; then tie-break hands if first place is tied (among the tied, or whole hands among all:
+``Ruleset.tiebreak``).  Callers ask who is to act (:attr:`Match.to_act`), what is legal
+(:meth:`Match.legal_decisions`) and :meth:`Match.apply` a decision.  An illegal decision raises
+:class:`IllegalDecision` and changes nothing.  The referee's side of docs/rules.md 8 is three calls:
+:meth:`Match.fallback`, :meth:`Match.add_penalty` and :meth:`Match.forfeit`.  The points settled here where
+the rules are silent are listed in docs/rules.md ("Points the engine settles").
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Final
 
-from polignac.cards import SUIT_MASKS, Card, Suit, cards_in, mask_of, parse_cards
-from polignac.deal import MAX_HAND, check_seed, deal_hands, shuffled_pack
-from polignac.errors import IllegalDecision, PolignacError, RecordError
+from polignac.cards import SUIT_MASKS, Card, Suit, cards_in
+from polignac.deal import check_seed, deal_hands, shuffled_pack
+from polignac.errors import IllegalDecision, PolignacError
 from polignac.events import (
     CardPlayed,
     Declared,
@@ -47,8 +31,12 @@ from polignac.events import (
     TrickWon,
 )
 from polignac.faults import fallback
-from polignac.rules import Ruleset, Tiebreak, Trumps, cards_each, deck_mask, packet_sizes
+from polignac.illegal import why_illegal
+from polignac.match_record import MatchRecord, apply_entry, make_record, replay_record
+from polignac.match_setup import check_deals, check_first_dealer, check_first_hand, check_totals
+from polignac.rules import Ruleset, Tiebreak, Trumps, cards_each, deck_mask, enabled_contracts, packet_sizes
 from polignac.scoring import score_hand
+from polignac.standings import final_places
 from polignac.values import (
     Action,
     ActionRecord,
@@ -59,7 +47,6 @@ from polignac.values import (
     Penalty,
     Phase,
     Trick,
-    action_from_record,
     action_to_record,
     parse_decision,
 )
@@ -121,7 +108,7 @@ class Match:
 
     # The state, all set in __init__ and _start_hand.
     _phase: Phase
-    _to_act: int | None
+    _to_act: int  # meaningless once the match is over
     _hand_number: int
     _dealer: int
     _first_dealer: int
@@ -169,8 +156,8 @@ class Match:
         self.rules: Final = rules
         self.seed: Final = check_seed(seed)
         n = rules.players
-        self._start_totals = _check_totals(start_totals, n)
-        self._deals = _check_deals(deals, rules)
+        self._start_totals = check_totals(start_totals, n)
+        self._deals = check_deals(deals, rules)
         self._totals = list(self._start_totals)
         self._forfeited: list[int] = []
         self._events: list[Event] = []
@@ -180,9 +167,9 @@ class Match:
         self._knocked_out: list[int] = []  # tied players eliminated by a tie-break
         self._tiebreak_round = 0
         self._results: list[HandResult] = []
-        self._first_hand = _check_first_hand(first_hand)
+        self._first_hand = check_first_hand(first_hand)
         self._hand_number = self._first_hand - 1
-        self._first_dealer = _check_first_dealer(first_dealer, n)
+        self._first_dealer = check_first_dealer(first_dealer, n)
         self._start_hand(list(range(n)), dealer=self._first_dealer)
 
     # -- reading the state ---------------------------------------------------------------
@@ -205,7 +192,7 @@ class Match:
     @property
     def to_act(self) -> int | None:
         """The seat whose decision is awaited, or ``None`` when the match is over."""
-        return self._to_act
+        return None if self._phase is Phase.OVER else self._to_act
 
     @property
     def hand_number(self) -> int:
@@ -328,7 +315,7 @@ class Match:
         """The cards the player to act may play, as a bitmask (0 outside the play phase)."""
         if self._phase is not Phase.PLAY:
             return 0
-        hand: int = self._hands[self._to_act]  # type: ignore[index]  # to_act is set while playing
+        hand = self._hands[self._to_act]
         if self._trick:
             follow = hand & self._led_suit_mask
             if follow:
@@ -343,27 +330,19 @@ class Match:
         """Every decision the player to act may make; empty only when the match is over."""
         phase = self._phase
         if phase is _PLAY:
-            hand: int = self._hands[self._to_act]  # type: ignore[index]  # to_act is set while playing
+            hand = self._hands[self._to_act]
             if self._trick and hand & self._led_suit_mask:
                 hand &= self._led_suit_mask
             return cards_in(hand)  # type: ignore[return-value]  # list is invariant
         if phase is _AUCTION:
-            return self._legal_contracts()  # type: ignore[return-value]
+            return enabled_contracts(self.rules)  # type: ignore[return-value]  # list is invariant
         return []
-
-    def _legal_contracts(self) -> list[Contract]:
-        options = [Contract.PASS]
-        if self.rules.capot:
-            options.append(Contract.CAPOT)
-        if self.rules.general:
-            options.append(Contract.GENERAL)
-        return options
 
     def is_legal(self, decision: object) -> bool:
         """True when :meth:`apply` would accept ``decision`` now."""
         if isinstance(decision, Card):
             return bool(self.legal_mask() & decision.bit)
-        return self._phase is Phase.AUCTION and decision in self._legal_contracts()
+        return self._phase is Phase.AUCTION and decision in enabled_contracts(self.rules)
 
     def fallback(self) -> Decision:
         """The decision the referee substitutes for a faulty one (docs/rules.md 8).
@@ -383,12 +362,12 @@ class Match:
         """
         if type(decision) is Card and self._phase is _PLAY:
             # The hot path of every simulation, kept inline.
-            seat: int = self._to_act  # type: ignore[assignment]  # set during play
+            seat = self._to_act
             hand = self._hands[seat]
             bit = decision.bit
             trick = self._trick
             if not hand & bit or (trick and not bit & self._led_suit_mask and hand & self._led_suit_mask):
-                raise IllegalDecision(self._why_illegal(decision))
+                raise IllegalDecision(why_illegal(self, decision))
             self._hands[seat] = hand ^ bit
             if not trick:
                 self._led_suit_mask = SUIT_MASKS[decision.suit]
@@ -402,7 +381,7 @@ class Match:
         elif self._phase is _AUCTION and isinstance(decision, Contract):
             self._declare(decision)
         else:
-            raise IllegalDecision(self._why_illegal(decision))
+            raise IllegalDecision(why_illegal(self, decision))
 
     def apply_text(self, text: str) -> None:
         """Parse and apply a decision given as text (``"JS"``, ``"pass"``, ``"capot"``)."""
@@ -412,34 +391,10 @@ class Match:
             raise IllegalDecision(str(exc)) from None
         self.apply(decision)
 
-    def _why_illegal(self, decision: object) -> str:
-        seat = self._to_act
-        if self._phase is Phase.OVER:
-            return f"the match is over: {decision!r} cannot be played"
-        if isinstance(decision, Card) and self.rules.pack == 32 and not decision.rank.in_piquet:
-            # Ranks 2-6 are bad card text in the 32-card games (docs/rules.md 11), whatever the phase.
-            return f"{str(decision)!r} is not a card of the 32-card pack (ranks 7 to A)"
-        if self._phase is Phase.PLAY:
-            if isinstance(decision, Contract):
-                return f"the auction is over: seat {seat} must play a card, not {decision.value!r}"
-            if not isinstance(decision, Card):
-                return f"seat {seat} must play a card, got {decision!r}"
-            if not deck_mask(self.rules, len(self._seats)) & decision.bit:
-                return f"{str(decision)!r} is not a card of this hand's {self.rules.pack}-card pack"
-            if not self._hands[seat] & decision.bit:  # type: ignore[index]  # seat is set while playing
-                return f"seat {seat} does not hold {str(decision)!r}"
-            led = self._trick[0][1]
-            return f"seat {seat} must follow {led.suit.name.lower()} ({str(led)!r} led), not play {str(decision)!r}"
-        if isinstance(decision, Contract):
-            return f"{decision.value!r} is not enabled by the ruleset; choose one of {[c.value for c in self._legal_contracts()]}"
-        if isinstance(decision, Card):
-            return f"seat {seat} must pass or declare before any card is played, got {str(decision)!r}"
-        return f"seat {seat} must pass or declare, got {decision!r}"
-
     def _declare(self, contract: Contract) -> None:
         if (contract is Contract.CAPOT and not self.rules.capot) or (contract is Contract.GENERAL and not self.rules.general):
-            raise IllegalDecision(self._why_illegal(contract))
-        seat: int = self._to_act  # type: ignore[assignment]  # set during the auction
+            raise IllegalDecision(why_illegal(self, contract))
+        seat = self._to_act
         self._auction.append((seat, contract))
         self._events.append(Declared(seat, contract))
         self._log.append(contract)
@@ -550,7 +505,7 @@ class Match:
         order = seats[seats.index(eldest) :] + seats[: seats.index(eldest)]
         given = self._deals.get(self._hand_number)
         dealt = 0
-        if given is not None and len(given) == len(seats):  # a whole pack for this many seats (_check_deals)
+        if given is not None and len(given) == len(seats):  # a whole pack for this many seats (check_deals)
             for seat, mask in zip(seats, given, strict=True):
                 self._hands[seat] = mask
                 dealt |= mask
@@ -672,24 +627,15 @@ class Match:
         self._start_hand(list(contenders), dealer)
 
     def _finish_match(self) -> None:
-        n = self.rules.players
-        against = self.rules.against
-        play_on = self.rules.tiebreak is Tiebreak.PLAY_ON
-        keys: list[tuple[int, int]] = []
-        for seat in range(n):
-            if seat in self._forfeited:
-                keys.append((3, -self._forfeited.index(seat)))
-            elif play_on:
-                keys.append((0, against * self._totals[seat]))
-            elif seat in self._contenders:
-                keys.append((0, 0))
-            elif seat in self._knocked_out:
-                keys.append((1, 0))
-            else:
-                keys.append((2, against * self._totals[seat]))
-        self._places = tuple(1 + sum(other < key for other in keys) for key in keys)
+        self._places = final_places(
+            self._totals,
+            against=self.rules.against,
+            forfeited=self._forfeited,
+            contenders=self._contenders,
+            knocked_out=self._knocked_out,
+            play_on=self.rules.tiebreak is Tiebreak.PLAY_ON,
+        )
         self._phase = Phase.OVER
-        self._to_act = None
         self._events.append(MatchEnded(self._places, tuple(self._totals)))
 
     # -- copies, records, views ----------------------------------------------------------
@@ -716,64 +662,27 @@ class Match:
         """Every action so far in record form (see :meth:`apply_action`)."""
         return [action_to_record(a) for a in self._log]
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> MatchRecord:
         """A compact JSON-ready record from which :meth:`from_record` rebuilds this match."""
-        record: dict[str, Any] = {
-            "engine_version": ENGINE_VERSION,
-            "rules": self.rules.to_dict(),
-            "seed": self.seed,
-        }
-        if any(self._start_totals):
-            record["start_totals"] = list(self._start_totals)
-        if self._first_dealer != self.rules.players - 1:
-            record["first_dealer"] = self._first_dealer
-        if self._first_hand != 1:
-            record["first_hand"] = self._first_hand
-        if self._deals:
-            record["deals"] = {str(k): [[str(c) for c in cards_in(m)] for m in v] for k, v in self._deals.items()}
-        record["actions"] = self.actions
-        return record
+        return make_record(
+            ENGINE_VERSION,
+            self.rules,
+            self.seed,
+            start_totals=self._start_totals,
+            first_dealer=self._first_dealer,
+            first_hand=self._first_hand,
+            deals=self._deals,
+            actions=self.actions,
+        )
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> Match:
+    def from_record(cls, record: Mapping[str, object]) -> Match:
         """Replay a record made by :meth:`record`; raises :class:`RecordError` if it does not replay."""
-        if not isinstance(record, Mapping):
-            raise RecordError(f"a match record must be an object, got {type(record).__name__}")
-        missing = [k for k in ("rules", "seed", "actions") if k not in record]
-        if missing:
-            raise RecordError(f"match record lacks {', '.join(map(repr, missing))}")
-        try:
-            deals = record.get("deals")
-            if deals is not None:
-                if not isinstance(deals, Mapping):
-                    raise RecordError("'deals' must map hand numbers to lists of hands")
-                deals = {int(k): v for k, v in deals.items()}
-            rules = Ruleset.from_record(record["rules"])
-            start_totals, first_dealer = record.get("start_totals"), record.get("first_dealer")
-            first_hand = record.get("first_hand", 1)
-            match = cls(rules, record["seed"], start_totals=start_totals, deals=deals, first_dealer=first_dealer, first_hand=first_hand)
-        except (PolignacError, TypeError, ValueError) as exc:
-            raise RecordError(f"match record: {exc}") from None
-        actions = record["actions"]
-        if not isinstance(actions, list):
-            raise RecordError(f"match record 'actions' must be a list, got {type(actions).__name__}")
-        for number, action in enumerate(actions):
-            try:
-                match.apply_action(action)
-            except (PolignacError, KeyError, TypeError) as exc:
-                raise RecordError(f"match record action {number} ({action!r}) does not replay: {exc}") from None
-        return match
+        return replay_record(cls, record)
 
     def apply_action(self, action: Action | str | Mapping[str, object]) -> None:
         """Apply one action: an entry of :attr:`action_log`, or of a record's ``actions`` (a decision text, a penalty or a forfeit)."""
-        if not isinstance(action, Card | Contract | Penalty | Forfeit):
-            action = action_from_record(action)
-        if isinstance(action, Penalty):
-            self.add_penalty(action.seat, action.points, action.reason)
-        elif isinstance(action, Forfeit):
-            self.forfeit(action.seat, action.reason)
-        else:
-            self.apply(action)
+        apply_entry(self, action)
 
     def view(self, seat: int) -> PlayerView:
         """What ``seat`` may know now (docs/rules.md 9): see :class:`polignac.view.PlayerView`."""
@@ -786,69 +695,4 @@ class Match:
         return seat
 
     def __repr__(self) -> str:
-        return f"<Match {self.rules.name} seed={self.seed} hand={self._hand_number} phase={self._phase.value} to_act={self._to_act}>"
-
-
-def _check_first_dealer(dealer: int | None, players: int) -> int:
-    if dealer is None:
-        return players - 1
-    if type(dealer) is not int or not 0 <= dealer < players:
-        raise PolignacError(f"first_dealer must be a seat from 0 to {players - 1}, got {dealer!r}")
-    return dealer
-
-
-def _check_first_hand(number: int) -> int:
-    if type(number) is not int or not 1 <= number <= MAX_HAND:
-        raise PolignacError(f"first_hand must be a hand number from 1 to {MAX_HAND}, got {number!r}")
-    return number
-
-
-def _check_totals(totals: Sequence[int] | None, players: int) -> tuple[int, ...]:
-    if totals is None:
-        return (0,) * players
-    if not isinstance(totals, Sequence) or len(totals) != players or any(type(t) is not int or abs(t) > 10**6 for t in totals):
-        raise PolignacError(f"start totals must be {players} integers, got {totals!r}")
-    return tuple(totals)
-
-
-def _check_deals(deals: Mapping[int, Sequence[Sequence[Card | str]]] | None, rules: Ruleset) -> dict[int, tuple[int, ...]]:
-    """Turn given hands into masks, each deal a whole pack for its number of hands.
-
-    Whether a hand is played by that many seats (a tie-break may seat fewer) is only known
-    when it is dealt: :meth:`Match._start_hand` uses a deal only when it fits.  Where the
-    ruleset turns a card for trumps, the one card of the pack in no hand is the turned card.
-    """
-    if deals is None:
-        return {}
-    if not isinstance(deals, Mapping):
-        raise PolignacError(f"deals must map hand numbers to lists of hands, got {deals!r}")
-    out: dict[int, tuple[int, ...]] = {}
-    for number, hands in deals.items():
-        if type(number) is not int or number < 1 or isinstance(hands, str) or not isinstance(hands, Sequence):
-            raise PolignacError(f"deals[{number!r}] must be a list of hands for a hand number from 1")
-        masks = tuple(mask_of(parse_cards(h) if isinstance(h, str) else h) for h in hands)
-        if not 2 <= len(masks) <= rules.players:
-            raise PolignacError(f"deals[{number}] must hold 2 to {rules.players} hands, got {len(masks)}")
-        if number == 1 and len(masks) != rules.players:
-            raise PolignacError(f"deals[1] must hold {rules.players} hands: every seat plays hand 1, got {len(masks)}")
-        deck = deck_mask(rules, len(masks))
-        try:
-            each = cards_each(rules, len(masks))
-        except PolignacError:
-            raise PolignacError(f"deals[{number}]: the {rules.pack}-card pack does not share among {len(masks)} players") from None
-        union = 0
-        for mask in masks:
-            if mask & union or mask & ~deck or mask.bit_count() != each:
-                break
-            union |= mask
-        else:
-            if (deck & ~union).bit_count() == deck.bit_count() - each * len(masks):
-                out[number] = masks
-                continue
-        left = deck.bit_count() - each * len(masks)
-        turned = f", and {left} card left to turn for trumps" if left else ""
-        raise PolignacError(
-            f"deals[{number}] must share out the {deck.bit_count()}-card pack for {len(masks)} players,"
-            f" {each} cards each, every card once{turned}"
-        )
-    return out
+        return f"<Match {self.rules.name} seed={self.seed} hand={self._hand_number} phase={self._phase.value} to_act={self.to_act}>"

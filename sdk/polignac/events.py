@@ -7,9 +7,10 @@ into what one seat may see (its own cards only).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from polignac.cards import Card
+from polignac.jsontypes import JsonObject, JsonValue
 from polignac.values import Contract, HandResult
 
 __all__ = [
@@ -28,7 +29,7 @@ __all__ = [
 ]
 
 
-def _cards(cards: tuple[Card, ...]) -> list[str]:
+def _cards(cards: tuple[Card, ...]) -> list[JsonValue]:
     return [str(c) for c in cards]
 
 
@@ -45,8 +46,8 @@ class HandDealt(NamedTuple):
     tiebreak: bool
     turned: Card | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {
+    def to_dict(self) -> JsonObject:
+        out: JsonObject = {
             "event": "hand_dealt",
             "hand_number": self.hand_number,
             "dealer": self.dealer,
@@ -65,7 +66,7 @@ class Declared(NamedTuple):
     seat: int
     contract: Contract
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"event": "declared", "seat": self.seat, "contract": self.contract.value}
 
 
@@ -75,7 +76,7 @@ class CardPlayed(NamedTuple):
     seat: int
     card: Card
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"event": "card_played", "seat": self.seat, "card": str(self.card)}
 
 
@@ -88,7 +89,7 @@ class TrickWon(NamedTuple):
     cards: tuple[Card, ...]
     seats: tuple[int, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {
             "event": "trick_won",
             "trick_number": self.trick_number,
@@ -106,7 +107,7 @@ class PenaltyAdded(NamedTuple):
     points: int
     reason: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"event": "penalty_added", "seat": self.seat, "points": self.points, "reason": self.reason}
 
 
@@ -126,8 +127,8 @@ class HandEnded(NamedTuple):
     tiebreak: bool
     result: HandResult | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> JsonObject:
+        out: JsonObject = {
             "event": "hand_ended",
             "hand_number": self.hand_number,
             "contract": self.contract.value,
@@ -154,7 +155,7 @@ class Forfeited(NamedTuple):
     reason: str
     hand_abandoned: bool
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"event": "forfeited", "seat": self.seat, "reason": self.reason, "hand_abandoned": self.hand_abandoned}
 
 
@@ -164,7 +165,7 @@ class TiebreakStarted(NamedTuple):
     seats: tuple[int, ...]
     round: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"event": "tiebreak_started", "seats": list(self.seats), "round": self.round}
 
 
@@ -174,7 +175,7 @@ class MatchEnded(NamedTuple):
     places: tuple[int, ...]
     totals: tuple[int, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"event": "match_ended", "places": list(self.places), "totals": list(self.totals)}
 
 

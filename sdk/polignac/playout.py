@@ -166,7 +166,7 @@ class Playout:
             match.rules,
             match.seats,
             hands,
-            match.eldest if match.phase is Phase.AUCTION else match.to_act,  # type: ignore[arg-type]
+            match.eldest if match.phase is Phase.AUCTION else match.to_act,  # type: ignore[arg-type]  # a match still on has a seat to act
             match.current_trick,
             match.tricks,
             match.contract,

@@ -8,6 +8,7 @@ what is allowed.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
@@ -16,6 +17,8 @@ from typing import Any, Final
 
 from polignac.cards import ALL_CARDS_MASK, PIQUET_MASK, Card, Rank, Suit, card_index
 from polignac.errors import CardParseError, RulesetError
+from polignac.jsontypes import JsonObject
+from polignac.values import Contract
 
 __all__ = [
     "ACE_HIGH_ORDER",
@@ -34,6 +37,7 @@ __all__ = [
     "Trumps",
     "cards_each",
     "deck_mask",
+    "enabled_contracts",
     "packet_sizes",
     "preset",
 ]
@@ -197,7 +201,7 @@ class Ruleset:
     # -- construction -------------------------------------------------------------------
 
     @classmethod
-    def from_dict(cls, table: Mapping[str, Any]) -> Ruleset:
+    def from_dict(cls, table: Mapping[str, object]) -> Ruleset:
         """Build from a dict or TOML table; ``variant`` names the preset to start from.
 
         >>> Ruleset.from_dict({"variant": "no-contracts", "players": 5, "limit": 10}).capot
@@ -212,13 +216,14 @@ class Ruleset:
         if not isinstance(base_name, str) or base_name not in PRESETS:
             raise RulesetError(f"rules setting 'variant' must be one of {', '.join(PRESETS)}, got {base_name!r}")
         base = PRESETS[base_name]
-        pack = _convert("pack", table["pack"]) if "pack" in table else base.pack
-        changes = {key: _convert(key, value, pack) for key, value in table.items() if key != "variant"}
+        pack = _pack(table["pack"]) if "pack" in table else base.pack
+        # Heterogeneous by design: _convert gives each value its own field's type.
+        changes: dict[str, Any] = {key: _convert(key, value, pack) for key, value in table.items() if key != "variant"}
         return replace(base, **changes)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """A JSON/TOML-ready table; ``Ruleset.from_dict(r.to_dict()) == r``."""
-        out: dict[str, Any] = {}
+        out: JsonObject = {}
         for key in _SETTINGS:
             value = getattr(self, key)
             if key == "trick_order":
@@ -233,7 +238,7 @@ class Ruleset:
         return out
 
     @classmethod
-    def from_record(cls, table: Mapping[str, Any]) -> Ruleset:
+    def from_record(cls, table: Mapping[str, object]) -> Ruleset:
         """The ruleset of a match record or a stored configuration, read as it was played when written.
 
         A table written before ``general_points`` was a setting scored a made general at
@@ -248,7 +253,7 @@ class Ruleset:
                 table = {**table, "general_points": -contract}
         return cls.from_dict(table)
 
-    def stored_dict(self) -> dict[str, Any]:
+    def stored_dict(self) -> JsonObject:
         """:meth:`to_dict` as a stored configuration compares it: without ``general_points`` when it scores
         what a made general scored before it was a setting (``-contract_points``), so that a tournament or
         league stored before it is still the same one (:meth:`from_record` reads it back)."""
@@ -257,12 +262,9 @@ class Ruleset:
             del table["general_points"]
         return table
 
-    def with_changes(self, **changes: Any) -> Ruleset:
+    def with_changes(self, **changes: object) -> Ruleset:
         """A copy with some settings changed, each validated as in :meth:`from_dict`."""
-        table = self.to_dict()
-        table.update(changes)
-        table["variant"] = "classic"
-        return Ruleset.from_dict(table)
+        return Ruleset.from_dict({**self.to_dict(), **changes, "variant": "classic"})
 
     # -- derived facts ------------------------------------------------------------------
 
@@ -319,7 +321,7 @@ class Ruleset:
             if key == "trick_order":
                 text = self.rank_text()
             elif key == "penalty_cards":
-                text = ", ".join(f"{c}={v}" for c, v in value.items()) or "none"
+                text = ", ".join(f"{c}={v}" for c, v in self.penalty_cards) or "none"
             elif isinstance(value, bool):
                 text = "on" if value else "off"
             elif isinstance(value, list):
@@ -362,7 +364,7 @@ _ENUM_SETTINGS: Final[dict[str, type[StrEnum]]] = {
 _SCORE_LISTS: Final = {"place_scores": (0, 6), "every_trick_scores": (0, 2), "big_take_scores": (0, 2)}
 
 
-def _convert(key: str, value: Any, pack: int = 32) -> Any:
+def _convert(key: str, value: object, pack: int = 32) -> object:
     """Turn one TOML value into the field's type, or raise naming the key."""
     if key in _INT_BOUNDS:
         if type(value) is not int:
@@ -376,9 +378,7 @@ def _convert(key: str, value: Any, pack: int = 32) -> Any:
     if key == "name":
         return value
     if key == "pack":
-        if type(value) is not int or value not in _PACK_MASKS:
-            raise RulesetError(f"rules setting 'pack' must be 32 or 52, got {value!r}")
-        return value
+        return _pack(value)
     if key in _ENUM_SETTINGS:
         return _enum(key, _ENUM_SETTINGS[key], value)
     if key in _SCORE_LISTS:
@@ -390,29 +390,35 @@ def _convert(key: str, value: Any, pack: int = 32) -> Any:
     raise AssertionError(key)  # pragma: no cover - every setting is handled above
 
 
-def _enum(key: str, enum: type[StrEnum], value: Any) -> Any:
-    try:
-        return enum(value)
-    except ValueError:
-        allowed = ", ".join(repr(m.value) for m in enum)
-        raise RulesetError(f"rules setting {key!r} must be one of {allowed}, got {value!r}") from None
+def _pack(value: object) -> int:
+    if type(value) is not int or value not in _PACK_MASKS:
+        raise RulesetError(f"rules setting 'pack' must be 32 or 52, got {value!r}")
+    return value
 
 
-def _score_list(key: str, value: Any) -> tuple[int, ...]:
+def _enum(key: str, enum: type[StrEnum], value: object) -> StrEnum:
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            return enum(value)
+    allowed = ", ".join(repr(m.value) for m in enum)
+    raise RulesetError(f"rules setting {key!r} must be one of {allowed}, got {value!r}")
+
+
+def _score_list(key: str, value: object) -> tuple[int, ...]:
     lo, hi = _SCORE_LISTS[key]
     if not isinstance(value, list | tuple) or not lo <= len(value) <= hi or any(type(v) is not int or abs(v) > 1000 for v in value):
         raise RulesetError(f"rules setting {key!r} must be a list of up to {hi} integers (each within -1000..1000), got {value!r}")
     return tuple(value)
 
 
-def _trick_order(value: Any, pack: int) -> tuple[Rank, ...]:
+def _trick_order(value: object, pack: int) -> tuple[Rank, ...]:
     names = _ORDER_NAMES.get(pack, {})
     ranks = len(_PACK_RANKS.get(pack, ()))
     hint = f"{', '.join(map(repr, names))} or the {ranks} ranks of the {pack}-card pack high to low such as 'KQJAT987'"
     if isinstance(value, str) and value in names:
         return names[value]
     if isinstance(value, str):
-        parts: list[Any] = list(value.replace("10", "T").replace(" ", "").upper())
+        parts: list[str] = list(value.replace("10", "T").replace(" ", "").upper())
     elif isinstance(value, list | tuple):
         parts = [str(p).upper().replace("10", "T") for p in value]
     else:
@@ -431,7 +437,7 @@ def _trick_order(value: Any, pack: int) -> tuple[Rank, ...]:
     return order
 
 
-def _penalty_table(value: Any) -> tuple[tuple[Card, int], ...]:
+def _penalty_table(value: object) -> tuple[tuple[Card, int], ...]:
     if not isinstance(value, Mapping):
         raise RulesetError(f"rules setting 'penalty_cards' must be a table such as {{JS = 2, JH = 1}}, got {value!r}")
     table: dict[str, int] = {}
@@ -638,8 +644,18 @@ FRENCH_32_GAMES: Final = ("classic", "quatre-valets", "ace-high", "slobberhannes
 """The presets of the 32-card French games: what a bot plays when it does not say."""
 
 
-def preset(name: str, **changes: Any) -> Ruleset:
+def preset(name: str, **changes: object) -> Ruleset:
     """A named ruleset, optionally with some settings changed: ``preset("classic", players=5)``."""
     if name not in PRESETS:
         raise RulesetError(f"unknown ruleset {name!r}; choose one of {', '.join(PRESETS)}")
     return Ruleset.from_dict({**changes, "variant": name}) if changes else PRESETS[name]
+
+
+def enabled_contracts(rules: Ruleset) -> list[Contract]:
+    """The auction's choices under ``rules``: pass, then capot and general where enabled."""
+    options = [Contract.PASS]
+    if rules.capot:
+        options.append(Contract.CAPOT)
+    if rules.general:
+        options.append(Contract.GENERAL)
+    return options

@@ -11,10 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from polignac.cards import Card
 from polignac.errors import RecordError
+
+if TYPE_CHECKING:
+    from polignac.jsontypes import JsonObject
 
 __all__ = [
     "Action",
@@ -177,7 +180,7 @@ class HandResult:
     totals: tuple[int, ...]
     """Totals after the hand (a tie-break hand among the tied leaves them alone)."""
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """A JSON-ready form."""
         return {
             "hand_number": self.hand_number,

@@ -9,9 +9,10 @@ unplayed card, the seed or the pack.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from polignac.cards import Card, Suit, mask_of
+from polignac.jsontypes import JsonObject
 from polignac.rules import Ruleset, cards_each, deck_mask
 from polignac.values import Contract, Decision, Phase, Trick
 
@@ -115,7 +116,7 @@ class PlayerView:
         points = self.rules.card_points
         return sum(points[c.index] for t in self.tricks if t.winner == seat for _, c in t.plays)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         """A JSON-ready form (cards and decisions as text)."""
         return {
             "rules": self.rules.to_dict(),

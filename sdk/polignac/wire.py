@@ -7,7 +7,7 @@ hears back into :class:`polignac.PlayerView` and events.  Protobuf only: no grpc
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
@@ -83,7 +83,8 @@ def ruleset_to_pb(rules: Ruleset) -> pb.Ruleset:
     A setting the message has no field for raises ``ValueError`` (a Ruleset setting added
     without its field in the proto), rather than travel as nothing.
     """
-    return pb.Ruleset(**rules.to_dict())
+    settings: Mapping[str, Any] = rules.to_dict()  # each value checked by the message's own field type
+    return pb.Ruleset(**settings)
 
 
 def ruleset_from_pb(message: pb.Ruleset) -> Ruleset:
@@ -94,7 +95,7 @@ def ruleset_from_pb(message: pb.Ruleset) -> Ruleset:
     the tied, French faces; ``general_points`` unset (a referee before 1.2) means
     ``-contract_points``.
     """
-    table: dict[str, Any] = {}
+    table: dict[str, object] = {}
     for field in pb.Ruleset.DESCRIPTOR.fields:
         value = getattr(message, field.name)
         if field.name == "general_points" and not message.HasField("general_points"):
@@ -275,7 +276,7 @@ class _WireView(PlayerView):
             set_field(view, "legal", tuple(map(_card, request.legal_cards)))
         return view
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         # Called only when a slot is empty: the first read of a field not parsed yet.
         if name not in _FIELD_NAMES or not hasattr(self, "_request"):
             raise AttributeError(f"'PlayerView' object has no attribute {name!r}")

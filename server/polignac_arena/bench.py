@@ -12,10 +12,14 @@ import platform
 import random
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from polignac import Card, Match, Phase, PlayerView, Ruleset, preset
 from polignac.playout import Playout
+
+if TYPE_CHECKING:  # numpy is a dependency of the batched part only
+    import numpy as np
+    import numpy.typing as npt
 
 DEFAULT_BATCH: Final = 16384
 """Deals per batch of the batched part by default."""
@@ -109,7 +113,7 @@ def bench_determinize(rules: Ruleset, seconds: float, seed: int = 1) -> float:
     return done / (time.perf_counter() - start_time)
 
 
-def _shuffled_deals(playout: Playout, count: int, rng: Any) -> Any:
+def _shuffled_deals(playout: Playout, count: int, rng: np.random.Generator) -> npt.NDArray[np.uint64]:
     """``count`` random deals of ``playout``'s cards, each seat as many as it holds: a (count, players) array."""
     import numpy as np  # a dependency of the batched part only, like polignac.batch
 

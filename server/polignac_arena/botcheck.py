@@ -7,9 +7,10 @@ import shlex
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from polignac import Ruleset, preset
+from polignac.jsontypes import JsonObject
 from polignac_arena.conformance import ConformanceReport, run_conformance
 from polignac_arena.games import GameRefused, check_seating, game_of
 from polignac_arena.record_lines import ActionLine, AwayLine, FaultLine
@@ -32,7 +33,7 @@ BUILD_OUTPUT_LINES = 8
 """The last lines of a build's output the report shows."""
 
 
-def _run(work: Coroutine[Any, Any, T]) -> T:
+def _run(work: Coroutine[object, object, T]) -> T:
     """``asyncio.run(work)``; SIGTERM cancels it, so that what the check started is stopped and removed."""
     return asyncio.run(until_signal(work))
 
@@ -59,7 +60,7 @@ class CheckReport:
         steps = bool(self.steps) and all(passed for _, passed, _ in self.steps)
         return steps and (self.conformance is None or self.conformance.ok)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The report as ``polignac bot check --json`` prints it (docs/languages.md)."""
         return {
             "bot": self.submission.label if self.submission is not None else None,

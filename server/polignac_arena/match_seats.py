@@ -15,7 +15,6 @@ import os
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
 
 from polignac_arena.decision_notes import StderrPerDecision
 from polignac_arena.plaintext import plain
@@ -123,7 +122,7 @@ class MatchSeats:
         await asyncio.gather(*self._helpers, return_exceptions=True)
 
 
-async def finish_shielded(cleanup: Coroutine[Any, Any, None]) -> None:
+async def finish_shielded(cleanup: Coroutine[object, object, None]) -> None:
     """Run ``cleanup`` to its end even when the caller is being cancelled (then re-raise the cancellation)."""
     cleaning = asyncio.ensure_future(cleanup)
     try:
@@ -133,7 +132,7 @@ async def finish_shielded(cleanup: Coroutine[Any, Any, None]) -> None:
         raise
 
 
-async def _start_unless_stopped(server: RefereeServer, start: Coroutine[Any, Any, SeatProcess]) -> SeatProcess:
+async def _start_unless_stopped(server: RefereeServer, start: Coroutine[object, object, SeatProcess]) -> SeatProcess:
     """A seat's start, given up when the referee begins to shut down (a signal) or the match is cancelled.
 
     A seat's start can take long (an image build has a wall clock of minutes): waiting it out

@@ -17,7 +17,7 @@ import ctypes
 import ctypes.util
 import functools
 import gc
-from typing import Any, Final
+from typing import Final
 
 __all__ = ["MMAP_THRESHOLD", "release", "return_large_frees", "settle", "trim"]
 
@@ -27,7 +27,7 @@ _M_MMAP_THRESHOLD: Final = -3
 
 
 @functools.cache
-def _libc() -> Any:
+def _libc() -> ctypes.CDLL | None:
     name = ctypes.util.find_library("c")
     if name is None:
         return None

@@ -100,8 +100,8 @@ def replay_lines(lines: Sequence[RecordLine | Mapping[str, object]]) -> Replay:
                 return diverged(f"line {number}: the record has seat {line.seat} play {action!r}, but seat {actor} is to act")
             if (line.debug or line.stderr) and line.seat is not None:
                 step = "auction" if match.phase is Phase.AUCTION else f"trick {len(match.tricks) + 1}"
-                action = str(line.recorded_action)
-                notes.append(StepNote(match.hand_number, step, line.seat, action, line.debug, line.stderr, match.event_count))
+                shown = str(line.recorded_action)
+                notes.append(StepNote(match.hand_number, step, line.seat, shown, line.debug, line.stderr, match.event_count))
             try:
                 match.apply_action(action)
             except (PolignacError, KeyError, TypeError) as exc:

@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 from collections.abc import Coroutine, Iterable
-from typing import Any, Final, TypeVar
+from typing import Final, TypeVar
 
 __all__ = ["Stopped", "until_signal"]
 
@@ -42,7 +42,7 @@ def _give_up(loop: asyncio.AbstractEventLoop, signum: int, patience_s: float, ex
 
 
 async def until_signal(
-    work: Coroutine[Any, Any, T],
+    work: Coroutine[object, object, T],
     signals: Iterable[int] = (signal.SIGTERM,),
     *,
     patience_s: float = PATIENCE_S,

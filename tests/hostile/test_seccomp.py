@@ -12,6 +12,7 @@ import json
 import platform
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,7 +67,7 @@ def test_the_sandbox_filters_system_calls(kind: str, tmp_path: Path) -> None:
 def test_the_docker_profile_is_the_same_table() -> None:
     from polignac_arena.seats import syscalls
 
-    profile = syscalls.docker_profile()
+    profile: dict[str, Any] = syscalls.docker_profile()
     assert profile["defaultAction"] == "SCMP_ACT_ERRNO" and profile["defaultErrnoRet"] == errno.EPERM
     entries = profile["syscalls"]
     allowed = {name for entry in entries if entry["action"] == "SCMP_ACT_ALLOW" and "args" not in entry for name in entry["names"]}

@@ -22,7 +22,8 @@ import httpx
 import pytest
 
 from polignac import preset
-from polignac_arena.archive import ArchiveStore, pack_folder
+from polignac_arena.archive import pack_folder
+from polignac_arena.archive_store import ArchiveStore
 from polignac_arena.league.authoring import SubmissionRefused
 from polignac_arena.league.config import LeagueConfig, load_league_config
 from polignac_arena.league.serve import League

@@ -16,15 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from polignac_arena.archive import (
-    ArchiveCaps,
-    ArchiveError,
-    ArchiveStore,
-    ArchiveTooBig,
-    UnknownArchive,
-    pack_folder,
-    unpack_archive,
-)
+from polignac_arena.archive import ArchiveCaps, ArchiveError, ArchiveTooBig, pack_folder, unpack_archive
+from polignac_arena.archive_store import ArchiveStore, UnknownArchive
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD_TOML = 'name = "mybot"\nversion = "1.0"\nlanguage = "python"\ncommand = ["python", "bot.py"]\n'
@@ -329,14 +322,14 @@ def test_add_keeps_nothing_of_a_refused_archive(tmp_path: Path) -> None:
 KILLED_IN = """
 import os, signal, sys
 from pathlib import Path
-from polignac_arena import archive
-store = archive.ArchiveStore(Path(sys.argv[1]))
+from polignac_arena import archive_store
+store = archive_store.ArchiveStore(Path(sys.argv[1]))
 data = Path(sys.argv[2]).read_bytes()
 if sys.argv[3] == "unpack":
-    archive.os.rename = lambda *a: os.kill(os.getpid(), signal.SIGKILL)  # killed just before the folder is renamed
+    archive_store.os.rename = lambda *a: os.kill(os.getpid(), signal.SIGKILL)  # killed just before the folder is renamed
     store.add(data)
 else:
-    archive.os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)  # killed while the archive is being written
+    archive_store.os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)  # killed while the archive is being written
     store.put(data)
 """
 

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -267,7 +268,8 @@ def test_a_restarted_ladder_voids_the_matches_a_killed_one_left(tmp_path: Path) 
             # Its record says what happened: who sat where, and that the server stopped during it.
             stored = lg.store.arena.get_result(result.match_id)
             assert stored is not None and stored.record is not None
-            header, ended = stored.record
+            lines: list[dict[str, Any]] = stored.record
+            header, ended = lines
             assert [seat["name"] + "@" + seat["version"] for seat in header["seats"]] == ["alpha@1", "beta@1", "gamma@1"]
             assert header["seed"] == 1 and header["match_id"] == "test-000000"
             assert ended["status"] == "aborted" and ended["places"] is None and ended["reason"] == INTERRUPTED

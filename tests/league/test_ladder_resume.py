@@ -7,6 +7,7 @@ import dataclasses
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -158,7 +159,8 @@ def test_a_damaged_journal_voids_its_match_with_a_record_that_says_why(damage: s
             assert lg.recorded == [(0, MatchStatus.ABORTED)]
             stored = lg.store.arena.get_result(MATCH_ID)
             assert stored is not None and stored.record is not None and stored.places is None
-            reason = stored.record[-1]["reason"]
+            last: dict[str, Any] = stored.record[-1]
+            reason = last["reason"]
             assert reason.startswith(JOURNAL_UNREADABLE.split("(")[0]) and why in reason, reason
             assert list(journal_dir(tmp_path).iterdir()) == [], "the journal of a voided match goes"
             assert ladder.start_due() == 1, "and the ladder plays on"

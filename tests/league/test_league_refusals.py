@@ -29,7 +29,8 @@ from typer.testing import CliRunner
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot.stream import write
-from polignac_arena.archive import TEMP_PREFIX, ArchiveStore, pack_folder
+from polignac_arena.archive import TEMP_PREFIX, pack_folder
+from polignac_arena.archive_store import ArchiveStore
 from polignac_arena.cli import app
 from polignac_arena.league.config import LeagueConfig, load_league_config
 from polignac_arena.league.lobby import peer_address

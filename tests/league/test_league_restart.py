@@ -22,7 +22,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from polignac_arena.archive import TEMP_PREFIX, ArchiveStore, pack_folder
+from polignac_arena.archive import TEMP_PREFIX, pack_folder
+from polignac_arena.archive_store import ArchiveStore
 from polignac_arena.league.config import LeagueConfig, load_league_config
 from polignac_arena.league.ladder import INTERRUPTED
 from polignac_arena.league.store import LeagueStore, VersionState

@@ -319,6 +319,7 @@ def test_a_burst_of_checks_of_one_new_token_hashes_it_only_as_often_as_hashes_ru
     import threading
 
     import polignac_arena.league.store as league_store
+    import polignac_arena.league.store_tokens as store_tokens
     from polignac_arena.league.tokens import verify_secret
 
     _, token = store.add_author("ada")
@@ -328,7 +329,7 @@ def test_a_burst_of_checks_of_one_new_token_hashes_it_only_as_often_as_hashes_ru
         hashed.append(1)
         return verify_secret(secret, salt, digest)
 
-    monkeypatch.setattr(league_store, "verify_secret", counted)
+    monkeypatch.setattr(store_tokens, "verify_secret", counted)
     start = threading.Barrier(20)
     authors: list[str | None] = []
 

@@ -121,7 +121,7 @@ def test_a_freeze_longer_than_the_grace_forfeits_within_grace_and_detection(
             others = [faults for s, faults in enumerate(result.faults) if s != seat]
             assert all(faults == {} for faults in others), "no other seat lost anything"
             (forfeit,) = [line for line in result.record or [] if line.get("seat") == seat and line.get("status") == "disconnected"]
-            assert f"did not come back within {grace_s:g} s" in forfeit["detail"]
+            assert f"did not come back within {grace_s:g} s" in str(forfeit["detail"])
             assert len(record_lines(result, "away", seat)) == 1 and record_lines(result, "back", seat) == []
             # The bot does not play on: it gives up the seat (by its own clock, or told that the seat forfeited).
             await bot.event("gave_up", match_id=match_id)
@@ -316,7 +316,7 @@ def test_a_restart_of_the_league_loses_no_match_and_leaves_nothing_running(
                 kinds = [line["type"] for line in after if line.get("seat") == seat and line["type"] in ("away", "back")]
                 assert kinds == ["away", "back"], f"seat {seat} is away after the restart, then back: {kinds}"
                 (away,) = [line for line in after if line["type"] == "away" and line["seat"] == seat]
-                assert away["detail"].startswith(AWAY_AFTER_RESTART)
+                assert str(away["detail"]).startswith(AWAY_AFTER_RESTART)
             assert len(record_lines(played, "header")) == 1 and len(record_lines(played, "result")) == 1
             for filler in fillers:
                 assert filler.seen("match_ended", match_id=first)

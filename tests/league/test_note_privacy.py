@@ -43,6 +43,7 @@ NO_MATCH_POSTS = {
     "/signin",
     "/signout",
     "/api/league/bots/{name}/versions",
+    "/me/bots/{name}/versions",  # the author's page's upload form; its log is GET /me/submissions/{submission_id}
     "/api/league/bots/{name}/retire",
     # An author's test match is asked for here; its record is served by GET routes only (/me/reruns/..., /api/league/reruns/...).
     "/matches/{match_id}/rerun",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
 
 import grpc
 import grpc.aio
+from google.protobuf.message import Message
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot.base import Bot, FaultInfo, MatchInfo
@@ -74,7 +74,7 @@ def _decision_message(request_id: int, decision: Decision | str) -> pb.PlayReque
     return pb.PlayRequest(decision=message)
 
 
-async def write(call: grpc.aio.StreamStreamCall, message: Any) -> None:
+async def write(call: grpc.aio.StreamStreamCall, message: Message) -> None:
     """Write ``message`` on ``call``; when the call has ended already, raise the status it ended with.
 
     gRPC fails a write to a call the server has just ended with its own INTERNAL error: the

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -36,7 +36,10 @@ from polignac.values import Decision
 from polignac.view import PlayerView
 
 if TYPE_CHECKING:
+    import pyspiel
+
     from polignac.envs.openspiel import PolignacGame
+    from polignac.rules import Ruleset
 
 __all__ = ["OpenSpielBot", "Policy", "PolicyBot"]
 
@@ -72,7 +75,7 @@ class OpenSpielBot(Bot):
     """
 
     def __init__(
-        self, make_bot: Callable[[PolignacGame, int], Any], name: str = "openspiel", version: str = "1", seed: int | None = None
+        self, make_bot: Callable[[PolignacGame, int], pyspiel.Bot], name: str = "openspiel", version: str = "1", seed: int | None = None
     ) -> None:
         if seed is None and os.environ.get("POLIGNAC_BOT_SEED", "").isdigit():
             seed = int(os.environ["POLIGNAC_BOT_SEED"])
@@ -82,14 +85,14 @@ class OpenSpielBot(Bot):
         self.rng = random.Random(seed)
         self.move_ms = 0
         self.game: PolignacGame | None = None
-        self.bot: Any = None
+        self.bot: pyspiel.Bot = None  # made for the first match
         self._seat = -1
 
     def on_match_start(self, info: MatchInfo) -> None:
         self.move_ms = info.move_ms
         self._prepare(info.rules, info.seat)
 
-    def _prepare(self, rules: Any, seat: int) -> None:
+    def _prepare(self, rules: Ruleset, seat: int) -> None:
         from polignac.envs.openspiel import load_game  # pyspiel is loaded with the first match
 
         if self.game is None or self.game.rules != rules or self._seat != seat:

@@ -15,13 +15,13 @@ that higher is better (negated where lower totals win).
 from __future__ import annotations
 
 import random
-from typing import Any, Final
+from typing import Final
 
 from polignac.cards import CARDS, Card, cards_in
 from polignac.envs.encoding import CARD_ACTIONS, action_of, decision_of
 from polignac.errors import IllegalDecision, PolignacError
 from polignac.playout import Playout, sample_hands
-from polignac.rules import HandScore, Ruleset, Tiebreak, Trumps, cards_each, deck_mask, packet_sizes
+from polignac.rules import HandScore, Ruleset, Tiebreak, Trumps, cards_each, deck_mask, enabled_contracts, packet_sizes
 from polignac.values import Contract, Decision, Phase, Trick
 from polignac.view import PlayerView
 
@@ -172,7 +172,7 @@ class HandState:
             other.play = self.play.copy()
         return other
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> HandState:
+    def __deepcopy__(self, memo: dict[int, object]) -> HandState:
         return self.copy()
 
     # -- reading ---------------------------------------------------------------------------
@@ -206,16 +206,8 @@ class HandState:
             assert self.play is not None
             return sorted(c.index for c in cards_in(self.play.legal_mask()))
         if self.phase == AUCTION:
-            return sorted(action_of(c) for c in self._legal_contracts())
+            return sorted(action_of(c) for c in enabled_contracts(self.rules))
         return []
-
-    def _legal_contracts(self) -> list[Contract]:
-        options = [Contract.PASS]
-        if self.rules.capot:
-            options.append(Contract.CAPOT)
-        if self.rules.general:
-            options.append(Contract.GENERAL)
-        return options
 
     def scores(self) -> list[int]:
         """The hand's scores by seat, as the engine scores them; the hand must be over."""
@@ -247,7 +239,7 @@ class HandState:
             return
         decision = decision_of(action)
         if self.phase == AUCTION:
-            if not isinstance(decision, Contract) or decision not in self._legal_contracts():
+            if not isinstance(decision, Contract) or decision not in enabled_contracts(self.rules):
                 raise IllegalDecision(f"seat {self.to_act} must pass or declare, not {decision}")
             self._declare(decision)
         elif self.phase == PLAY:
@@ -322,7 +314,7 @@ class HandState:
         if self.phase == AUCTION:
             state = self.copy()
             while state.phase == AUCTION:
-                options = state._legal_contracts()
+                options = enabled_contracts(state.rules)
                 state._declare(options[int(rng.random() * len(options))])
         if state.phase == OVER:
             return state.returns()

@@ -30,7 +30,8 @@ from __future__ import annotations
 import base64
 import json
 import random
-from typing import Any, Final
+from collections.abc import Callable, Mapping
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -68,7 +69,7 @@ _CONTRACT_CODE: Final = {Contract.PASS: 0, Contract.CAPOT: 1, Contract.GENERAL: 
 _TEXT: Final = tuple(str(card) for card in CARDS)
 
 
-def game_params(rules: Ruleset, dealer: int = -1) -> dict[str, Any]:
+def game_params(rules: Ruleset, dealer: int = -1) -> dict[str, str | int]:
     """The game parameters of a hand of ``rules`` (any ruleset, named or not)."""
     for name, base in PRESETS.items():
         if rules.players in base.table_sizes() and rules == preset(name, players=rules.players):
@@ -104,7 +105,7 @@ def _ruleset(text: object, players: object) -> Ruleset:
 class PolignacGame(pyspiel.Game):
     """The game: one hand of a ruleset at a table of ``players``."""
 
-    def __init__(self, params: dict[str, Any] | None = None) -> None:
+    def __init__(self, params: Mapping[str, str | int] | None = None) -> None:
         params = {**_GAME_TYPE.parameter_specification, **(params or {})}
         rules = _ruleset(params["rules"], params["players"])
         dealer = params["dealer"]
@@ -136,7 +137,7 @@ class PolignacGame(pyspiel.Game):
         """Every card of the deal is a chance node."""
         return self._dealt
 
-    def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> PolignacObserver:
+    def make_py_observer(self, iig_obs_type: pyspiel.IIGObservationType | None = None, params: object = None) -> PolignacObserver:
         """An observer of the requested kind (the observation when none is asked for)."""
         return PolignacObserver(self, iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), params)
 
@@ -178,7 +179,7 @@ class PolignacState(pyspiel.State):
     def returns(self) -> list[float]:
         return self.hand.returns()
 
-    def resample_from_infostate(self, player_id: int, probability_sampler: Any) -> PolignacState:
+    def resample_from_infostate(self, player_id: int, probability_sampler: Callable[[], float]) -> PolignacState:
         """A state ``player_id`` cannot tell from this one: the cards it does not see dealt again."""
         rng = random.Random(int(probability_sampler() * 2**53) << 53 | int(probability_sampler() * 2**53))
         return self.with_hand(self.hand.resampled(player_id, rng))
@@ -227,7 +228,7 @@ def state_from_view(game: PolignacGame, view: PlayerView, rng: random.Random) ->
 class PolignacObserver:
     """OpenSpiel's observer (the ``PyObserver`` interface): tensors and strings of what a player may know."""
 
-    def __init__(self, game: PolignacGame, iig_obs_type: Any, params: Any) -> None:
+    def __init__(self, game: PolignacGame, iig_obs_type: pyspiel.IIGObservationType, params: object) -> None:
         if params:
             raise ValueError(f"python_polignac observers take no parameters, got {params!r}")
         self.rules = game.rules

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import pyspiel
@@ -72,7 +72,7 @@ class ClockedISMCTS(ismcts.ISMCTSBot):
         # Worlds are dealt with this bot's own generator, so that a seeded bot repeats itself.
         self.set_resampler(lambda state, player: state.with_hand(state.hand.resampled(player, self.rng)))
 
-    def run_search(self, state: Any) -> list[tuple[int, float]]:
+    def run_search(self, state: pyspiel.State) -> list[tuple[int, float]]:
         """The parent's search, with the clock as its budget (at least two simulations: the first only values the root)."""
         stop = time.perf_counter() + self.think_seconds
         self.reset()
@@ -112,5 +112,5 @@ class UniformRandomBot(OpenSpielBot):
     def __init__(self, seed: int | None = None) -> None:
         super().__init__(self._make, name="openspiel:random", version="1.0", seed=seed)
 
-    def _make(self, game: PolignacGame, seat: int) -> Any:
+    def _make(self, game: PolignacGame, seat: int) -> pyspiel.Bot:
         return pyspiel.make_uniform_random_bot(seat, self.rng.randrange(2**31))

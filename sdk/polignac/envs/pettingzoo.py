@@ -74,7 +74,7 @@ class raw_env(AECEnv[str, Observation, int]):
         players: int | None = None,
         episode: str = "hand",
         render_mode: str | None = None,
-        **settings: Any,
+        **settings: object,
     ) -> None:
         super().__init__()
         if players is not None:

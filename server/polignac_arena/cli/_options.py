@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -92,7 +92,7 @@ Limit = Annotated[
 
 def ruleset(name: str, players: int | None = None, limit: int | None = None) -> Ruleset:
     """The named ruleset with the given overrides; raises ``RulesetError`` naming a bad value."""
-    changes: dict[str, Any] = {}
+    changes: dict[str, object] = {}
     if players is not None:
         changes["players"] = players
     if limit is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 from rich import box
@@ -39,8 +39,8 @@ def _env(store: Store, tournament_id: int | None) -> RatingEnv:
     if tournament_id is None:
         return RatingEnv()
     tournament = store.get_tournament(tournament_id)
-    settings = tournament.config.get("trueskill", {}) if tournament else {}
-    return RatingEnv(**settings) if settings else RatingEnv()
+    settings = tournament.config.get("trueskill") if tournament else None
+    return RatingEnv(**cast("dict[str, float]", settings)) if isinstance(settings, dict) and settings else RatingEnv()
 
 
 def _number(value: float | None, digits: int = 2) -> str:

@@ -14,7 +14,7 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -23,8 +23,10 @@ from polignac_arena.cli._options import ExecutorOption, RayAddress, executor_set
 from polignac_arena.log_format import LogFormat
 
 if TYPE_CHECKING:  # the league's modules load when a command runs: `--help` stays quick
+    from polignac_arena.league.author_models import BotOut, TestRunOut
     from polignac_arena.league.config import LeagueConfig
     from polignac_arena.league.store import LeagueStore
+    from polignac_arena.league.submit import LeagueClient
 
 __all__ = ["app", "bots", "retire", "submit"]
 
@@ -272,7 +274,7 @@ def _test_match(match_id: str, version: str, hand: int | None, server: str, toke
     from polignac_arena.league.submit import SubmitError
     from polignac_arena.plaintext import plain
 
-    def said(run: Any) -> str:
+    def said(run: TestRunOut) -> str:
         if run.state == "finished":
             return f"{plain(run.status or '')}: places {run.places}, totals {run.totals}"
         return f"failed: {plain(run.reason)}" if run.state == "failed" else str(run.state)
@@ -554,7 +556,7 @@ TokenFile = Annotated[
 CaFile = Annotated[Path | None, typer.Option("--ca", metavar="FILE", help="Trust only this CA certificate (PEM) for the server.")]
 
 
-def _author_client(server: str, token_file: Path | None, ca: Path | None) -> Any:
+def _author_client(server: str, token_file: Path | None, ca: Path | None) -> LeagueClient:
     from polignac_arena.league.submit import LeagueClient, SubmitError, find_token, server_url
 
     try:
@@ -565,7 +567,7 @@ def _author_client(server: str, token_file: Path | None, ca: Path | None) -> Any
         fail(str(exc), 1)
 
 
-def _bot_line(bot: Any) -> str:
+def _bot_line(bot: BotOut) -> str:
     from polignac_arena.plaintext import plain
 
     active = [v for v in bot.versions if v.state == "active"]

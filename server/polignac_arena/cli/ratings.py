@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich import box
@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from polignac.jsontypes import JsonObject
 from polignac_arena.cli._errors import fail
 from polignac_arena.cli._store import DEFAULT_DB, DbOption, open_store
 from polignac_arena.plaintext import plain
@@ -28,7 +29,7 @@ Group = tuple[str, int]
 """(ruleset name, players per match)."""
 
 
-def _ruleset_name(config: Mapping[str, Any]) -> str:
+def _ruleset_name(config: Mapping[str, object]) -> str:
     rules = config.get("rules")
     name = rules.get("name") if isinstance(rules, dict) else None
     return name if isinstance(name, str) and name else "unknown"
@@ -82,7 +83,7 @@ def _table(fitted: Mapping[Group, FitResult | FitError]) -> Table:
     return table
 
 
-def _json_row(name: str, size: int, found: FitResult | FitError) -> dict[str, Any]:
+def _json_row(name: str, size: int, found: FitResult | FitError) -> JsonObject:
     if isinstance(found, FitError):
         return {"ruleset": name, "players": size, "error": str(found)}
     return {

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from polignac import Phase, RulesetError, preset
+from polignac.jsontypes import JsonObject
 from polignac.rules import FRENCH_32_GAMES
 from polignac_arena.conformance.matches import Played
 from polignac_arena.plaintext import plain
@@ -37,7 +38,7 @@ class Line:
     doc: str
     """Where the docs say what a bot must do here."""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"situation": self.situation, "held": self.held, "detail": self.detail, "doc": self.doc}
 
 

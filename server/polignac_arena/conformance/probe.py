@@ -11,9 +11,10 @@ and docs/stdio-protocol.md ("Lines") promise both: bots must ignore what they do
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
+from polignac.jsontypes import JsonObject
 
 __all__ = ["FUTURE_FIELD", "FUTURE_KEY", "add_future_fields", "add_future_keys"]
 
@@ -23,7 +24,7 @@ FUTURE_KEY: Final = "future_field"
 """A JSON key no line of the stdio protocol uses."""
 _PAYLOAD: Final = b"a field of a later protocol version"
 _FUTURE_BYTES: Final = bytes([(FUTURE_FIELD << 3 | 2) & 0x7F | 0x80, (FUTURE_FIELD << 3 | 2) >> 7, len(_PAYLOAD)]) + _PAYLOAD
-_FUTURE_VALUE: Final = {"note": "a key of a later protocol version", "values": [1, 2.5, None, True, "x"]}
+_FUTURE_VALUE: Final[JsonObject] = {"note": "a key of a later protocol version", "values": [1, 2.5, None, True, "x"]}
 
 
 def add_future_fields(message: pb.PlayResponse) -> None:
@@ -39,15 +40,15 @@ def add_future_fields(message: pb.PlayResponse) -> None:
         message.events.add().MergeFromString(_FUTURE_BYTES)
 
 
-def add_future_keys(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def add_future_keys(lines: list[JsonObject]) -> list[JsonObject]:
     """The bridge's lines of one message with keys, a line type and an event kind of a later version."""
-    out: list[dict[str, Any]] = []
+    out: list[JsonObject] = []
     for line in lines:
         if line["type"] not in ("event", "welcome"):
             out.append({"type": "event", "event": "future_event", "seat": 0})
             out.append({"type": "future_message", **_FUTURE_VALUE})
         for nested in ("view", "ruleset"):
-            if isinstance(line.get(nested), dict):
-                line[nested] = {**line[nested], FUTURE_KEY: _FUTURE_VALUE}
+            if isinstance(inner := line.get(nested), dict):
+                line[nested] = {**inner, FUTURE_KEY: _FUTURE_VALUE}
         out.append({**line, FUTURE_KEY: _FUTURE_VALUE})
     return out

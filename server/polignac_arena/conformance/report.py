@@ -20,9 +20,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from polignac import Ruleset, preset
+from polignac.jsontypes import JsonObject
 from polignac.rules import Tiebreak
 from polignac_arena.conformance.checks import Asked, Line, asked, game_line, scenario_line, situation_line, table_sizes
 from polignac_arena.conformance.matches import Played, Scenario, play_scenario
@@ -62,7 +63,7 @@ class ConformanceReport:
     def ok(self) -> bool:
         return bool(self.lines) and all(line.held is not False for line in self.lines)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "bot": self.bot,
             "transport": self.transport,
@@ -108,8 +109,19 @@ class _Session:
         self.report.lines.append(line)
         self.say(f"{_MARKS[line.held]}  {line.situation}: {line.detail}  [{line.doc}]")
 
-    async def play(self, rules: Ruleset, offset: int, clock: TimeControl = CLOCK, **how: Any) -> tuple[Played, Asked]:
-        scenario = Scenario(rules, SEED + offset, clock, **how)
+    async def play(
+        self,
+        rules: Ruleset,
+        offset: int,
+        clock: TimeControl = CLOCK,
+        *,
+        forfeit_seat: int | None = None,
+        future_fields: bool = False,
+        cut_at_request: int | None = None,
+    ) -> tuple[Played, Asked]:
+        scenario = Scenario(
+            rules, SEED + offset, clock, forfeit_seat=forfeit_seat, future_fields=future_fields, cut_at_request=cut_at_request
+        )
         async with self.gate:
             played = await play_scenario(self.submission, scenario, self.launcher, limits=self.limits, trusted=self.trusted)
         return played, asked(played.result.lines)

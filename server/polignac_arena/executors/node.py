@@ -4,7 +4,7 @@ Every executor plays a match through this module, the local one (this machine) a
 node does, so a submission is built and run alike wherever its matches are played.
 A submission reaches the machine as the SHA-256 of its archive (:func:`polignac_arena.archive.pack_folder`)
 and a handle to fetch the bytes, never as a path: the machine keeps archives in a cache of its own
-(:class:`~polignac_arena.archive.ArchiveStore` under :func:`cache_root`), fetches one only on
+(:class:`~polignac_arena.archive_store.ArchiveStore` under :func:`cache_root`), fetches one only on
 its first use, unpacks it without trusting it, and runs a submission's ``build`` step once per
 seat kind, in that kind's sandbox, as ``polignac bot check`` does.  The build's outcome is
 kept beside the folder (``built/<sha>-<kind>.ok`` or ``.failed``, with its log), so later
@@ -33,9 +33,10 @@ import weakref
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-from polignac_arena.archive import ArchiveCaps, ArchiveError, ArchiveStore
+from polignac_arena.archive import ArchiveCaps, ArchiveError
+from polignac_arena.archive_store import ArchiveStore
 from polignac_arena.botcheck import BUILD_OUTPUT_LINES, BUILD_TIMEOUT_S
 from polignac_arena.executors.base import ExecutorError, MatchJob, PlayedMatch
 from polignac_arena.referee import MatchResult
@@ -74,7 +75,7 @@ class ShippedBot:
 
     builtin: str | None = None
     sha: str | None = None
-    archive: Any = None
+    archive: object = None
     """Whatever ``fetch`` turns into the archive's bytes (a Ray object reference); used only when the node has no copy."""
 
 
@@ -86,13 +87,13 @@ def cache_root() -> Path:
     return Path(base) / "polignac" / "node"
 
 
-def play_on_node(job: MatchJob, shipped: list[ShippedBot], fetch: Callable[[Any], bytes], node: str) -> PlayedMatch:
+def play_on_node(job: MatchJob, shipped: list[ShippedBot], fetch: Callable[[object], bytes], node: str) -> PlayedMatch:
     """Play ``job`` here, its bots being ``shipped`` (``job.bots`` is ignored); the match's result, named after ``node``."""
     return asyncio.run(play_shipped(job, shipped, fetch, node))
 
 
 async def play_shipped(
-    job: MatchJob, shipped: list[ShippedBot], fetch: Callable[[Any], bytes], node: str, record_path: Path | None = None
+    job: MatchJob, shipped: list[ShippedBot], fetch: Callable[[object], bytes], node: str, record_path: Path | None = None
 ) -> PlayedMatch:
     """:func:`play_on_node` in a running event loop (its record written to ``record_path`` when given).
 
@@ -142,7 +143,7 @@ def _journal(event: str, match_id: str) -> None:
 
 async def prepare_bot(
     bot: ShippedBot,
-    fetch: Callable[[Any], bytes],
+    fetch: Callable[[object], bytes],
     kind: SeatKind,
     limits: SeatLimits,
     trusted: bool,

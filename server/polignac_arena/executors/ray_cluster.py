@@ -35,8 +35,10 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Awaitable
 from dataclasses import replace
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Final
 
 from polignac_arena.executors.base import ClusterLost, ExecutorError, MatchJob, NodeWait, PlayedMatch, WaitHook
@@ -59,7 +61,7 @@ PROBE_TIMEOUT_S: Final = 1.0
 log = logging.getLogger(__name__)
 
 
-def import_ray() -> Any:
+def import_ray() -> ModuleType:
     """The ``ray`` module; :class:`ExecutorError` saying how to install it when it is missing."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no usage report sent anywhere
     try:
@@ -90,7 +92,7 @@ def _split_address(address: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def _keep_loopback(ray: Any) -> None:
+def _keep_loopback(ray: ModuleType) -> None:
     """Make Ray connect to a loopback address as given instead of this machine's outward address (see the module docstring)."""
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # read when Ray is first imported
     with contextlib.suppress(ImportError):  # and, once imported, this constant: read when Ray resolves an address
@@ -225,12 +227,12 @@ class RayExecutor:
             played = replace(played, result=replace(played.result, record_path=record_path))
         return played
 
-    async def _outcome(self, ref: Any) -> PlayedMatch:
+    async def _outcome(self, ref: Awaitable[PlayedMatch]) -> PlayedMatch:
         """The task's result; :class:`ClusterLost` as soon as the head is found gone, rather than Ray's wait of a minute."""
         assert self._lost_signal is not None
         result: asyncio.Future[PlayedMatch] = asyncio.ensure_future(_result_of(ref))
         try:
-            lost: asyncio.Future[Any] = self._lost_signal
+            lost: asyncio.Future[Any] = self._lost_signal  # one type with result for asyncio.wait
             await asyncio.wait([result, lost], return_when=asyncio.FIRST_COMPLETED)
         finally:
             if not result.done():
@@ -282,9 +284,8 @@ class RayExecutor:
         self._remote = None
 
 
-async def _result_of(ref: Any) -> PlayedMatch:
-    played: PlayedMatch = await ref
-    return played
+async def _result_of(ref: Awaitable[PlayedMatch]) -> PlayedMatch:
+    return await ref
 
 
 async def _answers(host: str, port: int) -> bool:

@@ -12,7 +12,6 @@ import asyncio
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from polignac_arena.archive import ArchiveError, pack_folder
 from polignac_arena.executors.base import ExecutorError
@@ -25,7 +24,7 @@ __all__ = ["Shipper"]
 class Shipper:
     """Ships submissions for one run; ``put`` turns an archive's bytes into the handle a machine fetches them by."""
 
-    def __init__(self, put: Callable[[bytes], Any]) -> None:
+    def __init__(self, put: Callable[[bytes], object]) -> None:
         self._put = put
         self._shipped: dict[Path, asyncio.Future[ShippedBot]] = {}
 

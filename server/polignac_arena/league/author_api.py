@@ -19,31 +19,19 @@ being received) is refused before the body is read at all.
 # No `from __future__ import annotations`: FastAPI reads the routes' annotations, and `Author` below is
 # local to author_router, where a string annotation could not be resolved.
 
-import asyncio
-import contextlib
-import math
 import re
-from collections.abc import Callable, Coroutine, Mapping
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 from fastapi import APIRouter, Depends, Query, Request, Response, Security
-from fastapi.routing import APIRoute
 from fastapi.security import HTTPBearer
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import ClientDisconnect
 
 from polignac_arena.archive import ArchiveCaps
 from polignac_arena.league.author_models import BotOut, ErrorOut, MeOut, SubmissionOut, VersionOut
-from polignac_arena.league.authoring import (
-    AuthorBackend,
-    BotSummary,
-    SubmissionRefused,
-    SubmissionStatus,
-    Throttled,
-    Upload,
-)
+from polignac_arena.league.authoring import AuthorBackend, BotSummary, SubmissionRefused, Throttled
 from polignac_arena.league.test_run_api import add_test_run_routes
 from polignac_arena.league.test_runs import TestRuns
+from polignac_arena.league.upload_route import Refusal, RefusingRoute, refusal_of, retry_after, submission_out, take_upload
 from polignac_arena.settings import NAME_RULE, is_name
 from polignac_arena.web.app import PlainJSONResponse
 
@@ -53,75 +41,12 @@ PREFIX: Final = "/api/league"
 MAX_TOKEN_CHARS: Final = 512
 """Longer bearer tokens are refused unhashed (hashing is slow on purpose)."""
 _SUBMISSION_ID: Final = re.compile(r"^[0-9]{1,19}$")  # the store numbers uploads: anything else names none
-_GZIP_TYPES: Final = frozenset({"application/gzip", "application/x-gzip"})
 _BEARER: Final = HTTPBearer(auto_error=False, scheme_name="token", description="an author's API token (polignac league token)")
 
 
-class _Refusal(Exception):
-    """A refusal answered as ``{"error": message}`` with its status and headers."""
-
-    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.headers = dict(headers or {})
-
-
-class _RefusingRoute(APIRoute):
-    """Answers a :class:`_Refusal` (from a route or its dependencies) itself: the app's handlers may drop headers.
-
-    A refused upload ends its connection: the refusal is sent once the body is in (at most
-    ``body_cap`` bytes, with the body's pause timeout, so that the client reads it rather than
-    a reset), and the next upload needs a new connection, which the web listener rate-limits
-    per address.  So a client cannot send body after body to be refused on one connection.
-    """
-
-    body_cap = 0
-    body_pause_s = 30.0
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handle = super().get_route_handler()
-
-        async def refusing(request: Request) -> Response:
-            try:
-                return await handle(request)
-            except _Refusal as refusal:
-                if request.method == "POST":
-                    await _finish_body(request, self.body_cap, self.body_pause_s)
-                    refusal.headers["Connection"] = "close"
-                return PlainJSONResponse({"error": refusal.message}, status_code=refusal.status, headers=refusal.headers)
-
-        return refusing
-
-
-def _unauthorized(message: str, error: str | None = None) -> _Refusal:
+def _unauthorized(message: str, error: str | None = None) -> Refusal:
     challenge = "Bearer" if error is None else f'Bearer error="{error}"'
-    return _Refusal(401, message, {"WWW-Authenticate": challenge})
-
-
-def _retry_after(seconds: float) -> dict[str, str]:
-    return {"Retry-After": str(max(1, math.ceil(seconds)))}
-
-
-def _refused(exc: SubmissionRefused) -> _Refusal:
-    headers = _retry_after(exc.retry_after_s) if exc.retry_after_s is not None else None
-    return _Refusal(exc.http_status, exc.message, headers)
-
-
-def _submission_out(status: SubmissionStatus, since: int) -> SubmissionOut:
-    lines = list(status.log)
-    return SubmissionOut(
-        id=status.id,
-        bot=status.bot,
-        label=status.label,
-        state=status.state,
-        final=status.state.final,
-        reason=status.reason,
-        log=lines[since:],
-        log_from=min(since, len(lines)),
-        log_next=len(lines),
-        created_at=status.created_at,
-    )
+    return Refusal(401, message, {"WWW-Authenticate": challenge})
 
 
 def _bot_out(bot: BotSummary) -> BotOut:
@@ -151,7 +76,7 @@ def author_router(
     """
     cap = max_upload_bytes if max_upload_bytes is not None else ArchiveCaps().compressed_bytes
 
-    class Route(_RefusingRoute):
+    class Route(RefusingRoute):
         body_cap = cap
         body_pause_s = body_timeout_s
 
@@ -180,7 +105,7 @@ def author_router(
         try:
             name = await run_in_threadpool(league.authenticate, token, peer)
         except Throttled as exc:
-            raise _Refusal(429, str(exc), _retry_after(exc.retry_after_s)) from None
+            raise Refusal(429, str(exc), retry_after(exc.retry_after_s)) from None
         if name is None:
             raise _unauthorized("not a valid API token (unknown, revoked or mistyped)", "invalid_token")
         return name
@@ -209,27 +134,9 @@ def author_router(
     )
     async def upload(name: str, request: Request, response: Response, who: Author) -> SubmissionOut:
         """Upload a version of bot NAME: the body is the gzip'd tar that ``polignac league submit`` makes."""
-        if not is_name(name):
-            raise _Refusal(400, f"{name!r} is not a bot name: {NAME_RULE}")
-        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if kind not in _GZIP_TYPES:
-            raise _Refusal(415, f"an upload is a gzip'd tar sent as 'Content-Type: application/gzip', not {kind or 'nothing'!r}")
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > cap:
-            raise _Refusal(413, f"the upload has {int(declared)} bytes, more than the {cap} allowed")
-        try:
-            received = await run_in_threadpool(league.admit, who, name)
-        except SubmissionRefused as exc:
-            raise _refused(exc) from None
-        try:
-            await _receive(request, received, cap, body_timeout_s)
-            status = await run_in_threadpool(league.submit, who, name, received)
-        except SubmissionRefused as exc:
-            raise _refused(exc) from None
-        finally:
-            await run_in_threadpool(received.close)
+        status = await take_upload(league, who, name, request, cap, body_timeout_s)
         response.headers["Location"] = f"{PREFIX}/submissions/{status.id}"
-        return _submission_out(status, 0)
+        return submission_out(status, 0)
 
     @router.get(
         "/submissions/{submission_id}",
@@ -244,10 +151,10 @@ def author_router(
         """An upload's state and its validation log (from line ``since``: poll with the last ``log_next`` to follow it)."""
         status = await run_in_threadpool(league.submission, submission_id) if _SUBMISSION_ID.match(submission_id) else None
         if status is None:
-            raise _Refusal(404, f"no submission {submission_id!r}")
+            raise Refusal(404, f"no submission {submission_id!r}")
         if status.author != who:
-            raise _Refusal(403, f"submission {submission_id!r} is another author's")
-        return _submission_out(status, since)
+            raise Refusal(403, f"submission {submission_id!r} is another author's")
+        return submission_out(status, since)
 
     @router.post(
         "/bots/{name}/retire",
@@ -260,11 +167,11 @@ def author_router(
         A remote bot online now is taken offline; it comes back (active again) if it joins again.
         """
         if not is_name(name):
-            raise _Refusal(400, f"{name!r} is not a bot name: {NAME_RULE}")
+            raise Refusal(400, f"{name!r} is not a bot name: {NAME_RULE}")
         try:
             bot = await run_in_threadpool(league.retire, who, name)
         except SubmissionRefused as exc:
-            raise _refused(exc) from None
+            raise refusal_of(exc) from None
         return _bot_out(bot)
 
     @router.get("/me", response_model=MeOut)
@@ -274,38 +181,5 @@ def author_router(
         return MeOut(author=who, bots=[_bot_out(bot) for bot in bots], max_upload_bytes=cap)
 
     if test_runs is not None:
-        add_test_run_routes(router, Author, test_runs, _Refusal)
+        add_test_run_routes(router, Author, test_runs, Refusal)
     return router
-
-
-async def _receive(request: Request, upload: Upload, cap: int, pause_s: float) -> None:
-    """Hand the request's body to ``upload`` as it arrives: refused (413) once past ``cap`` bytes, (408) after a pause of ``pause_s``."""
-    await _chunks(request, cap, pause_s, upload.write)
-
-
-async def _finish_body(request: Request, cap: int, pause_s: float) -> None:
-    """Read what is left of a refused request's body (within ``cap`` and ``pause_s``), dropping it."""
-    if getattr(request.state, "body", None) is None:
-        with contextlib.suppress(_Refusal, ClientDisconnect, SubmissionRefused):
-            await _chunks(request, cap, pause_s, lambda _: None)
-
-
-async def _chunks(request: Request, cap: int, pause_s: float, take: Callable[[bytes], None]) -> None:
-    """Hand each chunk of the body to ``take``; ``request.state.body`` says how it ended (``read`` or ``cut``)."""
-    total = 0
-    chunks = request.stream().__aiter__()
-    request.state.body = "cut"
-    while True:
-        try:
-            async with asyncio.timeout(pause_s):
-                chunk = await anext(chunks)
-        except StopAsyncIteration:
-            request.state.body = "read"
-            return
-        except TimeoutError:
-            raise _Refusal(408, f"the upload stopped coming: nothing for {pause_s:g} s") from None
-        total += len(chunk)
-        if total > cap:
-            raise _Refusal(413, f"the upload is more than the {cap} bytes allowed")
-        if chunk:
-            take(chunk)

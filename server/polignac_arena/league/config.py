@@ -81,6 +81,7 @@ from pydantic import AfterValidator, BaseModel, Field, StrictStr, create_model, 
 from pydantic.fields import FieldInfo
 
 from polignac import Ruleset
+from polignac.jsontypes import JsonObject
 from polignac_arena.games import Game, game_of
 from polignac_arena.league.limits import LIMIT_TABLES, GrpcLimits, HttpLimits, LeagueLimits, ValidationSettings
 from polignac_arena.loopback import is_loopback_host as is_loopback
@@ -204,7 +205,7 @@ class LeagueConfig:
     def tls(self) -> bool:
         return self.tls_cert is not None
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JsonObject:
         """What the league's results depend on: stored with its tournament, and a change to it is refused."""
         return {
             "league": self.name,

@@ -16,7 +16,6 @@ from __future__ import annotations
 import inspect
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
 
 import grpc
 import grpc.aio
@@ -66,10 +65,10 @@ class CallsPerAddress(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc
             return handler._replace(stream_stream=self._streaming(behaviour))
         return handler._replace(stream_stream=self._awaiting(behaviour))
 
-    def _key(self, context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    def _key(self, context: grpc.aio.ServicerContext[object, object]) -> str:
         return address_key(peer_host(self.client_peer(context.peer())), self.ipv6_prefix)
 
-    async def _enter(self, key: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    async def _enter(self, key: str, context: grpc.aio.ServicerContext[object, object]) -> None:
         if self.open[key] >= self.limit:
             self.refused += 1
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, f"more than {self.limit} streams at once from this address")
@@ -80,8 +79,8 @@ class CallsPerAddress(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc
         if self.open[key] <= 0:
             del self.open[key]
 
-    def _awaiting(self, behaviour: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-        async def limited(requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+    def _awaiting(self, behaviour: Callable[..., Awaitable[object]]) -> Callable[..., Awaitable[object]]:
+        async def limited(requests: object, context: grpc.aio.ServicerContext[object, object]) -> object:
             key = self._key(context)
             await self._enter(key, context)
             try:
@@ -91,8 +90,8 @@ class CallsPerAddress(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc
 
         return limited
 
-    def _streaming(self, behaviour: Callable[..., AsyncIterator[Any]]) -> Callable[..., AsyncIterator[Any]]:
-        async def limited(requests: Any, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+    def _streaming(self, behaviour: Callable[..., AsyncIterator[object]]) -> Callable[..., AsyncIterator[object]]:
+        async def limited(requests: object, context: grpc.aio.ServicerContext[object, object]) -> AsyncIterator[object]:
             key = self._key(context)
             await self._enter(key, context)
             try:

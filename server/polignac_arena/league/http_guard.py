@@ -35,10 +35,11 @@ import ssl
 import struct
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Iterator
+from typing import Final
 
 import uvicorn
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from polignac_arena.league.limits import HttpLimits
 from polignac_arena.peers import TrustedProxies, address_key
@@ -47,9 +48,6 @@ __all__ = ["ConnectionGuard", "GuardedServer"]
 
 log = logging.getLogger(__name__)
 
-Receive = Callable[[], Awaitable[Any]]
-Send = Callable[[Any], Awaitable[None]]
-ASGIApp = Callable[[MutableMapping[str, Any], Receive, Send], Awaitable[None]]
 DROPPING_MAX: Final = 16
 """Connections dropped to make room that may be on their way out at once: past it a new one is refused instead, so that
 the connections held (the cap, and these) bound the memory even when the loop is slow to tear dropped ones down."""
@@ -141,7 +139,7 @@ class _Detachable(asyncio.Transport):
     def detach(self) -> None:
         self._target = None
 
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
+    def get_extra_info(self, name: str, default: object = None) -> object:
         if self._target is not None:
             return self._target.get_extra_info(name, default)
         return self._kept.get(name, default)
@@ -157,11 +155,11 @@ class _Detachable(asyncio.Transport):
         if self._target is not None:
             self._target.abort()
 
-    def write(self, data: Any) -> None:
+    def write(self, data: bytes | bytearray | memoryview) -> None:
         if self._target is not None:
             self._target.write(data)
 
-    def writelines(self, list_of_data: Any) -> None:
+    def writelines(self, list_of_data: Iterable[bytes | bytearray | memoryview]) -> None:
         if self._target is not None:
             self._target.writelines(list_of_data)
 
@@ -368,18 +366,18 @@ class ConnectionGuard:
 
     async def _serve(self, conn: socket.socket, slot: _Slot, protocol: Callable[[], asyncio.Protocol]) -> None:
         loop = asyncio.get_running_loop()
-        tls: dict[str, Any] = {}
-        if self.ssl_context is not None:
-            tls = {
-                "ssl": self.ssl_context,
-                "ssl_handshake_timeout": self.limits.handshake_timeout_s,
-                "ssl_shutdown_timeout": self.limits.handshake_timeout_s,
-            }
+        tls_timeout = None if self.ssl_context is None else self.limits.handshake_timeout_s  # refused without TLS
         task = asyncio.current_task()
         if task is not None:
             slot.waiting(task.cancel)  # in its handshake
         try:
-            await loop.connect_accepted_socket(lambda: _GuardedProtocol(self, protocol(), slot), conn, **tls)
+            await loop.connect_accepted_socket(
+                lambda: _GuardedProtocol(self, protocol(), slot),
+                conn,
+                ssl=self.ssl_context,
+                ssl_handshake_timeout=tls_timeout,
+                ssl_shutdown_timeout=tls_timeout,
+            )
         except (OSError, ssl.SSLError, TimeoutError, EOFError) as exc:  # a handshake that failed or took too long
             log.debug("web: a connection ended in its handshake: %r", exc)
             slot.release()
@@ -394,7 +392,7 @@ class ConnectionGuard:
     def asgi(self, app: ASGIApp) -> ASGIApp:
         """``app`` behind the header timer: a request that reached it had its headers complete."""
 
-        async def guarded(scope: MutableMapping[str, Any], receive: Receive, send: Send) -> None:
+        async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
             client = scope.get("client") if scope.get("type") == "http" else None
             connection = self._connections.get(tuple(client)) if client else None
             if connection is None:
@@ -437,7 +435,7 @@ class GuardedServer:
                     guard.start(sock, self._protocol, on_idle)
 
             def _protocol(self) -> asyncio.Protocol:
-                made: asyncio.Protocol = self.config.http_protocol_class(  # type: ignore[call-arg]
+                made: asyncio.Protocol = self.config.http_protocol_class(  # type: ignore[call-arg]  # uvicorn types it type[asyncio.Protocol], whose constructor takes no arguments
                     config=self.config, server_state=self.server_state, app_state=self.lifespan.state
                 )
                 return made

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = ["LIMIT_TABLES", "GrpcLimits", "HttpLimits", "LeagueLimits", "ValidationSettings", "bounds"]
 
@@ -21,7 +24,7 @@ def _limit(default: float, lo: float, hi: float) -> Any:
     return dataclasses.field(default=default, metadata={"lo": lo, "hi": hi})
 
 
-def bounds(cls: type[Any], name: str) -> tuple[float, float]:
+def bounds(cls: type[DataclassInstance], name: str) -> tuple[float, float]:
     """The bounds a league file may set the field ``name`` of ``cls`` within."""
     meta = next(f.metadata for f in dataclasses.fields(cls) if f.name == name)
     return meta["lo"], meta["hi"]
@@ -135,7 +138,7 @@ class ValidationSettings:
     """A build step's wall clock: past it, it is stopped with everything it started and the version refused."""
 
 
-LIMIT_TABLES: Final[dict[str, type[Any]]] = {
+LIMIT_TABLES: Final[dict[str, type[DataclassInstance]]] = {
     "http": HttpLimits,
     "grpc": GrpcLimits,
     "limits": LeagueLimits,

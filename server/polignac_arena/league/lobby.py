@@ -22,9 +22,9 @@ import collections
 import datetime as dt
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
 
 import grpc
 import grpc.aio
@@ -136,7 +136,7 @@ class _Session:
     name: str
     version: str
     author: str
-    context: grpc.aio.ServicerContext[Any, Any]
+    context: grpc.aio.ServicerContext[object, object]
     write_timeout_s: float
     since: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
     pending: dict[str, asyncio.Future[bool]] = field(default_factory=dict)
@@ -308,7 +308,7 @@ def _decode(data: bytes) -> pb.LobbyRequest | _Undecodable:
     return request
 
 
-def _token(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+def _token(context: grpc.aio.ServicerContext[object, object]) -> str:
     for key, value in context.invocation_metadata() or ():
         if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
             return value[len("Bearer ") :].strip()
@@ -359,12 +359,12 @@ class LobbyService:
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(LOBBY_SERVICE_NAME, handlers),))
         server.add_registered_method_handlers(LOBBY_SERVICE_NAME, handlers)
 
-    async def Lobby(self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    async def Lobby(self, request_iterator: AsyncIterator[pb.LobbyRequest], context: grpc.aio.ServicerContext[object, object]) -> None:
         # The Join is read before the token is judged: a call the server ends while the client
         # still writes its first message ends, on the client, with gRPC's own INTERNAL error in
         # place of the status it was sent (UNAUTHENTICATED), and the client would retry.
         timed_out = False
-        first: Any = None
+        first: object = None
         try:
             async with asyncio.timeout(self._join_timeout_s):
                 first = await context.read()
@@ -426,7 +426,7 @@ class LobbyService:
             await context.abort(*session.status)
 
 
-async def _read_replies(session: _Session, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+async def _read_replies(session: _Session, context: grpc.aio.ServicerContext[object, object]) -> None:
     """Hand each AssignmentReply to the assignment it answers, until the stream ends; junk ends the stream."""
     unsolicited = 0
     try:

@@ -22,6 +22,7 @@ from polignac_arena.web.pages import Links, render
 
 if TYPE_CHECKING:
     from polignac_arena.league.config import LeagueConfig
+    from polignac_arena.league.lobby import OnlineBots
     from polignac_arena.league.store import LeagueStore
 
 __all__ = ["MAX_BOTS", "MAX_ONLINE", "MAX_VERSIONS", "LeagueStatus", "league_router", "league_status"]
@@ -96,7 +97,7 @@ class LeagueSource(Protocol):
     store: LeagueStore
     tournament_id: int
     config: LeagueConfig
-    online: Any
+    online: OnlineBots
 
 
 def league_status(

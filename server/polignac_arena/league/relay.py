@@ -20,9 +20,9 @@ import logging
 import secrets
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import grpc
 import grpc.aio
@@ -85,7 +85,7 @@ class SeatRelay:
             await self._server.stop(0.5)
         self.done.set()
 
-    async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    async def Play(self, request_iterator: AsyncIterator[pb.PlayRequest], context: grpc.aio.ServicerContext[object, object]) -> None:
         token = ""
         for key, value in context.invocation_metadata() or ():
             if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
@@ -106,9 +106,9 @@ class SeatRelay:
         finally:
             self.done.set()
 
-    async def _forward(self, hello: pb.PlayRequest, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    async def _forward(self, hello: pb.PlayRequest, context: grpc.aio.ServicerContext[object, object]) -> None:
         """Forward the bot's stream to the league and back, opening the league's side again when it breaks."""
-        upstream: list[Any] = [None]  # the league's call the bot's messages go to; None while there is none
+        upstream: list[grpc.aio.StreamStreamCall | None] = [None]  # the league's call the bot's messages go to; None while there is none
         reader = asyncio.ensure_future(_bot_to_league(context, upstream))
         backoff = Backoff(0.05, 1.0)
         welcomed = False
@@ -154,7 +154,7 @@ class SeatRelay:
             reader.cancel()
 
 
-async def _bot_to_league(context: grpc.aio.ServicerContext[Any, Any], upstream: list[Any]) -> None:
+async def _bot_to_league(context: grpc.aio.ServicerContext[object, object], upstream: list[grpc.aio.StreamStreamCall | None]) -> None:
     """Pass the bot's messages on to the league's current call; one sent while there is none is dropped
     (the league asks again once the seat is back)."""
     with contextlib.suppress(Exception):  # the bot's stream broke: the league's side ends with the relay

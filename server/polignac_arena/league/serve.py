@@ -45,7 +45,8 @@ from fastapi import FastAPI
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from polignac_arena import memory
-from polignac_arena.archive import ArchiveCaps, ArchiveError, ArchiveStore, disk_usage
+from polignac_arena.archive import ArchiveCaps, ArchiveError
+from polignac_arena.archive_store import ArchiveStore, disk_usage
 from polignac_arena.executors import ClusterLost, ExecutorError, executor_for
 from polignac_arena.league.author_api import author_router
 from polignac_arena.league.authoring import (
@@ -73,6 +74,7 @@ from polignac_arena.league.signin import signin_router
 from polignac_arena.league.store import LeagueStore, LimitReached, NotOwner, Version, VersionKind
 from polignac_arena.league.test_runs import TestRuns
 from polignac_arena.league.tokens import BadTokenThrottle, parse_token
+from polignac_arena.league.upload_page import upload_router
 from polignac_arena.league.uploads import LeagueUpload, UploadSlots, check_received
 from polignac_arena.league.validator import Validator
 from polignac_arena.log_format import LogFormat, configure_logging
@@ -400,6 +402,7 @@ def league_app(league: League) -> Any:
         league_router(league),
         signin_router(league, league.test_runs),
         human_router(league, league.human_matches),
+        upload_router(league, max_upload_bytes=league.caps.compressed_bytes, body_timeout_s=limits.body_timeout_s),
         metrics_router(league.metrics),
     ]
     app = create_app(league.config.store, routers=routers, notes_policy=league_notes_policy(league))

@@ -1,4 +1,4 @@
-"""The league's part of the arena store: authors, their tokens, their bots and versions.
+"""The league's part of the arena store: authors, their tokens (store_tokens.py), their bots and versions.
 
 Its tables sit beside the arena's in one SQLite file; docs/store.md ("The league's tables") describes
 them, a version's states, and what counts toward an author's limits.
@@ -7,19 +7,18 @@ them, a version's states, and what counts toward an author's limits.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import secrets
 import sqlite3
 import threading
 from collections.abc import Callable, Collection
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Final, Self
+from typing import Final, Self
 
 from polignac_arena.league.limits import LeagueLimits
+from polignac_arena.league.store_tokens import AuthorsAndTokens, author_id_of, check_name
 from polignac_arena.league.store_values import (
     BOT_COLUMNS,
     VERSION_COLUMNS,
@@ -35,8 +34,7 @@ from polignac_arena.league.store_values import (
     name_key,
     version_of,
 )
-from polignac_arena.league.tokens import hash_secret, make_token, parse_token, verify_secret
-from polignac_arena.settings import NAME_RULE, VERSION_MAX, VERSION_PATTERN, is_name
+from polignac_arena.settings import VERSION_MAX, VERSION_PATTERN
 from polignac_arena.store import ConflictError, Store, StoreError
 from polignac_arena.store.encoding import now_text, timestamp_text
 from polignac_arena.store.records import Rating
@@ -84,13 +82,7 @@ def _mb(count: int) -> str:
     return f"{count / (1 << 20):.1f} MB"
 
 
-def _check_name(what: str, name: object) -> str:
-    if not is_name(name):
-        raise ValueError(f"{what} must be {NAME_RULE}, got {name!r}")
-    return name
-
-
-class LeagueStore:
+class LeagueStore(AuthorsAndTokens):
     """The league's tables beside the arena's, in one SQLite file; every write is one transaction, as in :class:`Store`.
 
     :attr:`arena` is that file's :class:`Store`: the league's tournament, its fixtures, results and
@@ -121,136 +113,6 @@ class LeagueStore:
 
     def _read(self) -> AbstractContextManager[sqlite3.Connection]:
         return self.arena.read()
-
-    # -- authors and tokens --------------------------------------------------------------------
-
-    def add_author(self, name: str) -> tuple[Author, str]:
-        """A new author and their first API token (its text: shown once, never stored)."""
-        _check_name("an author's name", name)
-        token, parts = make_token()
-        salt = secrets.token_bytes(16)
-        digest = hash_secret(parts.secret, salt)
-        with self._write() as conn:
-            if conn.execute("SELECT 1 FROM league_authors WHERE name = ?", (name,)).fetchone():
-                raise ConflictError(f"there is already an author named {name!r}")
-            now = now_text()
-            author_id = int(conn.execute("INSERT INTO league_authors (name, created_at) VALUES (?, ?)", (name, now)).lastrowid or 0)
-            conn.execute(
-                "INSERT INTO league_tokens (id, author_id, salt, hash, created_at) VALUES (?, ?, ?, ?, ?)",
-                (parts.id, author_id, salt, digest, now),
-            )
-        return Author(author_id, name, now), token
-
-    def authors(self) -> list[Author]:
-        with self._read() as conn:
-            return [Author(int(r[0]), r[1], r[2]) for r in conn.execute("SELECT id, name, created_at FROM league_authors ORDER BY name")]
-
-    def _author_id(self, conn: Any, name: str) -> int:
-        row = conn.execute("SELECT id FROM league_authors WHERE name = ?", (name,)).fetchone()
-        if row is None:
-            raise StoreError(f"there is no author named {name!r} (polignac league user list shows them)")
-        return int(row[0])
-
-    def new_token(self, author: str) -> str:
-        """Another API token for ``author`` (the others stay valid)."""
-        token, parts = make_token()
-        salt = secrets.token_bytes(16)
-        digest = hash_secret(parts.secret, salt)
-        with self._write() as conn:
-            author_id = self._author_id(conn, author)
-            conn.execute(
-                "INSERT INTO league_tokens (id, author_id, salt, hash, created_at) VALUES (?, ?, ?, ?, ?)",
-                (parts.id, author_id, salt, digest, now_text()),
-            )
-        return token
-
-    def rotate_tokens(self, author: str) -> str:
-        """Revoke every token of ``author`` and make a new one, in one transaction."""
-        token, parts = make_token()
-        salt = secrets.token_bytes(16)
-        digest = hash_secret(parts.secret, salt)
-        with self._write() as conn:
-            author_id = self._author_id(conn, author)
-            now = now_text()
-            conn.execute("UPDATE league_tokens SET revoked_at = ? WHERE author_id = ? AND revoked_at IS NULL", (now, author_id))
-            conn.execute(
-                "INSERT INTO league_tokens (id, author_id, salt, hash, created_at) VALUES (?, ?, ?, ?, ?)",
-                (parts.id, author_id, salt, digest, now),
-            )
-        return token
-
-    def revoke_token(self, token_id: str) -> TokenInfo:
-        """Revoke one token by its id (``plg_<id>_...``); revoking it again changes nothing."""
-        with self._write() as conn:
-            row = conn.execute("SELECT revoked_at FROM league_tokens WHERE id = ?", (token_id,)).fetchone()
-            if row is None:
-                raise StoreError(f"there is no token with id {token_id!r} (polignac league token list shows them)")
-            if row[0] is None:
-                conn.execute("UPDATE league_tokens SET revoked_at = ? WHERE id = ?", (now_text(), token_id))
-        return next(t for t in self.tokens() if t.id == token_id)
-
-    def tokens(self, author: str | None = None) -> list[TokenInfo]:
-        """Every token (of ``author``), oldest first: ids and dates, never a secret."""
-        query = """SELECT t.id, a.name, t.created_at, t.revoked_at, t.last_used_at FROM league_tokens t
-                   JOIN league_authors a ON a.id = t.author_id"""
-        with self._read() as conn:
-            if author is not None:
-                self._author_id(conn, author)
-                rows = conn.execute(f"{query} WHERE a.name = ? ORDER BY t.created_at, t.id", (author,)).fetchall()
-            else:
-                rows = conn.execute(f"{query} ORDER BY t.created_at, t.id").fetchall()
-        return [TokenInfo(*row) for row in rows]
-
-    def author_of(self, token: str) -> str | None:
-        """The author a token belongs to; None when it is malformed, unknown or revoked.
-
-        The first check of a token in this process costs a scrypt hash; later ones only ask
-        whether it was revoked since.
-        """
-        parts = parse_token(token)
-        if parts is None:
-            return None
-        key = hashlib.sha256(token.strip().encode()).digest()
-        remembered = self._checked_tokens.get(key)
-        with self._read() as conn:
-            row = conn.execute(
-                "SELECT t.salt, t.hash, t.revoked_at, a.name AS author FROM league_tokens t JOIN league_authors a ON a.id = t.author_id"
-                " WHERE t.id = ?",
-                (parts.id,),
-            ).fetchone()
-        if row is None or row["revoked_at"] is not None:
-            self._checked_tokens.pop(key, None)
-            return None
-        if remembered is not None and remembered[0] == parts.id:
-            return str(row["author"])
-        with self._hashing:
-            remembered = self._checked_tokens.get(key)  # a check of the same token that ran while this one waited
-            if remembered is not None and remembered[0] == parts.id:
-                return str(row["author"])
-            good = verify_secret(parts.secret, row["salt"], row["hash"])
-        if not good:
-            return None
-        if len(self._checked_tokens) > 10_000:
-            self._checked_tokens.clear()
-        self._checked_tokens[key] = (parts.id, str(row["author"]))
-        with self._write() as conn:
-            conn.execute("UPDATE league_tokens SET last_used_at = ? WHERE id = ?", (now_text(), parts.id))
-        return str(row["author"])
-
-    def token_known(self, token_id: str) -> bool:
-        """Whether a token with this public id was ever made (revoked or not): a cheap look-up, no hash."""
-        with self._read() as conn:
-            return conn.execute("SELECT 1 FROM league_tokens WHERE id = ?", (token_id,)).fetchone() is not None
-
-    def token_live(self, token_id: str) -> bool:
-        """Whether the token with this public id exists and is not revoked (a web session's check at each use)."""
-        with self._read() as conn:
-            row = conn.execute("SELECT revoked_at FROM league_tokens WHERE id = ?", (token_id,)).fetchone()
-        return row is not None and row[0] is None
-
-    def remembers(self, token: str) -> bool:
-        """Whether this process checked ``token`` and found it good (it is not hashed again; revoking it still counts)."""
-        return hashlib.sha256(token.strip().encode()).digest() in self._checked_tokens
 
     # -- bots ---------------------------------------------------------------------------------
 
@@ -308,15 +170,15 @@ class LeagueStore:
                 raise StoreError(f"there is no bot named {name!r} in the league")
 
     def _claim(
-        self, conn: Any, author: str, name: str, limits: LeagueLimits, online: Collection[str] = (), *, make: bool = True
+        self, conn: sqlite3.Connection, author: str, name: str, limits: LeagueLimits, online: Collection[str] = (), *, make: bool = True
     ) -> tuple[int, bool]:
         """The bot's id, made for ``author`` if new; refused for another author's bot, a look-alike name, or past a limit.
 
         ``online``: the names of the remote bots online now (they count, however long ago they joined).
         ``make`` False: only check (a new bot's id is then 0).
         """
-        _check_name("a bot's name", name)
-        author_id = self._author_id(conn, author)
+        check_name("a bot's name", name)
+        author_id = author_id_of(conn, author)
         rows = conn.execute(
             "SELECT b.id, b.author_id, b.name, b.disabled FROM league_bots b WHERE b.name_key = ? ORDER BY b.id", (name_key(name),)
         ).fetchall()
@@ -355,7 +217,7 @@ class LeagueStore:
             or 0
         ), True
 
-    def _counted(self, conn: Any, author_id: int, limits: LeagueLimits, online: Collection[str]) -> set[str]:
+    def _counted(self, conn: sqlite3.Connection, author_id: int, limits: LeagueLimits, online: Collection[str]) -> set[str]:
         """The names of the author's bots that count toward ``active_bots`` (see the module notes)."""
         since = timestamp_text(datetime.now(UTC) - timedelta(seconds=limits.remote_idle_s))
         rows = conn.execute(
@@ -368,7 +230,7 @@ class LeagueStore:
     def counted_bots(self, author: str, limits: LeagueLimits, online: Collection[str] = ()) -> set[str]:
         """The names of ``author``'s bots that count toward ``limits.active_bots`` now (``online``: remote bots online)."""
         with self._read() as conn:
-            return self._counted(conn, self._author_id(conn, author), limits, online)
+            return self._counted(conn, author_id_of(conn, author), limits, online)
 
     def seen(self, label: str) -> None:
         """A remote version joined or left the lobby: its idle time counts from now."""
@@ -387,7 +249,7 @@ class LeagueStore:
         such bot or it has no active version.
         """
         with self._write() as conn:
-            author_id = self._author_id(conn, author)
+            author_id = author_id_of(conn, author)
             row = conn.execute("SELECT id, author_id FROM league_bots WHERE name = ?", (bot,)).fetchone()
             if row is None:
                 raise StoreError(f"there is no bot named {bot!r} in the league")
@@ -421,17 +283,25 @@ class LeagueStore:
         moment = now or datetime.now(UTC)
         with self._write() as conn:
             self._check_upload(conn, author, bot, limits, moment, online, make=False)  # the name is taken once a version is stored
-            self._count_newversion_of(conn, self._author_id(conn, author), VersionKind.UPLOAD, moment)
+            self._count_newversion_of(conn, author_id_of(conn, author), VersionKind.UPLOAD, moment)
 
     def _check_upload(
-        self, conn: Any, author: str, bot: str, limits: LeagueLimits, moment: datetime, online: Collection[str] = (), *, make: bool = True
+        self,
+        conn: sqlite3.Connection,
+        author: str,
+        bot: str,
+        limits: LeagueLimits,
+        moment: datetime,
+        online: Collection[str] = (),
+        *,
+        make: bool = True,
     ) -> int:
-        self._check_hourly(conn, self._author_id(conn, author), limits, moment)
+        self._check_hourly(conn, author_id_of(conn, author), limits, moment)
         bot_id, _ = self._claim(conn, author, bot, limits, online, make=make)
         return bot_id
 
     @staticmethod
-    def _check_hourly(conn: Any, author_id: int, limits: LeagueLimits, moment: datetime) -> None:
+    def _check_hourly(conn: sqlite3.Connection, author_id: int, limits: LeagueLimits, moment: datetime) -> None:
         """Refuse a new version past ``uploads_per_hour`` new versions (uploads, remote versions) in the last hour."""
         since = timestamp_text(moment - timedelta(hours=1))
         conn.execute("DELETE FROM league_new_versions WHERE author_id = ? AND at <= ?", (author_id, since))
@@ -451,7 +321,7 @@ class LeagueStore:
             )
 
     @staticmethod
-    def _count_newversion_of(conn: Any, author_id: int, kind: VersionKind, moment: datetime) -> None:
+    def _count_newversion_of(conn: sqlite3.Connection, author_id: int, kind: VersionKind, moment: datetime) -> None:
         at = timestamp_text(moment)
         conn.execute("INSERT INTO league_new_versions (author_id, kind, at) VALUES (?, ?, ?)", (author_id, kind.value, at))
 
@@ -489,7 +359,7 @@ class LeagueStore:
                 bot_id, _ = self._claim(conn, author, bot, limits, online)
             else:
                 bot_id = self._check_upload(conn, author, bot, limits, moment, online)
-                self._count_newversion_of(conn, self._author_id(conn, author), VersionKind.UPLOAD, moment)
+                self._count_newversion_of(conn, author_id_of(conn, author), VersionKind.UPLOAD, moment)
             count = conn.execute("SELECT count(*) FROM league_versions WHERE bot_id = ? AND kind = 'upload'", (bot_id,)).fetchone()[0]
             stamp = timestamp_text(moment)
             version_id = int(
@@ -543,7 +413,7 @@ class LeagueStore:
                 raise ConflictError(f"{bot}@{version} is an uploaded version: connect under another version text")
             if row is None:
                 moment = datetime.now(UTC)
-                author_id = self._author_id(conn, author)
+                author_id = author_id_of(conn, author)
                 self._check_hourly(conn, author_id, limits, moment)
                 self._count_newversion_of(conn, author_id, VersionKind.REMOTE, moment)
                 now = now_text()
@@ -617,7 +487,7 @@ class LeagueStore:
                     )
             return version_of(conn.execute(f"SELECT {VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
 
-    def _activate(self, conn: Any, version_id: int, tournament_id: int, prior: Callable[[Rating | None], Rating]) -> None:
+    def _activate(self, conn: sqlite3.Connection, version_id: int, tournament_id: int, prior: Callable[[Rating | None], Rating]) -> None:
         """Make a version active: the bot's previous active version retires; the new one's rating starts from ``prior``."""
         new = version_of(conn.execute(f"SELECT {VERSION_COLUMNS} WHERE v.id = ?", (version_id,)).fetchone())
         previous = conn.execute(

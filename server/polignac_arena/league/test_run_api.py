@@ -9,11 +9,13 @@ Another author's test match is 403, an unknown one 404; refusals as the rest of 
 
 # No `from __future__ import annotations`: FastAPI reads the routes' annotations, and `author` is a value passed in.
 
-from typing import Annotated, Any, Final
+from collections.abc import Mapping
+from typing import Annotated, Any, Final, Protocol
 
 from fastapi import APIRouter, Path, Query, Response
 from starlette.concurrency import run_in_threadpool
 
+from polignac.jsontypes import JsonObject
 from polignac_arena.league.author_models import ErrorOut, TestRunOut
 from polignac_arena.league.test_run_store import TestRun
 from polignac_arena.league.test_runs import TestRunRefused, TestRuns
@@ -25,12 +27,18 @@ MAX_HAND: Final = 100_000
 _MATCH_ID: Final = Path(min_length=1, max_length=200, description="a league match's id")
 
 
+class Refuse(Protocol):
+    """Makes the router's refusal: an exception answered with ``status``, ``{"error": message}`` and ``headers``."""
+
+    def __call__(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> Exception: ...
+
+
 def test_run_url(run_id: int) -> str:
     """Where the author sees a test match in the browser (signed in)."""
     return f"/me/reruns/{run_id}"
 
 
-def test_run_out(run: TestRun, record: list[dict[str, Any]] | None = None) -> TestRunOut:
+def test_run_out(run: TestRun, record: list[JsonObject] | None = None) -> TestRunOut:
     return TestRunOut(
         id=run.id,
         match=run.match_id,
@@ -49,7 +57,9 @@ def test_run_out(run: TestRun, record: list[dict[str, Any]] | None = None) -> Te
     )
 
 
-def add_test_run_routes(router: APIRouter, author: Any, test_runs: TestRuns, refusal: Any) -> None:
+def add_test_run_routes(
+    router: APIRouter, author: Any, test_runs: TestRuns, refusal: Refuse
+) -> None:
     """Add the routes to ``router``.
 
     ``author`` is the router's dependency naming the token's author, ``refusal(status, message, headers)`` its error.
@@ -57,7 +67,7 @@ def add_test_run_routes(router: APIRouter, author: Any, test_runs: TestRuns, ref
 
     def refused(exc: TestRunRefused) -> Exception:
         headers = {"Retry-After": str(max(1, round(exc.retry_after_s)))} if exc.retry_after_s is not None else None
-        return refusal(exc.http_status, exc.message, headers)  # type: ignore[no-any-return]  # the router's own refusal class
+        return refusal(exc.http_status, exc.message, headers)
 
     errors: dict[int | str, dict[str, Any]] = {code: {"model": ErrorOut} for code in (400, 403, 404, 409)}
 

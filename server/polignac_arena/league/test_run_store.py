@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any, Final
+from typing import Final
 
 from polignac_arena.league.limits import LeagueLimits
 from polignac_arena.league.store import LeagueStore, LimitReached
@@ -133,7 +133,7 @@ class TestRunStore:
         return _run(found)
 
     @staticmethod
-    def _check_limits(conn: Any, author_id: int, limits: LeagueLimits, moment: datetime) -> None:
+    def _check_limits(conn: sqlite3.Connection, author_id: int, limits: LeagueLimits, moment: datetime) -> None:
         since = timestamp_text(moment - timedelta(hours=1))
         recent = [
             r[0]

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from polignac_arena.archive import ArchiveCaps, ArchiveError, ArchiveScan, ArchiveTooBig, IncomingArchive, scan_archive
+from polignac_arena.archive import ArchiveCaps, ArchiveError, ArchiveScan, ArchiveTooBig, scan_archive
+from polignac_arena.archive_store import IncomingArchive
 from polignac_arena.games import DEFAULT_GAMES, Game, GameRefused, GamesError, check_seating, parse_games
 from polignac_arena.league.authoring import SubmissionRefused
 

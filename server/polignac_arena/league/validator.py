@@ -19,7 +19,8 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Final
 
-from polignac_arena.archive import ArchiveError, UnknownArchive, disk_usage
+from polignac_arena.archive import ArchiveError
+from polignac_arena.archive_store import UnknownArchive, disk_usage
 from polignac_arena.league.store import Version, VersionState
 from polignac_arena.league.validation import validate
 from polignac_arena.league.validation_queue import ValidationQueue

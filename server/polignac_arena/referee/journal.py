@@ -29,11 +29,12 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, Final
 
-from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, JsonValue, StrictFloat, StrictInt, StrictStr, ValidationError
 
 from polignac import ENGINE_VERSION, Match, PolignacError, Ruleset
+from polignac.jsontypes import JsonObject
 from polignac_arena.record_lines import FORMAT, HeaderLine, RecordLine, SeatEntry, parse_line
 from polignac_arena.replay import CUT_SHORT, replay_lines
 from polignac_arena.settings import TimeControl
@@ -72,7 +73,7 @@ class JournalHead:
     """Per seat, the SHA-256 of a remote seat's token; None for a seat the league starts."""
     started_at: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         clock = self.time_control
         return {
             "type": "journal",
@@ -96,7 +97,7 @@ class _HeadModel(BaseModel):
     match_id: StrictStr
     index: StrictInt
     seed: StrictInt
-    rules: dict[str, Any]
+    rules: dict[str, JsonValue]
     time_control: dict[str, StrictInt]
     labels: list[StrictStr]
     token_sha256: list[StrictStr | None]
@@ -196,7 +197,7 @@ class JournalWriter:
             log.warning("the journal %s cannot be removed: %s", self.path, exc)
 
 
-def _decode(raw: bytes, number: int) -> dict[str, Any]:
+def _decode(raw: bytes, number: int) -> JsonObject:
     checksum, space, text = raw.partition(b" ")
     if not space or len(checksum) != 8:
         raise JournalError(f"line {number}: not a journal line (a checksum, a space, a JSON object)")
@@ -215,7 +216,7 @@ def _decode(raw: bytes, number: int) -> dict[str, Any]:
     return line
 
 
-def _head(raw: dict[str, Any]) -> JournalHead:
+def _head(raw: JsonObject) -> JournalHead:
     if raw.get("type") != "journal":
         raise JournalError("line 1: the first line must be the journal's head")
     if raw.get("format") != JOURNAL_FORMAT:

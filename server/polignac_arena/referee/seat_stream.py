@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
 
 import grpc
 import grpc.aio
@@ -25,7 +24,7 @@ Refusal = tuple[grpc.StatusCode, str]
 class SeatConnection:
     """The referee's end of one seat's stream."""
 
-    def __init__(self, context: grpc.aio.ServicerContext[Any, Any], name: str, version: str, write_timeout_s: float) -> None:
+    def __init__(self, context: grpc.aio.ServicerContext[object, object], name: str, version: str, write_timeout_s: float) -> None:
         self.context = context
         self.name = name
         self.version = version

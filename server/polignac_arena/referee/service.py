@@ -18,9 +18,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 import grpc
 import grpc.aio
@@ -103,7 +103,7 @@ class RefereeService:
         while len(self._ended) > MAX_ENDED_TOKENS:
             self._ended.popitem(last=False)
 
-    def _token(self, context: grpc.aio.ServicerContext[Any, Any]) -> str:
+    def _token(self, context: grpc.aio.ServicerContext[object, object]) -> str:
         for key, value in context.invocation_metadata() or ():
             if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
                 return value[len("Bearer ") :].strip()
@@ -113,7 +113,7 @@ class RefereeService:
         # The lookup is by the token's SHA-256, which a guess cannot steer: no timing hint about tokens.
         return self._seats.get(token_digest(token)) if token else None
 
-    async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    async def Play(self, request_iterator: AsyncIterator[pb.PlayRequest], context: grpc.aio.ServicerContext[object, object]) -> None:
         token = self._token(context)
         seated = self._seat_of(token)
         if seated is None:
@@ -168,7 +168,7 @@ class RefereeService:
             await context.abort(*conn.end_status)
 
 
-async def _read(host: MatchHost, seat: int, conn: SeatConnection, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+async def _read(host: MatchHost, seat: int, conn: SeatConnection, context: grpc.aio.ServicerContext[object, object]) -> None:
     """Hand a seat's messages to its host, from its Welcome until it forfeits or its stream ends."""
     try:
         await conn.welcomed.wait()  # what comes before the Welcome waits in the stream (flow control holds a flood)

@@ -22,7 +22,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from docker import DockerClient
 
 from polignac_arena.folders import FolderError, folder_digest, read_file
 from polignac_arena.seats.base import BuildLimits, BuildResult, SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
@@ -240,7 +243,7 @@ def _check_readable(submission: Submission) -> None:
         )
 
 
-def remove_containers(client: Any, match_id: str | None = None) -> list[str]:
+def remove_containers(client: DockerClient, match_id: str | None = None) -> list[str]:
     """Kill and remove every arena container (of one match, if given); returns their names."""
     label = f"{LABEL_MATCH}={match_id}" if match_id is not None else LABEL_MATCH
     removed: list[str] = []
@@ -262,7 +265,7 @@ class DockerLauncher(SeatLauncher):
     def __init__(self, base_url: str | None = None, build_timeout_s: float = BUILD_TIMEOUT_S) -> None:
         self._base_url = base_url
         self.build_timeout_s = build_timeout_s
-        self._client: Any = None
+        self._client: DockerClient | None = None
         self._runtime_image: str | None = None
 
     @property
@@ -270,7 +273,7 @@ class DockerLauncher(SeatLauncher):
         """The daemon's address: the given one, else ``DOCKER_HOST``, else the default socket."""
         return self._base_url or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
 
-    def _connect(self) -> Any:
+    def _connect(self) -> DockerClient:
         """A client of a daemon that answered, or SeatError saying why there is none."""
         if self._client is not None:
             return self._client

@@ -23,7 +23,10 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, ParamSpec, TypeVar
+
+if TYPE_CHECKING:
+    from docker import DockerClient
 
 from polignac_arena.seats.base import SeatLimits, SeatProcess
 from polignac_arena.seats.common import exit_status as docker_exit_status
@@ -43,6 +46,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 STDOUT_LIMIT: Final = 1 << 20
 """The stdout reader's line limit; the pump pauses while twice this waits unread."""
@@ -58,7 +62,7 @@ def short_error(exc: BaseException) -> str:
     return text if len(text) <= 300 else text[:300] + "..."
 
 
-async def in_thread(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+async def in_thread(function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     return await asyncio.to_thread(function, *args, **kwargs)
 
 
@@ -121,7 +125,7 @@ class Attached:
 class DockerSeat(SeatProcess):
     """A started container: its attach connections, its captured stderr, its exit status."""
 
-    def __init__(self, client: Any, container_id: str, name: str, attached: Attached, limits: SeatLimits) -> None:
+    def __init__(self, client: DockerClient, container_id: str, name: str, attached: Attached, limits: SeatLimits) -> None:
         self.client = client
         self.container_id = container_id
         self.name = name

@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final, Protocol
 
 import dockerfile
 
@@ -82,10 +82,12 @@ class LocalImage:
     volumes: tuple[str, ...] = ()
 
     @classmethod
-    def from_inspect(cls, data: dict[str, Any]) -> LocalImage:
+    def from_inspect(cls, data: Mapping[str, object]) -> LocalImage:
         """From the daemon's answer to ``GET /images/NAME/json``."""
-        config = data.get("Config") or {}
-        platform = "/".join(part for part in (data.get("Os"), data.get("Architecture"), data.get("Variant")) if part)
+        config = data.get("Config")
+        if not isinstance(config, Mapping):
+            config = {}
+        platform = "/".join(str(part) for part in (data.get("Os"), data.get("Architecture"), data.get("Variant")) if part)
         return cls(
             id=str(data["Id"]),
             platform=platform.lower(),
@@ -93,6 +95,30 @@ class LocalImage:
             volumes=tuple(sorted(config.get("Volumes") or {})),
         )
 
+
+class Instruction(Protocol):
+    """One instruction as :func:`dockerfile.parse_string` gives it (a ``dockerfile.Command``)."""
+
+    @property
+    def cmd(self) -> str: ...
+    @property
+    def sub_cmd(self) -> str | None: ...
+    @property
+    def json(self) -> bool: ...
+    @property
+    def original(self) -> str: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def flags(self) -> tuple[str, ...]: ...
+    @property
+    def value(self) -> tuple[str, ...]: ...
+    @property
+    def heredocs(self) -> tuple[object, ...]: ...
+
+
+Signature = tuple[str, str | None, bool, tuple[str, ...], tuple[str, ...]]
+"""What must survive a rewrite of an instruction: its name, sub-command, JSON form, flags and words."""
 
 Resolver = Callable[[str], LocalImage | None]
 """Looks an image reference up on this machine (None when it is not there); never pulls."""
@@ -123,14 +149,14 @@ def vet_dockerfile(text: str, resolve: Resolver, build: str = "") -> VettedDocke
     return _Vetting(resolve, escape, build).run(commands)
 
 
-def _parse(text: str) -> list[Any]:
+def _parse(text: str) -> list[Instruction]:
     try:
         return list(dockerfile.parse_string(text))
     except dockerfile.GoParseError as exc:
         raise DockerfileError(f"the Dockerfile does not parse: {str(exc).strip()[:300]}") from None
 
 
-def _escape_char(text: str, commands: Sequence[Any]) -> str:
+def _escape_char(text: str, commands: Sequence[Instruction]) -> str:
     """The escape character the parser used, asked of the parser itself (never guessed from the directive's text).
 
     The lines before the first instruction (the directives and comments) are parsed again
@@ -147,7 +173,7 @@ def _escape_char(text: str, commands: Sequence[Any]) -> str:
     return found[0]
 
 
-def _line(command: Any) -> str:
+def _line(command: Instruction) -> str:
     return f"line {command.start_line}"
 
 
@@ -198,20 +224,20 @@ class _Vetting:
         """Each stage's name (lower case; "" when it has none), in order."""
         self.images: dict[str, str] = {}
         self.lines: list[str] = []
-        self.expected: list[tuple[Any, ...]] = []
+        self.expected: list[Signature] = []
 
     def emit(self, cmd: str, flags: tuple[str, ...], value: tuple[str, ...], json_form: bool, sub_cmd: str | None = None) -> None:
         body = json.dumps(list(value)) if json_form else " ".join(value)
         self.lines.append(" ".join(part for part in (cmd, *flags, body) if part))
         self.expected.append((cmd, sub_cmd, json_form, flags, value))
 
-    def keep(self, command: Any) -> None:
+    def keep(self, command: Instruction) -> None:
         if "\n" in command.original:
             raise DockerfileError(f"{_line(command)}: an instruction spread over lines that cannot be kept")
         self.lines.append(command.original)
         self.expected.append((command.cmd.upper(), command.sub_cmd, command.json, tuple(command.flags), tuple(command.value)))
 
-    def run(self, commands: Sequence[Any]) -> VettedDockerfile:
+    def run(self, commands: Sequence[Instruction]) -> VettedDockerfile:
         for command in commands:
             self.check(command)
         if not self.stages:
@@ -223,7 +249,7 @@ class _Vetting:
             raise DockerfileError(f"the Dockerfile cannot be rewritten faithfully (near instruction {bad + 1})")
         return VettedDockerfile(text=text, images=dict(self.images))
 
-    def check(self, command: Any) -> None:
+    def check(self, command: Instruction) -> None:
         cmd = command.cmd.upper()
         where = _line(command)
         if command.heredocs or any(_HEREDOC.search(word) for word in command.value):
@@ -242,7 +268,7 @@ class _Vetting:
         else:
             self.keep(command)
 
-    def arg(self, command: Any) -> None:
+    def arg(self, command: Instruction) -> None:
         if command.flags:
             raise DockerfileError(f"{_line(command)}: ARG takes no flags")
         if not self.stages:
@@ -279,7 +305,7 @@ class _Vetting:
         lowered = name.lower()
         return self.stages.index(lowered) if lowered in self.stages else None
 
-    def from_(self, command: Any) -> None:
+    def from_(self, command: Instruction) -> None:
         where = _line(command)
         value = tuple(command.value)
         if len(value) == 3 and value[1].lower() == "as":
@@ -313,12 +339,12 @@ class _Vetting:
             self.lines.append(f"LABEL {BUILD_LABEL}={self.build}")
             self.expected.append(("LABEL", None, False, (), (BUILD_LABEL, self.build)))
 
-    def run_(self, command: Any) -> None:
+    def run_(self, command: Instruction) -> None:
         if command.flags:
             raise DockerfileError(f"{_line(command)}: RUN takes no flags (such as --mount or --network), got {' '.join(command.flags)!r}")
         self.keep(command)
 
-    def copy(self, command: Any) -> None:
+    def copy(self, command: Instruction) -> None:
         where = _line(command)
         flags: list[str] = []
         for flag in command.flags:
@@ -337,7 +363,7 @@ class _Vetting:
         else:
             self.emit("COPY", tuple(flags), tuple(command.value), command.json)
 
-    def user(self, command: Any) -> None:
+    def user(self, command: Instruction) -> None:
         where = _line(command)
         found = _NUMERIC_USER.fullmatch(command.value[0]) if len(command.value) == 1 and not command.flags else None
         if found is None:

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import polignac.bot
 import polignac.bot.client
@@ -91,7 +91,7 @@ class _Seated(BaseException):
         self.bot = bot
 
 
-def _take(bot: object, *args: Any, **kwargs: Any) -> NoReturn:
+def _take(bot: object, *args: object, **kwargs: object) -> NoReturn:
     raise _Seated(bot)
 
 

@@ -36,13 +36,16 @@ import json
 import logging
 from collections.abc import Callable
 from functools import cache
-from typing import Any, Final
+from typing import Final, cast
 
 import grpc
 import grpc.aio
+from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
+from google.protobuf.message import Message
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac._proto.polignac.v1.referee_pb2_grpc import RefereeServiceStub
+from polignac.jsontypes import JsonObject, JsonValue
 from polignac.limits import DEBUG_MAX
 from polignac.wire import PROTOCOL_VERSION
 from polignac_arena.seats.base import SeatProcess
@@ -58,7 +61,7 @@ _CHANNEL_OPTIONS: Final = [("grpc.max_receive_message_length", 1 << 20), ("grpc.
 _CONTRACTS: Final = {"pass": pb.CONTRACT_PASS, "capot": pb.CONTRACT_CAPOT, "general": pb.CONTRACT_GENERAL}
 _MAX_ID: Final = (1 << 64) - 1
 _READ_CHUNK: Final = 64 * 1024
-LinesHook = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+LinesHook = Callable[[list[JsonObject]], list[JsonObject]]
 """Changes the lines of one message before the bot reads them (the conformance report adds a later version's keys)."""
 TOO_LONG: Final = b"\n"
 """What :meth:`LineReader.next_line` returns for an over-long line (a newline: no real line holds one)."""
@@ -68,28 +71,28 @@ TOO_LONG: Final = b"\n"
 
 
 @cache
-def _enum_names(enum: Any) -> dict[int, str]:
+def _enum_names(enum: EnumDescriptor) -> dict[int, str]:
     """Wire names of an enum's values: the proto name without the enum's prefix, lowercase (``CONTRACT_PASS`` -> ``pass``)."""
     prefix = next((v.name[: -len("UNSPECIFIED")] for v in enum.values if v.name.endswith("_UNSPECIFIED")), "")
     return {v.number: v.name.removeprefix(prefix).lower() for v in enum.values}
 
 
-def _scalar(field: Any, value: Any) -> Any:
+def _scalar(field: FieldDescriptor, value: object) -> JsonValue:
     if field.type == field.TYPE_ENUM:
-        return _enum_names(field.enum_type).get(value, "unspecified")
+        return _enum_names(field.enum_type).get(value, "unspecified") if isinstance(value, int) else "unspecified"
     if field.type == field.TYPE_MESSAGE:
         return message_json(value)
-    return value
+    return cast(JsonValue, value)  # a scalar field: a number, a string or a bool
 
 
-def message_json(message: Any) -> dict[str, Any]:
+def message_json(message: Message) -> JsonObject:
     """A protobuf message as a JSON object: every field under its proto name, defaults included.
 
     Enums are their value names in lowercase without the type's prefix; an unset
     ``optional`` field is ``null``; maps are objects; 64-bit integers are numbers; of a
     oneof, only the member that is set.
     """
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for field in message.DESCRIPTOR.fields:
         oneof = field.containing_oneof
         if oneof is not None and not oneof.name.startswith("_") and message.WhichOneof(oneof.name) != field.name:
@@ -106,9 +109,9 @@ def message_json(message: Any) -> dict[str, Any]:
     return out
 
 
-def response_lines(response: pb.PlayResponse) -> list[dict[str, Any]]:
+def response_lines(response: pb.PlayResponse) -> list[JsonObject]:
     """The JSON objects a PlayResponse becomes, in order: one per event, then its payload."""
-    lines: list[dict[str, Any]] = []
+    lines: list[JsonObject] = []
     for event in response.events:
         kind = event.WhichOneof("event")
         if kind is not None:
@@ -119,7 +122,7 @@ def response_lines(response: pb.PlayResponse) -> list[dict[str, Any]]:
     return lines
 
 
-def _encode(lines: list[dict[str, Any]]) -> bytes:
+def _encode(lines: list[JsonObject]) -> bytes:
     return b"".join(json.dumps(line, separators=(",", ":")).encode("ascii") + b"\n" for line in lines)
 
 
@@ -435,7 +438,7 @@ async def run_bridge(
                 elif error is not None:
                     log.error("stdio bridge: %r", error)
         finally:
-            tasks: tuple[asyncio.Future[Any], ...] = (to_bot, from_bot, forfeit)
+            tasks = (to_bot, from_bot, forfeit)
             for pending_task in tasks:
                 pending_task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import errno
 import functools
+import importlib
 import os
 import tempfile
 from dataclasses import dataclass
-from typing import Any, Final
+from types import ModuleType
+from typing import Final
 
+from polignac.jsontypes import JsonObject, JsonValue
 from polignac_arena.seats.base import SeatError
 
 __all__ = ["ALLOWED_WHEN", "DENIED", "ArgRule", "Denial", "SeccompUnavailable", "docker_profile", "seccomp_bpf"]
@@ -155,10 +158,10 @@ _DOCKER_ARCHES: Final = {"X86_64": "SCMP_ARCH_X86_64", "AARCH64": "SCMP_ARCH_AAR
 _DOCKER_OPS: Final = {"eq": "SCMP_CMP_EQ", "ne": "SCMP_CMP_NE", "masked_eq": "SCMP_CMP_MASKED_EQ"}
 
 
-def _seccomp() -> Any:
+def _seccomp() -> ModuleType:
     """The pyseccomp module, or SeccompUnavailable saying what to install."""
     try:
-        import pyseccomp
+        pyseccomp = importlib.import_module("pyseccomp")
     except ImportError:
         raise SeccompUnavailable("the pyseccomp package is not installed (pip install pyseccomp)") from None
     except (OSError, RuntimeError) as exc:  # pyseccomp raises RuntimeError when libseccomp.so.2 is missing
@@ -235,18 +238,18 @@ def seccomp_bpf() -> bytes:
     return program
 
 
-def docker_profile() -> dict[str, Any]:
+def docker_profile() -> JsonObject:
     """The same table as a Docker seccomp profile (pass ``json.dumps`` of it as ``security_opt=["seccomp=..."]``)."""
     table = _table()
     arch = _DOCKER_ARCHES.get(table.arch_name)
     if arch is None:
         raise SeccompUnavailable(f"no Docker name for the architecture {table.arch_name or hex(table.arch)!r}")
-    syscalls: list[dict[str, Any]] = [{"names": list(table.allowed), "action": "SCMP_ACT_ALLOW"}]
+    syscalls: list[JsonValue] = [{"names": list(table.allowed), "action": "SCMP_ACT_ALLOW"}]
     for denial, names in table.denied:
         if names:
             syscalls.append({"names": list(names), "action": "SCMP_ACT_ERRNO", "errnoRet": denial.errno, "comment": denial.why})
     for rule in ALLOWED_WHEN:
         value, value_two = (rule.mask, rule.value) if rule.op == "masked_eq" else (rule.value, 0)
-        condition = {"index": rule.index, "value": value, "valueTwo": value_two, "op": _DOCKER_OPS[rule.op]}
+        condition: JsonObject = {"index": rule.index, "value": value, "valueTwo": value_two, "op": _DOCKER_OPS[rule.op]}
         syscalls.append({"names": [rule.name], "action": "SCMP_ACT_ALLOW", "args": [condition], "comment": rule.why})
     return {"defaultAction": "SCMP_ACT_ERRNO", "defaultErrnoRet": _DEFAULT_ERRNO, "architectures": [arch], "syscalls": syscalls}

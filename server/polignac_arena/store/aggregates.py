@@ -14,9 +14,11 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
-from polignac_arena.store.encoding import to_json
+from polignac_arena.store.encoding import SqlRow, SqlValue, to_json
+
+_P = TypeVar("_P")
 
 RECENT_MU: Final = 20
 """How many of a bot's last mu values a leaderboard row carries (its trend)."""
@@ -84,7 +86,7 @@ class BotTally:
                 self.first_played = when if self.first_played is None or when < self.first_played else self.first_played
                 self.last_played = when if self.last_played is None or when > self.last_played else self.last_played
 
-    def row(self) -> tuple[Any, ...]:
+    def row(self) -> SqlRow:
         """The values of :data:`BOT_COLUMNS`."""
         faults = to_json(dict(sorted(self.faults.items()))) if self.faults else "{}"
         return (
@@ -175,7 +177,7 @@ def trail_keeps(points: int) -> Iterator[int]:
             yield ordinal
 
 
-def thin(points: Sequence[Any], max_points: int) -> list[Any]:
+def thin(points: Sequence[_P], max_points: int) -> list[_P]:
     """At most ``max_points`` of ``points``: the last ones exact, the rest evenly spaced from the first."""
     if len(points) <= max_points:
         return list(points)
@@ -317,13 +319,13 @@ def add_ratings(
 class Aggregates:
     """Every aggregate table's rows by key, as their columns' values (JSON as canonical text)."""
 
-    tournament_stats: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
-    bot_stats: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
-    pair_stats: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
-    result_seats: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
-    faulted: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
-    ratings: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
-    rating_trail: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
+    tournament_stats: dict[SqlRow, SqlRow] = field(default_factory=dict)
+    bot_stats: dict[SqlRow, SqlRow] = field(default_factory=dict)
+    pair_stats: dict[SqlRow, SqlRow] = field(default_factory=dict)
+    result_seats: dict[SqlRow, SqlRow] = field(default_factory=dict)
+    faulted: dict[SqlRow, SqlRow] = field(default_factory=dict)
+    ratings: dict[SqlRow, SqlRow] = field(default_factory=dict)
+    rating_trail: dict[SqlRow, SqlRow] = field(default_factory=dict)
 
 
 TABLES: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
@@ -338,14 +340,24 @@ TABLES: Final[dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
 """Per aggregate: its key columns and value columns (``faulted`` is the column of ``results``; ``ratings`` the columns v4 added)."""
 
 
+@dataclass
+class _Progress:
+    """A tournament's progress while :func:`recompute` counts it."""
+
+    done: int = 0
+    void: int = 0
+    attempts: int = 0
+    faults: dict[str, int] = field(default_factory=dict)
+
+
 def recompute(conn: sqlite3.Connection) -> Aggregates:
     """Every aggregate, derived from the results, fixtures, ratings and rating history alone."""
     out = Aggregates()
     bots: dict[tuple[int, str], BotTally] = {}
-    pairs: dict[tuple[Any, ...], list[int]] = {}
-    progress: dict[int, list[Any]] = {}
+    pairs: dict[tuple[str, str, int], list[int]] = {}
+    progress: dict[int, _Progress] = {}
     for (tid,) in conn.execute("SELECT id FROM tournaments"):
-        progress[tid] = [0, 0, 0, {}]
+        progress[tid] = _Progress()
     for tid, seats in conn.execute("SELECT tournament_id, seats FROM fixtures"):
         for bot in json.loads(seats):
             bots.setdefault((tid, bot), BotTally())
@@ -358,15 +370,15 @@ def recompute(conn: sqlite3.Connection) -> Aggregates:
         places = None if places_text is None else json.loads(places_text)
         seat_totals = [fault_total(f) for f in faults]
         out.faulted[(rid,)] = (int(faulted(faults)),)
-        stats = progress.setdefault(tid, [0, 0, 0, {}])
+        stats = progress.setdefault(tid, _Progress())
         if not final:
-            stats[2] += 1
+            stats.attempts += 1
             continue
-        stats[0] += 1
-        stats[1] += status != FINISHED
+        stats.done += 1
+        stats.void += status != FINISHED
         for seat_faults in faults:
             for kind, count in seat_faults.items():
-                stats[3][kind] = stats[3].get(kind, 0) + count
+                stats.faults[kind] = stats.faults.get(kind, 0) + count
         for seat, bot in enumerate(seats):
             place = None if places is None else places[seat]
             out.result_seats[(bot, rid, seat)] = (tid, place, seat_totals[seat])
@@ -378,8 +390,8 @@ def recompute(conn: sqlite3.Connection) -> Aggregates:
             old = pairs.setdefault((a, b, tid), [0, 0, 0, 0])
             for i, value in enumerate(pair):
                 old[i] += value
-    for tid, (done, void, attempts, counts) in progress.items():
-        out.tournament_stats[(tid,)] = (done, void, attempts, to_json(dict(sorted(counts.items()))))
+    for tid, stats in progress.items():
+        out.tournament_stats[(tid,)] = (stats.done, stats.void, stats.attempts, to_json(dict(sorted(stats.faults.items()))))
     out.bot_stats = {key: tally.row() for key, tally in bots.items()}
     out.pair_stats = {key: tuple(v) for key, v in pairs.items()}
     _recompute_ratings(conn, out)
@@ -450,17 +462,19 @@ def differences(conn: sqlite3.Connection, names: Mapping[int, str], limit: int =
     return out
 
 
-def _where(keys: Sequence[str], key: Sequence[Any], names: Mapping[int, str]) -> str:
+def _where(keys: Sequence[str], key: Sequence[SqlValue], names: Mapping[int, str]) -> str:
     parts = []
     for column, value in zip(keys, key, strict=True):
-        if column == "tournament_id":
+        if column == "tournament_id" and isinstance(value, int):
             parts.append(f"tournament {names.get(value, value)!r}")
+        elif column == "tournament_id":
+            parts.append(f"tournament {value!r}")
         elif column in ("id", "result_id"):
-            parts.append(f"result {value}")
+            parts.append(f"result {value!s}")
         else:
             parts.append(f"{column} {value!r}")
     return ", ".join(parts)
 
 
-def _values(columns: Sequence[str], values: Sequence[Any]) -> str:
+def _values(columns: Sequence[str], values: Sequence[SqlValue]) -> str:
     return ", ".join(f"{c} {v!r}" for c, v in zip(columns, values, strict=True))

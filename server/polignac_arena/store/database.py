@@ -10,8 +10,9 @@ import threading
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import Self, TypeVar
 
+from polignac.jsontypes import JsonObject
 from polignac_arena.statuses import MatchStatus, TournamentStatus, UnknownStatusError, parse_status
 from polignac_arena.store import schema
 from polignac_arena.store.records import (
@@ -218,7 +219,7 @@ class Database:
                 return str(row[0])
         return None
 
-    def _result(self, row: sqlite3.Row, record: list[dict[str, Any]] | None = None) -> StoredResult:
+    def _result(self, row: sqlite3.Row, record: list[JsonObject] | None = None) -> StoredResult:
         """A row of :attr:`_RESULT`."""
         places = None if row["places"] is None else tuple(json.loads(row["places"]))
         status = self._status(MatchStatus, row["status"], "match status", f"match {row['match_id']!r}")

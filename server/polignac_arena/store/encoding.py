@@ -6,9 +6,15 @@ import json
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TypeAlias
 
+from polignac.jsontypes import JsonObject
 from polignac_arena.store.records import FixtureLike, StoreError
+
+SqlValue: TypeAlias = int | float | str | bytes | None
+"""A value SQLite stores."""
+SqlRow: TypeAlias = tuple[SqlValue, ...]
+"""The values of some columns of one row."""
 
 
 def now_text() -> str:
@@ -21,11 +27,11 @@ def timestamp_text(when: datetime) -> str:
     return when.astimezone(UTC).isoformat(timespec="milliseconds")
 
 
-def to_json(value: Any) -> str:
+def to_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def canonical_config(config: Mapping[str, Any] | str) -> str:
+def canonical_config(config: Mapping[str, object] | str) -> str:
     try:
         value = json.loads(config) if isinstance(config, str) else config
         if not isinstance(value, Mapping):
@@ -35,7 +41,7 @@ def canonical_config(config: Mapping[str, Any] | str) -> str:
         raise ValueError(f"a tournament config must be JSON: {exc}") from None
 
 
-def differences(old: Any, new: Any, prefix: str = "") -> list[str]:
+def differences(old: object, new: object, prefix: str = "") -> list[str]:
     """Dotted keys where two JSON values differ."""
     if isinstance(old, dict) and isinstance(new, dict):
         out: list[str] = []
@@ -45,12 +51,12 @@ def differences(old: Any, new: Any, prefix: str = "") -> list[str]:
     return [] if old == new else [prefix.rstrip(".") or "(the whole config)"]
 
 
-def encode_record(record: Iterable[Mapping[str, Any]] | str) -> bytes:
+def encode_record(record: Iterable[Mapping[str, object]] | str) -> bytes:
     text = record if isinstance(record, str) else "".join(json.dumps(line, separators=(",", ":")) + "\n" for line in record)
     return zlib.compress(text.encode("utf-8"), 6)
 
 
-def decode_record(encoding: str, data: bytes) -> list[dict[str, Any]]:
+def decode_record(encoding: str, data: bytes) -> list[JsonObject]:
     if encoding != "zlib":
         raise StoreError(f"unknown record encoding {encoding!r}")
     text = zlib.decompress(data).decode("utf-8")

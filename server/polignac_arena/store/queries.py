@@ -6,12 +6,12 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
 
 from polignac_arena.statuses import MatchStatus, TournamentStatus, UnknownStatusError
 from polignac_arena.store import aggregates
 from polignac_arena.store.database import Database
 from polignac_arena.store.encoding import (
+    SqlValue,
     decode_record,
     split_key,
     to_json,
@@ -158,7 +158,7 @@ class StoreQueries(Database):
                 ).fetchall()
             return [RatingPoint(*row) for row in aggregates.thin(rows, max_points)]
         query = "SELECT idx, bot, mu, sigma FROM rating_history WHERE tournament_id = ?"
-        args: tuple[Any, ...] = (tournament_id,)
+        args: tuple[SqlValue, ...] = (tournament_id,)
         if bot is not None:
             query, args = query + " AND bot = ?", (*args, bot)
         with self.read() as conn:
@@ -318,7 +318,7 @@ class StoreQueries(Database):
         """
         if isinstance(bots, str):
             raise ValueError(f"bots must be a collection of bot keys, got the string {bots!r}")
-        where, args = ["1"], list[Any]()
+        where, args = ["1"], list[SqlValue]()
         if bots is not None:
             chosen = to_json(sorted(set(bots)))
             where.append("a IN (SELECT value FROM json_each(?)) AND b IN (SELECT value FROM json_each(?))")
@@ -351,7 +351,7 @@ class StoreQueries(Database):
         mine = set(bots)
         chosen = to_json(sorted(mine))
         where = "(a IN (SELECT value FROM json_each(?)) OR b IN (SELECT value FROM json_each(?)))"
-        args: list[Any] = [chosen, chosen]
+        args: list[SqlValue] = [chosen, chosen]
         if tournament_id is not None:
             where, args = where + " AND tournament_id = ?", [*args, tournament_id]
         with self.read() as conn:
@@ -370,7 +370,7 @@ class StoreQueries(Database):
         return pairs
 
     @staticmethod
-    def _bot_filter(bot: str) -> tuple[str, list[Any]]:
+    def _bot_filter(bot: str) -> tuple[str, list[SqlValue]]:
         """The condition on ``result_seats s`` for ``bot``: one version (``name@version``), or every version of a name."""
         if "@" in bot:
             return "s.bot = ?", [bot]
@@ -436,9 +436,9 @@ class StoreQueries(Database):
 
     def _result_filter(
         self, tournament_id: int | None, bot: str | None, faults: bool | None, status: MatchStatus | None
-    ) -> tuple[str, str, list[str], list[Any]]:
+    ) -> tuple[str, str, list[str], list[SqlValue]]:
         """The tables, the result id column and the conditions that select final results by these filters."""
-        where, args = ["r.final = 1"], list[Any]()
+        where, args = ["r.final = 1"], list[SqlValue]()
         if faults is not None:
             where.append("r.faulted = ?")
             args.append(int(bool(faults)))

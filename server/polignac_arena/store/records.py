@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from polignac.jsontypes import JsonObject
 from polignac_arena.statuses import MatchStatus, TournamentStatus
 
 Rating = tuple[float, float]
@@ -89,7 +90,7 @@ class Tournament:
 
     id: int
     name: str
-    config: dict[str, Any]
+    config: JsonObject
     source: str | None
     status: TournamentStatus
     created_at: str
@@ -140,7 +141,7 @@ class StoredResult:
     duration_s: float | None
     finished_at: str
     record_path: str | None
-    record: list[dict[str, Any]] | None = field(default=None, repr=False)
+    record: list[JsonObject] | None = field(default=None, repr=False)
     node: str | None = None
     """The machine or cluster node that played it (None: not known)."""
 

@@ -8,7 +8,6 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from polignac_arena.statuses import MatchStatus, TournamentStatus
 from polignac_arena.store import aggregates
@@ -69,7 +68,7 @@ class StoreWriter(Database):
     def create_tournament(
         self,
         name: str,
-        config: Mapping[str, Any] | str,
+        config: Mapping[str, object] | str,
         fixtures: Iterable[FixtureLike],
         *,
         source: str | None = None,
@@ -177,7 +176,7 @@ class StoreWriter(Database):
         hands: int,
         rate: RateFunction | GroupRate,
         penalties: Sequence[int] | None = None,
-        record: Iterable[Mapping[str, Any]] | str | None = None,
+        record: Iterable[Mapping[str, object]] | str | None = None,
         record_path: str | Path | None = None,
         duration_s: float | None = None,
         finished_at: datetime | None = None,

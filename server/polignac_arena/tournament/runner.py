@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from polignac.jsontypes import JsonObject
 from polignac_arena.executors import ClusterLost, Executor, MatchJob, WaitHook, executor_for
 from polignac_arena.games import GameRefused, check_seating
 from polignac_arena.matchmaking import Meetings
@@ -51,9 +51,9 @@ def rating_env(config: TournamentConfig) -> RatingEnv:
     return RatingEnv(mu=ts.mu, sigma=ts.sigma, beta=ts.beta, tau=ts.tau, draw_probability=ts.draw_probability)
 
 
-def config_record(config: TournamentConfig) -> dict[str, Any]:
+def config_record(config: TournamentConfig) -> JsonObject:
     """What defines a tournament (compared on --resume): everything but the parallelism."""
-    return {
+    record: JsonObject = {
         "entrants": list(config.entrants),
         "format": config.format,
         "table_size": config.table_size,
@@ -64,10 +64,11 @@ def config_record(config: TournamentConfig) -> dict[str, Any]:
         "time": {"move_ms": config.time.move_ms, "bank_ms": config.time.bank_ms, "startup_ms": config.time.startup_ms},
         "seats": {"kind": config.seat_kind.value, "trusted": config.trusted, "limits": vars(config.limits).copy()},
         "trueskill": vars(config.trueskill).copy(),
-    } | _schedule_record(config)
+    }
+    return record | _schedule_record(config)
 
 
-def _schedule_record(config: TournamentConfig) -> dict[str, Any]:
+def _schedule_record(config: TournamentConfig) -> JsonObject:
     """The ``[schedule]`` settings when set (left out otherwise, so tournaments stored before them still resume)."""
     if config.until_separated is None:
         return {}
@@ -323,7 +324,7 @@ async def _play_all(
     return outcome
 
 
-Play = Callable[[int, Sequence[str], int], Coroutine[Any, Any, bool]]
+Play = Callable[[int, Sequence[str], int], Coroutine[object, object, bool]]
 """``play(index, seats, seed)``: play a fixture and store its result; whether it got its final result."""
 
 
@@ -412,7 +413,7 @@ async def _run_ladder(
     return True, ""
 
 
-async def _all(coroutines: Iterable[Coroutine[Any, Any, bool]]) -> bool:
+async def _all(coroutines: Iterable[Coroutine[object, object, bool]]) -> bool:
     """Run the matches together, whether all of them got their final result; if one raises, stop the others
     and wait for them before raising.
 
@@ -439,7 +440,7 @@ def store_result(
     tournament_id: int,
     index: int,
     result: MatchResult,
-    rate: Any,
+    rate: RateFunction | GroupRate,
     duration_s: float,
     *,
     final: bool | None = None,

@@ -26,7 +26,7 @@ __all__ = ["STATIC_DIR", "PlainJSONResponse", "create_app", "open_read_only", "t
 STATIC_DIR = Path(__file__).with_name("static")
 
 
-def _plain_strings(value: Any) -> Any:
+def _plain_strings(value: object) -> object:
     """``value`` with every string in it (keys included) passed through :func:`plain`."""
     if isinstance(value, str):
         return plain(value)
@@ -40,7 +40,7 @@ def _plain_strings(value: Any) -> Any:
 class PlainJSONResponse(JSONResponse):
     """JSON whose strings hold no control characters: an API client may print bot names and details to a terminal."""
 
-    def render(self, content: Any) -> bytes:
+    def render(self, content: object) -> bytes:
         return super().render(_plain_strings(content))
 
 

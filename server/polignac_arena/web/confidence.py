@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from polignac_arena.ratings import stronger_probability
 from polignac_arena.store import LeaderboardRow, Tournament
@@ -55,7 +55,7 @@ def average_place_meaningful(tournament: Tournament | None) -> bool:
     """Whether average places compare bots fairly: in a round robin or duplicate tournament, not all-time nor in a ladder or league."""
     if tournament is None:
         return False
-    config: Mapping[str, Any] = tournament.config
+    config: Mapping[str, object] = tournament.config
     if "league" in config:
         return False
     return config.get("format", "round-robin") in _BALANCED_FORMATS

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from polignac import Faces, Ruleset, card_name, cards_in, suit_name
 from polignac.cards import ALL_CARDS_MASK, PIQUET_MASK
@@ -135,7 +135,7 @@ def env_of(tournament: Tournament | None) -> RatingEnv:
     settings = tournament.config.get("trueskill") if tournament is not None else None
     if isinstance(settings, dict) and settings:
         try:
-            return RatingEnv(**settings)
+            return RatingEnv(**cast("dict[str, float]", settings))  # a bad value raises, as caught below
         except (TypeError, ValueError):
             pass
     return RatingEnv()
@@ -148,8 +148,9 @@ def tournament_summary(store: Store, tournament: Tournament) -> TournamentSummar
 
 def _summary(store: Store, tournament: Tournament, model: type[_Summary], **more: object) -> _Summary:
     progress = store.progress(tournament.id)
+    kind = tournament.config.get("format")
     return model(
-        name=tournament.name, status=tournament.status, format=tournament.config.get("format"),
+        name=tournament.name, status=tournament.status, format=kind if isinstance(kind, str) else None,
         created_at=tournament.created_at, updated_at=tournament.updated_at, fixtures=progress.total, done=progress.done,
         rated=progress.rated, void=progress.void, attempts=progress.attempts, faults=progress.faults, **more,
     )  # fmt: skip

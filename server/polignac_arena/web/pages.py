@@ -6,7 +6,6 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import quote, urlencode
 
 import jinja2
@@ -134,7 +133,7 @@ def _percent(p: float | None) -> str:
     return f"{p * 100:.0f}%"
 
 
-def _shown(value: Any) -> Any:
+def _shown(value: object) -> object:
     """Every value a template prints: text goes through :func:`plain` (autoescaping covers HTML, not control characters)."""
     if isinstance(value, Markup):
         return Markup(plain(str(value)))
