@@ -164,7 +164,11 @@ def test_play_this_position_starts_a_match_from_a_replays_hand_with_its_deals_an
     try:
         record = site.league.store.arena.get_result(NOTES_MATCH)
         assert record is not None and record.record
-        ended = {line["hand_number"]: line["totals"] for line in record.record if line["type"] == "hand_ended" and not line.get("tiebreak")}
+        ended = {
+            int(str(line["hand_number"])): line["totals"]
+            for line in record.record
+            if line["type"] == "hand_ended" and not line.get("tiebreak")
+        }
         hand = max(ended)  # the last hand: the totals before it are the earlier hands'
         totals_before = ended.get(hand - 1, [0, 0, 0])
         with TestClient(site.app, follow_redirects=False) as ada:
