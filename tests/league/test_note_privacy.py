@@ -48,6 +48,11 @@ NO_MATCH_POSTS = {
     # An author's test match is asked for here; its record is served by GET routes only (/me/reruns/..., /api/league/reruns/...).
     "/matches/{match_id}/rerun",
     "/api/league/matches/{match_id}/reruns",
+    # A person's match against the built-ins is started and played here; its seat's state and replay are GET routes.
+    "/play",
+    "/play/{match_id}/decision",
+    # "Play this position": a new human match from a recorded one's deals (no note of the record goes with it).
+    "/play/from/{match_id}",
 }
 """Routes other than GET: none serves a match (a new one must be looked at, then named here)."""
 

@@ -115,6 +115,10 @@ class LeagueLimits:
     """An author's test matches queued or running at once."""
     reruns_queued: int = _limit(50, 1, 10_000)
     """Every author's test matches queued or running at once."""
+    human_matches: int = _limit(4, 0, 1000)
+    """People's matches against the built-in bots live at once in the whole league (one per author at most); 0: none."""
+    human_move_s: float = _limit(120.0, 5, 3600)
+    """The clock of a person's seat (and its opponents') a decision in those matches: past it, the fallback and a fault."""
     remote_idle_s: float = dataclasses.field(default=3600.0, metadata={"key": "[remote] idle_minutes"})
     """An offline remote bot stops counting toward ``active_bots`` this long after it was last seen (set in minutes by
     ``[remote] idle_minutes``: not a key of this table)."""

@@ -28,6 +28,7 @@ executor on another node is aborted and recorded aborted); the servers stop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -35,7 +36,7 @@ import socket
 import ssl
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -60,6 +61,8 @@ from polignac_arena.league.config import LeagueConfig, parse_league_config
 from polignac_arena.league.grpc_front import INTERNAL_HOST, GrpcFront, direct_peer
 from polignac_arena.league.grpc_guard import CallsPerAddress, grpc_options
 from polignac_arena.league.http_guard import ConnectionGuard, GuardedServer
+from polignac_arena.league.human_matches import HumanMatches
+from polignac_arena.league.human_pages import human_router
 from polignac_arena.league.ladder import Ladder
 from polignac_arena.league.lobby import LOBBY_SERVICE_NAME, AssignmentSpec, ClaimRefused, LobbyService, OnlineBots, peer_address
 from polignac_arena.league.metrics import LeagueGauges, LeagueMetrics, metrics_router
@@ -116,6 +119,8 @@ class League:
         self.sessions = Sessions()
         self.test_runs = TestRuns(self.store, config, self.submission_of)
         """Authors' unrated test matches (reruns of a league match with another version), played one at a time."""
+        self.human_matches = HumanMatches(config)
+        """People's matches against the built-in bots, played from the browser."""
         self._submissions: dict[int, Submission] = {}
         self.validator: Validator | None = None
         """The validation workers, once :func:`run_league` started them."""
@@ -396,10 +401,22 @@ def league_app(league: League) -> Any:
         ),
         league_router(league),
         signin_router(league, league.test_runs),
+        human_router(league, league.human_matches),
         upload_router(league, max_upload_bytes=league.caps.compressed_bytes, body_timeout_s=limits.body_timeout_s),
         metrics_router(league.metrics),
     ]
     app = create_app(league.config.store, routers=routers, notes_policy=league_notes_policy(league))
+    opened = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(served: Any) -> AsyncIterator[Any]:
+        async with opened(served) as state:
+            try:
+                yield state
+            finally:
+                await league.human_matches.stop()  # the people's matches live in the web server's loop
+
+    app.router.lifespan_context = lifespan
     if not limits.trusted_proxies:
         return app
     return ProxyHeadersMiddleware(cast(Any, app), trusted_hosts=list(limits.trusted_proxies))  # an ASGI app, as uvicorn's types spell it
@@ -557,6 +574,7 @@ async def run_league(
         stopping.cancel()
         log.warning("draining: no new matches; running ones have %g s to finish, then go on at the next start", config.drain_s)
         await ladder.drain(config.drain_s)
+        await league.human_matches.stop()
         for task in workers:
             task.cancel()
         await asyncio.gather(*workers, return_exceptions=True)

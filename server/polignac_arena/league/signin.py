@@ -26,6 +26,7 @@ from starlette.concurrency import run_in_threadpool
 
 from polignac_arena.league.author_api import MAX_TOKEN_CHARS
 from polignac_arena.league.authoring import BotSummary, Throttled
+from polignac_arena.league.human_matches import OPPONENTS as PLAY_OPPONENTS
 from polignac_arena.league.sessions import Session, Sessions, SessionsFull, same_token
 from polignac_arena.league.test_run_api import test_run_url
 from polignac_arena.league.test_runs import TestRunRefused, TestRuns, as_result, run_state_text
@@ -43,6 +44,15 @@ class RerunOffer:
     match_id: str
     versions: list[str]
     csrf: str
+
+
+@dataclass(frozen=True)
+class PlayHere:
+    """The replay page's "play this position" form for a signed-in person (:mod:`polignac_arena.league.human_pages`)."""
+
+    match_id: str
+    csrf: str
+    bots: tuple[str, ...]
 
 
 __all__ = ["MAX_FORM_BYTES", "SESSION_COOKIE", "SIGNIN_COOKIE", "AuthorPages", "signin_router"]
@@ -233,7 +243,8 @@ def _add_test_run_pages(
         result = store.get_result(match_id)
         choices = test_runs.choices(session.author, result.seats) if result is not None else []
         offer = RerunOffer(match_id, choices, session.csrf) if choices else None
-        return HTMLResponse(page_replay(store, links, match_id, notes_of, rerun=offer), headers=NOTES_CACHE_HEADERS)
+        here = PlayHere(match_id, session.csrf, PLAY_OPPONENTS) if result is not None and result.record else None
+        return HTMLResponse(page_replay(store, links, match_id, notes_of, rerun=offer, play_here=here), headers=NOTES_CACHE_HEADERS)
 
     @router.post("/matches/{match_id}/rerun")
     async def ask_rerun(request: Request, match_id: str) -> Response:

@@ -380,6 +380,16 @@
       rerunHere.textContent = "this hand is a tie-break: choose another";
     });
   }
+  // "Play this position" (replay.html, signed in): a human match from the hand on show, in the seat chosen in its form.
+  var playHere = el("play-here"), playForm = el("play-here-form");
+  if (playHere && playForm) {
+    playHere.addEventListener("click", function () {
+      var k = dealIndex(step);
+      if (k >= 0 && deals[k][3]) { playHere.textContent = "this hand is a tie-break: choose another"; return; }
+      playForm.elements.hand.value = k >= 0 ? deals[k][0] : 1;
+      playForm.submit();
+    });
+  }
   window.polignacReplay = { go: go, step: function () { return step; }, events: events, hands: deals };
   fillHandList();
   // The step an address names (#step=N, or #hand=K: just after hand K's deal); null when it names none.
