@@ -57,9 +57,7 @@ def test_run_out(run: TestRun, record: list[JsonObject] | None = None) -> TestRu
     )
 
 
-def add_test_run_routes(
-    router: APIRouter, author: Any, test_runs: TestRuns, refusal: Refuse
-) -> None:
+def add_test_run_routes(router: APIRouter, author: Any, test_runs: TestRuns, refusal: Refuse) -> None:
     """Add the routes to ``router``.
 
     ``author`` is the router's dependency naming the token's author, ``refusal(status, message, headers)`` its error.
