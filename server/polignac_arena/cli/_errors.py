@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import typer
 from typer.core import TyperGroup
@@ -53,8 +53,8 @@ class OneLineErrors(TyperGroup):
         complete_var: str | None = None,
         standalone_mode: bool = True,
         windows_expand_args: bool = True,
-        **extra: Any,
-    ) -> Any:
+        **extra: object,
+    ) -> object:
         """Run the command line; exit (or, when not standalone, return) with its exit code."""
         argv = list(sys.argv[1:] if args is None else args) or ["--help"]
         # The arena's log lines (warnings and errors, printed by logging's last-resort handler

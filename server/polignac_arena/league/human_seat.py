@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
 
 import grpc
 import grpc.aio
@@ -21,6 +20,7 @@ from polignac._proto.polignac.v1.referee_pb2_grpc import RefereeServiceStub
 from polignac.bot.stream import CHANNEL_OPTIONS, BotConnectionError, write
 from polignac.cards import Card
 from polignac.events import Declared, Forfeited, HandDealt, HandEnded, TrickWon
+from polignac.jsontypes import JsonObject
 from polignac.rules import Ruleset
 from polignac.values import Contract, Decision
 from polignac.view import PlayerView
@@ -58,9 +58,9 @@ class HumanSeat:
     pending: _Pending | None = None
     last_view: PlayerView | None = None
     log: list[str] = field(default_factory=list)
-    last_hand: dict[str, Any] | None = None
+    last_hand: JsonObject | None = None
     faults: list[str] = field(default_factory=list)
-    ended: dict[str, Any] | None = None
+    ended: JsonObject | None = None
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     _call: grpc.aio.StreamStreamCall | None = None
 
@@ -160,10 +160,10 @@ class HumanSeat:
         finally:
             self._touch()
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> JsonObject:
         """What the page shows: this seat's hand, what it may play, the table, the auction, the scores, the story."""
         view = self.pending.view if self.pending is not None else self.last_view
-        state: dict[str, Any] = {
+        state: JsonObject = {
             "version": self.version,
             "seat": self.seat,
             "seat_names": list(self.seat_names),
