@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 import shutil
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from polignac_arena.replay import replay_lines
 from polignac_arena.runner import run_local_match
 from polignac_arena.seats import launcher_for
 from polignac_arena.tournament.runner import store_result
+from tests.aio import run_sync
 from tests.league.league_process import add_author, bot_folder, seed_active, write_league
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
@@ -45,7 +45,7 @@ class Arena:
         (second / "ada-bot" / "changed.txt").write_text("version 2\n")
         seed_active(self.config, "ada", [second / "ada-bot"], hours_ago=1.5)
         self.league = League(load_league_config(self.config))
-        asyncio.run(self._play_original())
+        run_sync(self._play_original())
         self.app = league_app(self.league)
 
     async def _play_original(self) -> None:
@@ -89,7 +89,7 @@ class Arena:
                 played += 1
             return played
 
-        return asyncio.run(play())
+        return run_sync(play())
 
 
 @pytest.fixture(scope="module")
