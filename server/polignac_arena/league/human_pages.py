@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
 from fastapi import APIRouter, Request, Response
@@ -28,7 +29,7 @@ from starlette.concurrency import run_in_threadpool
 from polignac_arena.league.human_matches import OPPONENTS, HumanMatch, HumanMatches, HumanMatchRefused, describe
 from polignac_arena.league.human_seat import AnswerRefused
 from polignac_arena.league.sessions import Session, Sessions, same_token
-from polignac_arena.league.signin import SESSION_COOKIE, _form, _FormRefused, _same_site
+from polignac_arena.league.signin import SESSION_COOKIE, FormRefused, _same_site, session_form
 from polignac_arena.record_lines import HandEndedLine, HeaderLine, ResultLine, parse_lines
 from polignac_arena.rerun_source import RerunSourceError, rerun_of_record
 from polignac_arena.statuses import MatchStatus
@@ -75,6 +76,16 @@ def human_router(league: HumanLeague, matches: HumanMatches) -> APIRouter:
             return None
         return session
 
+    async def posted_form(request: Request) -> tuple[Session, Mapping[str, str]] | Response:
+        """The signed-in session and the form it posted, or the page that refuses them."""
+        session = session_of(request)
+        if session is None:
+            return refused(401, "sign in to play")
+        try:
+            return session, await session_form(request, session)
+        except FormRefused as exc:
+            return refused(exc.status, exc.message)
+
     def match_of(session: Session, match_id: str) -> HumanMatch | None:
         return matches.get(session.author, match_id) if len(match_id) <= 40 else None
 
@@ -101,15 +112,10 @@ def human_router(league: HumanLeague, matches: HumanMatches) -> APIRouter:
 
     @router.post("/play")
     async def start(request: Request) -> Response:
-        session = session_of(request)
-        if session is None:
-            return refused(401, "sign in to play")
-        try:
-            form = await _form(request)
-        except _FormRefused as exc:
-            return refused(exc.status, exc.message)
-        if not _same_site(request) or not same_token(form.get("csrf"), session.csrf):
-            return refused(403, "this form lacks its CSRF token or came from another site")
+        posted = await posted_form(request)
+        if isinstance(posted, Response):
+            return posted
+        session, form = posted
         players = matches.config.rules.players
         opponents = [form.get(f"seat{seat}", "") for seat in range(1, players)]
         limit_text = form.get("limit", "").strip()
@@ -123,15 +129,10 @@ def human_router(league: HumanLeague, matches: HumanMatches) -> APIRouter:
 
     @router.post("/play/from/{match_id}")
     async def start_from(request: Request, store: StoreDep, match_id: str) -> Response:
-        session = session_of(request)
-        if session is None:
-            return refused(401, "sign in to play")
-        try:
-            form = await _form(request)
-        except _FormRefused as exc:
-            return refused(exc.status, exc.message)
-        if not _same_site(request) or not same_token(form.get("csrf"), session.csrf):
-            return refused(403, "this form lacks its CSRF token or came from another site")
+        posted = await posted_form(request)
+        if isinstance(posted, Response):
+            return posted
+        session, form = posted
         numbers = {name: form.get(name, "").strip() for name in ("hand", "seat")}
         for name, text in numbers.items():
             if not text.isascii() or not text.isdigit() or len(text) > 6:

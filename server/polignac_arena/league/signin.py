@@ -79,7 +79,9 @@ class AuthorPages(Protocol):
     def recent_matches(self, labels: list[str], limit: int) -> list[StoredResult]: ...
 
 
-class _FormRefused(Exception):
+class FormRefused(Exception):
+    """A posted form refused: the HTTP status to answer and why."""
+
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
@@ -90,16 +92,16 @@ async def _form(request: Request) -> Mapping[str, str]:
     """The posted form's fields (the first value of each), read up to :data:`MAX_FORM_BYTES`."""
     kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if kind != "application/x-www-form-urlencoded":
-        raise _FormRefused(415, "this expects a form (application/x-www-form-urlencoded)")
+        raise FormRefused(415, "this expects a form (application/x-www-form-urlencoded)")
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
         if len(body) > MAX_FORM_BYTES:
-            raise _FormRefused(413, f"a form here is at most {MAX_FORM_BYTES} bytes")
+            raise FormRefused(413, f"a form here is at most {MAX_FORM_BYTES} bytes")
     try:
         fields = parse_qs(body.decode("ascii"), keep_blank_values=True, strict_parsing=False, max_num_fields=8)
     except (UnicodeDecodeError, ValueError):
-        raise _FormRefused(400, "this form could not be read") from None
+        raise FormRefused(400, "this form could not be read") from None
     return {name: values[0] for name, values in fields.items()}
 
 
@@ -107,6 +109,14 @@ def _same_site(request: Request) -> bool:
     """No ``Origin``, or this server's own (a browser sends one with every cross-site POST)."""
     origin = request.headers.get("origin")
     return origin is None or origin == f"{request.url.scheme}://{request.url.netloc}"
+
+
+async def session_form(request: Request, session: Session) -> Mapping[str, str]:
+    """The form a signed-in ``session`` posted from this site with its CSRF token; else :class:`FormRefused`."""
+    form = await _form(request)
+    if not _same_site(request) or not same_token(form.get("csrf"), session.csrf):
+        raise FormRefused(403, "this form lacks its CSRF token or came from another site")
+    return form
 
 
 def _secure(request: Request) -> bool:
@@ -155,7 +165,7 @@ def signin_router(league: AuthorPages, test_runs: TestRuns | None = None) -> API
     async def signin(request: Request) -> Response:
         try:
             form = await _form(request)
-        except _FormRefused as exc:
+        except FormRefused as exc:
             return signin_form(request, exc.status, exc.message)
         if not _same_site(request) or not same_token(form.get("csrf"), request.cookies.get(SIGNIN_COOKIE) or "\0"):
             return signin_form(request, 403, "the sign-in form expired or came from another site: sign in again")
@@ -207,11 +217,9 @@ def signin_router(league: AuthorPages, test_runs: TestRuns | None = None) -> API
         if session is None:
             return RedirectResponse("/signin", status_code=303)
         try:
-            form = await _form(request)
-        except _FormRefused as exc:
+            await session_form(request, session)
+        except FormRefused as exc:
             return page("error.html", exc.status, title="Refused", message=exc.message)
-        if not _same_site(request) or not same_token(form.get("csrf"), session.csrf):
-            return page("error.html", 403, title="Refused", message="this form lacks its CSRF token or came from another site")
         league.sessions.close(session_id)
         response = RedirectResponse("/", status_code=303)
         response.delete_cookie(SESSION_COOKIE, path="/")
@@ -252,11 +260,9 @@ def _add_test_run_pages(
         if session is None:
             return page("error.html", 401, title="Sign in first", message="sign in to ask for a test match of your bot")
         try:
-            form = await _form(request)
-        except _FormRefused as exc:
+            form = await session_form(request, session)
+        except FormRefused as exc:
             return page("error.html", exc.status, title="Refused", message=exc.message)
-        if not _same_site(request) or not same_token(form.get("csrf"), session.csrf):
-            return page("error.html", 403, title="Refused", message="this form lacks its CSRF token or came from another site")
         hand_text = form.get("hand", "").strip()
         if hand_text and (not hand_text.isascii() or not hand_text.isdigit() or len(hand_text) > 6 or int(hand_text) < 1):
             return page("error.html", 400, title="Refused", message=f"the hand must be a hand number, got {hand_text!r}")
