@@ -12,9 +12,10 @@ import io
 import json
 import os
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -30,6 +31,8 @@ if TYPE_CHECKING:  # the league's modules load when a command runs: `--help` sta
 
 __all__ = ["app", "bots", "retire", "submit"]
 
+T = TypeVar("T")
+
 app = typer.Typer(help="A league server: authors submit bots or connect them, and a ladder plays them for good.")
 user_app = typer.Typer(help="The league's authors (on the server's host).")
 token_app = typer.Typer(help="Authors' API tokens (on the server's host).")
@@ -38,6 +41,14 @@ app.add_typer(token_app, name="token")
 
 ConfigOption = Annotated[Path, typer.Option("--config", "-c", metavar="FILE", help="The league file (default: league.toml).")]
 DEFAULT_CONFIG = Path("league.toml")
+TokenFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--token-file",
+        metavar="FILE",
+        help="A file holding your API token (else $POLIGNAC_LEAGUE_TOKEN, else token in ~/.config/polignac/league.toml).",
+    ),
+]
 
 
 def _config(path: Path) -> LeagueConfig:
@@ -60,6 +71,19 @@ def _store(path: Path) -> tuple[LeagueConfig, LeagueStore]:
         return config, LeagueStore(config.store)
     except StoreError as exc:
         fail(str(exc))
+
+
+def _in_store(path: Path, do: Callable[[LeagueStore], T], also: tuple[type[Exception], ...] = ()) -> T:
+    """``do(store)`` on the league's store; a :class:`StoreError` (or one of ``also``) is the command's error."""
+    from polignac_arena.store import StoreError
+
+    errors: tuple[type[Exception], ...] = (StoreError, *also)
+    _, store = _store(path)
+    with store:
+        try:
+            return do(store)
+        except errors as exc:
+            fail(str(exc))
 
 
 def _show_token(token: str, author: str) -> None:
@@ -98,14 +122,7 @@ def user_add(
     config: ConfigOption = DEFAULT_CONFIG,
 ) -> None:
     """Add an author and print their first API token (once: only its hash is kept)."""
-    from polignac_arena.store import StoreError
-
-    _, store = _store(config)
-    with store:
-        try:
-            author, token = store.add_author(name)
-        except (StoreError, ValueError) as exc:
-            fail(str(exc))
+    author, token = _in_store(config, lambda store: store.add_author(name), also=(ValueError,))
     _show_token(token, author.name)
 
 
@@ -128,14 +145,7 @@ def token_list(
     author: Annotated[str | None, typer.Option("--author", help="Only this author's tokens.")] = None, config: ConfigOption = DEFAULT_CONFIG
 ) -> None:
     """Every token's id, author and dates (never a secret)."""
-    from polignac_arena.store import StoreError
-
-    _, store = _store(config)
-    with store:
-        try:
-            tokens = store.tokens(author)
-        except StoreError as exc:
-            fail(str(exc))
+    tokens = _in_store(config, lambda store: store.tokens(author))
     for token in tokens:
         state = f"revoked {token.revoked_at}" if token.revoked_at else "active"
         print(f"plg_{token.id}_...  {token.author}  created {token.created_at}  last used {token.last_used_at or 'never'}  {state}")
@@ -147,14 +157,7 @@ def token_revoke(
     config: ConfigOption = DEFAULT_CONFIG,
 ) -> None:
     """Revoke one token: it stops working at once, on a running server too."""
-    from polignac_arena.store import StoreError
-
-    _, store = _store(config)
-    with store:
-        try:
-            token = store.revoke_token(token_id.removeprefix("plg_").split("_")[0])
-        except StoreError as exc:
-            fail(str(exc))
+    token = _in_store(config, lambda store: store.revoke_token(token_id.removeprefix("plg_").split("_")[0]))
     print(f"revoked plg_{token.id}_... of {token.author}")
 
 
@@ -163,44 +166,32 @@ def token_rotate(
     author: Annotated[str, typer.Argument(help="The author whose tokens to replace.")], config: ConfigOption = DEFAULT_CONFIG
 ) -> None:
     """Revoke every token of an author and print a new one."""
-    from polignac_arena.store import StoreError
+    token = _in_store(config, lambda store: store.rotate_tokens(author))
+    _show_token(token, author)
 
+
+def _set_paused(paused: bool, config: Path) -> None:
     _, store = _store(config)
     with store:
-        try:
-            token = store.rotate_tokens(author)
-        except StoreError as exc:
-            fail(str(exc))
-    _show_token(token, author)
+        store.set_setting("paused", "1" if paused else "0")
 
 
 @app.command("pause")
 def pause(config: ConfigOption = DEFAULT_CONFIG) -> None:
     """Stop starting matches (running ones finish); uploads are still validated."""
-    _, store = _store(config)
-    with store:
-        store.set_setting("paused", "1")
+    _set_paused(True, config)
     print("the ladder is paused: running matches finish, no new ones start (polignac league resume)")
 
 
 @app.command("resume")
 def resume(config: ConfigOption = DEFAULT_CONFIG) -> None:
     """Start matches again after a pause."""
-    _, store = _store(config)
-    with store:
-        store.set_setting("paused", "0")
+    _set_paused(False, config)
     print("the ladder runs")
 
 
 def _set_disabled(bot: str, disabled: bool, config: Path) -> None:
-    from polignac_arena.store import StoreError
-
-    _, store = _store(config)
-    with store:
-        try:
-            store.set_disabled(bot, disabled)
-        except StoreError as exc:
-            fail(str(exc))
+    _in_store(config, lambda store: store.set_disabled(bot, disabled))
     print(f"{bot} is {'disabled: it plays no new match' if disabled else 'enabled again'}")
 
 
@@ -259,14 +250,7 @@ def rerun(
 
 
 def _operator_rerun(match_id: str, config: Path) -> None:
-    from polignac_arena.store import StoreError
-
-    _, store = _store(config)
-    with store:
-        try:
-            request = store.request_rerun(match_id)
-        except StoreError as exc:
-            fail(str(exc))
+    request = _in_store(config, lambda store: store.request_rerun(match_id))
     print(f"rerun #{request} of {match_id} requested: the ladder plays it next")
 
 
@@ -418,14 +402,7 @@ def export(
 def connect(
     bot_dir: Annotated[Path, typer.Argument(metavar="BOT_DIR", help="The bot's folder (with bot.toml).")],
     server: Annotated[str, typer.Option("--server", metavar="HOST:PORT", help="The league's gRPC address.")],
-    token_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--token-file",
-            metavar="FILE",
-            help="A file holding your API token (else $POLIGNAC_LEAGUE_TOKEN, else token in ~/.config/polignac/league.toml).",
-        ),
-    ] = None,
+    token_file: TokenFile = None,
     ca: Annotated[
         Path | None,
         typer.Option(
@@ -481,14 +458,7 @@ def submit(
     server: Annotated[
         str, typer.Option("--server", metavar="URL", help="The league server, https://HOST[:PORT] (http:// only to this machine).")
     ],
-    token_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--token-file",
-            metavar="FILE",
-            help="A file holding your API token (else $POLIGNAC_LEAGUE_TOKEN, else token in ~/.config/polignac/league.toml).",
-        ),
-    ] = None,
+    token_file: TokenFile = None,
     ca: Annotated[
         Path | None, typer.Option("--ca", metavar="FILE", help="Trust only this CA certificate (PEM) for the server: a private CA.")
     ] = None,
@@ -544,14 +514,6 @@ def submit(
 
 ServerUrl = Annotated[
     str, typer.Option("--server", metavar="URL", help="The league server, https://HOST[:PORT] (http:// only to this machine).")
-]
-TokenFile = Annotated[
-    Path | None,
-    typer.Option(
-        "--token-file",
-        metavar="FILE",
-        help="A file holding your API token (else $POLIGNAC_LEAGUE_TOKEN, else token in ~/.config/polignac/league.toml).",
-    ),
 ]
 CaFile = Annotated[Path | None, typer.Option("--ca", metavar="FILE", help="Trust only this CA certificate (PEM) for the server.")]
 
