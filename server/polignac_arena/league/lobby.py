@@ -36,6 +36,7 @@ from polignac.wire import ruleset_to_pb
 from polignac_arena.league.grpc_front import direct_peer
 from polignac_arena.peers import peer_host as peer_address
 from polignac_arena.referee.host import TimeControl
+from polignac_arena.referee.service import serve_stream
 from polignac_arena.referee.versions import SPOKEN, parse_version
 from polignac_arena.settings import NAME_MAX, VERSION_MAX, is_display_name, is_version_text
 
@@ -351,13 +352,7 @@ class LobbyService:
 
     def add_to(self, server: grpc.aio.Server) -> None:
         """Serve this service on ``server`` (whose options bound the size of a message)."""
-        handlers = {
-            "Lobby": grpc.stream_stream_rpc_method_handler(
-                self.Lobby, request_deserializer=_decode, response_serializer=pb.LobbyEvent.SerializeToString
-            )
-        }
-        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(LOBBY_SERVICE_NAME, handlers),))
-        server.add_registered_method_handlers(LOBBY_SERVICE_NAME, handlers)
+        serve_stream(server, LOBBY_SERVICE_NAME, "Lobby", self.Lobby, _decode, pb.LobbyEvent.SerializeToString)
 
     async def Lobby(self, request_iterator: AsyncIterator[pb.LobbyRequest], context: grpc.aio.ServicerContext[object, object]) -> None:
         # The Join is read before the token is judged: a call the server ends while the client

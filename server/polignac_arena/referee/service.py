@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -33,7 +33,7 @@ from polignac_arena.referee.journal import token_digest
 from polignac_arena.referee.versions import refusal as version_refusal
 from polignac_arena.settings import NAME_MAX, VERSION_MAX, is_display_name, is_version_text
 
-__all__ = ["HALF_CLOSE_PROBE_S", "MAX_ENDED_TOKENS", "SERVICE_NAME", "RefereeService", "Undecodable", "decode_request"]
+__all__ = ["HALF_CLOSE_PROBE_S", "MAX_ENDED_TOKENS", "SERVICE_NAME", "RefereeService", "Undecodable", "decode_request", "serve_stream"]
 
 log = logging.getLogger(__name__)
 SERVICE_NAME: Final = pb.DESCRIPTOR.services_by_name["RefereeService"].full_name
@@ -60,6 +60,21 @@ def decode_request(data: bytes) -> pb.PlayRequest | Undecodable:
     return request
 
 
+def serve_stream(
+    server: grpc.aio.Server,
+    service: str,
+    method: str,
+    behavior: Callable[..., Awaitable[None]],
+    decode: Callable[[bytes], object],
+    encode: Callable[..., bytes],
+) -> None:
+    """Serve ``service`` on ``server`` as one stream-stream ``method``: ``behavior`` runs each call, ``decode`` reads each
+    request, ``encode`` writes each response."""
+    handlers = {method: grpc.stream_stream_rpc_method_handler(behavior, request_deserializer=decode, response_serializer=encode)}
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+    server.add_registered_method_handlers(service, handlers)
+
+
 class RefereeService:
     """polignac.v1.RefereeService: one stream per seat, driven by that seat's MatchHost.
 
@@ -76,13 +91,7 @@ class RefereeService:
 
     def add_to(self, server: grpc.aio.Server) -> None:
         """Serve this service on ``server``, with a request deserializer that never raises."""
-        handlers = {
-            "Play": grpc.stream_stream_rpc_method_handler(
-                self.Play, request_deserializer=decode_request, response_serializer=pb.PlayResponse.SerializeToString
-            )
-        }
-        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
-        server.add_registered_method_handlers(SERVICE_NAME, handlers)
+        serve_stream(server, SERVICE_NAME, "Play", self.Play, decode_request, pb.PlayResponse.SerializeToString)
 
     def register(self, host: MatchHost, seats: Iterable[int] | None = None) -> None:
         """Accept streams bearing the tokens of ``host``'s seats (only of ``seats`` when given)."""
