@@ -24,26 +24,11 @@ from typing import Any
 
 import grpc
 
+from polignac_arena.league import referee_orders as orders
 from polignac_arena.league.config import ListenAddress
 from polignac_arena.league.grpc_front import INTERNAL_HOST, GrpcFront, direct_peer
 from polignac_arena.league.grpc_guard import CallsPerAddress, grpc_options
 from polignac_arena.league.play import RemoteDeclined, play_league_match
-from polignac_arena.league.referee_orders import (
-    Cancel,
-    Hosted,
-    NotPlayed,
-    NotPlayedKind,
-    Offer,
-    Ping,
-    Played,
-    PlayOrder,
-    Pong,
-    Ready,
-    SeatAnswer,
-    Seated,
-    Withdraw,
-    WorkerSettings,
-)
 from polignac_arena.log_format import LogFormat, configure_logging
 from polignac_arena.referee import RefereeServer
 from polignac_arena.referee.server import raise_open_files_limit
@@ -57,7 +42,7 @@ log = logging.getLogger(__name__)
 class RefereeWorker:
     """The process's state: its server, the matches it referees, the answers it waits for from the league."""
 
-    def __init__(self, conn: Connection, settings: WorkerSettings) -> None:
+    def __init__(self, conn: Connection, settings: orders.WorkerSettings) -> None:
         self.conn = conn
         self.settings = settings
         self.launcher = launcher_for(settings.seat_kind)
@@ -114,19 +99,19 @@ class RefereeWorker:
             self.closed.set()
 
     def handle(self, message: object) -> None:
-        if isinstance(message, Ping):
-            self.send(Pong(message.number))
-        elif isinstance(message, PlayOrder):
+        if isinstance(message, orders.Ping):
+            self.send(orders.Pong(message.number))
+        elif isinstance(message, orders.PlayOrder):
             if len(self.matches) >= self.settings.max_matches or message.match_id in self.matches:
                 detail = f"this referee process already referees {len(self.matches)} matches (its limit: {self.settings.max_matches})"
-                self.send(NotPlayed(message.match_id, NotPlayedKind.FULL, detail))
+                self.send(orders.NotPlayed(message.match_id, orders.NotPlayedKind.FULL, detail))
                 return
             self.matches[message.match_id] = asyncio.ensure_future(self.play(message))
-        elif isinstance(message, SeatAnswer):
+        elif isinstance(message, orders.SeatAnswer):
             answer = self.answers.get((message.match_id, message.seat))
             if answer is not None and not answer.done():
                 answer.set_result(message.taken)
-        elif isinstance(message, Cancel):
+        elif isinstance(message, orders.Cancel):
             task = self.matches.get(message.match_id)
             if task is not None:
                 task.cancel()
@@ -138,12 +123,12 @@ class RefereeWorker:
         answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.answers[(match_id, seat)] = answer
         try:
-            self.send(Offer(match_id, seat, seat_token))
+            self.send(orders.Offer(match_id, seat, seat_token))
             return await answer
         finally:
             self.answers.pop((match_id, seat), None)
 
-    async def play(self, order: PlayOrder) -> None:
+    async def play(self, order: orders.PlayOrder) -> None:
         match_id = order.match_id
         assert self.server is not None
         try:
@@ -158,21 +143,21 @@ class RefereeWorker:
                 match_id=match_id,
                 record_path=order.record_path,
                 remote=self.offer,
-                withdraw=lambda seat, mid, reason: self.send(Withdraw(mid, seat, reason)),
+                withdraw=lambda seat, mid, reason: self.send(orders.Withdraw(mid, seat, reason)),
                 game=order.game,
                 reattach_grace_s=order.reattach_grace_s,
-                on_seated=lambda: self.send(Seated(match_id)),
-                on_hosted=lambda: self.send(Hosted(match_id)),
+                on_seated=lambda: self.send(orders.Seated(match_id)),
+                on_hosted=lambda: self.send(orders.Hosted(match_id)),
             )
         except RemoteDeclined as exc:
-            self.send(NotPlayed(match_id, NotPlayedKind.DECLINED, exc.reason, tuple(sorted(exc.labels.items()))))
+            self.send(orders.NotPlayed(match_id, orders.NotPlayedKind.DECLINED, exc.reason, tuple(sorted(exc.labels.items()))))
         except asyncio.CancelledError:
-            self.send(NotPlayed(match_id, NotPlayedKind.CANCELLED, "the league stopped this match"))
+            self.send(orders.NotPlayed(match_id, orders.NotPlayedKind.CANCELLED, "the league stopped this match"))
         except Exception as exc:  # the arena's own failure: the league voids the match and goes on
             log.exception("referee process: match %s could not be played", match_id)
-            self.send(NotPlayed(match_id, NotPlayedKind.ERROR, str(exc) or type(exc).__name__))
+            self.send(orders.NotPlayed(match_id, orders.NotPlayedKind.ERROR, str(exc) or type(exc).__name__))
         else:
-            self.send(Played(result))
+            self.send(orders.Played(result))
         finally:
             self.matches.pop(match_id, None)
 
@@ -181,7 +166,7 @@ class RefereeWorker:
         raise_open_files_limit()
         loop = asyncio.get_running_loop()
         try:
-            self.send(Ready(await self.listen()))
+            self.send(orders.Ready(await self.listen()))
             loop.add_reader(self.conn.fileno(), self.readable)
             await self.closed.wait()
         finally:
@@ -206,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the league ends this process through the pipe
     conn = Connection(socket.socket(fileno=int(args[0])).detach())
     settings: Any = conn.recv()
-    if not isinstance(settings, WorkerSettings):
+    if not isinstance(settings, orders.WorkerSettings):
         print("polignac referee process: the league sent no settings", file=sys.stderr)
         return 2
     asyncio.run(RefereeWorker(conn, settings).run())
