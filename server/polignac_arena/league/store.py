@@ -22,11 +22,9 @@ from polignac_arena.league.store_tokens import AuthorsAndTokens, author_id_of, c
 from polignac_arena.league.store_values import (
     BOT_COLUMNS,
     VERSION_COLUMNS,
-    Author,
     LeagueBot,
     LimitReached,
     NotOwner,
-    TokenInfo,
     Version,
     VersionKind,
     VersionState,
@@ -40,13 +38,10 @@ from polignac_arena.store.encoding import now_text, timestamp_text
 from polignac_arena.store.records import Rating
 
 __all__ = [
-    "Author",
-    "LeagueBot",
     "LeagueLimits",
     "LeagueStore",
     "LimitReached",
     "NotOwner",
-    "TokenInfo",
     "Version",
     "VersionKind",
     "VersionState",
