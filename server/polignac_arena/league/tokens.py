@@ -82,6 +82,7 @@ class _Record:
     last: float = field(default_factory=time.monotonic)
 
 
+@dataclass(eq=False)
 class BadTokenThrottle:
     """Slows down whoever keeps sending bad tokens, by a key: the league's is an address and a token's id together.
 
@@ -91,27 +92,18 @@ class BadTokenThrottle:
     keys are remembered (the oldest are dropped), so a flood of addresses cannot grow memory.
     """
 
-    def __init__(
-        self,
-        free: int = 5,
-        first_block_s: float = 1.0,
-        max_block_s: float = 60.0,
-        forget_s: float = 900.0,
-        max_addresses: int = 10_000,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.free = free
-        self.first_block_s = first_block_s
-        self.max_block_s = max_block_s
-        self.forget_s = forget_s
-        self.max_addresses = max_addresses
-        self._clock = clock
-        self._records: dict[Hashable, _Record] = {}
-        self._lock = threading.Lock()
+    free: int = 5
+    first_block_s: float = 1.0
+    max_block_s: float = 60.0
+    forget_s: float = 900.0
+    max_addresses: int = 10_000
+    clock: Callable[[], float] = time.monotonic
+    _records: dict[Hashable, _Record] = field(default_factory=dict, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def check(self, address: Hashable) -> None:
         """Raise :class:`Throttled` if ``address`` (a key) is blocked now."""
-        now = self._clock()
+        now = self.clock()
         with self._lock:
             record = self._records.get(address)
             if record is not None and record.blocked_until > now:
@@ -119,7 +111,7 @@ class BadTokenThrottle:
 
     def failed(self, address: Hashable) -> None:
         """Count a bad token from ``address`` (a key)."""
-        now = self._clock()
+        now = self.clock()
         with self._lock:
             record = self._records.pop(address, None)
             if record is None or now - record.last > self.forget_s:
