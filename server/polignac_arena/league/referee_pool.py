@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Final
@@ -130,40 +130,34 @@ class _Process:
             return False
 
 
+@dataclass(eq=False)
 class RefereePool:
     """Referee processes for the league's matches with remote seats (see the module notes)."""
 
-    def __init__(
-        self,
-        settings: WorkerSettings,
-        processes: int,
-        *,
-        first_port: int = 0,
-        public_host: str = "",
-        ping_s: float = 1.0,
-        hang_s: float = 30.0,
-        log_format: LogFormat = LogFormat.TEXT,
-    ) -> None:
-        if processes < 1:
-            raise ValueError(f"a referee pool needs at least one process, got {processes!r}")
-        self.settings = settings
-        self.processes = processes
-        self.first_port = first_port
-        self.public_host = public_host
-        """The host named in the addresses handed to bots ("": the one each process listens on)."""
-        self.ping_s = ping_s
-        self.hang_s = hang_s
-        self.log_format = log_format
-        self.started = 0
-        """Processes started in all (replacements included)."""
-        self.lost = 0
-        """Processes that died or hung while the pool ran."""
-        self._slots: list[_Process | None] = [None] * processes
-        self._where: dict[str, _Process] = {}
-        self._room = asyncio.Event()
-        self._closing = False
-        self._pinger: asyncio.Task[None] | None = None
-        self._replacing: set[asyncio.Task[None]] = set()
+    settings: WorkerSettings
+    processes: int
+    _: KW_ONLY
+    first_port: int = 0
+    public_host: str = ""
+    """The host named in the addresses handed to bots ("": the one each process listens on)."""
+    ping_s: float = 1.0
+    hang_s: float = 30.0
+    log_format: LogFormat = LogFormat.TEXT
+    started: int = field(default=0, init=False)
+    """Processes started in all (replacements included)."""
+    lost: int = field(default=0, init=False)
+    """Processes that died or hung while the pool ran."""
+    _slots: list[_Process | None] = field(init=False, repr=False)
+    _where: dict[str, _Process] = field(default_factory=dict, init=False, repr=False)
+    _room: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)
+    _closing: bool = field(default=False, init=False, repr=False)
+    _pinger: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
+    _replacing: set[asyncio.Task[None]] = field(default_factory=set, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.processes < 1:
+            raise ValueError(f"a referee pool needs at least one process, got {self.processes!r}")
+        self._slots = [None] * self.processes
 
     # -- what the league reads ------------------------------------------------------------------
 
