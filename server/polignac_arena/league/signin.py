@@ -55,7 +55,7 @@ class PlayHere:
     bots: tuple[str, ...]
 
 
-__all__ = ["MAX_FORM_BYTES", "SESSION_COOKIE", "SIGNIN_COOKIE", "AuthorPages", "signin_router"]
+__all__ = ["MAX_FORM_BYTES", "SESSION_COOKIE", "SIGNIN_COOKIE", "AuthorPages", "FormRefused", "session_form", "signin_router"]
 
 SESSION_COOKIE: Final = "polignac_session"
 SIGNIN_COOKIE: Final = "polignac_signin"
