@@ -23,7 +23,7 @@ rotation is played only when a run first draws it.  A run (one seed, one schedul
 its fixtures from the project's own schedules (:func:`~polignac_arena.schedule.round_robin`,
 :func:`~polignac_arena.schedule.duplicate`, :func:`~polignac_arena.schedule.ladder_next`
 replayed as the tournament runner does at parallel 1, and the league's
-:func:`~polignac_arena.league.ladder.pick_table` as its loop calls it, one match at a time,
+:func:`~polignac_arena.league.table_pick.pick_table` as its loop calls it, one match at a time,
 with its default window and rate factor) and gives each fixture a result drawn
 from the pool for its composition, with a generator seeded by the run: a round-robin or
 ladder fixture gets a random (deal, rotation), a duplicate group a random deal whose 4
@@ -78,7 +78,7 @@ from polignac import Decision, PlayerView, Ruleset, preset
 from polignac.bots import HeuristicBot
 from polignac_arena.league.config import LEAGUE_TRUESKILL
 from polignac_arena.league.entrants import Entrant
-from polignac_arena.league.ladder import pick_table
+from polignac_arena.league.table_pick import pick_table
 from polignac_arena.matchmaking import Meetings
 from polignac_arena.players import play_local
 from polignac_arena.ratings import TRUESKILL_DEFAULTS, Rating, RatingEnv, conservative, rate_duplicate, rate_result

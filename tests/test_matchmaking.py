@@ -1,5 +1,5 @@
 """Matchmaking that keeps measuring everyone (polignac_arena.matchmaking), as the tournament ladder
-(schedule.ladder_next) and the league (league.ladder.pick_table) use it: over a long ladder with
+(schedule.ladder_next) and the league (league.table_pick.pick_table) use it: over a long ladder with
 random results every pair meets, match counts stay within a small spread, no table comes back most
 of the time, and the order found is the true one."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from polignac_arena.league.entrants import Entrant
-from polignac_arena.league.ladder import pick_table
+from polignac_arena.league.table_pick import pick_table
 from polignac_arena.matchmaking import Meetings, fill_table, pair_quality
 from polignac_arena.ratings import RatingEnv, match_quality, rate_match
 from polignac_arena.schedule import ladder_next

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from polignac_arena.league.entrants import Entrant
-from polignac_arena.league.ladder import LadderError, pick_table
+from polignac_arena.league.table_pick import LadderError, pick_table
 from polignac_arena.ratings import Rating, RatingEnv, new_version, rate_match
 from polignac_arena.submission import Submission
 

@@ -17,7 +17,8 @@ from polignac.bot import MatchOutcome, run_async
 from polignac.bots import builtin_bot
 from polignac_arena.league.config import LeagueConfig, parse_league_config
 from polignac_arena.league.entrants import Entrant, LeagueFixture
-from polignac_arena.league.ladder import INTERRUPTED, Ladder
+from polignac_arena.league.interrupted import INTERRUPTED
+from polignac_arena.league.ladder import Ladder
 from polignac_arena.league.store import LeagueLimits, LeagueStore, Version
 from polignac_arena.referee import RefereeServer
 from polignac_arena.referee.record import read_record

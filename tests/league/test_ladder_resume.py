@@ -15,7 +15,8 @@ from polignac import Match, Ruleset
 from polignac.bot import run_async
 from polignac.bots import builtin_bot
 from polignac.events import HandEnded
-from polignac_arena.league.ladder import JOURNAL_UNREADABLE, Ladder
+from polignac_arena.league.interrupted import JOURNAL_UNREADABLE
+from polignac_arena.league.ladder import Ladder
 from polignac_arena.league.play import AWAY_AFTER_RESTART
 from polignac_arena.record_lines import ActionLine
 from polignac_arena.referee.journal import JournalHead, JournalWriter, read_journal, token_digest

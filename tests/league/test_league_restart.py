@@ -25,7 +25,7 @@ import pytest
 from polignac_arena.archive import TEMP_PREFIX, pack_folder
 from polignac_arena.archive_store import ArchiveStore
 from polignac_arena.league.config import LeagueConfig, load_league_config
-from polignac_arena.league.ladder import INTERRUPTED
+from polignac_arena.league.interrupted import INTERRUPTED
 from polignac_arena.league.store import LeagueStore, VersionState
 from polignac_arena.ratings import RatingEnv, rate_match
 from polignac_arena.statuses import MatchStatus

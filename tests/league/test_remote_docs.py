@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from polignac.bot import league as sdk_league
-from polignac_arena.league import ladder, lobby, play
+from polignac_arena.league import interrupted, lobby, play
 from polignac_arena.league.config import parse_league_config
 from polignac_arena.referee import options
 
@@ -108,8 +108,8 @@ def test_the_league_page_tells_the_operator_and_the_author() -> None:
         "the last 10,000 seats of ended matches",
         f"its last {lobby.MAX_WITHDRAWN} withdrawn matches",
         "offers it one match at a time",
-        ladder.INTERRUPTED,
-        ladder.JOURNAL_UNREADABLE.format(why="WHY"),
+        interrupted.INTERRUPTED,
+        interrupted.JOURNAL_UNREADABLE.format(why="WHY"),
         f"{play.AWAY_AFTER_RESTART}; it may come back within G s",
         "data/journals",
     ):

@@ -22,7 +22,6 @@ from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.bot import run_async
 from polignac.bots import builtin_bot
 from polignac_arena.referee import MatchHost, TimeControl, texts
-from polignac_arena.referee.host import SeatConnection
 from polignac_arena.referee.listener import MAX_SEAT_CONNECTIONS
 from polignac_arena.referee.options import (
     KEEPALIVE_TIME_MS,
@@ -33,6 +32,7 @@ from polignac_arena.referee.options import (
     SEAT_KEEPALIVE_TIME_MS,
     SEAT_KEEPALIVE_TIMEOUT_MS,
 )
+from polignac_arena.referee.seat_stream import SeatConnection
 from polignac_arena.referee.service import MAX_ENDED_TOKENS
 from polignac_arena.replay import replay_lines
 from tests.referee.helpers import RawSeat, match_with_raw_seat, polite_match, referee, run

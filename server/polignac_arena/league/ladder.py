@@ -1,29 +1,4 @@
-"""The league's ladder: which entrants sit at the next table, and the loop that keeps tables playing.
-
-:func:`pick_table` is pure and deterministic: the same entrants, ratings, counts and seed give
-the same table.  Its rules, in order:
-
-* **Legal tables only.**  An entrant is free while it plays fewer matches than it may at once
-  (a remote bot one, it plays from one connection; an uploaded version ``max_concurrent``,
-  each match starting its own sandbox); two versions of one bot are one bot and never share
-  a table.  With fewer free bots than seats there is no table (None).
-* **The anchor** is a free version with fewer than ``new_version_matches`` games, if any
-  (its first matches come before others'); else the free entrant most behind its fair share
-  of the recent matches: ``recent / weight``, where a version's weight is
-  ``1 + new_version_boost * u`` and ``u``, its uncertainty, is ``(sigma / prior sigma)^2`` (1
-  for a version that has not played, near 0 for a well measured one).  So a new version, its
-  sigma reset, gets more early matches.
-* **The rate factor.**  The other seats go to entrants whose recent matches, this one
-  included, stay within ``rate_factor`` times those of the entrant most behind (busy or not;
-  one at least, so that a newcomer with none does not hold everyone back); when too few do,
-  to those least ahead.  So no pick widens the spread of recent matches past the factor
-  (old matches leaving the window can, by a match or two, until the next picks).
-* **Quality, focus and exploration.**  Among those, the table grows as the tournament
-  ladder's does (:func:`polignac_arena.matchmaking.fill_table`): TrueSkill match quality is
-  a preference, pairs whose order the ratings are unsure of are preferred more, pairs that
-  met less than their average are preferred and pairs that met more penalised, with a
-  jitter drawn from ``rng_seed``; it is seated in an order drawn from
-  ``rng_seed`` too (:func:`polignac_arena.schedule.seat_order`).
+"""The league's ladder: the loop that keeps tables playing (which entrants sit at each: :mod:`.table_pick`).
 
 :class:`Ladder` is the loop: while the league is not paused it keeps ``parallel`` matches
 running, each one a fixture appended to the league's tournament, played by
@@ -36,7 +11,8 @@ A match played on the league's referee keeps a journal in ``journal_dir`` while 
 suspends the matches still running; a kill just leaves them) takes them up when it starts
 again (:meth:`Ladder.recover`): each fixture without a result is played on from its journal,
 or, without one or with one that cannot be read, given a void result whose record says why.
-A journal goes once its match's result is stored, so the folder holds one per running match.
+A journal goes once its match's result is stored, so the folder holds one per running match
+(the journals, their checks and the void records: :mod:`.interrupted`).
 
 A table with remote bots becomes a fixture only once each of them took its seat: a bot that
 declines, does not answer or has gone (one that joins and leaves at once) leaves no match
@@ -51,27 +27,32 @@ import bisect
 import collections
 import contextlib
 import logging
-import math
-import random
 import time
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
-from polignac import ENGINE_VERSION
 from polignac_arena.executors import ClusterLost, Executor, MatchJob, local_node_name
 from polignac_arena.league.config import LeagueConfig
 from polignac_arena.league.entrants import Entrant, LeagueFixture
+from polignac_arena.league.interrupted import (
+    INTERRUPTED,
+    JOURNAL_UNREADABLE,
+    NOT_RESUMABLE,
+    JournalFolder,
+    check_journal,
+    interrupted_record,
+)
 from polignac_arena.league.metrics import LeagueMetrics
 from polignac_arena.league.play import MatchSuspended, RemoteDeclined, play_league_match
 from polignac_arena.league.referee_pool import RefereeLost, RefereePool
 from polignac_arena.league.store import LeagueStore, Version, VersionKind
-from polignac_arena.matchmaking import Meetings, fill_table
+from polignac_arena.league.table_pick import pick_table
+from polignac_arena.matchmaking import Meetings
 from polignac_arena.ratings import Rating, RatingEnv, rate_match
 from polignac_arena.referee import MatchResult, RefereeServer
 from polignac_arena.referee.journal import JournalError, JournalState, read_journal
-from polignac_arena.referee.record import FORMAT as RECORD_FORMAT
-from polignac_arena.referee.record import RecordFileError, read_record, write_record
-from polignac_arena.schedule import MAX_TABLE_SIZE, MIN_TABLE_SIZE, match_seed, seat_order
+from polignac_arena.referee.record import RecordFileError, read_record
+from polignac_arena.schedule import match_seed
 from polignac_arena.seats import SeatLauncher, launcher_for
 from polignac_arena.statuses import MatchStatus
 from polignac_arena.store import StoreError
@@ -79,7 +60,7 @@ from polignac_arena.store.records import StoredFixture
 from polignac_arena.submission import Submission
 from polignac_arena.tournament.runner import store_result
 
-__all__ = ["INTERRUPTED", "JOURNAL_UNREADABLE", "NOT_RESUMABLE", "AssignRemote", "Ladder", "LadderError", "pick_table"]
+__all__ = ["AssignRemote", "Ladder"]
 
 log = logging.getLogger(__name__)
 
@@ -89,101 +70,6 @@ WithdrawRemote = Callable[[str, str, str], None]
 """``withdraw(label, match_id, reason)``: tell the remote bot ``label`` that the match it was offered is called off."""
 PauseRemote = Callable[[str, float, str], None]
 """``pause(label, seconds, reason)``: tell the remote bot ``label`` that the ladder leaves it out for ``seconds``, and why."""
-INTERRUPTED = "the league server stopped during this match (killed, or it crashed) and voided it when it started again"
-"""The reason in the record of a match a restarted league found without a result and without a journal."""
-JOURNAL_UNREADABLE = (
-    "the league server stopped during this match and its journal cannot be read ({why}): it voided the match when it started again"
-)
-"""The reason in the record of a match a restarted league could not resume: its journal is damaged."""
-NOT_RESUMABLE = "the league server stopped during this match and cannot resume it ({why}): it voided the match when it started again"
-"""The reason in the record of a match a restarted league could not resume: a version it needs cannot play."""
-
-
-def _name_and_version(label: str) -> dict[str, str]:
-    name, _, version = label.rpartition("@")
-    return {"name": name, "version": version} if name else {"name": label, "version": ""}
-
-
-class LadderError(ValueError):
-    """Arguments no ladder can pick a table from."""
-
-
-def pick_table(
-    entrants: Sequence[Entrant],
-    table_size: int,
-    ratings: Mapping[str, tuple[float, float]],
-    games_played: Mapping[str, int],
-    recent: Mapping[str, float],
-    busy: Mapping[str, int],
-    rng_seed: int,
-    env: RatingEnv,
-    *,
-    new_version_boost: float = 0.5,
-    new_version_matches: int = 0,
-    rate_factor: float = 2.0,
-    max_concurrent: int = 2,
-    meetings: Meetings | None = None,
-) -> tuple[str, ...] | None:
-    """The labels of the next table, in seat order, or None when no legal table exists (see the module notes).
-
-    ``entrants`` are the active ones now (uploaded versions, remote bots online); ``ratings``,
-    ``games_played`` and ``recent`` (matches in a recent window) are by label, missing ones
-    having the prior, 0 and 0; ``busy`` counts the matches each label is playing now;
-    ``meetings`` how often each pair has met (None: as if no pair had).
-    """
-    _validate(entrants, table_size, new_version_boost, rate_factor, max_concurrent)
-    if isinstance(new_version_matches, bool) or not isinstance(new_version_matches, int) or new_version_matches < 0:
-        raise LadderError(f"new_version_matches must be an integer >= 0, got {new_version_matches!r}")
-    prior = (float(env.mu), float(env.sigma))
-
-    def sigma(label: str) -> float:
-        return float(ratings.get(label, prior)[1])
-
-    def weight(label: str) -> float:
-        return 1.0 + new_version_boost * min(1.0, (sigma(label) / env.sigma) ** 2)
-
-    def rate(label: str) -> float:
-        return float(recent.get(label, 0.0))
-
-    free = [e for e in entrants if busy.get(e.label, 0) < (1 if e.remote else max_concurrent)]
-    if len({e.bot for e in free}) < table_size:
-        return None
-    bot_of = {e.label: e.bot for e in free}
-
-    def behind(e: Entrant) -> tuple[bool, float, int, float, str]:
-        games = games_played.get(e.label, 0)
-        return (games >= new_version_matches, rate(e.label) / weight(e.label), games, -sigma(e.label), e.label)
-
-    anchor = min(free, key=behind)
-    ceiling = rate_factor * max(1.0, min(rate(e.label) for e in entrants))
-
-    def candidates(table: Sequence[str]) -> Iterable[str]:
-        taken = {bot_of[label] for label in table}
-        legal = [label for label in bot_of if bot_of[label] not in taken]
-        within = [label for label in legal if rate(label) + 1.0 <= ceiling]
-        if within:
-            return within
-        least = min(rate(label) for label in legal)
-        return [label for label in legal if rate(label) == least]
-
-    rng = random.Random(f"polignac-arena/league-pick/{rng_seed}")
-    meetings = meetings if meetings is not None else Meetings()
-    table = fill_table(anchor.label, table_size, candidates, ratings, env, meetings, len(entrants), rng)
-    return seat_order(table, rng_seed)
-
-
-def _validate(entrants: Sequence[Entrant], table_size: int, boost: float, factor: float, max_concurrent: int) -> None:
-    twice = sorted(label for label, count in collections.Counter(e.label for e in entrants).items() if count > 1)
-    if twice:
-        raise LadderError(f"entrants must be unique, listed more than once: {', '.join(map(repr, twice))}")
-    if isinstance(table_size, bool) or not isinstance(table_size, int) or not MIN_TABLE_SIZE <= table_size <= MAX_TABLE_SIZE:
-        raise LadderError(f"table size must be an integer from {MIN_TABLE_SIZE} to {MAX_TABLE_SIZE}, got {table_size!r}")
-    if not math.isfinite(factor) or factor < 1:
-        raise LadderError(f"rate_factor must be a number >= 1, got {factor!r}")
-    if not math.isfinite(boost) or not 0 <= boost <= factor - 1:
-        raise LadderError(f"new_version_boost must be from 0 to rate_factor - 1 ({factor - 1:g}), got {boost!r}")
-    if isinstance(max_concurrent, bool) or not isinstance(max_concurrent, int) or max_concurrent < 1:
-        raise LadderError(f"max_concurrent must be an integer >= 1, got {max_concurrent!r}")
 
 
 class Ladder:
@@ -242,7 +128,7 @@ class Ladder:
         self._release = release
         self._launcher = launcher or launcher_for(config.seat_kind)
         self._record_dir = record_dir
-        self._journal_dir = journal_dir
+        self._journals = JournalFolder(journal_dir)
         self._window = window
         self._max_concurrent = max_concurrent
         self._poll_s = poll_s
@@ -338,16 +224,16 @@ class Ladder:
 
     def _void_interrupted(self, fixture: StoredFixture, reason: str) -> None:
         match_id = self._match_id(fixture.index)
-        record_path = self._interrupted_record(fixture, match_id, reason)
+        record_path = interrupted_record(self._record_dir, self.config, fixture, match_id, reason)
         self._record_void(fixture.index, match_id, len(fixture.seats), MatchStatus.ABORTED, record_path)
-        self._drop_journal(match_id)
+        self._journals.drop(match_id)
 
     def recover(self) -> list[int]:
         """Take up what a stopped league left (at start-up): every fixture without a final result is played on from
         its journal, or voided with a record that says why (no journal, a damaged one, a version that cannot play);
         journals of matches that are over go.  The indices resumed."""
         self._recovered = True
-        journals = self._journals()
+        journals = self._journals.by_match()
         resumed = []
         for fixture in self.store.arena.pending_fixtures(self.tournament_id):
             match_id = self._match_id(fixture.index)
@@ -357,7 +243,7 @@ class Ladder:
                 continue
             try:
                 state = read_journal(path)
-                _check_journal(state, fixture, match_id)
+                check_journal(state, fixture, match_id)
             except JournalError as exc:
                 log.warning("ladder: match %s cannot be resumed: its journal %s: %s", match_id, path, exc)
                 self._void_interrupted(fixture, JOURNAL_UNREADABLE.format(why=exc))
@@ -376,34 +262,13 @@ class Ladder:
             self._running[match_id] = (entry, asyncio.ensure_future(self._play(entry, match_id, resume=state)))
             resumed.append(fixture.index)
         for match_id in journals:  # its match is over (the result stored just before the stop), or not this league's
-            self._drop_journal(match_id)
+            self._journals.drop(match_id)
         return resumed
 
     async def hosted(self) -> None:
         """Wait until every match :meth:`recover` resumed is on the referee (or has ended): from then on the old seat
         tokens of their remote seats are accepted, so the league may open its port to them."""
         await asyncio.gather(*(hosting.wait() for hosting in self._hosting.values()))
-
-    def _journals(self) -> dict[str, Path]:
-        """The journals in the folder, by match id."""
-        if self._journal_dir is None:
-            return {}
-        try:
-            return {path.stem: path for path in self._journal_dir.glob("*.journal") if path.is_file()}
-        except OSError as exc:
-            log.warning("ladder: the journals in %s cannot be listed: %s", self._journal_dir, exc)
-            return {}
-
-    def _journal_path(self, match_id: str) -> Path | None:
-        return None if self._journal_dir is None else self._journal_dir / f"{match_id}.journal"
-
-    def _drop_journal(self, match_id: str) -> None:
-        path = self._journal_path(match_id)
-        if path is not None:
-            try:
-                path.unlink(missing_ok=True)
-            except OSError as exc:
-                log.warning("ladder: the journal %s cannot be removed: %s", path, exc)
 
     def _resumable(self, labels: Sequence[str]) -> list[Entrant] | str:
         """The seats of a match to resume, as entrants; or why one cannot play (its version is gone, its folder cannot be loaded)."""
@@ -424,43 +289,7 @@ class Ladder:
 
     def _lost_record(self, fixture: LeagueFixture, match_id: str, reason: str) -> Path | None:
         labels = tuple(entrant.label for entrant in fixture.seats)
-        return self._interrupted_record(StoredFixture(fixture.index, labels, fixture.seed, None), match_id, reason)
-
-    def _interrupted_record(self, fixture: StoredFixture, match_id: str, reason: str = INTERRUPTED) -> Path | None:
-        """The record of a match the server left without a result: the one it wrote, if it got that far, else one (no
-        action) whose result says the server stopped; None without a record folder or when it cannot be written."""
-        if self._record_dir is None:
-            return None
-        path = self._record_dir / f"{match_id}.jsonl"
-        if path.exists():
-            return path
-        clock = self.config.time
-        header: dict[str, object] = {
-            "type": "header",
-            "format": RECORD_FORMAT,
-            "match_id": match_id,
-            "engine_version": ENGINE_VERSION,
-            "rules": self.config.rules.to_dict(),
-            "seed": fixture.seed,
-            "time_control": {"move_ms": clock.move_ms, "bank_ms": clock.bank_ms, "startup_ms": clock.startup_ms},
-            "seats": [{"seat": seat, **_name_and_version(label)} for seat, label in enumerate(fixture.seats)],
-            "started_at": None,  # not kept anywhere the killed server could leave it
-        }
-        players = len(fixture.seats)
-        result: dict[str, object] = {
-            "type": "result",
-            "status": MatchStatus.ABORTED.value,
-            "places": None,
-            "totals": [0] * players,
-            "faults": [{}] * players,
-            "reason": reason,
-        }
-        try:
-            write_record(path, [header, result])
-        except OSError as exc:
-            log.warning("ladder: the record of interrupted match %s cannot be written: %s", match_id, exc)
-            return None
-        return path
+        return interrupted_record(self._record_dir, self.config, StoredFixture(fixture.index, labels, fixture.seed, None), match_id, reason)
 
     def _may_start(self) -> bool:
         return not self._draining and self._lost is None
@@ -596,7 +425,7 @@ class Ladder:
                     game=self.config.game,
                     reattach_grace_s=self.config.reattach_grace_s,
                     on_seated=lambda: self._schedule(fixture, rerun) if fixture.index not in self._scheduled else None,
-                    journal=self._journal_path(match_id),
+                    journal=self._journals.path(match_id),
                     resume=resume,
                     on_hosted=self._hosting[match_id].set if match_id in self._hosting else None,
                 )
@@ -631,7 +460,7 @@ class Ladder:
             if hosting is not None:
                 hosting.set()
             if not suspended:
-                self._drop_journal(match_id)
+                self._journals.drop(match_id)
             self._scheduled.discard(fixture.index)
             self._busy.subtract(e.label for e in fixture.seats)
             self._running.pop(match_id, None)
@@ -734,16 +563,3 @@ class Ladder:
             return
         if self._on_recorded is not None:
             self._on_recorded(index, status)
-
-
-def _check_journal(state: JournalState, fixture: StoredFixture, match_id: str) -> None:
-    """A journal read back must be the fixture's: its match id, index, seed and seats."""
-    head = state.head
-    for what, journal, stored in (
-        ("match id", head.match_id, match_id),
-        ("index", head.index, fixture.index),
-        ("seed", head.seed, fixture.seed),
-        ("seats", list(head.labels), list(fixture.seats)),
-    ):
-        if journal != stored:
-            raise JournalError(f"its {what} {journal!r} is not the scheduled match's ({stored!r})")

@@ -35,10 +35,9 @@ from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.wire import ruleset_to_pb
 from polignac_arena.league.grpc_front import direct_peer
 from polignac_arena.peers import peer_host as peer_address
-from polignac_arena.referee.host import TimeControl
 from polignac_arena.referee.service import serve_stream
 from polignac_arena.referee.versions import SPOKEN, parse_version
-from polignac_arena.settings import NAME_MAX, VERSION_MAX, is_display_name, is_version_text
+from polignac_arena.settings import NAME_MAX, VERSION_MAX, TimeControl, is_display_name, is_version_text
 
 __all__ = [
     "LOBBY_SERVICE_NAME",

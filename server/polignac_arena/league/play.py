@@ -35,8 +35,8 @@ from polignac_arena.league.entrants import LeagueFixture
 from polignac_arena.match_folder import match_folder
 from polignac_arena.match_seats import MatchSeats, finish_shielded
 from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
-from polignac_arena.referee.host import MatchSuspended
 from polignac_arena.referee.journal import JournalHead, JournalState, JournalWriter, token_digest
+from polignac_arena.referee.match_end import MatchSuspended
 from polignac_arena.runner import bot_seed
 from polignac_arena.seats import SeatLauncher, SeatLimits
 from polignac_arena.statuses import MatchStatus

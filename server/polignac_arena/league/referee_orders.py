@@ -23,7 +23,7 @@ from polignac_arena.seats.base import SeatLimits
 from polignac_arena.settings import SeatKind, TimeControl
 
 if TYPE_CHECKING:  # the referee brings grpc, which the values do not need
-    from polignac_arena.referee.host import MatchResult
+    from polignac_arena.referee.match_end import MatchResult
 
 __all__ = [
     "Cancel",

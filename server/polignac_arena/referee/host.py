@@ -29,121 +29,75 @@ past the grace the seat forfeits as DISCONNECTED.
 
 A stream the referee ends on its own ends with the status its :class:`SeatConnection`
 holds (:attr:`SeatConnection.end_status`); the texts are in docs/protocol.md.
+
+Beside this module: the seats and the calls of other tasks (:mod:`.seat_door`), the events
+each seat is sent (:mod:`.seat_events`), a decision read (:mod:`.decision_reading`), what a
+fault does (:mod:`.fault_effects`) and how the match ends (:mod:`.match_end`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import functools
 import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
-import grpc.aio
 
-from polignac import ENGINE_VERSION, Card, Contract, FaultPolicy, Match, Phase, Ruleset, redact
+from polignac import Card, Contract, Match, Phase, Ruleset
 from polignac._proto.polignac.v1 import referee_pb2 as pb
-from polignac.errors import CardParseError
-from polignac.events import HandDealt, HandEnded
+from polignac.events import HandEnded
 from polignac.values import Forfeit, Penalty
-from polignac.wire import TrickMessages, card_from_wire, contract_from_pb, event_to_pb, request_to_pb, ruleset_to_pb
+from polignac.wire import TrickMessages, request_to_pb, ruleset_to_pb
 from polignac_arena.decision_notes import AnswerNotes
 from polignac_arena.record_lines import (
-    FORMAT,
     ActionLine,
     AwayLine,
     BackLine,
     FaultLine,
     HandEndedLine,
-    HeaderLine,
     JsonLine,
     RecordLine,
     RerunOf,
-    ResultLine,
     ResumedLine,
-    SeatEntry,
 )
 from polignac_arena.referee import texts
+from polignac_arena.referee.decision_reading import Malformed, read_decision
+from polignac_arena.referee.fault_effects import apply_ruling, exit_fault, fault_notice
 from polignac_arena.referee.faults import Fault, rule_on_fault
-from polignac_arena.referee.inbox import Inbox, InboxItem
-from polignac_arena.referee.journal import JournalState, JournalWriter, token_digest
+from polignac_arena.referee.inbox import InboxItem
+from polignac_arena.referee.journal import JournalState
+from polignac_arena.referee.match_end import MatchResult, MatchSuspended, header_line, match_ended, result_line
 from polignac_arena.referee.record import write_record
-from polignac_arena.referee.seat_stream import MAX_BACKLOG, Refusal, SeatConnection
+from polignac_arena.referee.seat_door import SeatDoor
+from polignac_arena.referee.seat_events import SeatEvents
+from polignac_arena.referee.seat_stream import SeatConnection
 from polignac_arena.settings import TimeControl
 from polignac_arena.statuses import ActionStatus, MatchStatus
 
-__all__ = [
-    "MAX_BACKLOG",
-    "MAX_REQUEST_ID",
-    "MatchHost",
-    "MatchResult",
-    "MatchSuspended",
-    "Refusal",
-    "SeatConnection",
-    "TimeControl",
-]
+__all__ = ["MAX_REQUEST_ID", "MatchHost"]
 
 log = logging.getLogger(__name__)
 
-_FAULT_TO_PB = {
-    Fault.TIMEOUT: pb.FAULT_TIMEOUT,
-    Fault.ILLEGAL: pb.FAULT_ILLEGAL,
-    Fault.MALFORMED: pb.FAULT_MALFORMED,
-    Fault.STALE: pb.FAULT_STALE,
-    Fault.DISCONNECTED: pb.FAULT_DISCONNECTED,
-    Fault.CRASHED: pb.FAULT_CRASHED,
-}
-# MatchEnded.status_code, named as the enum is (MATCH_STATUS_ + the member's name).
-_STATUS_TO_PB = {status: pb.MatchStatus.Value(f"MATCH_STATUS_{status.name}") for status in MatchStatus}
 # How long to wait for a bot's process to be reported dead after its stream ends,
 # to tell CRASHED from DISCONNECTED.
 _EXIT_PROBE_S = 0.5
 MAX_REQUEST_ID = (1 << 53) - 1
 """Request ids stay at or below this, so that clients holding numbers as doubles (JSON) keep them exact."""
 
-
-class MatchSuspended(Exception):
-    """A match stopped without a result, to be resumed from its journal when the league starts again."""
-
-    def __init__(self, match_id: str, reason: str) -> None:
-        self.match_id = match_id
-        self.reason = reason
-        super().__init__(f"match {match_id!r} suspended: {reason}")
-
-
-@dataclass
-class MatchResult:
-    """How a hosted match ended."""
-
-    match_id: str
-    status: MatchStatus
-    places: tuple[int, ...] | None
-    totals: tuple[int, ...]
-    names: tuple[str, ...]
-    versions: tuple[str, ...]
-    faults: list[dict[str, int]]
-    """Per seat, fault counts by kind."""
-    lines: tuple[RecordLine, ...] = field(repr=False)
-    """The match record (:mod:`polignac_arena.record_lines`)."""
-    record_path: Path | None = None
-
-    @functools.cached_property
-    def record(self) -> list[JsonLine]:
-        """The match record in its JSON form, as written to a record file and kept by the store."""
-        return [line.to_dict() for line in self.lines]
-
-
 # What a seat can send or suffer before the Welcomes: judged after them, so the Welcome comes first.
 _SEAT_KINDS = frozenset({"message", "undecodable", "closed", "gone", "exited"})
 
 
-class MatchHost:
-    """Hosts one match: create it, hand each bot its token, then ``await host.run()``."""
+class MatchHost(SeatDoor):
+    """Hosts one match: create it, hand each bot its token, then ``await host.run()``.
+
+    What other tasks call on it (seating streams, posting what they send, stopping the
+    match) is its :class:`~polignac_arena.referee.seat_door.SeatDoor`'s.
+    """
 
     def __init__(
         self,
@@ -157,40 +111,27 @@ class MatchHost:
         reattach_grace_s: Mapping[int, float] | None = None,
         rerun: RerunOf | None = None,
     ) -> None:
-        self.rules = rules
+        match = Match(rules, seed) if rerun is None else rerun.start.match(rules, seed)
+        super().__init__(rules, match, match_id or secrets.token_hex(6))
         self.rerun = rerun
         """The match this one reruns from one of its hands (its deals and totals), if any."""
         self.seed = seed
         self.time_control = time_control or TimeControl()
-        self.match_id = match_id or secrets.token_hex(6)
         self.record_path = record_path
-        self.tokens = tuple(secrets.token_urlsafe(24) for _ in range(rules.players))
-        self.token_digests = [token_digest(token) for token in self.tokens]
-        """What the referee accepts each seat's stream by (a resumed match knows only the digests of its remote seats')."""
-        self.journal: JournalWriter | None = None
-        """Where every line of the record goes as it is made, so that a restarted league can resume the match."""
-        self.match = Match(rules, seed) if rerun is None else rerun.start.match(rules, seed)
         n = rules.players
-        self.conns: list[SeatConnection | None] = [None] * n
-        self.names = [f"seat{s}" for s in range(n)]
-        self.versions = [""] * n
         self.fault_counts: list[dict[str, int]] = [{} for _ in range(n)]
         self._faults = [0] * n
         self._bank_ms = [float(self.time_control.bank_ms)] * n
         self._asked = [False] * n  # the seat has had its first request (and with it the start-up allowance)
         self._timed_out: list[int | None] = [None] * n  # the request of each seat that timed out last
-        self._delivered = [0] * n
-        self._pb_events: dict[int, pb.Event | None] = {}  # event index -> message, for events every seat sees alike
+        self._events = SeatEvents(n)
         self._pb_tricks = TrickMessages()  # this hand's completed tricks, public to every seat
         self._exit_status = exit_status
-        self._inbox = Inbox()
         self._request_id = secrets.randbelow(1 << 20)  # not guessable from 0, and far below MAX_REQUEST_ID
         self._pending: tuple[int, int] | None = None  # (seat, request_id) awaited now
         self._withdrawn: set[tuple[int, int]] = set()  # requests a forfeit made moot: late answers are not faults
         self._lines: list[RecordLine] = []
         self._recorded_events = 0
-        self._aborted: str | None = None
-        self.result: MatchResult | None = None
         self.started_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         self.seated = asyncio.Event()
         """Set once seating is over: every seat has joined or forfeited, so no seat can join any more."""
@@ -198,23 +139,9 @@ class MatchHost:
         """Test hook: called with every message the host sends to a seat."""
         self.notes = AnswerNotes(n)
         """Each answer's debug text and stderr, put on its line (whoever starts the seats sets ``notes.stderr_of``)."""
-        self._joined = [False] * n  # the seat said Hello once (it may be away now)
-        self._grace: dict[int, float] = {}  # seat -> seconds it may be away
-        self._away: dict[int, float] = {}  # seat -> time.monotonic() its grace runs out
         self._pending_clock: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the pending request's start, allowance and bank (ms)
-        self._called_off: str | None = None  # why the match will not be played (call_off)
-        self._forfeits: dict[int, str] = {}  # seat -> why it forfeited
-        self._suspended: str | None = None  # why the match stops without a result, to be resumed (suspend)
         for seat, grace_s in (reattach_grace_s or {}).items():
             self.allow_reattach(seat, grace_s)
-
-    def allow_reattach(self, seat: int, grace_s: float) -> None:
-        """Let ``seat`` come back within ``grace_s`` seconds when its stream breaks, instead of forfeiting at once."""
-        if type(seat) is not int or not 0 <= seat < self.rules.players:
-            raise ValueError(f"seat must be 0..{self.rules.players - 1}, got {seat!r}")
-        if not isinstance(grace_s, int | float) or not 0 < grace_s <= 3600:
-            raise ValueError(f"reattach grace must be a number of seconds in (0, 3600], got {grace_s!r}")
-        self._grace[seat] = float(grace_s)
 
     def restore(self, state: JournalState, away_detail: str) -> None:
         """Take up the match where its journal left it (before the match is registered or run).
@@ -229,7 +156,8 @@ class MatchHost:
         self._lines = list(state.lines)
         self.started_at = head.started_at
         self._recorded_events = self.match.event_count
-        self._delivered = [self.match.event_count] * self.rules.players  # the next view is complete: no old events
+        for seat in range(self.rules.players):
+            self._events.catch_up(seat, self.match)  # the next view is complete: no old events
         if state.names is not None and state.versions is not None:
             self.names, self.versions = list(state.names), list(state.versions)
         for seat, bank in state.banks.items():
@@ -279,125 +207,6 @@ class MatchHost:
         """A line only the journal keeps (names, time banks); ``flush=False`` for one that the next line flushes."""
         if self.journal is not None:
             self.journal.write(line, flush=flush)
-
-    @property
-    def _halted(self) -> bool:
-        """The match stops here: aborted, or suspended to be resumed."""
-        return self._aborted is not None or self._suspended is not None
-
-    def suspend(self, reason: str) -> None:
-        """Stop the match without a result, its journal kept, to be resumed when the league starts again: :meth:`run`
-        then raises :class:`MatchSuspended` (a match without a journal, or already over, is aborted instead)."""
-        if self.journal is None or not self.journal.open:
-            self.abort(reason)
-            return
-        # The journal is the state a restart takes up: nothing after this point goes in it.
-        self.journal.close()
-        self._suspended = reason
-        self._inbox.put_nowait((-1, "suspend", reason))  # wakes the match's task, which stops at once
-
-    @property
-    def suspended(self) -> bool:
-        return self._suspended is not None
-
-    def _suspend_streams(self) -> None:
-        """Every stream ends with ``UNAVAILABLE``: a remote seat comes back to the restarted league with its token."""
-        for seat, conn in enumerate(self.conns):
-            if conn is not None:
-                conn.end(grpc.StatusCode.UNAVAILABLE, texts.RESTARTING.format(match_id=self.match_id, seat=seat))
-        log.info("match %s suspended: %s", self.match_id, self._suspended)
-
-    @property
-    def away(self) -> frozenset[int]:
-        """The seats whose stream broke and that may still come back."""
-        return frozenset(self._away)
-
-    # -- called from the service (other tasks) --------------------------------------------
-
-    def attach(self, seat: int, conn: SeatConnection) -> Refusal | None:
-        """Seat a connection that said Hello; returns why not (a status and its text), or ``None`` when seated.
-
-        A seat allowed to reattach takes its seat from a stream the referee still holds: that
-        one ends with ``ABORTED``.
-        """
-        if self._suspended is not None:
-            return grpc.StatusCode.UNAVAILABLE, texts.RESTARTING.format(match_id=self.match_id, seat=seat)
-        over = self._called_off is not None or self.result is not None or self._aborted is not None or self.match.is_over
-        if over or seat in self.match.forfeited:
-            return grpc.StatusCode.FAILED_PRECONDITION, self.closing_words(seat)
-        old = self.conns[seat]
-        if old is not None:
-            if seat not in self._grace:
-                return grpc.StatusCode.ALREADY_EXISTS, f"seat {seat} is already connected"
-            self.conns[seat] = conn
-            old.end(grpc.StatusCode.ABORTED, texts.REPLACED.format(seat=seat))
-            log.info("match %s: a new stream of seat %s replaces the one the referee held", self.match_id, seat)
-            self._inbox.put_nowait((seat, "replaced", conn))
-            return None
-        self.conns[seat] = conn
-        if self._away.pop(seat, None) is not None:
-            # Its name stays the one the record and the other seats know.
-            self._inbox.put_nowait((seat, "back", conn))
-            return None
-        self.names[seat] = conn.name
-        self.versions[seat] = conn.version
-        self._joined[seat] = True
-        self._inbox.put_nowait((seat, "joined", None))
-        return None
-
-    def post_message(self, seat: int, conn: SeatConnection, message: pb.PlayRequest) -> None:
-        """A message from a seat's stream, stamped with the time it was read: that stops the seat's clock."""
-        conn.read_one()
-        self._inbox.put_nowait((seat, "message", (message, time.monotonic(), conn)))
-
-    def post_undecodable(self, seat: int, conn: SeatConnection, reason: str) -> None:
-        """A message from a seat's stream that is not a PlayRequest (bad protobuf, bad UTF-8)."""
-        conn.read_one()
-        self._inbox.put_nowait((seat, "undecodable", (reason, conn)))
-
-    def post_closed(self, seat: int, conn: SeatConnection) -> None:
-        """The bot closed its side of the stream (a half-close): it may still read ours."""
-        if self.conns[seat] is conn:
-            self._inbox.put_nowait((seat, "closed", conn))
-
-    def post_gone(self, seat: int, conn: SeatConnection) -> None:
-        """A seat's stream ended (or broke)."""
-        if self.conns[seat] is conn:
-            self._inbox.put_nowait((seat, "gone", conn))
-
-    def post_exit(self, seat: int, code: int | None) -> None:
-        """The process of a seat exited (reported by whoever started it)."""
-        self._inbox.put_nowait((seat, "exited", code))
-
-    def abort(self, reason: str) -> None:
-        """Stop the match as soon as possible; it is recorded as aborted."""
-        self._inbox.put_nowait((-1, "abort", reason))
-
-    def call_off(self, reason: str) -> None:
-        """The match will not be played: nobody is welcomed, streams that said Hello end now with
-        ``FAILED_PRECONDITION`` and ``reason``, later ones are refused so; run it to let it end."""
-        if self._called_off is not None:
-            return
-        self._called_off = reason
-        for seat, conn in enumerate(self.conns):
-            if conn is not None:
-                if self._suspended is not None:  # a resumed match stopped again before it ran: its seats come back later
-                    conn.end(grpc.StatusCode.UNAVAILABLE, texts.RESTARTING.format(match_id=self.match_id, seat=seat))
-                else:
-                    conn.end(grpc.StatusCode.FAILED_PRECONDITION, self.closing_words(seat))
-        self.abort(f"called off before it began: {reason}")
-
-    def closing_words(self, seat: int) -> str:
-        """Why the token of ``seat`` cannot take its seat any more: the text a late stream is refused with."""
-        if self._called_off is not None:
-            return texts.CALLED_OFF.format(match_id=self.match_id, reason=self._called_off)
-        over = self.result is not None or self._aborted is not None or self.match.is_over
-        why = self._forfeits.get(seat)
-        if why is not None:
-            now = "the match is over" if over else "the match goes on without it"
-            return texts.FORFEITED.format(seat=seat, match_id=self.match_id, why=why, now=now)
-        status = self.result.status.value if self.result is not None else ("aborted" if self._aborted is not None else "finished")
-        return texts.MATCH_OVER.format(match_id=self.match_id, status=status)
 
     # -- the match ------------------------------------------------------------------------
 
@@ -507,7 +316,7 @@ class MatchHost:
         bank = self._bank_ms[seat]
         # The whole message, pending events included, is composed before the clock starts.
         request = request_to_pb(request_id, view, allowance, int(bank), self._pb_tricks)
-        message = pb.PlayResponse(events=self._events_for(seat), decision_request=request)
+        message = pb.PlayResponse(events=self._events.since_last(seat, self.match, self._away), decision_request=request)
         start = time.monotonic()
         deadline = start + (allowance + bank) / 1000
         self._pending = (seat, request_id)
@@ -555,28 +364,11 @@ class MatchHost:
                 return
 
     async def _judge_decision(self, seat: int, request_id: int, phase: Phase, decision: pb.Decision, ms: float) -> None:
-        choice = decision.WhichOneof("choice")
-        reply: str
-        if phase is Phase.AUCTION:
-            if choice != "contract" or contract_from_pb(decision.contract) is None:
-                reply = decision.card if choice == "card" else str(decision.contract)
-                detail = f"the auction needs a contract (pass, capot, general), got {reply[:20]!r}"
-                await self._fault(seat, Fault.MALFORMED, detail, request_id, reply, ms, answers=True)
-                return
-            contract = contract_from_pb(decision.contract)
-            assert contract is not None
-            await self._apply_or_fault(seat, request_id, contract, contract.value, ms)
+        reading = read_decision(decision, phase, self.rules)
+        if isinstance(reading, Malformed):
+            await self._fault(seat, Fault.MALFORMED, reading.detail, request_id, reading.reply, ms, answers=True)
             return
-        if choice != "card":
-            detail = "a card is needed (as text such as 'JS'), got a contract"
-            await self._fault(seat, Fault.MALFORMED, detail, request_id, "contract", ms, answers=True)
-            return
-        try:
-            card = card_from_wire(decision.card, self.rules)
-        except CardParseError as exc:
-            await self._fault(seat, Fault.MALFORMED, str(exc), request_id, decision.card[:20], ms, answers=True)
-            return
-        await self._apply_or_fault(seat, request_id, card, decision.card[:20], ms)
+        await self._apply_or_fault(seat, request_id, reading.decision, reading.reply, ms)
 
     async def _apply_or_fault(self, seat: int, request_id: int, decision: Card | Contract, reply: str, ms: float) -> None:
         match = self.match
@@ -645,7 +437,7 @@ class MatchHost:
             log.info("match %s: seat %s sent a message that is not a PlayRequest: %s", self.match_id, seat, reason)
             await self._fault(seat, Fault.MALFORMED, f"a message that is not a PlayRequest ({reason})", 0)
         elif kind == "exited":
-            await self._fault(seat, *_exit_fault(payload), 0)
+            await self._fault(seat, *exit_fault(payload), 0)
         elif kind in ("gone", "closed"):
             conn = self.conns[seat]
             if conn is not None and kind == "gone":
@@ -659,7 +451,7 @@ class MatchHost:
                 except TimeoutError:
                     code = None
             if code is not None:
-                await self._fault(seat, *_exit_fault(code), 0)
+                await self._fault(seat, *exit_fault(code), 0)
             elif conn is not self.conns[seat]:
                 return  # while the exit status was awaited, a new stream took the seat (attach ended this one)
             elif conn is not None and seat in self._grace:
@@ -689,7 +481,7 @@ class MatchHost:
         self._add(BackLine(seat=seat, hand=self.match.hand_number))
         log.info("match %s: seat %s is back", self.match_id, seat)
         # Events it missed are not replayed: the view in its next request is complete.
-        self._delivered[seat] = self.match.event_count
+        self._events.catch_up(seat, self.match)
         await self._welcome(seat, conn)
         pending = self._pending
         if pending is None or pending[0] != seat or self.match.is_over or seat in self.match.forfeited:
@@ -739,62 +531,14 @@ class MatchHost:
         match = self.match
         if match.is_over or seat in match.forfeited:
             return
-        self._faults[seat] += 1
-        counts = self.fault_counts[seat]
-        counts[fault.value] = counts.get(fault.value, 0) + 1
+        self._count_fault(seat, fault.value)
         answers = answers and match.to_act == seat
         ruling = rule_on_fault(self.rules, fault, self._faults[seat], answers, joined=self._joined[seat])
-        hand = match.hand_number
-        fallback = ""
+        fallback = apply_ruling(match, self.rules, seat, fault, ruling, self._add, detail=detail, request_id=request_id, reply=reply, ms=ms)
         if ruling.forfeit:
-            by_fault = fault in (Fault.DISCONNECTED, Fault.CRASHED) or self.rules.fault_policy is FaultPolicy.FORFEIT
-            reason = fault.value if by_fault else "max_faults"
-            match.forfeit(seat, reason)
             self._forfeits[seat] = f"{fault.value}: {detail}"
-            self._add(
-                ActionLine(
-                    seat=seat,
-                    hand=hand,
-                    action=Forfeit(seat, reason),
-                    request_id=request_id,
-                    reply=reply,
-                    status=ActionStatus.of(fault),
-                    ms=_ms(ms),
-                    detail=detail,
-                )
-            )
-        elif ruling.replace:
-            decision = match.fallback()
-            fallback = str(decision)
-            if ruling.points:
-                match.add_penalty(seat, ruling.points, fault.value)
-                penalty = Penalty(seat, ruling.points, fault.value)
-                self._add(ActionLine(seat=seat, hand=hand, action=penalty, status=ActionStatus.of(fault)))
-            match.apply(decision)
-            self._add(
-                ActionLine(
-                    seat=seat,
-                    hand=hand,
-                    action=fallback,
-                    request_id=request_id,
-                    reply=reply,
-                    status=ActionStatus.of(fault),
-                    ms=_ms(ms),
-                    detail=detail,
-                )
-            )
-        else:
-            self._add(FaultLine(seat=seat, hand=hand, fault=fault, request_id=request_id, reply=reply, detail=detail))
         self._note_hand_ends()
-        notice = pb.FaultNotice(
-            request_id=request_id,
-            fault=_FAULT_TO_PB[fault],
-            detail=detail[:500],
-            fallback=fallback,
-            points=ruling.points if ruling.replace else 0,
-            faults=self._faults[seat],
-            forfeited=ruling.forfeit,
-        )
+        notice = fault_notice(fault, ruling, detail, request_id, fallback, self._faults[seat])
         conn = self.conns[seat]
         if conn is not None:
             if ruling.forfeit:
@@ -804,30 +548,6 @@ class MatchHost:
 
     # -- messages to seats ------------------------------------------------------------------
 
-    def _events_for(self, seat: int) -> list[pb.Event]:
-        start = self._delivered[seat]
-        events = self.match.events_since(start)
-        self._delivered[seat] = self.match.event_count
-        cache = self._pb_events
-        out = []
-        for index, event in enumerate(events, start):
-            if isinstance(event, HandDealt):  # the one event that differs by seat
-                message = event_to_pb(redact(event, seat))
-            elif index in cache:
-                message = cache[index]
-            else:
-                message = cache[index] = event_to_pb(event)
-            if message is not None:
-                out.append(message)  # extend() copies it into the response; the cached one is not shared
-        # Keep only what a seat still in play has yet to receive: a few events, not the match.
-        low = min(
-            (d for s, d in enumerate(self._delivered) if s not in self.match.forfeited and s not in self._away),
-            default=self.match.event_count,
-        )
-        for index in [i for i in cache if i < low]:
-            del cache[index]
-        return out
-
     async def _send(self, seat: int, message: pb.PlayResponse, with_events: bool = True) -> bool:
         conn = self.conns[seat]
         if conn is None:
@@ -835,7 +555,7 @@ class MatchHost:
         if not conn.welcomed.is_set() and message.WhichOneof("payload") != "welcome":
             return False  # a stream that reattached hears nothing before its Welcome, which is on its way
         if with_events:
-            message.events.extend(self._events_for(seat))
+            message.events.extend(self._events.since_last(seat, self.match, self._away))
         if self.on_message_sent is not None:
             self.on_message_sent(seat, message)
         ok = await conn.send(message)
@@ -853,9 +573,7 @@ class MatchHost:
 
     async def _finish(self, status: MatchStatus) -> MatchResult:
         match = self.match
-        places = match.places if status is MatchStatus.FINISHED else None
-        # Both fields: status_code for clients of protocol 1.1 on, the text for those of 1.0.
-        ended = pb.MatchEnded(places=places or (), totals=match.totals, status=status.value, status_code=_STATUS_TO_PB[status])
+        ended = match_ended(status, match)
         # Every seat still connected hears the end, those that forfeited too (without the events since).
         sends = [
             self._send(seat, pb.PlayResponse(match_ended=ended), with_events=seat not in match.forfeited)
@@ -867,25 +585,10 @@ class MatchHost:
             if conn is not None:
                 conn.close()
         self.notes.catch_up(self._lines, range(self.rules.players))
-        header = HeaderLine(
-            format=FORMAT,
-            match_id=self.match_id,
-            engine_version=ENGINE_VERSION,
-            rules=self.rules.to_dict(),
-            seed=self.seed,
-            time_control=self.time_control,
-            seats=tuple(SeatEntry(seat=s, name=self.names[s], version=self.versions[s]) for s in range(self.rules.players)),
-            started_at=self.started_at,
-        )
-        header = header if self.rerun is None else self.rerun.on(header)
-        result_line = ResultLine(
-            status=status,
-            places=places or None,
-            totals=match.totals,
-            faults=tuple(dict(counts) for counts in self.fault_counts),
-            reason=self._aborted,
-        )
-        lines = (header, *self._lines, result_line)
+        seats = list(zip(self.names, self.versions, strict=True))
+        header = header_line(self.match_id, self.rules, self.seed, self.time_control, seats, self.started_at, self.rerun)
+        lines = (header, *self._lines, result_line(status, match, self.fault_counts, self._aborted))
+        places = match.places if status is MatchStatus.FINISHED else None
         result = MatchResult(
             self.match_id, status, places, match.totals, tuple(self.names), tuple(self.versions), self.fault_counts, lines, self.record_path
         )
@@ -895,15 +598,3 @@ class MatchHost:
             self.journal.close()  # its owner removes it once the result is stored
         self.result = result
         return result
-
-
-def _exit_fault(code: int | None) -> tuple[Fault, str]:
-    if code is None or code == 0:
-        return Fault.DISCONNECTED, "the bot's process ended before the match did"
-    if code < 0:
-        return Fault.CRASHED, f"the bot's process was killed by signal {-code}"
-    return Fault.CRASHED, f"the bot's process exited with code {code}"
-
-
-def _ms(ms: float | None) -> float | None:
-    return None if ms is None else round(ms, 3)

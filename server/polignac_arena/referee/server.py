@@ -30,10 +30,12 @@ from grpc_reflection.v1alpha import reflection
 from polignac import Ruleset
 from polignac_arena.loopback import is_loopback_address as is_loopback
 from polignac_arena.record_lines import RerunOf
-from polignac_arena.referee.host import MatchHost, MatchResult, TimeControl
+from polignac_arena.referee.host import MatchHost
 from polignac_arena.referee.listener import SeatListener
+from polignac_arena.referee.match_end import MatchResult
 from polignac_arena.referee.options import MAX_RECEIVE_BYTES, MAX_SEND_BYTES, server_options
 from polignac_arena.referee.service import SERVICE_NAME, RefereeService
+from polignac_arena.settings import TimeControl
 
 __all__ = [
     "MAX_RECEIVE_BYTES",

@@ -28,8 +28,9 @@ from google.protobuf.message import DecodeError
 
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac_arena.referee import texts
-from polignac_arena.referee.host import MatchHost, SeatConnection
+from polignac_arena.referee.host import MatchHost
 from polignac_arena.referee.journal import token_digest
+from polignac_arena.referee.seat_stream import SeatConnection
 from polignac_arena.referee.versions import refusal as version_refusal
 from polignac_arena.settings import NAME_MAX, VERSION_MAX, is_display_name, is_version_text
 
