@@ -15,6 +15,7 @@ import hashlib
 import re
 import tomllib
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -109,7 +110,7 @@ def test_the_kit_plays_three_built_in_bots_in_process_seats(kit: Kit) -> None:
     # Every kit sends debug text with each card (protocol 1.3): it arrives in the record, beside its step.
     cards = [line for line in result.record if line["type"] == "action" and line.get("seat") == 0 and line.get("status") == "ok"]
     cards = [line for line in cards if line["action"] not in ("pass", "capot", "general")]
-    assert cards and all(re.fullmatch(r"legal cards: [1-9]\d*", line.get("debug", "")) for line in cards), cards[:3]
+    assert cards and all(re.fullmatch(r"legal cards: [1-9]\d*", cast(str, line.get("debug", ""))) for line in cards), cards[:3]
     assert {note.debug for note in replay.notes if note.seat == 0} == {line["debug"] for line in cards}
 
 

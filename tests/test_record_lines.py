@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -217,7 +218,7 @@ def test_every_kind_writes_the_records_keys_in_their_order_and_reads_back(line: 
 def test_a_line_of_an_unknown_kind_is_kept_and_passed_over(faulty: tuple[MatchResult, Path], tmp_path: Path) -> None:
     result, _ = faulty
     note = {"type": "commentary", "hand": 1, "text": "a newer arena's line"}
-    lines = [result.record[0], note, *result.record[1:]]
+    lines: list[Mapping[str, object]] = [result.record[0], note, *result.record[1:]]
     assert replay_lines(lines).divergence is None
     path = tmp_path / "newer.jsonl"
     path.write_text(json_text(lines), encoding="utf-8")

@@ -23,6 +23,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -100,7 +101,8 @@ def assert_nothing_left(launcher: RecordingLauncher) -> None:
 
 
 def others_move_ms(result: MatchResult) -> list[float]:
-    return [line["ms"] for line in result.record if line["type"] == "action" and line.get("seat") != 0 and line.get("ms") is not None]
+    actions = [line for line in result.record if line["type"] == "action" and line.get("seat") != 0]
+    return [cast(float, line["ms"]) for line in actions if line.get("ms") is not None]
 
 
 def probe_report(stderr: str) -> dict[str, object]:

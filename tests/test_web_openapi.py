@@ -100,11 +100,11 @@ def test_body_classes_end_in_out_and_are_published_without_it() -> None:
             }
         },
     }
-    tidy = tidy_openapi(schema)
+    tidy: Any = tidy_openapi(schema)
     assert list(tidy["components"]["schemas"]) == ["Cell", "ErrorOut", "Row"]
     assert tidy["paths"]["/x"]["get"]["responses"]["200"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Row"}
     assert tidy["components"]["schemas"]["Row"]["properties"]["cells"]["items"] == {"$ref": "#/components/schemas/Cell"}
-    taken = {"paths": {}, "components": {"schemas": {"RowOut": {"title": "Row"}, "Row": {"title": "Row"}}}}
+    taken: dict[str, Any] = {"paths": {}, "components": {"schemas": {"RowOut": {"title": "Row"}, "Row": {"title": "Row"}}}}
     with pytest.raises(ValueError, match="two schema components would be named \\['Row'\\]"):
         tidy_openapi(taken)
 

@@ -35,7 +35,7 @@ import dataclasses
 import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, Literal, TypeGuard, get_args
+from typing import Annotated, Final, Literal, TypeGuard, cast, get_args
 
 from pydantic import (
     BaseModel,
@@ -53,6 +53,7 @@ from pydantic import (
 from polignac import Match, Ruleset
 from polignac.events import HandEnded
 from polignac.faults import Fault
+from polignac.jsontypes import JsonObject
 from polignac.rerun import HandStart
 from polignac.values import Contract, Forfeit, Penalty, ScoreException
 from polignac_arena.settings import TimeControl
@@ -82,7 +83,7 @@ __all__ = [
 
 FORMAT: Final = "polignac-match/1"
 
-JsonLine = dict[str, Any]
+JsonLine = JsonObject
 """A line in its JSON form, as written to a record file and held by the store."""
 
 
@@ -121,7 +122,7 @@ BySeat = tuple[StrictInt, ...]
 """Numbers by seat (scores, totals, places...)."""
 
 
-def _present(kind: str, **fields: object) -> JsonLine:
+def _present(kind: str, **fields: JsonValue) -> JsonLine:
     """A line's JSON form: its kind, then the fields that are not None, in the order given."""
     return {"type": kind, **{key: value for key, value in fields.items() if value is not None}}
 
@@ -253,7 +254,8 @@ class ActionLine:
             out["seat"] = self.seat
         if self.hand is not None:
             out["hand"] = self.hand
-        out["action"] = self.recorded_action
+        action = self.recorded_action
+        out["action"] = action if isinstance(action, str) else dict(action)
         if self.request_id is not None:
             out["request_id"] = self.request_id
         if self.reply is not None:
@@ -448,7 +450,7 @@ class UnknownLine:
     """The whole line, its ``type`` included."""
 
     def to_dict(self) -> JsonLine:
-        return dict(self.fields)
+        return cast("JsonLine", dict(self.fields))  # a line read from JSON: its values are JSON values
 
 
 KnownLine = HeaderLine | ActionLine | FaultLine | AwayLine | BackLine | ResumedLine | HandEndedLine | ResultLine

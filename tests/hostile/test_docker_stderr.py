@@ -13,7 +13,7 @@ import os
 import resource
 import statistics
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -64,7 +64,7 @@ def play(first: Submission) -> tuple[MatchResult, list[str], float, float]:
 
 
 def polite_times(result: MatchResult) -> list[float]:
-    return [float(line["ms"]) for line in result.record if line["type"] == "action" and line.get("seat") != 0 and "ms" in line]
+    return [float(cast(float, line["ms"])) for line in result.record if line["type"] == "action" and line.get("seat") != 0 and "ms" in line]
 
 
 def p95(values: list[float]) -> float:

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -114,7 +115,7 @@ def test_a_blank_line_flood_is_a_fault_and_costs_the_arena_little(kind: str, tmp
 
 
 def _polite_ms(result: MatchResult, seats: range) -> list[float]:
-    return [line["ms"] for line in result.record if line["type"] == "action" and line.get("seat") in seats and "ms" in line]
+    return [cast(float, line["ms"]) for line in result.record if line["type"] == "action" and line.get("seat") in seats and "ms" in line]
 
 
 def _p95(values: list[float]) -> float:

@@ -13,6 +13,7 @@ import statistics
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -82,7 +83,7 @@ def check_common(outcome: Outcome, kind: str) -> None:
     assert result.status == "finished", result
     assert replay_lines(result.record).divergence is None
     assert result.faults[1:] == [{}, {}, {}], f"polite seats were charged: {result.faults}"
-    others = [line["ms"] for line in result.record if line["type"] == "action" and line.get("seat") != 0 and "ms" in line]
+    others = [cast(float, line["ms"]) for line in result.record if line["type"] == "action" and line.get("seat") != 0 and "ms" in line]
     assert others, "the other seats made no decision"
     late = sorted(others)[-len(others) // 20 or -1]  # about the 95th percentile
     assert statistics.median(others) < 150 and late < 600, (

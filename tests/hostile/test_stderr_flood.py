@@ -17,6 +17,7 @@ import threading
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -75,7 +76,7 @@ def match(kind: str, tmp_path: Path, flood: bool) -> Measured:
 
 
 def others_ms(result: MatchResult) -> list[float]:
-    return [line["ms"] for line in result.record if line["type"] == "action" and line.get("seat") != 0 and "ms" in line]
+    return [cast(float, line["ms"]) for line in result.record if line["type"] == "action" and line.get("seat") != 0 and "ms" in line]
 
 
 @pytest.mark.parametrize("kind", KINDS)

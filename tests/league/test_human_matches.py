@@ -43,7 +43,7 @@ async def play_out(match: HumanMatch) -> int:
     sent = 0
     while match.live:
         await until(match, lambda m: m.seat.pending is not None or not m.live)
-        state = describe(match)
+        state: Any = describe(match)  # the page's JSON, read as a page reads it
         if state["turn"] is None:
             continue
         choice = (state["legal_contracts"] or state["legal_cards"])[0]
@@ -65,11 +65,11 @@ def test_a_person_plays_a_whole_match_against_built_ins_through_the_seat(tmp_pat
     match, sent = run(main())
     assert match.status == "finished", match.error
     assert sent > 0
-    state = describe(match)
+    state: Any = describe(match)
     assert state["ended"]["places"] and len(state["ended"]["places"]) == 3
     assert max(state["ended"]["totals"]) >= 3
     assert any(line["type"] == "result" for line in match.record)
-    header = next(line for line in match.record if line["type"] == "header")
+    header: Any = next(line for line in match.record if line["type"] == "header")
     assert header["rules"]["limit"] == 3 and header["time_control"]["move_ms"] == 120_000
     assert state["seat_names"][0] == "ada"
 
@@ -81,7 +81,7 @@ def test_only_the_pending_turns_legal_decisions_are_taken(tmp_path: Path) -> Non
         match = matches.start("ada", ["random", "random"], 2)
         refusals = []
         await until(match, lambda m: m.seat.pending is not None)
-        state = describe(match)
+        state: Any = describe(match)
         legal = set(state["legal_cards"]) | set(state["legal_contracts"])
         illegal = next(card for card in ("7S", "8H", "KD", "AC", "QS", "9C", "TH", "JD") if card not in legal)
         for turn, text in ((state["turn"] + 1, next(iter(legal))), (state["turn"], illegal), (state["turn"], "not a card")):
@@ -109,7 +109,7 @@ def test_an_idle_person_is_timed_out_by_the_clock_and_forfeits_as_any_bot(tmp_pa
         return match
 
     match = run(main())
-    state = describe(match)
+    state: Any = describe(match)
     assert match.status == "finished"
     assert state["ended"]["places"][0] == 3  # the idle seat forfeited: last
     assert len(state["faults"]) == 3 and all("no decision within" in fault for fault in state["faults"]), state["faults"]

@@ -198,7 +198,7 @@ def test_play_this_position_starts_a_match_from_a_replays_hand_with_its_deals_an
             assert ada.get(f"{page}/replay").status_code == 200
             played = site.league.human_matches.get("ada", page.rsplit("/", 1)[1])
             assert played is not None and played.human == 1
-            header = played.record[0]
+            header: Any = played.record[0]
             assert header["seed"] == record.seed and header["rules"]["limit"] == 3  # the record's deals and rules
     finally:
         site.league.store.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import cast
 
 import grpc
 import grpc.aio
@@ -11,6 +12,7 @@ import pytest
 
 from polignac import preset
 from polignac._proto.polignac.v1 import referee_pb2 as pb
+from polignac_arena.record_lines import JsonLine
 from polignac_arena.referee import MatchHost, TimeControl
 from tests.referee.helpers import RawSeat, match_with_raw_seat, referee, run
 
@@ -38,7 +40,7 @@ async def _wait_for(condition: Callable[[], bool]) -> None:
         await asyncio.sleep(0.01)
 
 
-def _lines(host: MatchHost, kind: str) -> list[dict[str, object]]:
+def _lines(host: MatchHost, kind: str) -> list[JsonLine]:
     assert host.result is not None
     return [line for line in host.result.record if line["type"] == kind]
 
@@ -93,7 +95,7 @@ def test_past_the_grace_the_seat_forfeits_disconnected() -> None:
             assert final.faults[0] == {"disconnected": 1}
             assert 0 in host.match.forfeited
             forfeit = [line for line in final.record if line.get("seat") == 0 and line.get("status") == "disconnected"]
-            assert forfeit and "did not come back within 0.3 s" in forfeit[0]["detail"]
+            assert forfeit and "did not come back within 0.3 s" in cast(str, forfeit[0]["detail"])
             late = RawSeat(server.address, host.tokens[0])
             await late.open()
             with pytest.raises(grpc.aio.AioRpcError) as refused:  # the refusal may end the call before the Hello is written

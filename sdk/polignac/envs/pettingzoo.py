@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import gymnasium
 import numpy as np
@@ -40,6 +40,7 @@ from polignac.envs.encoding import ACTIONS, action_mask, decision_of, encode, ob
 from polignac.envs.text import table_text
 from polignac.errors import PolignacError
 from polignac.events import Event, TrickWon
+from polignac.jsontypes import JsonObject
 from polignac.rules import Ruleset, cards_each, preset
 from polignac.values import Decision, Phase, Trick
 from polignac.view import PlayerView
@@ -66,7 +67,7 @@ class raw_env(AECEnv[str, Observation, int]):
     ``raw_env(rules="classic", players=5, limit=10)`` is five players of classic to 10.
     """
 
-    metadata: dict[str, Any] = {"name": "polignac_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False}  # noqa: RUF012  # PettingZoo's class attribute
+    metadata: JsonObject = {"name": "polignac_v0", "render_modes": ["human", "ansi"], "is_parallelizable": False}  # noqa: RUF012  # PettingZoo's class attribute
 
     def __init__(
         self,
@@ -87,8 +88,9 @@ class raw_env(AECEnv[str, Observation, int]):
             raise PolignacError(f"rules must be a ruleset name or a Ruleset, got {rules!r}")
         if episode not in EPISODES:
             raise ValueError(f"episode must be one of {', '.join(EPISODES)}, got {episode!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {', '.join(self.metadata['render_modes'])} or None, got {render_mode!r}")
+        render_modes = cast("list[str]", self.metadata["render_modes"])  # as the class's metadata lists them
+        if render_mode is not None and render_mode not in render_modes:
+            raise ValueError(f"render_mode must be one of {', '.join(render_modes)} or None, got {render_mode!r}")
         self.episode = episode
         self.render_mode = render_mode
         n = self.rules.players
@@ -133,7 +135,7 @@ class raw_env(AECEnv[str, Observation, int]):
             return self._final[seat]
         return self.match.view(seat)
 
-    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+    def reset(self, seed: int | None = None, options: dict[str, int] | None = None) -> None:
         """A new match.  ``seed`` reseeds the environment; ``options`` may pin ``match_seed`` and ``first_dealer``.
 
         Without them, the match seed and the first dealer are drawn from the environment's
@@ -152,7 +154,7 @@ class raw_env(AECEnv[str, Observation, int]):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
+        self.infos: dict[str, dict[str, object]] = {agent: {} for agent in self.agents}
         self.agent_selection = self._agent_to_act()
 
     def observe(self, agent: str) -> Observation:

@@ -39,7 +39,7 @@ from collections.abc import Awaitable
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 from polignac_arena.executors.base import ClusterLost, ExecutorError, MatchJob, NodeWait, PlayedMatch, WaitHook
 from polignac_arena.executors.cluster_watch import HEAD_LOST_AFTER_S, ClusterWatch
@@ -114,7 +114,14 @@ def _cluster_notes_to_native_stderr() -> None:
             worker.print_to_stdstream = _note_to_native_stderr
 
 
-def _note_to_native_stderr(data: dict[str, Any], ignore_prefix: bool = False) -> None:
+class _RayLogBatch(TypedDict, total=False):
+    """What Ray's log monitor hands ``print_to_stdstream``: the keys read here (it holds more)."""
+
+    pid: int | str
+    lines: list[str]
+
+
+def _note_to_native_stderr(data: _RayLogBatch, ignore_prefix: bool = False) -> None:
     source = data.get("pid", "ray")
     text = "".join(f"({source}) {line}\n" for line in data.get("lines", ()))
     with contextlib.suppress(OSError):

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field
 
 from polignac_arena.league.authoring import SubmissionState
-from polignac_arena.web.models import ErrorOut  # one refusal body for the whole API (and one name in its schema)
+from polignac_arena.web.models import ErrorOut, JsonObjectField  # one refusal body for the whole API (and one name in its schema)
 
 __all__ = ["BotOut", "ErrorOut", "MeOut", "SubmissionOut", "TestRunOut", "VersionOut"]
 
@@ -76,4 +74,4 @@ class TestRunOut(BaseModel):
     places: list[int] | None
     totals: list[int] | None
     url: str = Field(description="where the author sees it in the browser (signed in)")
-    record: list[dict[str, Any]] | None = Field(None, description="its record (JSON lines), with ?record=true once it has one")
+    record: list[JsonObjectField] | None = Field(None, description="its record (JSON lines), with ?record=true once it has one")

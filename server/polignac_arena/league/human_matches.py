@@ -16,9 +16,10 @@ import dataclasses
 import logging
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from polignac.bots import BUILTIN_BOTS
+from polignac.jsontypes import JsonObject
 from polignac.rules import Ruleset
 from polignac_arena.league.config import LeagueConfig
 from polignac_arena.league.human_seat import HumanSeat
@@ -209,7 +210,7 @@ class HumanMatches:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def describe(match: HumanMatch) -> dict[str, Any]:
+def describe(match: HumanMatch) -> JsonObject:
     """The page's view of a match: the seat's snapshot, with the match's own status."""
     state = match.seat.snapshot()
     state.update(id=match.id, status=match.status, error=match.error, limit=match.rules.limit, live=match.live)

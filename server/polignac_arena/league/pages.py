@@ -10,14 +10,14 @@ and remote connections the league has seen.  A bot's rating history is on its bo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Final, Protocol
+from typing import TYPE_CHECKING, Annotated, Final, Protocol
 
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel
 
 from polignac_arena.web.live import DEFAULT_POLL_S, LiveMark, stamp
-from polignac_arena.web.models import ErrorOut
+from polignac_arena.web.models import ErrorOut, Responses
 from polignac_arena.web.pages import Links, render
 
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ def league_router(league: LeagueSource) -> APIRouter:
     router = APIRouter()
     links = Links()
 
-    bad: dict[int | str, dict[str, Any]] = {400: {"model": ErrorOut, "description": "A query parameter has a bad value."}}
+    bad: Responses = {400: {"model": ErrorOut, "description": "A query parameter has a bad value."}}
 
     @router.get("/api/league/status", tags=["league"], response_model=LeagueStatus, responses=bad)
     def api_status(after: After = None, limit: Limit = DEFAULT_BOTS, versions: Versions = DEFAULT_VERSIONS) -> LeagueStatus:

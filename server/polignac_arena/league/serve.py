@@ -44,6 +44,7 @@ import grpc
 from fastapi import FastAPI
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
+from polignac.jsontypes import JsonObject
 from polignac_arena import memory
 from polignac_arena.archive import ArchiveCaps, ArchiveError
 from polignac_arena.archive_store import ArchiveStore, disk_usage
@@ -422,7 +423,7 @@ def league_app(league: League) -> Any:
     return ProxyHeadersMiddleware(cast(Any, app), trusted_hosts=list(limits.trusted_proxies))  # an ASGI app, as uvicorn's types spell it
 
 
-def league_openapi() -> dict[str, Any]:
+def league_openapi() -> JsonObject:
     """The OpenAPI schema of the league server's HTTP API (drawn from a throwaway league in a temporary folder)."""
     with tempfile.TemporaryDirectory(prefix="polignac-openapi-") as folder:
         league = League(parse_league_config('name = "main"\n', Path(folder) / "league.toml"))

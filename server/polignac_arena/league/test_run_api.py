@@ -19,6 +19,7 @@ from polignac.jsontypes import JsonObject
 from polignac_arena.league.author_models import ErrorOut, TestRunOut
 from polignac_arena.league.test_run_store import TestRun
 from polignac_arena.league.test_runs import TestRunRefused, TestRuns
+from polignac_arena.web.models import Responses
 
 __all__ = ["MAX_HAND", "add_test_run_routes", "test_run_out", "test_run_url"]
 
@@ -67,7 +68,7 @@ def add_test_run_routes(router: APIRouter, author: Any, test_runs: TestRuns, ref
         headers = {"Retry-After": str(max(1, round(exc.retry_after_s)))} if exc.retry_after_s is not None else None
         return refusal(exc.http_status, exc.message, headers)
 
-    errors: dict[int | str, dict[str, Any]] = {code: {"model": ErrorOut} for code in (400, 403, 404, 409)}
+    errors: Responses = {code: {"model": ErrorOut} for code in (400, 403, 404, 409)}
 
     @router.post("/matches/{match_id}/reruns", status_code=202, response_model=TestRunOut, responses=errors, tags=["league test matches"])
     async def ask_rerun(

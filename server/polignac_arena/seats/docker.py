@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final, TypedDict
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -60,6 +60,7 @@ from polignac_arena.submission import Submission
 __all__ = [
     "CONTAINER_SOCKET_DIR",
     "RUNTIME_REPOSITORY",
+    "ContainerConfig",
     "DockerLauncher",
     "DockerSeat",
     "docker_exit_status",
@@ -191,6 +192,17 @@ def _volume_paths(volumes: tuple[str, ...], mounted: list[str], label: str) -> l
 
 def _nested(path: str, top: str) -> bool:
     return path == top or path.startswith(top.rstrip("/") + "/")
+
+
+class ContainerConfig(TypedDict):
+    """A seat's container as :meth:`DockerLauncher.container_config` draws it (the ``create_container`` arguments)."""
+
+    image: str
+    command: list[str]
+    environment: dict[str, str]
+    mounts: list[tuple[str, str]]
+    """Host paths mounted read-only: (source, target)."""
+    working_dir: str | None
 
 
 @dataclass(frozen=True)
@@ -398,7 +410,7 @@ class DockerLauncher(SeatLauncher):
 
     # -- containers
 
-    def container_config(self, context: SeatContext, image: str) -> dict[str, Any]:
+    def container_config(self, context: SeatContext, image: str) -> ContainerConfig:
         """The arguments of ``create_container`` for a seat (without ``host_config`` limits: see :meth:`_create`)."""
         sub = context.submission
         runtime = sub.image is None and sub.dockerfile is None

@@ -23,7 +23,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Final, ParamSpec, TypedDict, TypeVar, cast
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -55,6 +55,15 @@ STDERR_LIMIT: Final = 64 << 10
 STDERR_TAIL_BYTES: Final = 4096
 """The end of stderr past its cap that is kept (a quarter of the cap at most), as in bubblewrap seats."""
 _WATCH_PATIENCE_S: Final = 60.0
+
+
+class _ContainerState(TypedDict, total=False):
+    """The keys read here of a container's ``State`` as Docker describes it (it holds more)."""
+
+    Running: bool
+    Restarting: bool
+    OOMKilled: bool
+    ExitCode: int
 
 
 def short_error(exc: BaseException) -> str:
@@ -204,7 +213,7 @@ class DockerSeat(SeatProcess):
         """Whether the container's output cannot reach its end soon: stdout backed up, or stderr past its cap."""
         return self._stderr_over or (self._gate is not None and not self._gate.open.is_set())
 
-    def _state(self) -> dict[str, Any] | None:
+    def _state(self) -> _ContainerState | None:
         """The container's State, or None once it is gone (asked on the seat's own line when descriptors are short)."""
         import docker.errors
 
@@ -221,7 +230,7 @@ class DockerSeat(SeatProcess):
             if status != 200 or not isinstance(body, dict):
                 raise DaemonUnreachable(f"inspecting {self.name} answered {status}") from None
             state = body["State"]
-        return dict(state)
+        return cast("_ContainerState", dict(state))  # Docker's answer, of which _ContainerState names what is read
 
     async def _watch(self) -> int | None:
         """The exit status once the container ends: its output closes first, then its state says so.

@@ -23,7 +23,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import NoReturn, TypedDict
 
 PR_SET_PDEATHSIG = 1
 CLONE_NEWNS = 0x00020000
@@ -152,7 +152,23 @@ def monitor(child: int, alive_w: int, stderr_r: int, cap: int, drain_per_s: int)
     os._exit(os.waitstatus_to_exitcode(status))
 
 
-def run(spec: dict[str, Any]) -> NoReturn:
+class Spec(TypedDict):
+    """SPEC, as ``_Plan.trampoline`` writes it (pairs and triples come as JSON arrays)."""
+
+    report: int
+    parent: int
+    cgroups: list[str]
+    staged: list[list[str]]
+    """(source, stage) pairs."""
+    rlimits: list[list[int]]
+    """(which, soft, hard) triples."""
+    uid: int | None
+    argv: list[str]
+    stderr_cap: int
+    stderr_drain: int
+
+
+def run(spec: Spec) -> NoReturn:
     report: int = spec["report"]
     os.set_inheritable(report, False)  # closed when the child execs: the arena's sign that all went well
     step = "start"

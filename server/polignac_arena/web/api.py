@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Request, Response
 
@@ -17,6 +17,7 @@ from polignac_arena.web.models import (
     MatchPageOut,
     MatchResultOut,
     ReplayOut,
+    Responses,
     StampOut,
     TournamentDetailOut,
     TournamentSummaryOut,
@@ -40,8 +41,8 @@ Before = Annotated[
 ]
 
 # The errors each route may answer with, as the app's handlers make them (a JSON ``{"error": ...}``).
-_BAD: dict[int | str, dict[str, Any]] = {400: {"model": ErrorOut, "description": "A query parameter has a bad value."}}
-_UNKNOWN: dict[int | str, dict[str, Any]] = {404: {"model": ErrorOut, "description": "No such tournament, bot or match."}}
+_BAD: Responses = {400: {"model": ErrorOut, "description": "A query parameter has a bad value."}}
+_UNKNOWN: Responses = {404: {"model": ErrorOut, "description": "No such tournament, bot or match."}}
 _BOTH = {**_BAD, **_UNKNOWN}
 
 api_router = APIRouter(prefix="/api")

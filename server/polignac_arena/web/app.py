@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -14,6 +13,7 @@ from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from polignac.jsontypes import JsonObject, JsonValue
 from polignac_arena.plaintext import plain
 from polignac_arena.web import data, live, pages
 from polignac_arena.web.api import api_router, unknown_api_router
@@ -52,31 +52,37 @@ def _describe(exc: RequestValidationError) -> str:
     return "bad query parameter: " + "; ".join(parts)
 
 
-def tidy_openapi(schema: dict[str, Any]) -> dict[str, Any]:
+def _object(value: JsonValue) -> JsonObject:
+    """``value`` if it is an object, else an empty one (for a part the schema leaves out)."""
+    return value if isinstance(value, dict) else {}
+
+
+def tidy_openapi(schema: JsonObject) -> JsonObject:
     """``schema`` without FastAPI's 422 answers (this app answers a bad parameter with a 400 ``{"error": ...}``).
 
     Default summaries are made from the operation id too: "Leaderboard" rather than "Api Leaderboard".
     """
-    for path in schema.get("paths", {}).values():
-        for operation in path.values():
-            operation.get("responses", {}).pop("422", None)
-            name = operation.get("operationId", "")
-            if name and operation.get("summary", "").lower().replace(" ", "_") in (name, "api_" + name):
+    for path in _object(schema.get("paths")).values():
+        for operation in map(_object, _object(path).values()):
+            _object(operation.get("responses")).pop("422", None)
+            name, summary = operation.get("operationId", ""), operation.get("summary", "")
+            if name and isinstance(name, str) and isinstance(summary, str) and summary.lower().replace(" ", "_") in (name, "api_" + name):
                 operation["summary"] = name.replace("_", " ").capitalize()
-    components = schema.get("components", {}).get("schemas", {})
+    components = _object(_object(schema.get("components")).get("schemas"))
     for name in ("HTTPValidationError", "ValidationError"):  # what only the 422 answers used
         components.pop(name, None)
     return _published_names(schema)
 
 
-def _published_names(schema: dict[str, Any]) -> dict[str, Any]:
+def _published_names(schema: JsonObject) -> JsonObject:
     """``schema`` with each ``XOut`` component titled ``X`` named ``X`` (:mod:`polignac_arena.web.models`), its references too.
 
     Pydantic names a component after its class; the classes end in ``Out`` so that they do not
     clash with the store's and the referee's types, and the schema keeps the names clients know.
     """
-    components = schema.get("components", {}).get("schemas", {})
-    renamed = {key: body["title"] for key, body in components.items() if key == f"{body.get('title')}Out"}
+    components = _object(_object(schema.get("components")).get("schemas"))
+    titles = {key: _object(body).get("title") for key, body in components.items()}
+    renamed = {key: title for key, title in titles.items() if isinstance(title, str) and key == f"{title}Out"}
     taken = set(renamed.values()) & (components.keys() - renamed.keys())
     if taken:
         raise ValueError(f"two schema components would be named {sorted(taken)}")
@@ -143,7 +149,7 @@ def create_app(
         app.state.notes_policy = notes_policy
     schema_of = app.openapi
 
-    def openapi() -> dict[str, Any]:
+    def openapi() -> JsonObject:
         return tidy_openapi(schema_of())
 
     app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to change the schema
@@ -187,6 +193,6 @@ def _handle_errors(app: FastAPI) -> None:
         return _error(request, exc.status_code, message)
 
 
-def web_openapi() -> dict[str, Any]:
+def web_openapi() -> JsonObject:
     """The OpenAPI schema of ``polignac web``'s JSON API (no store is opened to draw it)."""
     return create_app(Path("polignac.db")).openapi()

@@ -12,10 +12,11 @@ so clients see the names they always did.  ``ErrorOut`` keeps its suffix in the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from polignac.jsontypes import JsonObject
 from polignac_arena.statuses import MatchStatus, TournamentStatus
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "CrosstableOut",
     "ErrorOut",
     "FaultEntryOut",
+    "JsonObjectField",
     "LeaderboardRowOut",
     "MatchPageOut",
     "MatchResultOut",
@@ -36,6 +38,7 @@ __all__ = [
     "ReplayEventOut",
     "ReplayNoteOut",
     "ReplayOut",
+    "Responses",
     "StampOut",
     "TournamentDetailOut",
     "TournamentStampOut",
@@ -46,6 +49,19 @@ __all__ = [
 def _published_name(model: type) -> str:
     """The name a body's schema has: its class's name without ``Out``."""
     return model.__name__.removesuffix("Out")
+
+
+if TYPE_CHECKING:
+    JsonObjectField: TypeAlias = JsonObject
+else:
+    JsonObjectField = dict[str, object]
+"""A body's field that holds a JSON object as stored (a configuration, a ruleset, a record line).
+
+Pydantic reads it as ``dict[str, object]``: it takes the object as it is (its values come from JSON) and
+the schema says "an object", as it always did.  Pydantic cannot build our recursive ``JsonObject``."""
+
+Responses = dict[int | str, dict[str, object]]
+"""A route's ``responses=``: by status, what FastAPI publishes of that answer (its ``model``, ``description``...)."""
 
 
 class _Out(BaseModel):
@@ -79,7 +95,7 @@ class TournamentSummaryOut(_Out):
 class TournamentDetailOut(TournamentSummaryOut):
     """One tournament: its summary, entrants and configuration."""
 
-    config: dict[str, Any] = Field(description="the stored configuration (the tournament or league file, as JSON)")
+    config: JsonObjectField = Field(description="the stored configuration (the tournament or league file, as JSON)")
     entrants: list[str]
 
 
@@ -271,7 +287,7 @@ class ReplayOut(MatchResultOut):
     names: list[str]
     events: list[ReplayEventOut]
     divergence: str | None = Field(description="why the record does not replay, or where it departs from the engine; None when it replays")
-    rules: dict[str, Any] | None = Field(description="the ruleset (Ruleset.to_dict); None when the record does not replay")
+    rules: JsonObjectField | None = Field(description="the ruleset (Ruleset.to_dict); None when the record does not replay")
     direction: str | None = Field(description="which totals are better, in words")
     cards: dict[str, CardFaceOut] = Field(description="by card as wire text")
     notes: list[ReplayNoteOut] = Field(
