@@ -368,15 +368,12 @@ def _trick_plays(event: ev.TrickWon) -> list[tuple[int, Card]]:
 
 def _result_to_pb(result: HandResult) -> pb.HandResult:
     """The parts of a hand's result that HandEnded does not carry already."""
-    return pb.HandResult(
-        seats=result.seats,
-        tricks=result.tricks,
-        card_points=result.card_points,
-        trick_points=result.trick_points,
-        first_last_points=result.first_last_points,
-        fault_points=result.fault_points,
-        exception=_EXCEPTION_TO_PB[result.exception],
-    )
+    tallies = {name: getattr(result, name) for name in _RESULT_TALLIES}
+    return pb.HandResult(**tallies, exception=_EXCEPTION_TO_PB[result.exception])
+
+
+_RESULT_TALLIES: Final = ("seats", "tricks", "card_points", "trick_points", "first_last_points", "fault_points")
+"""The fields of a HandResult that its message carries as they are, a number by seat."""
 
 
 def _result_from_pb(ended: pb.HandEnded, contract: Contract, declarer: int | None, contract_made: bool | None) -> HandResult | None:
