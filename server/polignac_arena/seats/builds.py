@@ -45,6 +45,7 @@ __all__ = [
     "ResultSink",
     "build_command",
     "build_seat_limits",
+    "build_skipped",
     "finish_build",
     "install_results",
     "signal_note",
@@ -94,6 +95,20 @@ def build_seat_limits(limits: SeatLimits, caps: BuildLimits) -> SeatLimits:
         stderr_bytes=caps.output_bytes,
         stderr_drain_bytes_per_s=BUILD_OUTPUT_DRAIN_BYTES_PER_S,
     )
+
+
+def build_skipped(submission: Submission, refusal: Callable[[], str | None], because: str = "") -> BuildResult | None:
+    """The result of a build that does not run, or None when it runs.
+
+    It does not run when the submission has no build step, or when ``refusal`` (asked only
+    for a build step) gives a reason, reported as ``refused: {because}{reason}``.
+    """
+    if not submission.build:
+        return BuildResult(True, 0, "", 0.0, "no build step")
+    reason = refusal()
+    if reason is not None:
+        return BuildResult(False, None, "", 0.0, f"refused: {because}{reason}")
+    return None
 
 
 def _size(count: int) -> str:

@@ -36,6 +36,7 @@ from polignac_arena.seats.builds import (
     WRAPPER_SOURCE,
     build_command,
     build_seat_limits,
+    build_skipped,
     finish_build,
 )
 from polignac_arena.seats.common import checked_folder
@@ -605,11 +606,9 @@ class DockerLauncher(SeatLauncher):
     ) -> BuildResult:
         """Run the build step in a container like a seat's (see docs/builds.md); never raises for a failing build."""
         caps = caps or BuildLimits()
-        if not submission.build:
-            return BuildResult(True, 0, "", 0.0, "no build step")
-        reason = self.unavailable()
-        if reason is not None:
-            return BuildResult(False, None, "", 0.0, f"refused: build steps cannot run in docker seats here: {reason}")
+        skipped = build_skipped(submission, self.unavailable, "build steps cannot run in docker seats here: ")
+        if skipped is not None:
+            return skipped
         started = time.monotonic()
         build_limits = build_seat_limits(limits, caps)
         try:

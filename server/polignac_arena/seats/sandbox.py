@@ -37,6 +37,7 @@ from polignac_arena.seats.builds import (
     WRAPPER_SOURCE,
     build_command,
     build_seat_limits,
+    build_skipped,
     finish_build,
 )
 from polignac_arena.seats.bwrap import (
@@ -321,11 +322,9 @@ class SandboxLauncher(SeatLauncher):
         self, submission: Submission, limits: SeatLimits, *, timeout_s: float, trusted: bool = False, caps: BuildLimits | None = None
     ) -> BuildResult:
         caps = caps or BuildLimits()
-        if not submission.build:
-            return BuildResult(True, 0, "", 0.0, "no build step")
-        reason = self.unavailable()
-        if reason is not None:
-            return BuildResult(False, None, "", 0.0, f"refused: build steps cannot be sandboxed: {reason}")
+        skipped = build_skipped(submission, self.unavailable, "build steps cannot be sandboxed: ")
+        if skipped is not None:
+            return skipped
         started = time.monotonic()
         staging: Path | None = None
         if os.geteuid() == 0:  # for folders the seat's uid cannot reach (removed with the sandbox)
