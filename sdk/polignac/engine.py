@@ -36,6 +36,7 @@ from polignac.match_record import MatchRecord, apply_entry, make_record, replay_
 from polignac.match_setup import check_deals, check_first_dealer, check_first_hand, check_totals
 from polignac.rules import Ruleset, Tiebreak, Trumps, cards_each, deck_mask, enabled_contracts, packet_sizes
 from polignac.scoring import score_hand
+from polignac.slots import copy_slots
 from polignac.standings import final_places
 from polignac.values import (
     Action,
@@ -642,15 +643,7 @@ class Match:
 
     def clone(self) -> Match:
         """An independent copy: applying decisions to it leaves this match alone."""
-        other = object.__new__(Match)
-        for name in Match.__slots__:
-            value = getattr(self, name)
-            if isinstance(value, list):
-                value = list(value)
-            elif isinstance(value, dict):
-                value = dict(value)
-            object.__setattr__(other, name, value)
-        return other
+        return copy_slots(self, Match.__slots__)
 
     @property
     def action_log(self) -> tuple[Action, ...]:

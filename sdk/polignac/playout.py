@@ -388,15 +388,7 @@ class Playout:
                 to_act = best_seat
             else:
                 to_act = nxt[to_act]
-        self.to_act = to_act
-        self.trick_len = trick_len
-        self.trick_mask = trick_mask
-        self.led = led
-        self.best_strength = best_s
-        self.best_seat = best_seat
-        self.first_winner = first_winner
-        self.tricks_left = 0
-        return self.scores()
+        return self._end_hand(to_act, led, best_s, best_seat, first_winner)
 
     def run_batch(
         self,
@@ -514,8 +506,12 @@ class Playout:
         for seat, wide in enumerate(taken):
             if wide:
                 self.taken[seat] |= _narrow(wide)
+        return self._end_hand(to_act, led, best_s, best_seat, first_winner)
+
+    def _end_hand(self, to_act: int, led: int, best_s: int, best_seat: int, first_winner: int) -> list[int]:
+        """Store a played-out hand's last state (the hand over, no trick on the table) and return its scores."""
         self.to_act = to_act
-        self.trick_len = trick_len
+        self.trick_len = 0
         self.trick_mask = 0
         self.led = led
         self.best_strength = best_s

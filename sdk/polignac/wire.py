@@ -10,21 +10,10 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from polignac import events as ev
 from polignac._proto.polignac.v1 import referee_pb2 as pb
 from polignac.cards import PIQUET_MASK, Card
 from polignac.errors import CardParseError
-from polignac.events import (
-    CardPlayed,
-    Declared,
-    Event,
-    Forfeited,
-    HandDealt,
-    HandEnded,
-    MatchEnded,
-    PenaltyAdded,
-    TiebreakStarted,
-    TrickWon,
-)
 from polignac.rules import Ruleset
 from polignac.values import Contract, HandResult, Phase, ScoreException, Trick
 from polignac.view import PlayerView
@@ -329,17 +318,17 @@ def _card(text: str) -> Card:
     return card if card is not None else Card.parse(text)
 
 
-def event_to_pb(event: Event) -> pb.Event | None:
+def event_to_pb(event: ev.Event) -> pb.Event | None:
     """The Event message of an engine event already redacted for its seat; ``None`` for MatchEnded
     (sent as the MatchEnded payload instead)."""
-    if isinstance(event, CardPlayed):
+    if isinstance(event, ev.CardPlayed):
         return pb.Event(card_played=pb.Play(seat=event.seat, card=_CARD_TEXT[event.card.index]))
-    if isinstance(event, TrickWon):
+    if isinstance(event, ev.TrickWon):
         plays = [pb.Play(seat=s, card=_CARD_TEXT[c.index]) for s, c in _trick_plays(event)]
         return pb.Event(trick_won=pb.TrickWon(trick_number=event.trick_number, winner=event.winner, plays=plays))
-    if isinstance(event, Declared):
+    if isinstance(event, ev.Declared):
         return pb.Event(declared=pb.Declaration(seat=event.seat, contract=_CONTRACT_TO_PB[event.contract]))
-    if isinstance(event, HandDealt):
+    if isinstance(event, ev.HandDealt):
         own = [str(c) for h in event.hands for c in h]  # redacted: at most one seat's cards remain
         turned = "" if event.turned is None else str(event.turned)
         return pb.Event(
@@ -347,7 +336,7 @@ def event_to_pb(event: Event) -> pb.Event | None:
                 hand_number=event.hand_number, dealer=event.dealer, seats=event.seats, hand=own, tiebreak=event.tiebreak, turned=turned
             )
         )
-    if isinstance(event, HandEnded):
+    if isinstance(event, ev.HandEnded):
         ended = pb.HandEnded(
             hand_number=event.hand_number,
             contract=_CONTRACT_TO_PB[event.contract],
@@ -362,32 +351,29 @@ def event_to_pb(event: Event) -> pb.Event | None:
         if event.result is not None:
             ended.result.CopyFrom(_result_to_pb(event.result))
         return pb.Event(hand_ended=ended)
-    if isinstance(event, PenaltyAdded):
+    if isinstance(event, ev.PenaltyAdded):
         return pb.Event(penalty_added=pb.PenaltyAdded(seat=event.seat, points=event.points, reason=event.reason))
-    if isinstance(event, Forfeited):
+    if isinstance(event, ev.Forfeited):
         return pb.Event(forfeited=pb.Forfeited(seat=event.seat, reason=event.reason))
-    if isinstance(event, TiebreakStarted):
+    if isinstance(event, ev.TiebreakStarted):
         return pb.Event(tiebreak_started=pb.TiebreakStarted(seats=event.seats, round=event.round))
-    if isinstance(event, MatchEnded):
+    if isinstance(event, ev.MatchEnded):
         return None
     raise TypeError(f"not an event: {event!r}")  # pragma: no cover - the union is exhaustive
 
 
-def _trick_plays(event: TrickWon) -> list[tuple[int, Card]]:
+def _trick_plays(event: ev.TrickWon) -> list[tuple[int, Card]]:
     return list(zip(event.seats, event.cards, strict=True))
 
 
 def _result_to_pb(result: HandResult) -> pb.HandResult:
     """The parts of a hand's result that HandEnded does not carry already."""
-    return pb.HandResult(
-        seats=result.seats,
-        tricks=result.tricks,
-        card_points=result.card_points,
-        trick_points=result.trick_points,
-        first_last_points=result.first_last_points,
-        fault_points=result.fault_points,
-        exception=_EXCEPTION_TO_PB[result.exception],
-    )
+    tallies = {name: getattr(result, name) for name in _RESULT_TALLIES}
+    return pb.HandResult(**tallies, exception=_EXCEPTION_TO_PB[result.exception])
+
+
+_RESULT_TALLIES: Final = ("seats", "tricks", "card_points", "trick_points", "first_last_points", "fault_points")
+"""The fields of a HandResult that its message carries as they are, a number by seat."""
 
 
 def _result_from_pb(ended: pb.HandEnded, contract: Contract, declarer: int | None, contract_made: bool | None) -> HandResult | None:
@@ -413,34 +399,34 @@ def _result_from_pb(ended: pb.HandEnded, contract: Contract, declarer: int | Non
     )
 
 
-def event_from_pb(message: pb.Event, seat: int) -> Event | None:
+def event_from_pb(message: pb.Event, seat: int) -> ev.Event | None:
     """The engine event of an Event message as ``seat`` received it (``None`` if empty or unknown)."""
     kind = message.WhichOneof("event")
     if kind == "card_played":
-        return CardPlayed(message.card_played.seat, Card.parse(message.card_played.card))
+        return ev.CardPlayed(message.card_played.seat, Card.parse(message.card_played.card))
     if kind == "trick_won":
         t = message.trick_won
         plays = [(p.seat, Card.parse(p.card)) for p in t.plays]
         leader = plays[0][0] if plays else t.winner
-        return TrickWon(t.trick_number, leader, t.winner, tuple(c for _, c in plays), tuple(s for s, _ in plays))
+        return ev.TrickWon(t.trick_number, leader, t.winner, tuple(c for _, c in plays), tuple(s for s, _ in plays))
     if kind == "declared":
-        return Declared(message.declared.seat, contract_from_pb(message.declared.contract) or Contract.PASS)
+        return ev.Declared(message.declared.seat, contract_from_pb(message.declared.contract) or Contract.PASS)
     if kind == "hand_started":
         h = message.hand_started
         own = tuple(Card.parse(c) for c in h.hand)
         hands = tuple(own if s == seat else () for s in h.seats)
-        return HandDealt(h.hand_number, h.dealer, tuple(h.seats), hands, h.tiebreak, Card.parse(h.turned) if h.turned else None)
+        return ev.HandDealt(h.hand_number, h.dealer, tuple(h.seats), hands, h.tiebreak, Card.parse(h.turned) if h.turned else None)
     if kind == "hand_ended":
         e = message.hand_ended
         contract = contract_from_pb(e.contract) or Contract.PASS
         declarer = e.declarer if e.HasField("declarer") else None
         made = e.contract_made if e.HasField("contract_made") else None
         result = _result_from_pb(e, contract, declarer, made)
-        return HandEnded(e.hand_number, contract, declarer, made, tuple(e.scores), tuple(e.totals), e.tiebreak, result)
+        return ev.HandEnded(e.hand_number, contract, declarer, made, tuple(e.scores), tuple(e.totals), e.tiebreak, result)
     if kind == "penalty_added":
-        return PenaltyAdded(message.penalty_added.seat, message.penalty_added.points, message.penalty_added.reason)
+        return ev.PenaltyAdded(message.penalty_added.seat, message.penalty_added.points, message.penalty_added.reason)
     if kind == "forfeited":
-        return Forfeited(message.forfeited.seat, message.forfeited.reason, True)
+        return ev.Forfeited(message.forfeited.seat, message.forfeited.reason, True)
     if kind == "tiebreak_started":
-        return TiebreakStarted(tuple(message.tiebreak_started.seats), message.tiebreak_started.round)
+        return ev.TiebreakStarted(tuple(message.tiebreak_started.seats), message.tiebreak_started.round)
     return None

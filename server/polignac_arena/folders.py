@@ -302,24 +302,22 @@ def _lstat(root: Path, where: str, name: str, dir_fd: int) -> os.stat_result:
 
 
 def _open_dir(root: Path, where: str, name: str, dir_fd: int, expected: os.stat_result) -> int:
-    try:
-        fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
-    except OSError as exc:
-        raise FolderError(root, f"cannot open the folder {where!r}: {exc.strerror} (was it replaced while being read?)") from None
-    info = os.fstat(fd)
-    if (info.st_dev, info.st_ino) != (expected.st_dev, expected.st_ino):
-        os.close(fd)
-        raise FolderError(root, f"{where!r} changed while being read")
-    return fd
+    return _open_same(root, where, name, dir_fd, expected, folder=True)
 
 
 def _open_file(root: Path, where: str, name: str, dir_fd: int, expected: os.stat_result) -> int:
+    return _open_same(root, where, name, dir_fd, expected, folder=False)
+
+
+def _open_same(root: Path, where: str, name: str, dir_fd: int, expected: os.stat_result, *, folder: bool) -> int:
+    """Open the folder or regular file ``name`` that ``expected`` describes; it must be that same entry still."""
     try:
-        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+        fd = os.open(name, _DIR_FLAGS if folder else _READ_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
-        raise FolderError(root, f"cannot open {where!r}: {exc.strerror} (was it replaced while being read?)") from None
+        what = f"the folder {where!r}" if folder else repr(where)
+        raise FolderError(root, f"cannot open {what}: {exc.strerror} (was it replaced while being read?)") from None
     info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (expected.st_dev, expected.st_ino):
+    if not (folder or stat.S_ISREG(info.st_mode)) or (info.st_dev, info.st_ino) != (expected.st_dev, expected.st_ino):
         os.close(fd)
         raise FolderError(root, f"{where!r} changed while being read")
     return fd

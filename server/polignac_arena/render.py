@@ -202,7 +202,8 @@ class _Renderer:
         if penalties:
             hand.taken.setdefault(event.winner, []).extend(penalties)
 
-    def _header(self, hand: _Hand) -> None:
+    def _header(self, hand: _Hand, ended: bool) -> None:
+        """The hand's lines up to its scores: the deal, the auction, the tricks and what they took."""
         kind = (" (play-on)" if self.play_on else " (tie-break)") if hand.tiebreak else ""
         self.emit()
         self.emit(f"Hand {hand.number}{kind}, dealer {seat_label(hand.dealer)}")
@@ -220,6 +221,7 @@ class _Renderer:
         if hand.current:
             plays = {p.seat: p.card for p in hand.current}
             self.lines.append(self._trick_row(hand, len(hand.tricks) + 1, plays, hand.current[0].seat, None))
+        self._taken_lines(hand, ended)
 
     def _taken_lines(self, hand: _Hand, ended: bool) -> None:
         points = self.rules.card_points
@@ -253,8 +255,7 @@ class _Renderer:
         hand = self.hand
         if hand is None:
             return
-        self._header(hand)
-        self._taken_lines(hand, ended=False)
+        self._header(hand, ended=False)
         if unfinished:
             self.emit("(the hand was not finished)", indent=2)
         self._notes(hand.number)
@@ -313,8 +314,7 @@ class _Renderer:
         hand = self.hand
         if hand is None:
             return
-        self._header(hand)
-        self._taken_lines(hand, ended=True)
+        self._header(hand, ended=True)
         self._contract_line(event)
         self._parts(hand, event)
         self.lines.append(self._row("score", [f" {event.scores[s]}" for s in hand.seats]))

@@ -252,7 +252,7 @@ def duck_rollout(playout: Playout, rand: Callable[[], float]) -> list[int]:
             to_act = best_seat
         else:
             to_act = nxt[to_act]
-    return _end_hand(playout, to_act, led, best_s, best_seat, first_winner)
+    return playout._end_hand(to_act, led, best_s, best_seat, first_winner)
 
 
 def take_rollout(playout: Playout, rand: Callable[[], float]) -> list[int]:
@@ -370,7 +370,7 @@ def take_rollout(playout: Playout, rand: Callable[[], float]) -> list[int]:
             to_act = best_seat
         else:
             to_act = nxt[to_act]
-    return _end_hand(playout, to_act, led, best_s, best_seat, first_winner)
+    return playout._end_hand(to_act, led, best_s, best_seat, first_winner)
 
 
 def _kth_card(mask: int, r: int) -> int:
@@ -378,19 +378,6 @@ def _kth_card(mask: int, r: int) -> int:
     for _ in range(r):
         mask &= mask - 1
     return (mask & -mask).bit_length() - 1
-
-
-def _end_hand(playout: Playout, to_act: int, led: int, best_s: int, best_seat: int, first_winner: int) -> list[int]:
-    """Store a rollout's last state in ``playout`` (the hand over) and return its scores."""
-    playout.to_act = to_act
-    playout.trick_len = 0
-    playout.trick_mask = 0
-    playout.led = led
-    playout.best_strength = best_s
-    playout.best_seat = best_seat
-    playout.first_winner = first_winner
-    playout.tricks_left = 0
-    return playout.scores()
 
 
 def _powers(rules: Ruleset, trump: int) -> list[list[int]]:

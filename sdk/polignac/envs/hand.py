@@ -22,6 +22,7 @@ from polignac.envs.encoding import CARD_ACTIONS, action_of, decision_of
 from polignac.errors import IllegalDecision, PolignacError
 from polignac.playout import Playout, sample_hands
 from polignac.rules import HandScore, Ruleset, Tiebreak, Trumps, cards_each, deck_mask, enabled_contracts, packet_sizes
+from polignac.slots import copy_slots
 from polignac.values import Contract, Decision, Phase, Trick
 from polignac.view import PlayerView
 
@@ -162,12 +163,7 @@ class HandState:
 
     def copy(self) -> HandState:
         """An independent copy."""
-        other = object.__new__(HandState)
-        for name in HandState.__slots__:
-            value = getattr(self, name)
-            if isinstance(value, list):
-                value = list(value)
-            object.__setattr__(other, name, value)
+        other = copy_slots(self, HandState.__slots__)
         if self.play is not None:
             other.play = self.play.copy()
         return other

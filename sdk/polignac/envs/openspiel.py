@@ -288,37 +288,42 @@ class PolignacObserver:
     def string_from(self, state: PolignacState, player: int) -> str:
         """``player``'s observation of ``state`` as text."""
         hand = state.hand
+        view = None if self.perfect_recall else hand.view(player)
         parts = [f"p{player}"]
-        if self.perfect_recall:
-            if self.private:
-                parts.append(f"dealt {_cards(hand.dealt[player])}")
-            if self.public:
-                parts.append(f"seats {''.join(map(str, hand.seats))} dealer {hand.dealer}")
-                if hand.turned is not None:
-                    parts.append(f"turned {hand.turned}")
-                parts.append("auction " + (" ".join(c.value for _, c in hand.auction) or "-"))
-                parts.append("plays " + (" ".join([_TEXT[i] for i in hand.sequence]) or "-"))
-            return " | ".join(parts)
-        view = hand.view(player)
         if self.private:
-            parts.append(f"hand {' '.join(map(str, view.hand)) or '-'}")
+            parts.append(f"dealt {_cards(hand.dealt[player])}" if view is None else f"hand {' '.join(map(str, view.hand)) or '-'}")
         if self.public:
-            parts.append(f"dealer {view.dealer}")
-            if view.turned is not None:
-                parts.append(f"turned {view.turned}")
-            if view.auction:
-                parts.append("auction " + " ".join(f"{s}:{c.value}" for s, c in view.auction))
-            won = dict.fromkeys(view.seats, 0)
-            played: dict[int, list[str]] = {s: [] for s in view.seats}
-            for trick in view.tricks:
-                won[trick.winner] += 1
-                for seat, card in trick.plays:
-                    played[seat].append(str(card))
-            parts.append("played " + " ".join(f"{s}:{','.join(played[s]) or '-'}" for s in view.seats))
-            parts.append("won " + " ".join(f"{s}:{won[s]}" for s in view.seats))
-            parts.append("trick " + (" ".join(f"{s}:{c}" for s, c in view.current_trick) or "-"))
-            parts.append("totals " + " ".join(map(str, view.totals)))
+            parts.append(f"seats {''.join(map(str, hand.seats))} dealer {hand.dealer}" if view is None else f"dealer {view.dealer}")
+            if hand.turned is not None:
+                parts.append(f"turned {hand.turned}")
+            parts.extend(_recall_text(hand) if view is None else _view_text(view))
         return " | ".join(parts)
+
+
+def _recall_text(hand: HandState) -> list[str]:
+    """With perfect recall, the public part after the turned card: every declaration and card, in order."""
+    return [
+        "auction " + (" ".join(c.value for _, c in hand.auction) or "-"),
+        "plays " + (" ".join([_TEXT[i] for i in hand.sequence]) or "-"),
+    ]
+
+
+def _view_text(view: PlayerView) -> list[str]:
+    """Without it, the public part after the turned card: the auction, who played and won what, the trick, totals."""
+    parts = []
+    if view.auction:
+        parts.append("auction " + " ".join(f"{s}:{c.value}" for s, c in view.auction))
+    won = dict.fromkeys(view.seats, 0)
+    played: dict[int, list[str]] = {s: [] for s in view.seats}
+    for trick in view.tricks:
+        won[trick.winner] += 1
+        for seat, card in trick.plays:
+            played[seat].append(str(card))
+    parts.append("played " + " ".join(f"{s}:{','.join(played[s]) or '-'}" for s in view.seats))
+    parts.append("won " + " ".join(f"{s}:{won[s]}" for s in view.seats))
+    parts.append("trick " + (" ".join(f"{s}:{c}" for s, c in view.current_trick) or "-"))
+    parts.append("totals " + " ".join(map(str, view.totals)))
+    return parts
 
 
 pyspiel.register_game(_GAME_TYPE, PolignacGame)

@@ -216,19 +216,8 @@ class raw_env(AECEnv[str, Observation, int]):
         match = self.match
         # A finished hand episode shows its last hand, not the one the engine dealt next.
         shown = self._final[0] if self._final is not None else match.view(0)
-        text = table_text(
-            self.rules,
-            hand_number=shown.hand_number,
-            dealer=shown.dealer,
-            seats=shown.seats,
-            hands=[0] * n if self._final is not None else [match.hand_mask(s) for s in range(n)],
-            auction=shown.auction,
-            tricks=shown.tricks,
-            current_trick=shown.current_trick,
-            totals=shown.totals,
-            turned=shown.turned,
-            to_act=shown.to_act,
-        )
+        hands = [0] * n if self._final is not None else [match.hand_mask(s) for s in range(n)]
+        text = table_text(shown, hands)
         if self.render_mode == "human":
             print(text)
             return None

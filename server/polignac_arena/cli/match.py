@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -25,6 +25,18 @@ from polignac_arena.settings import CLOCK_MAX_MS, TimeControl
 from polignac_arena.statuses import MatchStatus
 
 __all__ = ["app"]
+
+
+def _clock_option(field: str, text: str) -> Any:  # what typer.Option returns: typer types it Any
+    """The option ``--move-ms`` and the like, for ``field`` of the match's TimeControl."""
+    return typer.Option(
+        "--" + field.replace("_", "-"),
+        parser=integer(TimeControl.lowest(field), CLOCK_MAX_MS),
+        metavar="MS",
+        show_default=False,
+        help=text,
+    )
+
 
 app = typer.Typer(help="Referee one match among local bots, or show a stored match.")
 
@@ -68,35 +80,11 @@ def match(
     ] = None,
     db: DbOption = DEFAULT_DB,
     replay: Annotated[Path | None, typer.Option("--replay", metavar="FILE", help="Write the match record (JSON lines) here.")] = None,
-    move_ms: Annotated[
-        int | None,
-        typer.Option(
-            "--move-ms",
-            parser=integer(TimeControl.lowest("move_ms"), CLOCK_MAX_MS),
-            metavar="MS",
-            show_default=False,
-            help="Time per decision (default: 1000, or the record's with --from).",
-        ),
-    ] = None,
-    bank_ms: Annotated[
-        int | None,
-        typer.Option(
-            "--bank-ms",
-            parser=integer(TimeControl.lowest("bank_ms"), CLOCK_MAX_MS),
-            metavar="MS",
-            show_default=False,
-            help="Time bank per seat (default: 10000, or the record's with --from).",
-        ),
-    ] = None,
+    move_ms: Annotated[int | None, _clock_option("move_ms", "Time per decision (default: 1000, or the record's with --from).")] = None,
+    bank_ms: Annotated[int | None, _clock_option("bank_ms", "Time bank per seat (default: 10000, or the record's with --from).")] = None,
     startup_ms: Annotated[
         int | None,
-        typer.Option(
-            "--startup-ms",
-            parser=integer(TimeControl.lowest("startup_ms"), CLOCK_MAX_MS),
-            metavar="MS",
-            show_default=False,
-            help="Time to connect and make the first decision (default: 10000, or the record's with --from).",
-        ),
+        _clock_option("startup_ms", "Time to connect and make the first decision (default: 10000, or the record's with --from)."),
     ] = None,
     seat_kind: Annotated[
         SeatKind,

@@ -25,13 +25,13 @@ import stat
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import IO, Final
 
 from polignac_arena.folders import MAX_DEPTH, EntryKind, FolderEntry, FolderError, link_problem, scan_folder
-from polignac_arena.seats.base import BuildLimits, BuildResult, SeatLimits, SeatProcess
+from polignac_arena.seats.base import BuildLimits, BuildResult, SeatError, SeatLimits, SeatProcess
 from polignac_arena.submission import Submission
 
 __all__ = [
@@ -42,11 +42,15 @@ __all__ = [
     "PROTECTED",
     "WRAPPER_SOURCE",
     "BuildRefused",
+    "BuildStart",
+    "BuildStarted",
     "ResultSink",
     "build_command",
     "build_seat_limits",
+    "build_skipped",
     "finish_build",
     "install_results",
+    "run_build",
     "signal_note",
 ]
 
@@ -94,6 +98,51 @@ def build_seat_limits(limits: SeatLimits, caps: BuildLimits) -> SeatLimits:
         stderr_bytes=caps.output_bytes,
         stderr_drain_bytes_per_s=BUILD_OUTPUT_DRAIN_BYTES_PER_S,
     )
+
+
+def build_skipped(submission: Submission, refusal: Callable[[], str | None], because: str = "") -> BuildResult | None:
+    """The result of a build that does not run, or None when it runs.
+
+    It does not run when the submission has no build step, or when ``refusal`` (asked only
+    for a build step) gives a reason, reported as ``refused: {because}{reason}``.
+    """
+    if not submission.build:
+        return BuildResult(True, 0, "", 0.0, "no build step")
+    reason = refusal()
+    if reason is not None:
+        return BuildResult(False, None, "", 0.0, f"refused: {because}{reason}")
+    return None
+
+
+BuildStarted = tuple[SeatProcess, Callable[[], int]]
+"""A build's started sandbox: the process running :mod:`.build_wrapper`, and how many of its
+processes its memory cap has killed (``memory_kills`` of :func:`finish_build`)."""
+BuildStart = Callable[[SeatLimits, BuildLimits], Awaitable[BuildStarted]]
+"""Starts a build's sandbox under its seat caps and its build caps."""
+
+
+async def run_build(
+    submission: Submission,
+    limits: SeatLimits,
+    caps: BuildLimits | None,
+    timeout_s: float,
+    refusal: Callable[[], str | None],
+    because: str,
+    start: BuildStart,
+) -> BuildResult:
+    """A sandboxed build, whole: skipped or refused as :func:`build_skipped` says (``refusal``, ``because``),
+    else started (``start``), read to its end and its results installed (:func:`finish_build`); a
+    :class:`SeatError` on the way is its result."""
+    caps = caps or BuildLimits()
+    skipped = build_skipped(submission, refusal, because)
+    if skipped is not None:
+        return skipped
+    started = time.monotonic()
+    try:
+        process, memory_kills = await start(build_seat_limits(limits, caps), caps)
+    except SeatError as exc:
+        return BuildResult(False, None, "", time.monotonic() - started, str(exc))
+    return await finish_build(process, submission, caps, timeout_s, started, memory_kills=memory_kills)
 
 
 def _size(count: int) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import hashlib
 import io
 import json
@@ -21,6 +20,7 @@ import tarfile
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypedDict
 
@@ -29,15 +29,7 @@ if TYPE_CHECKING:
 
 from polignac_arena.folders import FolderError, folder_digest, read_file
 from polignac_arena.seats.base import BuildLimits, BuildResult, SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
-from polignac_arena.seats.builds import (
-    BUILD_DIR,
-    BUILD_SOURCE,
-    BUILD_WRAPPER,
-    WRAPPER_SOURCE,
-    build_command,
-    build_seat_limits,
-    finish_build,
-)
+from polignac_arena.seats.builds import BUILD_DIR, BUILD_SOURCE, BUILD_WRAPPER, WRAPPER_SOURCE, BuildStarted, build_command, run_build
 from polignac_arena.seats.common import checked_folder
 from polignac_arena.seats.common import host_runtime as common_host_runtime
 from polignac_arena.seats.docker_build import BuildFailed, BuildRequest, BuildStop, build_image, spooled_context
@@ -226,7 +218,7 @@ class _Spec:
     """Writable tmpfs folders besides ``/tmp``: path and mount options."""
 
 
-@functools.cache
+@cache
 def _seccomp_option() -> str:
     """``security_opt`` entry giving a container the arena's seccomp profile (:func:`.syscalls.docker_profile`)."""
     return "seccomp=" + json.dumps(docker_profile(), separators=(",", ":"))
@@ -267,6 +259,10 @@ def remove_containers(client: DockerClient, match_id: str | None = None) -> list
 
 
 # -- the launcher -----------------------------------------------------------------------------------------------
+
+
+_NO_BUILDS: Final = "build steps cannot run in docker seats here: "
+"""How the reason for refusing a build step begins."""
 
 
 class DockerLauncher(SeatLauncher):
@@ -616,37 +612,30 @@ class DockerLauncher(SeatLauncher):
         self, submission: Submission, limits: SeatLimits, *, timeout_s: float, trusted: bool = False, caps: BuildLimits | None = None
     ) -> BuildResult:
         """Run the build step in a container like a seat's (see docs/builds.md); never raises for a failing build."""
-        caps = caps or BuildLimits()
-        if not submission.build:
-            return BuildResult(True, 0, "", 0.0, "no build step")
-        reason = self.unavailable()
-        if reason is not None:
-            return BuildResult(False, None, "", 0.0, f"refused: build steps cannot run in docker seats here: {reason}")
-        started = time.monotonic()
-        build_limits = build_seat_limits(limits, caps)
-        try:
-            _check_readable(submission)
-            image = await in_thread(self.runtime_image)
-            runtime_mounts, python_path = host_runtime()
-            spec = _Spec(
-                image=image,
-                command=build_command(sys.executable, submission.build),
-                environment=_runtime_environment(python_path),
-                binds=[*runtime_mounts, (str(submission.path), BUILD_SOURCE), (str(WRAPPER_SOURCE), BUILD_WRAPPER)],
-                working_dir="/",
-                limits=build_limits,
-                name=f"polignac-build-{_name_part(submission.name)}-{secrets.token_hex(3)}",
-                labels={LABEL_BUILD: submission.label},
-                label=f"the build of {submission.label}",
-                stdin=False,
-                stdout=True,
-                # The build's copy of the folder: capped, its own, and it may run what it compiles there.
-                writable={BUILD_DIR: f"rw,exec,nosuid,nodev,size={caps.disk_mb}m,uid=65534,gid=65534,mode=0755"},
-            )
-            process = await self._launch(spec)
-        except SeatError as exc:
-            return BuildResult(False, None, "", time.monotonic() - started, str(exc))
-        return await finish_build(process, submission, caps, timeout_s, started, memory_kills=process.memory_kills)
+        return await run_build(submission, limits, caps, timeout_s, self.unavailable, _NO_BUILDS, partial(self._start_build, submission))
+
+    async def _start_build(self, submission: Submission, build_limits: SeatLimits, caps: BuildLimits) -> BuildStarted:
+        """The build's container, started (:data:`.builds.BuildStart`)."""
+        _check_readable(submission)
+        image = await in_thread(self.runtime_image)
+        runtime_mounts, python_path = host_runtime()
+        spec = _Spec(
+            image=image,
+            command=build_command(sys.executable, submission.build),
+            environment=_runtime_environment(python_path),
+            binds=[*runtime_mounts, (str(submission.path), BUILD_SOURCE), (str(WRAPPER_SOURCE), BUILD_WRAPPER)],
+            working_dir="/",
+            limits=build_limits,
+            name=f"polignac-build-{_name_part(submission.name)}-{secrets.token_hex(3)}",
+            labels={LABEL_BUILD: submission.label},
+            label=f"the build of {submission.label}",
+            stdin=False,
+            stdout=True,
+            # The build's copy of the folder: capped, its own, and it may run what it compiles there.
+            writable={BUILD_DIR: f"rw,exec,nosuid,nodev,size={caps.disk_mb}m,uid=65534,gid=65534,mode=0755"},
+        )
+        process = await self._launch(spec)
+        return process, process.memory_kills
 
     def remove_match_containers(self, match_id: str) -> list[str]:
         """Kill and remove every container of a match (for a sweep after a crash of the arena)."""

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Final
 
 from polignac_arena.seats.base import BuildLimits, BuildResult, SeatContext, SeatError, SeatKind, SeatLauncher, SeatLimits, SeatProcess
-from polignac_arena.seats.builds import BUILD_OUTPUT_DRAIN_BYTES_PER_S, WRAPPER_SOURCE, build_command, finish_build
+from polignac_arena.seats.builds import BUILD_OUTPUT_DRAIN_BYTES_PER_S, WRAPPER_SOURCE, build_command, build_skipped, finish_build
 from polignac_arena.seats.bwrap import Plan, spawn
 from polignac_arena.submission import Submission
 
@@ -145,11 +145,9 @@ class ProcessLauncher(SeatLauncher):
     ) -> BuildResult:
         """For trusted bots only: the build step on the host, with the arena's rights, in a copy of the folder."""
         caps = caps or BuildLimits()
-        if not submission.build:
-            return BuildResult(True, 0, "", 0.0, "no build step")
-        refusal = self.refusal(trusted, "build steps")
-        if refusal is not None:
-            return BuildResult(False, None, "", 0.0, f"refused: {refusal}")
+        skipped = build_skipped(submission, lambda: self.refusal(trusted, "build steps"))
+        if skipped is not None:
+            return skipped
         started = time.monotonic()
         workdir = Path(tempfile.mkdtemp(prefix="polignac-build-"))
         (workdir / "bot").mkdir()

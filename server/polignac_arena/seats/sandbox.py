@@ -16,9 +16,10 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
+from typing import Final
 
 from polignac_arena.seats.base import (
     BuildLimits,
@@ -30,15 +31,7 @@ from polignac_arena.seats.base import (
     SeatLimits,
     SeatProcess,
 )
-from polignac_arena.seats.builds import (
-    BUILD_DIR,
-    BUILD_SOURCE,
-    BUILD_WRAPPER,
-    WRAPPER_SOURCE,
-    build_command,
-    build_seat_limits,
-    finish_build,
-)
+from polignac_arena.seats.builds import BUILD_DIR, BUILD_SOURCE, BUILD_WRAPPER, WRAPPER_SOURCE, BuildStarted, build_command, run_build
 from polignac_arena.seats.bwrap import (
     BOT_DIR,
     SANDBOX_SOCKET_DIR,
@@ -135,6 +128,10 @@ def _children(pid: int) -> list[int]:
 
 _probe_results: dict[str, str | None] = {}
 _probe_lock = threading.Lock()
+
+
+_NO_BUILDS: Final = "build steps cannot be sandboxed: "
+"""How the reason for refusing a build step begins."""
 
 
 class SandboxLauncher(SeatLauncher):
@@ -320,34 +317,27 @@ class SandboxLauncher(SeatLauncher):
     async def build(
         self, submission: Submission, limits: SeatLimits, *, timeout_s: float, trusted: bool = False, caps: BuildLimits | None = None
     ) -> BuildResult:
-        caps = caps or BuildLimits()
-        if not submission.build:
-            return BuildResult(True, 0, "", 0.0, "no build step")
-        reason = self.unavailable()
-        if reason is not None:
-            return BuildResult(False, None, "", 0.0, f"refused: build steps cannot be sandboxed: {reason}")
-        started = time.monotonic()
+        return await run_build(submission, limits, caps, timeout_s, self.unavailable, _NO_BUILDS, partial(self._start_build, submission))
+
+    async def _start_build(self, submission: Submission, build_limits: SeatLimits, caps: BuildLimits) -> BuildStarted:
+        """The build's sandbox, started (:data:`.builds.BuildStart`)."""
         staging: Path | None = None
         if os.geteuid() == 0:  # for folders the seat's uid cannot reach (removed with the sandbox)
             staging = Path(tempfile.mkdtemp(prefix="polignac-build-"))
             os.chmod(staging, 0o755)
-        build_limits = build_seat_limits(limits, caps)
-        try:
-            process = await self._launch(
-                build_command(sys.executable, submission.build),
-                label=f"the sandbox of the build of {submission.label}",
-                name=f"build-{re.sub(r'[^A-Za-z0-9_.-]', '_', submission.name)}",
-                limits=build_limits,
-                env=sandbox_env(None),
-                chdir="/",
-                mounts=self._runtime_mounts(),
-                staging=staging,
-                folder=(submission, BUILD_SOURCE),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                writable=[(BUILD_DIR, caps.disk_mb)],
-                files=[(BUILD_WRAPPER, WRAPPER_SOURCE.read_bytes())],
-            )
-        except SeatError as exc:
-            return BuildResult(False, None, "", time.monotonic() - started, str(exc))
-        return await finish_build(process, submission, caps, timeout_s, started, memory_kills=process.cgroups.oom_kills)
+        process = await self._launch(
+            build_command(sys.executable, submission.build),
+            label=f"the sandbox of the build of {submission.label}",
+            name=f"build-{re.sub(r'[^A-Za-z0-9_.-]', '_', submission.name)}",
+            limits=build_limits,
+            env=sandbox_env(None),
+            chdir="/",
+            mounts=self._runtime_mounts(),
+            staging=staging,
+            folder=(submission, BUILD_SOURCE),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            writable=[(BUILD_DIR, caps.disk_mb)],
+            files=[(BUILD_WRAPPER, WRAPPER_SOURCE.read_bytes())],
+        )
+        return process, process.cgroups.oom_kills

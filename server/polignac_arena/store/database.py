@@ -174,6 +174,14 @@ class Database:
                 if self._conn.in_transaction:
                     self._conn.execute("COMMIT")
 
+    @contextlib.contextmanager
+    def read_in(self, tournament_id: int | None) -> Iterator[sqlite3.Connection]:
+        """:meth:`read`, for queries of one tournament (None: of all): it must exist (:meth:`require`)."""
+        with self.read() as conn:
+            if tournament_id is not None:
+                self.require(conn, tournament_id)
+            yield conn
+
     def _tournament(self, row: sqlite3.Row) -> Tournament:
         """A row of :attr:`_TOURNAMENT`."""
         status = self._status(TournamentStatus, row["status"], "tournament status", f"tournament {row['name']!r}")

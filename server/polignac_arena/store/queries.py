@@ -241,9 +241,7 @@ class StoreQueries(Database):
         if offset < 0:
             raise ValueError(f"offset must be 0 or more, got {offset!r}")
         window = (-1 if limit is None else limit, offset)
-        with self.read() as conn:
-            if tournament_id is not None:
-                self.require(conn, tournament_id)
+        with self.read_in(tournament_id) as conn:
             if tournament_id is None and limit is not None:
                 # A page of the all-time board: its bots are ordered by their ratings alone, and only theirs are summed.
                 page = [bot for (bot,) in conn.execute(f"SELECT bot FROM {self._RANKING} {self._BOARD_ORDER} LIMIT ? OFFSET ?", window)]
@@ -268,9 +266,7 @@ class StoreQueries(Database):
 
     def bot_summary(self, bot: str, tournament_id: int | None = None) -> BotSummary | None:
         """One bot's leaderboard row (ranked), place distribution and dates, in one tournament or all-time; None if absent."""
-        with self.read() as conn:
-            if tournament_id is not None:
-                self.require(conn, tournament_id)
+        with self.read_in(tournament_id) as conn:
             if tournament_id is None:  # the bot's row alone, ranked among the board's ratings alone
                 one = self._board(None, "WHERE bot = ?")
                 board = self._RANKING
@@ -326,9 +322,7 @@ class StoreQueries(Database):
         if tournament_id is not None:
             where.append("tournament_id = ?")
             args.append(tournament_id)
-        with self.read() as conn:
-            if tournament_id is not None:
-                self.require(conn, tournament_id)
+        with self.read_in(tournament_id) as conn:
             rows = conn.execute(
                 f"SELECT a, b, sum(meetings), sum(a_ahead), sum(b_ahead), sum(place_diff_sum) FROM pair_stats "
                 f"WHERE {' AND '.join(where)} GROUP BY a, b",
@@ -354,9 +348,7 @@ class StoreQueries(Database):
         args: list[SqlValue] = [chosen, chosen]
         if tournament_id is not None:
             where, args = where + " AND tournament_id = ?", [*args, tournament_id]
-        with self.read() as conn:
-            if tournament_id is not None:
-                self.require(conn, tournament_id)
+        with self.read_in(tournament_id) as conn:
             rows = conn.execute(
                 f"SELECT a, b, sum(meetings), sum(a_ahead), sum(b_ahead), sum(place_diff_sum) FROM pair_stats WHERE {where} GROUP BY a, b",
                 args,
@@ -395,9 +387,7 @@ class StoreQueries(Database):
         """
         if limit < 1:
             raise ValueError(f"limit must be 1 or more, got {limit!r}")
-        with self.read() as conn:
-            if tournament_id is not None:
-                self.require(conn, tournament_id)
+        with self.read_in(tournament_id) as conn:
             source, key, where, args = self._result_filter(tournament_id, bot, faults, status)
             if before is not None:
                 where.append(f"{key} < ?")
@@ -423,9 +413,7 @@ class StoreQueries(Database):
         self, tournament_id: int | None = None, bot: str | None = None, faults: bool | None = None, status: MatchStatus | None = None
     ) -> int:
         """How many final results :meth:`results_page` pages through with these filters."""
-        with self.read() as conn:
-            if tournament_id is not None:
-                self.require(conn, tournament_id)
+        with self.read_in(tournament_id) as conn:
             if bot is None and faults is None and status is None:
                 if tournament_id is None:
                     return int(conn.execute("SELECT COALESCE(sum(done), 0) FROM tournament_stats").fetchone()[0])
@@ -469,9 +457,7 @@ class StoreQueries(Database):
         where = f"{condition} AND s.fault_total > 0"
         if tournament_id is not None:
             where, args = where + " AND s.tournament_id = ?", [*args, tournament_id]
-        with self.read() as conn:
-            if tournament_id is not None:
-                self.require(conn, tournament_id)
+        with self.read_in(tournament_id) as conn:
             rows = conn.execute(
                 f"""SELECT r.match_id, r.tournament_id, t.name, s.bot, s.seat, r.faults, r.finished_at FROM result_seats s
                     JOIN results r ON r.id = s.result_id JOIN tournaments t ON t.id = r.tournament_id

@@ -75,17 +75,7 @@ from polignac_arena.settings import (
     TimeControl,
     TournamentFormat,
 )
-from polignac_arena.toml_files import (
-    NAME_MUST,
-    FileModel,
-    Problem,
-    TomlError,
-    TomlLines,
-    checked_name,
-    invalid,
-    parse_toml,
-    validate,
-)
+from polignac_arena.toml_files import NAME_MUST, FileModel, Problem, TomlError, TomlLines, checked_name, invalid, parse_toml, validate
 from polignac_arena.tournament.sections import (
     ExecutorSection,
     SeatsSection,
