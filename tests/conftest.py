@@ -9,6 +9,8 @@ import pytest
 
 from polignac_arena.executors.node import CACHE_ENV
 from polignac_arena.submission import Submission
+from polignac_arena.templates import TEMPLATE_LANGUAGES
+from tests.kits import start_checking_kits, stop_checking_kits
 from tests.reaper import start_reaper
 from tests.sample_builds import built
 
@@ -46,3 +48,17 @@ def machine_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         yield
     finally:
         os.environ.pop(CACHE_ENV, None)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def kits_checked_in_the_background(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, machine_cache: None
+) -> Iterator[None]:
+    """When the run includes tests/test_kits.py, the starter kits' builds and checks (minutes of compilers and conformance
+    runs, mostly waiting) start with the session and go on beside the other tests (tests/kits.py)."""
+    if any(item.path.name == "test_kits.py" for item in request.session.items):
+        start_checking_kits(TEMPLATE_LANGUAGES, tmp_path_factory)
+    try:
+        yield
+    finally:
+        stop_checking_kits()

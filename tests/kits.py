@@ -4,7 +4,8 @@ For each language, :func:`checked_kit` runs what an author runs: ``polignac bot 
 kit's one networked step (``npm ci`` for the Node kits), then ``polignac bot check DIR
 --conformance --json`` as a command of its own, which builds the kit in its sandbox (offline),
 plays the smoke match and the conformance report.  A kit whose toolchain is missing skips
-with the reason; ``.ci/run`` installs every one.
+with the reason; ``.ci/run`` installs every one.  The kits are built and checked side by side in
+threads, started as the session starts (tests/conftest.py), while the other tests run.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,30 +75,82 @@ class Kit:
     check_stderr: str
 
 
-_kits: dict[str, Kit] = {}
+KIT_WORKERS = 3
+"""Kits checked at once: their builds and conformance runs wait on compilers and bot processes as much as on the CPU."""
+SLOWEST_FIRST = ("cpp", "typescript", "javascript", "rust", "python", "java", "c", "go")
+"""The order the kits start in, the longest builds first, so that the last to finish is a short one."""
+
+_kits: dict[str, Future[Kit]] = {}
+_running: set[subprocess.Popen[str]] = set()
+_stopping = threading.Event()
+
+
+def start_checking_kits(langs: Iterable[str], tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Make every kit of ``langs`` whose toolchain is here (in this thread), and build and check them in threads meanwhile.
+
+    Their commands get this moment's environment and working folder, whatever a test running meanwhile changes in its own
+    process.  :func:`checked_kit` waits for its own kit; a kit's failure is raised there, in the test that asks for it.
+    """
+    env = dict(os.environ)
+    pool = ThreadPoolExecutor(max_workers=KIT_WORKERS, thread_name_prefix="kit")
+    for lang in sorted(langs, key=lambda lang: SLOWEST_FIRST.index(lang) if lang in SLOWEST_FIRST else len(SLOWEST_FIRST)):
+        if lang in _kits or missing_toolchain(lang):
+            continue
+        folder = tmp_path_factory.mktemp("kits") / f"{lang}-kit"
+        made = CliRunner().invoke(app, ["bot", "new", f"{lang}-kit", "--lang", lang, "--dir", str(folder)], catch_exceptions=False)
+        if made.exit_code != 0:
+            failed: Future[Kit] = Future()
+            failed.set_exception(AssertionError(f"polignac bot new failed for {lang}:\n{made.output}"))
+            _kits[lang] = failed
+            continue
+        _kits[lang] = pool.submit(_built_and_checked, lang, folder, made.output, env)
+    pool.shutdown(wait=False)
+
+
+def stop_checking_kits() -> None:
+    """Kill the kits' commands still running (the session ends): no thread is left waiting for them."""
+    _stopping.set()
+    for process in list(_running):
+        process.kill()
 
 
 def checked_kit(lang: str, tmp_path_factory: pytest.TempPathFactory) -> Kit:
     """The kit of ``lang``, made, built and checked once per session (skips without its toolchain)."""
-    if lang in _kits:
-        return _kits[lang]
     problem = missing_toolchain(lang)
     if problem:
         pytest.skip(problem)
-    folder = tmp_path_factory.mktemp("kits") / f"{lang}-kit"
-    made = CliRunner().invoke(app, ["bot", "new", f"{lang}-kit", "--lang", lang, "--dir", str(folder)], catch_exceptions=False)
-    assert made.exit_code == 0, made.output
+    if lang not in _kits:
+        start_checking_kits([lang], tmp_path_factory)
+    return _kits[lang].result()
+
+
+def _built_and_checked(lang: str, folder: Path, new_output: str, env: dict[str, str]) -> Kit:
     if lang in PREPARE:  # the kit's one step with the network, as its README says
-        env = {**os.environ, "npm_config_prefer_offline": "true", "npm_config_update_notifier": "false"}
         command = [*PREPARE[lang].split(), "--no-audit", "--no-fund"]
-        done = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=600, env=env, check=False)
+        done = _run(command, folder, {**env, "npm_config_prefer_offline": "true", "npm_config_update_notifier": "false"}, 600)
         assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout}\n{done.stderr}"
     command = [sys.executable, "-m", "polignac_arena.cli", "bot", "check", str(folder), "--conformance", "--json"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    done = _run(command, ROOT, env, 900)
     try:
         report = json.loads(done.stdout)
     except json.JSONDecodeError:
-        pytest.fail(f"bot check --json printed no JSON (exit {done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-    kit = Kit(lang, folder, load_submission(folder), made.output, report, done.stderr)
-    _kits[lang] = kit
-    return kit
+        raise AssertionError(
+            f"bot check --json printed no JSON (exit {done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        ) from None
+    return Kit(lang, folder, load_submission(folder), new_output, report, done.stderr)
+
+
+def _run(command: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    if _stopping.is_set():
+        raise AssertionError("the test session ended before this kit was checked")
+    with subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+        _running.add(process)
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            out, err = process.communicate()
+            err += f"\n(killed after {timeout:.0f} s)"
+        finally:
+            _running.discard(process)
+    return subprocess.CompletedProcess(command, process.returncode, out, err)

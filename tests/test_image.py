@@ -166,7 +166,7 @@ def stack(league_image: str, tmp_path: Path) -> Iterator[dict[str, Any]]:
         assert up.returncode == 0, f"docker-compose up failed:\n{up.stdout}{up.stderr}"
         yield {"project": project, "env": env, "http": f"http://127.0.0.1:{http}", "worker": worker, "folder": folder}
     finally:
-        _compose(project, "down", "-v", "-t", "10", "--remove-orphans", env=env)
+        _compose(project, "down", "-v", "-t", "2", "--remove-orphans", env=env)
 
 
 def _tcp_peers(port: int) -> list[tuple[str, str]]:
