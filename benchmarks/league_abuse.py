@@ -414,7 +414,7 @@ def bad_tokens(web: str, ca: str, real_id: str, flooders: int, seconds: float, o
                 try:
                     status = client.get(f"{web}/api/league/me", headers=headers).status_code
                 except httpx.HTTPError as exc:
-                    status = type(exc).__name__  # type: ignore[assignment]
+                    status = type(exc).__name__  # type: ignore[assignment]  # an error's name counts beside the status codes
                     time.sleep(REFUSED_PAUSE_S)
                 with lock:
                     stats[str(status)] += 1
@@ -445,7 +445,7 @@ def upload_flood(web: str, ca: str, token: str, flooders: int, seconds: float, o
                         f"{web}/api/league/bots/flood-{number}-{tried}/versions", content=body, headers=headers
                     ).status_code
                 except httpx.HTTPError as exc:
-                    status = type(exc).__name__  # type: ignore[assignment]
+                    status = type(exc).__name__  # type: ignore[assignment]  # an error's name counts beside the status codes
                     time.sleep(REFUSED_PAUSE_S)
                 with lock:
                     stats[str(status)] += 1

@@ -57,13 +57,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the fault proxy lives with the tests that use it too
 
-from tests.faultproxy import FaultProxy  # noqa: E402
+from tests.faultproxy import FaultProxy  # noqa: E402  (after the path above)
 
 from polignac import Card, Contract, PlayerView  # noqa: E402  (after the path above)
-from polignac.bot import Bot  # noqa: E402
-from polignac.bot.league import ChannelSecurity, play_in_league  # noqa: E402
-from polignac_arena.league.config import load_league_config  # noqa: E402
-from polignac_arena.league.store import LeagueStore  # noqa: E402
+from polignac.bot import Bot  # noqa: E402  (after the path above)
+from polignac.bot.league import ChannelSecurity, play_in_league  # noqa: E402  (after the path above)
+from polignac_arena.league.config import load_league_config  # noqa: E402  (after the path above)
+from polignac_arena.league.store import LeagueStore  # noqa: E402  (after the path above)
 
 GRPC_LINE = re.compile(r"remote bots connect to (\S+)")
 START_TIMEOUT_S = 60.0

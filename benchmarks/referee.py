@@ -298,7 +298,7 @@ def pool_latency(pairs: list[dict[str, Any]]) -> dict[str, Any]:
 async def raw_bot(address: str, token: str) -> None:
     """A bot without the SDK: Hello, then ``legal_*[0]`` straight from each request's protobuf."""
     async with grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS) as channel:
-        call = RefereeServiceStub(channel).Play(metadata=(("authorization", f"Bearer {token}"),))  # type: ignore[no-untyped-call]
+        call = RefereeServiceStub(channel).Play(metadata=(("authorization", f"Bearer {token}"),))  # type: ignore[no-untyped-call]  # grpc's generated stubs are untyped
         await call.write(pb.PlayRequest(hello=pb.Hello(protocol_version="1", bot_name="raw-first-legal", bot_version="1")))
         while (response := await call.read()) is not grpc.aio.EOF:
             if response.WhichOneof("payload") == "decision_request":

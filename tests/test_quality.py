@@ -7,10 +7,12 @@ every test file, all with its settings (strict).
 from __future__ import annotations
 
 import importlib.util
+import io
 import os
 import re
 import subprocess
 import sys
+import tokenize
 import tomllib
 from pathlib import Path
 
@@ -79,3 +81,36 @@ def test_readme_starts_with_the_two_commands_and_ci_runs_the_second() -> None:
     assert play == "pip install -e . && polignac tournament run tournaments/quickstart.toml"
     assert tests == "pip install -e '.[test]' && python -m pytest"
     assert f'TEST_COMMAND="{tests}"' in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+SILENCER = re.compile(r"(type:\s*ignore(\[[^\]]*\])?|noqa(:\s*[A-Z]+[0-9]+(\s*,\s*[A-Z]+[0-9]+)*)?)(?P<reason>.*)$")
+"""A ``type: ignore`` or ``noqa`` comment, with what follows its codes: the reason it is there."""
+
+
+def silencers_without_a_reason(paths: list[Path], root: Path = ROOT) -> list[str]:
+    """``file:line: comment`` for each ``# type: ignore`` or ``# noqa`` comment (not string) that says nothing after its codes."""
+    found = []
+    for path in paths:
+        tokens = tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline)
+        for token in tokens:
+            if token.type == tokenize.COMMENT and (match := SILENCER.search(token.string)) and not match["reason"].strip(" #-:()"):
+                found.append(f"{path.relative_to(root)}:{token.start[0]}: {token.string}")
+    return found
+
+
+def test_every_type_ignore_and_noqa_says_why() -> None:
+    python = [
+        path
+        for part in ("sdk", "server", "tests", "benchmarks", "scripts", "sample_bots")
+        for path in sorted((ROOT / part).rglob("*.py"))
+        if not path.name.endswith(("_pb2.py", "_pb2_grpc.py")) and "node_modules" not in path.parts
+    ]
+    assert len(python) > 300
+    assert silencers_without_a_reason(python) == []
+
+
+def test_a_silencer_without_a_reason_is_found(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    lines = ["x = 1  # type: ignore[assignment]", "y = 2  # noqa: E501", "z = 3  # noqa: E501 (a table row)", 's = "# type: ignore"']
+    sample.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert [line.split(": ", 1)[0] for line in silencers_without_a_reason([sample], tmp_path)] == ["sample.py:1", "sample.py:2"]

@@ -82,7 +82,7 @@ def test_both_launchers_put_the_sdk_dependencies_on_the_same_pythonpath() -> Non
 
 @pytest.mark.parametrize("code", [None, 0, 1, 2, 125, 126, 127, 128, 129, 137, 143, 192, 193, 255])
 def test_both_launchers_read_exit_codes_the_same_way(code: int | None) -> None:
-    bubblewrap = SandboxProcess.returncode.fget(SimpleNamespace(process=SimpleNamespace(returncode=code)))  # type: ignore[attr-defined]
+    bubblewrap = SandboxProcess.returncode.fget(SimpleNamespace(process=SimpleNamespace(returncode=code)))  # type: ignore[attr-defined]  # the property's getter on a stand-in object
     assert bubblewrap == docker_seat.docker_exit_status(code) == common.exit_status(code)
 
 

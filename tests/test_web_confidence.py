@@ -153,7 +153,7 @@ def test_the_page_shows_ties_bands_and_the_probability(client: TestClient) -> No
     html = client.get("/tournaments/rr").text
     rows = _rows(html)
     assert len(rows) == 4
-    ranks = [re.search(r'<td class="rank"[^>]*>([^<]*)</td>', row).group(1) for row in rows]  # type: ignore[union-attr]
+    ranks = [re.search(r'<td class="rank"[^>]*>([^<]*)</td>', row).group(1) for row in rows]  # type: ignore[union-attr]  # every row has its rank cell
     assert ranks == ["1", "2", "=", "="]
     assert "data-band" not in rows[0] and all('data-band="even"' in row for row in rows[1:])
     assert all("data-tied" in row for row in rows[2:]) and "data-tied" not in rows[1]

@@ -137,7 +137,7 @@ def test_a_refused_version_leaves_nothing_on_disk_but_a_small_log(server: Server
     assert len(log) <= 64 * 1024 + 200  # log_kb = 64
     with LeagueStore(server.config.store) as store:  # the cap holds whatever else is appended
         store.append_log(int(final["id"]), "y" * 100_000, server.config.author_limits.log_chars)
-        kept = store.version(int(final["id"])).log  # type: ignore[union-attr]
+        kept = store.version(int(final["id"])).log  # type: ignore[union-attr]  # the version exists: it was just uploaded
     assert len(kept) <= 64 * 1024 + 100 and kept.endswith("[the log is cut here: too long]\n")
 
 
@@ -219,7 +219,7 @@ def test_an_authors_disk_budget_is_kept_before_anything_is_unpacked(tmp_path: Pa
         upload.write(pack_folder(folder))
         league.submit("hog", "hog-4", upload)
         upload.close()
-        assert league.store.version(int(taken[0].id)).archive is None  # type: ignore[union-attr]
+        assert league.store.version(int(taken[0].id)).archive is None  # type: ignore[union-attr]  # the version exists: it was just uploaded
     finally:
         league.store.close()
 
@@ -262,7 +262,7 @@ def test_an_author_with_slow_builds_does_not_hold_up_another(server: Server) -> 
     assert final["state"] == "active", final
     took = time.monotonic() - began
     with LeagueStore(server.config.store) as store:
-        states = [store.version(int(i)).state for i in ids]  # type: ignore[union-attr]
+        states = [store.version(int(i)).state for i in ids]  # type: ignore[union-attr]  # the version exists: it was just uploaded
     # Accepted while the slow builds still run, one at a time (the second waits: one validation per author).
     assert sorted(states) == sorted([VersionState.VALIDATING, VersionState.QUEUED]), (states, took)
 

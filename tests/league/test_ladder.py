@@ -120,7 +120,7 @@ def test_seat_order_comes_from_the_seed() -> None:
 def test_bad_settings_are_refused(kwargs: dict[str, float], message: str) -> None:
     entrants = [uploaded(f"{name}@1") for name in "abc"]
     with pytest.raises(LadderError, match=message):
-        pick_table(entrants, 3, {}, {}, {}, {}, 0, ENV, **kwargs)  # type: ignore[arg-type]
+        pick_table(entrants, 3, {}, {}, {}, {}, 0, ENV, **kwargs)  # type: ignore[arg-type]  # keyword options of mixed types, given as one dict
 
 
 def test_bad_entrants_and_table_sizes_are_refused() -> None:

@@ -96,7 +96,7 @@ class League:
             "launcher": ProcessLauncher(),
             "on_recorded": self.on_recorded,
         } | kwargs
-        return Ladder(self.store, self.tournament_id, self.config, self.server, **options)  # type: ignore[arg-type]
+        return Ladder(self.store, self.tournament_id, self.config, self.server, **options)  # type: ignore[arg-type]  # keyword options of mixed types, given as one dict
 
 
 @asynccontextmanager
@@ -134,7 +134,7 @@ def test_the_ladder_keeps_matches_running_and_stores_each_result_once(tmp_path: 
             results = lg.store.arena.list_results(lg.tournament_id)
             assert len(results) == len(fixtures) >= 4 and all(r.status == "finished" for r in results)
             assert sorted(index for index, _ in lg.recorded) == list(range(len(fixtures)))
-            assert lg.store.arena.get_tournament(lg.tournament_id).rating_cursor == len(fixtures)  # type: ignore[union-attr]
+            assert lg.store.arena.get_tournament(lg.tournament_id).rating_cursor == len(fixtures)  # type: ignore[union-attr]  # the league's tournament exists
             for fixture in fixtures:
                 assert len({label.split("@")[0] for label in fixture.seats}) == 3
             labels = collections.Counter(label for fixture in fixtures for label in fixture.seats)
@@ -214,7 +214,7 @@ def test_a_remote_bot_that_declines_leaves_no_match_behind_and_gets_a_rest(tmp_p
             await lg.until(lambda: len(lg.recorded) == 2)
             assert sorted(lg.recorded) == [(0, "finished"), (1, "finished")]
             assert all("far@1.0" not in result.seats for result in lg.store.arena.list_results(lg.tournament_id))
-            assert lg.store.arena.get_tournament(lg.tournament_id).rating_cursor == 2  # type: ignore[union-attr]
+            assert lg.store.arena.get_tournament(lg.tournament_id).rating_cursor == 2  # type: ignore[union-attr]  # the league's tournament exists
 
     run(scenario(), timeout=120)
 
@@ -275,7 +275,7 @@ def test_a_restarted_ladder_voids_the_matches_a_killed_one_left(tmp_path: Path) 
             assert header["seed"] == 1 and header["match_id"] == "test-000000"
             assert ended["status"] == "aborted" and ended["places"] is None and ended["reason"] == INTERRUPTED
             assert replay_lines(read_record(tmp_path / "records" / "test-000000.jsonl")).divergence is None, "replay verify reads it"
-            assert lg.store.arena.get_tournament(lg.tournament_id).rating_cursor == 1  # type: ignore[union-attr]
+            assert lg.store.arena.get_tournament(lg.tournament_id).rating_cursor == 1  # type: ignore[union-attr]  # the league's tournament exists
             assert ladder.start_due() == 2
             await ladder.drain(30)
             assert [f.index for f in lg.store.arena.fixtures(lg.tournament_id)] == [0, 1, 2]

@@ -179,7 +179,7 @@ def test_a_finished_match_is_neither_replayed_nor_counted_twice_after_a_restart(
             await lg.until(lambda: bool(lg.recorded))
             await ladder.drain(30)
             ratings = lg.store.arena.ratings(lg.tournament_id)
-            cursor = lg.store.arena.get_tournament(lg.tournament_id).rating_cursor  # type: ignore[union-attr]
+            cursor = lg.store.arena.get_tournament(lg.tournament_id).rating_cursor  # type: ignore[union-attr]  # the league's tournament exists
             # Killed after the result was stored and before its journal went: the journal is still there at the next start.
             assert not path.exists()
             head = JournalHead(MATCH_ID, 0, SEED, lg.config.rules, lg.config.time, tuple(SEATS), (None,) * 3, STARTED_AT)
@@ -189,7 +189,7 @@ def test_a_finished_match_is_neither_replayed_nor_counted_twice_after_a_restart(
             assert not path.exists()
             assert result_rows(lg, MATCH_ID) == [("finished", 1)]
             assert lg.store.arena.ratings(lg.tournament_id) == ratings
-            assert lg.store.arena.get_tournament(lg.tournament_id).rating_cursor == cursor  # type: ignore[union-attr]
+            assert lg.store.arena.get_tournament(lg.tournament_id).rating_cursor == cursor  # type: ignore[union-attr]  # the league's tournament exists
             assert lg.recorded == [(0, MatchStatus.FINISHED)]
 
     run(scenario(), timeout=120)

@@ -44,7 +44,7 @@ def test_an_author_gets_a_token_once_then_lists_revokes_and_rotates(tmp_path: Pa
     code, out, _ = run("league", "token", "rotate", "ada", "--config", config)
     new = out.strip().splitlines()[-1]
     assert code == 0 and parse_token(new) is not None
-    code, out, _ = run("league", "token", "revoke", f"plg_{parse_token(new).id}", "--config", config)  # type: ignore[union-attr]
+    code, out, _ = run("league", "token", "revoke", f"plg_{parse_token(new).id}", "--config", config)  # type: ignore[union-attr]  # a token: checked just above
     assert code == 0 and "revoked" in out
     with LeagueStore(tmp_path / "league.db") as store:
         assert store.author_of(token) is None and store.author_of(new) is None

@@ -293,7 +293,7 @@ def test_a_withdrawn_assignment_is_told_and_a_reply_that_crosses_it_is_not_count
             for number in range(MAX_UNSOLICITED + 2):  # more than the unsolicited replies a stream may send
                 match_id = f"w{number}"
                 assigned = asyncio.ensure_future(service.bots.assign("mybot@1.0", spec(match_id)))
-                assert (await client.read()).WhichOneof("event") == "assignment"  # type: ignore[union-attr]
+                assert (await client.read()).WhichOneof("event") == "assignment"  # type: ignore[union-attr]  # a message, not the end of the stream
                 await client.reply(match_id, True)
                 assert await assigned is True
                 service.bots.withdraw("mybot@1.0", match_id, "seat 2 declined")

@@ -244,11 +244,11 @@ class _HalfClosing:
     async def write(self, message: pb.PlayRequest) -> None:
         if self._left <= 0:
             return  # a client that half-closed writes nothing more
-        await self._call.write(message)  # type: ignore[attr-defined]
+        await self._call.write(message)  # type: ignore[attr-defined]  # a stream-stream call, typed as any call
         if message.WhichOneof("message") == "decision":
             self._left -= 1
             if self._left == 0:
-                await self._call.done_writing()  # type: ignore[attr-defined]
+                await self._call.done_writing()  # type: ignore[attr-defined]  # a stream-stream call, typed as any call
 
 
 @pytest.mark.parametrize("kind", CLIENTS)

@@ -150,7 +150,7 @@ def test_refusals_before_the_upload_are_explained(
 ) -> None:
     monkeypatch.setattr(server.league, "owners", dict(server.league.owners))
     monkeypatch.setattr(server.league, "over_limit", set())
-    setup(server.league)  # type: ignore[operator]
+    setup(server.league)  # type: ignore[operator]  # the parameter's callables, typed object by pytest's params
     code, _, err = submit(bot(tmp_path), "--server", server.url, "--token-file", token_file, "--ca", server.ca)
     assert code == 1
     assert words in err

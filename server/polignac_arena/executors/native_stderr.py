@@ -31,7 +31,7 @@ def native_stderr_to(path: Path) -> Iterator[Path]:
     os.dup2(written, 2)
     os.close(written)
     encoding = getattr(python_stderr, "encoding", None) or "utf-8"
-    sys.stderr = open(terminal, "w", encoding=encoding, errors="backslashreplace", buffering=1, closefd=False)  # noqa: SIM115
+    sys.stderr = open(terminal, "w", encoding=encoding, errors="backslashreplace", buffering=1, closefd=False)  # noqa: SIM115 (kept open as sys.stderr for the rest of the process)
     try:
         yield path
     except BaseException:
