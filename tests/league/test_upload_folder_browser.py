@@ -65,9 +65,11 @@ def signed_in(browser: Browser, league: League) -> Page:
 
 
 def a_folder(parent: Path, name: str = "ada-bot") -> Path:
-    """The sample bot with what a folder upload must keep: a hidden file, a name past 100 bytes, a script, a subfolder."""
+    """The sample bot with what a folder upload must keep: hidden files, a name past 100 bytes, a script, subfolders."""
     folder = bot_folder(parent, name)
     (folder / ".hidden-notes").write_text("kept: the archive path keeps what the author packs\n")
+    (folder / ".settings").mkdir()
+    (folder / ".settings" / "local.toml").write_text("kept = true\n")
     (folder / DEEP).parent.mkdir(parents=True)
     (folder / DEEP).write_text("VALUE = 1\n")
     (folder / "tools").mkdir()
@@ -156,7 +158,7 @@ def test_the_page_packs_a_folder_as_a_ustar_archive_that_unpacks_to_the_same_fil
     assert {name: content for name, (content, _) in unpacked.items()} == {name: content for name, (content, _) in expected.items()}
     executable = {name for name, (_, x) in unpacked.items() if x}
     assert executable == {"tools/run.sh"}  # "#!": 0755; the rest (bot.py too, whatever its mode here) 0644
-    assert ".hidden-notes" in unpacked
+    assert ".hidden-notes" in unpacked and ".settings/local.toml" in unpacked
 
 
 @pytest.mark.parametrize(
