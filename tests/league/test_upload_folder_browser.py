@@ -179,7 +179,7 @@ def test_a_folder_with_a_name_too_long_for_ustar_is_refused_by_the_page_in_words
     state = page.locator("#upload-state")
     expect(state).to_contain_text("Folder not sent:")
     expect(state).to_contain_text(long_name[:50])
-    expect(state).to_contain_text("too long")
+    expect(state).to_contain_text("is too long for the tar this page makes")
     expect(state).to_contain_text("pack the folder with tar")
     expect(page.locator("#upload button[type=submit]")).to_be_enabled()
     assert bodies == []  # nothing sent: no broken archive

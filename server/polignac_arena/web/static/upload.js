@@ -67,7 +67,8 @@
   function ustarName(path) {
     if (bytes(path) <= 100) return {name: path, prefix: ""};
     for (var cut = path.indexOf("/"); cut > 0; cut = path.indexOf("/", cut + 1)) {
-      if (bytes(path.slice(0, cut)) <= 155 && bytes(path.slice(cut + 1)) <= 100) return {name: path.slice(cut + 1), prefix: path.slice(0, cut)};
+      var prefix = path.slice(0, cut), rest = path.slice(cut + 1);
+      if (bytes(prefix) <= 155 && bytes(rest) <= 100) return {name: rest, prefix: prefix};
     }
     return null;
   }
@@ -88,32 +89,37 @@
   function modeOf(file) {
     return file.slice(0, 4).arrayBuffer().then(function (buffer) {
       var head = new Uint8Array(buffer);
-      var script = head[0] === 0x23 && head[1] === 0x21, elf = head[0] === 0x7f && head[1] === 0x45 && head[2] === 0x4c && head[3] === 0x46;
-      return script || elf ? 0o755 : 0o644;  // "#!", "\x7fELF"
+      var script = head[0] === 0x23 && head[1] === 0x21;  // "#!"
+      var elf = head[0] === 0x7f && head[1] === 0x45 && head[2] === 0x4c && head[3] === 0x46;  // "\x7fELF"
+      return script || elf ? 0o755 : 0o644;
     });
   }
 
   function mb(size) { return (size / 1048576).toFixed(1) + " MB"; }
 
+  function refuse(why) { return Promise.reject(new Error(why)); }
+
   // The folder's files as a gzip'd tar (a Blob); rejected with an Error saying why it cannot be.
   function packFolder(files) {
+    if (typeof CompressionStream === "undefined") return refuse("this browser cannot gzip (no CompressionStream): pack the folder with tar and upload the archive");
     var entries = [], total = 0;
     for (var i = 0; i < files.length; i++) {
       var relative = files[i].webkitRelativePath, path = relative.slice(relative.indexOf("/") + 1), name = ustarName(path);
       if (!name) {
-        return Promise.reject(new Error("the name " + JSON.stringify(path) + " is too long for a tar made in the page " +
-          "(ustar: at most 100 bytes after its last cut at a '/', 155 before it): shorten it, or pack the folder with tar and upload the archive"));
+        return refuse("the name " + JSON.stringify(path) + " is too long for the tar this page makes (ustar: 100 bytes, " +
+                      "or 155 and 100 either side of a '/'): shorten it, or pack the folder with tar and upload the archive");
       }
       entries.push({file: files[i], path: path, name: name});
       total += files[i].size;
     }
-    if (entries.length > caps.files) return Promise.reject(new Error("the folder has " + entries.length + " files, more than the " + caps.files + " a submission may hold"));
-    if (total > caps.unpacked) return Promise.reject(new Error("the folder's files take " + mb(total) + ", more than the " + mb(caps.unpacked) + " a submission may hold"));
+    if (entries.length > caps.files) return refuse("the folder has " + entries.length + " files, more than the " + caps.files + " a submission may hold");
+    if (total > caps.unpacked) return refuse("the folder's files take " + mb(total) + ", more than the " + mb(caps.unpacked) + " a submission may hold");
     entries.sort(function (a, b) { return a.path < b.path ? -1 : a.path > b.path ? 1 : 0; });
     return Promise.all(entries.map(function (entry) { return modeOf(entry.file); })).then(function (modes) {
       var parts = [];
       entries.forEach(function (entry, index) {
-        parts.push(header(entry.name, entry.file.size, modes[index]), entry.file, new Uint8Array((512 - entry.file.size % 512) % 512));
+        var padding = new Uint8Array((512 - entry.file.size % 512) % 512);
+        parts.push(header(entry.name, entry.file.size, modes[index]), entry.file, padding);
       });
       parts.push(new Uint8Array(1024));  // the end of the archive: two empty blocks
       return new Response(new Blob(parts).stream().pipeThrough(new CompressionStream("gzip"))).blob();
