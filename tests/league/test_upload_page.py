@@ -160,3 +160,14 @@ def test_the_author_page_says_so_when_there_is_nothing_yet(site: Site) -> None:
     client, _ = site.signed_in(site.bob)
     page = client.get("/me").text
     assert 'id="no-bots"' in page and "None of your versions has played yet." in page and 'id="upload"' in page
+
+
+def test_the_form_offers_an_archive_or_a_folder_and_carries_the_leagues_archive_caps(site: Site) -> None:
+    client, _ = site.signed_in(site.bob)
+    page = client.get("/me").text
+    assert re.search(r'<input type="file" name="archive"[^>]*>', page)
+    assert '<input type="file" name="folder" webkitdirectory>' in page
+    caps = site.league.caps
+    assert f'data-archive-bytes="{1 << 20}"' in page  # [limits] archive_mb = 1: the page refuses a bigger packed folder itself
+    assert f'data-unpacked-bytes="{caps.unpacked_bytes}"' in page and f'data-files="{caps.files}"' in page
+    assert "at most 1 MB" in page

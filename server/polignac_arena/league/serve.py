@@ -401,7 +401,7 @@ def league_app(league: League) -> Any:
             league, max_upload_bytes=league.caps.compressed_bytes, body_timeout_s=limits.body_timeout_s, test_runs=league.test_runs
         ),
         league_router(league),
-        signin_router(league, league.test_runs),
+        signin_router(league, league.test_runs, league.caps),
         human_router(league, league.human_matches),
         upload_router(league, max_upload_bytes=league.caps.compressed_bytes, body_timeout_s=limits.body_timeout_s),
         metrics_router(league.metrics),

@@ -24,6 +24,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
+from polignac_arena.archive import ArchiveCaps
 from polignac_arena.league.author_api import MAX_TOKEN_CHARS
 from polignac_arena.league.authoring import BotSummary, Throttled
 from polignac_arena.league.human_matches import OPPONENTS as PLAY_OPPONENTS
@@ -123,8 +124,13 @@ def _secure(request: Request) -> bool:
     return request.url.scheme == "https"
 
 
-def signin_router(league: AuthorPages, test_runs: TestRuns | None = None) -> APIRouter:
-    """The sign-in, sign-out and author's pages (not part of the JSON API's schema); with ``test_runs``, their pages too."""
+def signin_router(league: AuthorPages, test_runs: TestRuns | None = None, caps: ArchiveCaps | None = None) -> APIRouter:
+    """The sign-in, sign-out and author's pages (not part of the JSON API's schema); with ``test_runs``, their pages too.
+
+    ``caps`` (the league's archive caps) are written on the upload form, so that its page can
+    refuse a folder past them before packing or sending it; the server checks them anyway.
+    """
+    archive_caps = caps if caps is not None else ArchiveCaps()
     router = APIRouter(include_in_schema=False)
     links = Links()
 
@@ -208,6 +214,7 @@ def signin_router(league: AuthorPages, test_runs: TestRuns | None = None) -> API
             bots=bots,
             matches=matches,
             csrf=session.csrf,
+            caps=archive_caps,
             test_runs=[(run, run_state_text(run)) for run in runs],
         )
 
