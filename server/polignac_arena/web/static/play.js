@@ -22,14 +22,28 @@
   async function send(decision) {
     if (sending || !state || state.turn === null) return;
     sending = true;
+    const turn = state.turn;
+    // The decision is on its way: nothing is clickable until the state after it is drawn.
+    document.querySelectorAll("#hand button, #contracts button").forEach((button) => {
+      button.disabled = true;
+      button.classList.remove("legal");
+    });
     try {
       const response = await fetch(base + "/decision", {
         method: "POST",
         headers: {"Content-Type": "application/json", "X-CSRF-Token": csrf},
-        body: JSON.stringify({turn: state.turn, decision: decision}),
+        body: JSON.stringify({turn: turn, decision: decision}),
       });
       const body = await response.json();
-      if (response.ok) show(body); else document.getElementById("status").textContent = body.detail;
+      if (response.ok) {
+        show(body);
+      } else {
+        show(state);  // refused: the hand as it was, clickable again
+        document.getElementById("status").textContent = body.detail;
+      }
+    } catch (error) {
+      show(state);
+      document.getElementById("status").textContent = "The decision was not sent: " + error;
     } finally {
       sending = false;
     }
