@@ -7,7 +7,7 @@ import shlex
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import ParamSpec, TypeVar
 
 from polignac import Ruleset, preset
 from polignac.jsontypes import JsonObject
@@ -26,6 +26,7 @@ from polignac_arena.submission import Submission, SubmissionError, builtin_submi
 __all__ = ["CheckReport", "Progress", "check_submission", "check_submission_async"]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 BUILD_TIMEOUT_S = 300
 """Wall-clock time a build step may take (then it is stopped, with everything it started)."""
@@ -33,9 +34,14 @@ BUILD_OUTPUT_LINES = 8
 """The last lines of a build's output the report shows."""
 
 
-def _run(work: Coroutine[object, object, T]) -> T:
-    """``asyncio.run(work)``; SIGTERM cancels it, so that what the check started is stopped and removed."""
-    return asyncio.run(until_signal(work))
+def _blocking(work: Callable[P, Coroutine[object, object, T]]) -> Callable[P, T]:
+    """``work`` for callers outside an event loop: ``asyncio.run`` of it; SIGTERM cancels it, so that what it started is
+    stopped and removed."""
+
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        return asyncio.run(until_signal(work(*args, **kwargs)))
+
+    return run
 
 
 Progress = Callable[[str], None]
@@ -81,30 +87,6 @@ class CheckReport:
             self.progress(text)
 
 
-def check_submission(
-    path: Path,
-    *,
-    seat_kind: SeatKind = SeatKind.PROCESS,
-    trusted: bool = False,
-    build: bool = True,
-    seed: int = 1,
-    time_control: TimeControl | None = None,
-    conformance: bool = False,
-    progress: Progress | None = None,
-) -> CheckReport:
-    """Validate ``path``/bot.toml, run its build step, then play a short match against random bots (and, with
-    ``conformance``, every scripted situation of the conformance report).
-
-    SIGTERM stops it (:class:`~polignac_arena.signals.Stopped`) once what it started is stopped and removed.
-    See :func:`check_submission_async`.
-    """
-    check = check_submission_async(
-        path, seat_kind=seat_kind, trusted=trusted, build=build, seed=seed, time_control=time_control, conformance=conformance,
-        progress=progress,
-    )  # fmt: skip
-    return _run(check)
-
-
 async def check_submission_async(
     path: Path,
     *,
@@ -120,7 +102,10 @@ async def check_submission_async(
     build_timeout_s: float | None = None,
     build_caps: BuildLimits | None = None,
 ) -> CheckReport:
-    """:func:`check_submission` in a running event loop, told step by step to ``progress``.
+    """Validate ``path``/bot.toml, run its build step, then play a short match against random bots (and, with
+    ``conformance``, every scripted situation of the conformance report), each step told to ``progress``.
+
+    Runs in a running event loop; :func:`check_submission` is this check from outside one.
 
     The build step runs in the sandbox of ``seat_kind`` (:meth:`SeatLauncher.build`); what it makes is
     installed in the submission folder (docs/builds.md).  The smoke match is in ``rules`` when given
@@ -196,3 +181,8 @@ async def check_submission_async(
         say = (lambda text: progress(f"conformance: {text}")) if progress is not None else None
         report.conformance = await run_conformance(submission, launcher, limits=limits, trusted=trusted, progress=say)
     return report
+
+
+check_submission = _blocking(check_submission_async)
+""":func:`check_submission_async` from outside an event loop; SIGTERM stops it (:class:`~polignac_arena.signals.Stopped`)
+once what it started is stopped and removed."""

@@ -55,7 +55,7 @@ from polignac.events import HandEnded
 from polignac.faults import Fault
 from polignac.jsontypes import JsonObject
 from polignac.rerun import HandStart
-from polignac.values import Contract, Forfeit, Penalty, ScoreException
+from polignac.values import Contract, Forfeit, HandResult, Penalty, ScoreException
 from polignac_arena.settings import TimeControl
 from polignac_arena.statuses import ActionStatus, MatchStatus, UnknownStatusError
 
@@ -349,16 +349,18 @@ class HandParts:
     fault_points: BySeat
     exception: ScoreException
 
+    @classmethod
+    def of(cls, result: HandResult) -> HandParts:
+        """The parts of ``result``."""
+        return cls(**{name: getattr(result, name) for name in _HAND_PARTS})
+
     def to_dict(self) -> JsonLine:
-        return {
-            "seats": list(self.seats),
-            "tricks": list(self.tricks),
-            "card_points": list(self.card_points),
-            "trick_points": list(self.trick_points),
-            "first_last_points": list(self.first_last_points),
-            "fault_points": list(self.fault_points),
-            "exception": self.exception.value,
-        }
+        by_seat = {name: list(getattr(self, name)) for name in _HAND_PARTS if name != "exception"}
+        return {**by_seat, "exception": self.exception.value}
+
+
+_HAND_PARTS: Final = tuple(part.name for part in dataclasses.fields(HandParts))
+"""The fields of :class:`HandParts`, each of the same name in :class:`polignac.HandResult`: all by seat but ``exception``."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -379,28 +381,7 @@ class HandEndedLine:
     @classmethod
     def of(cls, event: HandEnded) -> HandEndedLine:
         """The line that records ``event``."""
-        result = event.result
-        parts = None
-        if result is not None:
-            parts = HandParts(
-                seats=result.seats,
-                tricks=result.tricks,
-                card_points=result.card_points,
-                trick_points=result.trick_points,
-                first_last_points=result.first_last_points,
-                fault_points=result.fault_points,
-                exception=result.exception,
-            )
-        return cls(
-            hand_number=event.hand_number,
-            contract=event.contract,
-            declarer=event.declarer,
-            contract_made=event.contract_made,
-            scores=event.scores,
-            totals=event.totals,
-            tiebreak=event.tiebreak,
-            result=parts,
-        )
+        return cls(**{**event._asdict(), "result": None if event.result is None else HandParts.of(event.result)})
 
     def to_dict(self) -> JsonLine:
         return _present(

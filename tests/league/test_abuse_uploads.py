@@ -147,12 +147,18 @@ def test_what_a_build_installs_is_capped(tmp_path: Path) -> None:
     validation = run_sync(
         validate(
             folder,
-            game_rules=preset("classic", limit=5),
-            seat_kind=SeatKind.PROCESS,
-            limits=SeatLimits(),
-            time_control=TimeControl(),
+            LeagueConfig(
+                "caps",
+                preset("classic", limit=5),
+                tmp_path,
+                tmp_path / "league.db",
+                tmp_path / "data",
+                time=TimeControl(),
+                seat_kind=SeatKind.PROCESS,
+                limits=SeatLimits(),
+                trusted=sandbox_missing() is not None,
+            ),
             log=told.append,
-            trusted=sandbox_missing() is not None,
             build_caps=BuildLimits(result_bytes=1 << 20),  # what is left of its author's disk, or build_mb
         )
     )

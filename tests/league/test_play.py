@@ -18,6 +18,7 @@ from polignac.bot import BotConnectionError, MatchOutcome, run_async
 from polignac.bots import builtin_bot
 from polignac_arena.league.entrants import Entrant, LeagueFixture
 from polignac_arena.league.play import LeagueMatchError, RemoteDeclined, RemoteHandOut, play_league_match
+from polignac_arena.league.referee_orders import PlayOrder
 from polignac_arena.referee import MatchResult, RefereeServer, TimeControl
 from polignac_arena.seats import SeatContext, SeatLauncher, SeatLimits, SeatProcess
 from polignac_arena.seats.process import ProcessLauncher
@@ -91,14 +92,8 @@ def play(
 ) -> Coroutine[Any, Any, MatchResult]:
     return play_league_match(
         server,
-        fixture,
-        rules=RULES,
-        time_control=CLOCK,
+        PlayOrder(f"league-{fixture.index:05d}", fixture, RULES, CLOCK, LIMITS, trusted, tmp_path / f"{fixture.index}.jsonl", None, 0.0),
         launcher=launcher,
-        limits=LIMITS,
-        trusted=trusted,
-        match_id=f"league-{fixture.index:05d}",
-        record_path=tmp_path / f"{fixture.index}.jsonl",
         remote=lobby,
         withdraw=lobby.withdraw if isinstance(lobby, Lobby) else lambda seat, match_id, reason: None,
     )
@@ -320,14 +315,8 @@ def test_the_first_decline_calls_the_match_off_without_waiting_for_the_others(tm
 
             match = play_league_match(
                 server,
-                fixture,
-                rules=RULES,
-                time_control=CLOCK,
+                PlayOrder("league-00006", fixture, RULES, CLOCK, LIMITS, True, tmp_path / "6.jsonl", None, 0.0),
                 launcher=ProcessLauncher(),
-                limits=LIMITS,
-                trusted=True,
-                match_id="league-00006",
-                record_path=tmp_path / "6.jsonl",
                 remote=lobby,
                 withdraw=lambda seat, match_id, reason: withdrawn.append((seat, match_id, reason)),
             )

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from polignac import preset
+from polignac_arena.league.config import LeagueConfig
 from polignac_arena.league.validation import Validation, validate
 from polignac_arena.referee import TimeControl
 from polignac_arena.seats import SeatKind, SeatLimits, launcher_for
@@ -16,22 +17,15 @@ from tests.aio import run_sync
 ROOT = Path(__file__).resolve().parents[2]
 CLASSIC = preset("classic")
 CLOCK = TimeControl(move_ms=2000, bank_ms=10_000, startup_ms=20_000)
+LEAGUE = LeagueConfig(
+    "validation", CLASSIC, ROOT, ROOT / "unused.db", ROOT / "unused", time=CLOCK, seat_kind=SeatKind.PROCESS, limits=SeatLimits()
+)
 TOML = 'name = "{name}"\nversion = "1.0"\nlanguage = "python"\ncommand = ["python", "bot.py"]\n'
 
 
 def run(folder: Path, *, bot_name: str | None = None) -> tuple[Validation, list[str]]:
     told: list[str] = []
-    validation = run_sync(
-        validate(
-            folder,
-            game_rules=CLASSIC,
-            seat_kind=SeatKind.PROCESS,
-            limits=SeatLimits(),
-            time_control=CLOCK,
-            log=told.append,
-            bot_name=bot_name,
-        )
-    )
+    validation = run_sync(validate(folder, LEAGUE, log=told.append, bot_name=bot_name))
     assert validation.log_text == "\n".join(told)
     return validation, told
 

@@ -88,20 +88,26 @@ async def run_conformance(
     return session.report
 
 
+@dataclass
 class _Session:
     """One bot's way through the situations: the matches it plays, the lines they make."""
 
-    def __init__(self, submission: Submission, launcher: SeatLauncher, limits: SeatLimits, trusted: bool, say: Progress) -> None:
-        self.submission = submission
-        self.launcher = launcher
-        self.limits = limits
-        self.trusted = trusted
-        self.say = say
-        self.report = ConformanceReport(submission.label, submission.transport, str(launcher.kind))
+    submission: Submission
+    launcher: SeatLauncher
+    limits: SeatLimits
+    trusted: bool
+    say: Progress
+    report: ConformanceReport = field(init=False)
+    gate: asyncio.Semaphore = field(init=False)
+    main: str = field(init=False)
+    """The game of the scripted situations: classic when the bot plays it."""
+    main_rules: Ruleset = field(init=False)
+
+    def __post_init__(self) -> None:
+        submission = self.submission
+        self.report = ConformanceReport(submission.label, submission.transport, str(self.launcher.kind))
         self.gate = asyncio.Semaphore(PARALLEL)
-        games = submission.games
-        self.main = "classic" if "classic" in games else games[0]
-        """The game of the scripted situations: classic when the bot plays it."""
+        self.main = "classic" if "classic" in submission.games else submission.games[0]
         sizes = table_sizes(self.main)
         self.main_rules = preset(self.main, players=4 if 4 in sizes else sizes[0], limit=5)
 

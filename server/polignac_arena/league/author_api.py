@@ -27,7 +27,7 @@ from fastapi.security import HTTPBearer
 from starlette.concurrency import run_in_threadpool
 
 from polignac_arena.archive import ArchiveCaps
-from polignac_arena.league.author_models import BotOut, ErrorOut, MeOut, SubmissionOut, VersionOut
+from polignac_arena.league.author_models import BotOut, ErrorOut, MeOut, SubmissionOut
 from polignac_arena.league.authoring import AuthorBackend, BotSummary, SubmissionRefused, Throttled
 from polignac_arena.league.test_run_api import add_test_run_routes
 from polignac_arena.league.test_runs import TestRuns
@@ -50,19 +50,8 @@ def _unauthorized(message: str, error: str | None = None) -> Refusal:
 
 
 def _bot_out(bot: BotSummary) -> BotOut:
-    versions = [
-        VersionOut(
-            submission=v.submission_id,
-            label=v.label,
-            state=v.state,
-            reason=v.reason,
-            created_at=v.created_at,
-            kind=v.kind,
-            updated_at=v.updated_at,
-        )
-        for v in bot.versions
-    ]
-    return BotOut(name=bot.name, versions=versions, online=bot.online, counted=bot.counted)
+    """``bot`` as the API shows it: :class:`BotSummary` and :class:`VersionSummary` have the fields of the models."""
+    return BotOut.model_validate(bot, from_attributes=True)
 
 
 def author_router(

@@ -47,7 +47,8 @@ class SubmissionStatus:
 class VersionSummary:
     """One version of a bot, in its author's list."""
 
-    submission_id: str
+    submission: str
+    """The id of its upload (a version's id in the store)."""
     label: str
     state: SubmissionState
     reason: str = ""

@@ -90,7 +90,7 @@ from polignac_arena.seats.base import SeatLimits
 from polignac_arena.settings import LEAGUE_SEED_MAX, ExecutorSettings, SeatKind, TimeControl
 from polignac_arena.toml_files import NAME_MUST, FileModel, Problem, checked_name, invalid, validate
 from polignac_arena.tournament.config import ConfigError, TrueSkillSettings, read_file_text, read_toml
-from polignac_arena.tournament.sections import ExecutorSection, SeatsSection, TimeSection, TrueSkillSection, check_rules
+from polignac_arena.tournament.sections import ExecutorSection, SeatsSection, TimeSection, TrueSkillSection, check_rules, match_settings
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -425,11 +425,7 @@ def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfi
         table_size=read.table_size,
         parallel=read.parallel,
         seed=read.seed,
-        time=read.time.control(),
-        seat_kind=read.seats.kind,
-        trusted=read.seats.trusted,
-        limits=read.seats.limits.limits(),
-        trueskill=read.trueskill.settings(),
+        **match_settings(read.time, read.seats, read.trueskill),
         http=http,
         grpc=grpc,
         tls_cert=base / read.tls.cert if read.tls.cert else None,

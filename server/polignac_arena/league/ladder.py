@@ -44,6 +44,7 @@ from polignac_arena.league.interrupted import (
 )
 from polignac_arena.league.metrics import LeagueMetrics
 from polignac_arena.league.play import MatchSuspended, RemoteDeclined, play_league_match
+from polignac_arena.league.referee_orders import PlayOrder
 from polignac_arena.league.referee_pool import RefereeLost, RefereePool
 from polignac_arena.league.store import LeagueStore, Version, VersionKind
 from polignac_arena.league.table_pick import pick_table
@@ -412,18 +413,10 @@ class Ladder:
                 pool = self._referees if resume is None and any(entrant.remote for entrant in fixture.seats) else None
                 result = await (play_league_match if pool is None else pool.play)(
                     self.server,
-                    fixture,
-                    rules=self.config.rules,
-                    time_control=self.config.time,
+                    self._order(fixture, match_id, record_path),
                     launcher=self._launcher,
-                    limits=self.config.limits,
-                    trusted=self.config.trusted,
-                    match_id=match_id,
-                    record_path=record_path,
                     remote=lambda seat, mid, token: self._hand_out(fixture, seat, mid, token),
                     withdraw=lambda seat, mid, reason: self._withdraw_seat(fixture, seat, mid, reason),
-                    game=self.config.game,
-                    reattach_grace_s=self.config.reattach_grace_s,
                     on_seated=lambda: self._schedule(fixture, rerun) if fixture.index not in self._scheduled else None,
                     journal=self._journals.path(match_id),
                     resume=resume,
@@ -493,6 +486,13 @@ class Ladder:
         config = self.config
         return MatchJob(
             bots, config.rules, fixture.seed, config.time, config.game, config.seat_kind, config.trusted, config.limits, match_id
+        )
+
+    def _order(self, fixture: LeagueFixture, match_id: str, record_path: Path | None) -> PlayOrder:
+        """A fixture as the league's referee (or a referee process) plays it."""
+        config = self.config
+        return PlayOrder(
+            match_id, fixture, config.rules, config.time, config.limits, config.trusted, record_path, config.game, config.reattach_grace_s
         )
 
     async def _hand_out(self, fixture: LeagueFixture, seat: int, match_id: str, token: str) -> bool:

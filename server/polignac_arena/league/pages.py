@@ -114,21 +114,9 @@ def league_status(
         shown, count = latest.get(bot.name, ([], 0))
         views = []
         for v in shown:
-            rating = ratings.get(v.label)
-            views.append(
-                VersionView(
-                    id=v.id,
-                    version=v.version,
-                    label=v.label,
-                    kind=v.kind.value,
-                    state=v.state.value,
-                    reason=v.reason,
-                    created_at=v.created_at,
-                    activated_at=v.activated_at,
-                    mu=None if rating is None else rating[0],
-                    sigma=None if rating is None else rating[1],
-                )
-            )
+            mu, sigma = ratings.get(v.label, (None, None))
+            # The view takes the version's fields (and label) by their names, and its rating.
+            views.append(VersionView.model_validate({**vars(v), "label": v.label, "mu": mu, "sigma": sigma}))
         bots.append(BotView(name=bot.name, author=bot.author, disabled=bot.disabled, versions=views, versions_total=count))
     everyone = sorted(league.online.online(), key=lambda b: b.label)
     online = [OnlineBotView(label=b.label, author=b.author, since=str(b.since), busy=int(b.busy)) for b in everyone[:MAX_ONLINE]]

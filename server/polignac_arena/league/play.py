@@ -29,16 +29,16 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeGuard
 
-from polignac import Ruleset
-from polignac_arena.games import Game, GameRefused, check_seating, game_of
+from polignac_arena.games import GameRefused, check_seating, game_of
 from polignac_arena.league.entrants import LeagueFixture
+from polignac_arena.league.referee_orders import PlayOrder
 from polignac_arena.match_folder import match_folder
 from polignac_arena.match_seats import MatchSeats, finish_shielded
-from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
+from polignac_arena.referee import MatchHost, MatchResult, RefereeServer
 from polignac_arena.referee.journal import JournalHead, JournalState, JournalWriter, token_digest
 from polignac_arena.referee.match_end import MatchSuspended
 from polignac_arena.runner import bot_seed
-from polignac_arena.seats import SeatLauncher, SeatLimits
+from polignac_arena.seats import SeatLauncher
 from polignac_arena.statuses import MatchStatus
 
 __all__ = [
@@ -89,31 +89,23 @@ class RemoteDeclined(LeagueMatchError):
 
 async def play_league_match(
     server: RefereeServer,
-    fixture: LeagueFixture,
+    order: PlayOrder,
     *,
-    rules: Ruleset,
-    time_control: TimeControl,
     launcher: SeatLauncher,
-    limits: SeatLimits,
-    trusted: bool,
-    match_id: str,
-    record_path: Path | None,
     remote: RemoteHandOut,
     withdraw: RemoteWithdraw = _no_withdraw,
-    game: Game | None = None,
-    reattach_grace_s: float = 0.0,
     on_seated: Callable[[], object] | None = None,
     journal: Path | None = None,
     resume: JournalState | None = None,
     on_hosted: Callable[[], object] | None = None,
 ) -> MatchResult:
-    """Play ``fixture`` on ``server`` (started, with a main address when a seat is remote) and return its result.
+    """Play ``order`` (its fixture) on ``server`` (started, with a main address when a seat is remote) and return its result.
 
     Raises :class:`RemoteDeclined` when a remote bot does not take its seat (the match's
     record, with no action, says so), and
     :class:`LeagueMatchError` for a seating the league should never make (a bot that does
     not play the game, seat kinds that cannot run here); cancelled, the match is recorded
-    as aborted and every seat stopped.  ``reattach_grace_s``: how long a remote seat
+    as aborted and every seat stopped.  The order's ``reattach_grace_s``: how long a remote seat
     whose stream breaks may come back (0: not at all).  ``on_seated()`` is called once every
     remote bot took its seat, before any uploaded seat starts (the ladder schedules the match then).
     ``journal``: the match's journal file (None: none, the match cannot be resumed); with
@@ -122,13 +114,13 @@ async def play_league_match(
     cancelled once the journal began (see the module notes).  ``on_hosted()`` is called once the
     match is on the referee (its seats' tokens accepted), before anyone is offered a seat.
     """
-    if resume is not None:
-        rules, time_control = resume.head.rules, resume.head.time_control
+    fixture, match_id, record_path, trusted = order.fixture, order.match_id, order.record_path, order.trusted
+    rules, time_control = (order.rules, order.time_control) if resume is None else (resume.head.rules, resume.head.time_control)
     if len(fixture.seats) != rules.players:
         raise LeagueMatchError(f"the ruleset seats {rules.players} players but fixture {fixture.index} has {len(fixture.seats)}")
     uploaded = {seat: entrant.submission for seat, entrant in enumerate(fixture.seats) if entrant.submission is not None}
     try:
-        check_seating(uploaded.values(), game or game_of(rules))
+        check_seating(uploaded.values(), order.game or game_of(rules))
     except GameRefused as exc:
         raise LeagueMatchError(str(exc)) from None
     if uploaded:
@@ -137,10 +129,10 @@ async def play_league_match(
             raise LeagueMatchError(f"{launcher.kind} seats cannot run league matches here: {reason}")
 
     def prepare(host: MatchHost) -> None:
-        if reattach_grace_s:
+        if order.reattach_grace_s:
             for seat in range(rules.players):
                 if seat not in uploaded:  # a remote seat may lose its connection and come back
-                    host.allow_reattach(seat, reattach_grace_s)
+                    host.allow_reattach(seat, order.reattach_grace_s)
         if resume is not None:
             if journal is not None:  # first: what the restore adds to the record (resumed, away) is journaled too
                 host.journal = _open_journal(journal, host, fixture, resumed=True)
@@ -177,7 +169,7 @@ async def play_league_match(
                 host.journal = _open_journal(journal, host, fixture, resumed=False)
             for seat, submission in uploaded.items():
                 await seats.start(
-                    server, host, launcher, seat, submission, limits=limits, trusted=trusted, bot_seed=bot_seed(fixture.seed, seat)
+                    server, host, launcher, seat, submission, limits=order.limits, trusted=trusted, bot_seed=bot_seed(fixture.seed, seat)
                 )
             running = asyncio.ensure_future(server.run_match(host))
             return await asyncio.shield(running)

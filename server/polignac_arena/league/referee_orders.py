@@ -62,7 +62,8 @@ class WorkerSettings:
 
 @dataclass(frozen=True)
 class PlayOrder:
-    """Referee this match (the arguments of :func:`~polignac_arena.league.play.play_league_match` that cross the pipe)."""
+    """Referee this match: what :func:`~polignac_arena.league.play.play_league_match` plays, as the ladder orders it and a
+    referee process receives it over the pipe (the callbacks stay on each side)."""
 
     match_id: str
     fixture: LeagueFixture

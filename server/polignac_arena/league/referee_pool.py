@@ -35,10 +35,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Final
 
-from polignac import Ruleset
-from polignac_arena.games import Game
 from polignac_arena.league.config import LeagueConfig, ListenAddress
-from polignac_arena.league.entrants import LeagueFixture
 from polignac_arena.league.play import ABORT_WAIT_S, LeagueMatchError, RemoteDeclined, RemoteHandOut, RemoteWithdraw
 from polignac_arena.league.referee_orders import (
     Cancel,
@@ -59,8 +56,7 @@ from polignac_arena.league.referee_orders import (
 from polignac_arena.log_format import LogFormat
 from polignac_arena.referee import MatchResult, RefereeServer
 from polignac_arena.referee.journal import JournalState
-from polignac_arena.seats import SeatLauncher, SeatLimits
-from polignac_arena.settings import TimeControl
+from polignac_arena.seats import SeatLauncher
 from polignac_arena.statuses import MatchStatus
 
 __all__ = ["RefereeLost", "RefereePool", "RefereeStartError", "referee_pool"]
@@ -390,30 +386,22 @@ class RefereePool:
     async def play(
         self,
         server: RefereeServer,
-        fixture: LeagueFixture,
+        order: PlayOrder,
         *,
-        rules: Ruleset,
-        time_control: TimeControl,
         launcher: SeatLauncher,
-        limits: SeatLimits,
-        trusted: bool,
-        match_id: str,
-        record_path: Path | None,
         remote: RemoteHandOut,
         withdraw: RemoteWithdraw,
-        game: Game | None = None,
-        reattach_grace_s: float = 0.0,
         on_seated: Callable[[], object] | None = None,
         journal: Path | None = None,
         resume: JournalState | None = None,
         on_hosted: Callable[[], object] | None = None,
     ) -> MatchResult:
-        """Play ``fixture`` on a referee process, as :func:`~polignac_arena.league.play.play_league_match` plays it on
+        """Play ``order`` on a referee process, as :func:`~polignac_arena.league.play.play_league_match` plays it on
         ``server`` (unused here, as ``launcher`` is: the process starts seats of the same kind; no ``journal``, no
         ``resume``: see the module notes).  Raises :class:`RefereeLost` when the process dies or hangs."""
         if resume is not None:
             raise ValueError("a resumed match is played on the league's own referee")
-        order = PlayOrder(match_id, fixture, rules, time_control, limits, trusted, record_path, game, reattach_grace_s)
+        match_id = order.match_id
         process = await self._place()
         match = _Match(order, remote, withdraw, on_seated, on_hosted, asyncio.get_running_loop().create_future())
         process.matches[match_id] = match

@@ -134,18 +134,10 @@ class RefereeWorker:
         try:
             result = await play_league_match(
                 self.server,
-                order.fixture,
-                rules=order.rules,
-                time_control=order.time_control,
+                order,
                 launcher=self.launcher,
-                limits=order.limits,
-                trusted=order.trusted,
-                match_id=match_id,
-                record_path=order.record_path,
                 remote=self.offer,
                 withdraw=lambda seat, mid, reason: self.send(orders.Withdraw(mid, seat, reason)),
-                game=order.game,
-                reattach_grace_s=order.reattach_grace_s,
                 on_seated=lambda: self.send(orders.Seated(match_id)),
                 on_hosted=lambda: self.send(orders.Hosted(match_id)),
             )

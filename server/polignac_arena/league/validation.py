@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from polignac import Ruleset
 from polignac_arena.botcheck import CheckReport, check_submission_async
+from polignac_arena.league.config import LeagueConfig
 from polignac_arena.plaintext import plain
-from polignac_arena.referee import TimeControl
-from polignac_arena.seats import BuildLimits, SeatKind, SeatLimits
+from polignac_arena.seats import BuildLimits
 from polignac_arena.submission import Submission, SubmissionError, load_submission
 
 __all__ = ["SMOKE_LIMIT", "Validation", "validate"]
@@ -47,24 +46,20 @@ class Validation:
 
 async def validate(
     folder: Path,
+    league: LeagueConfig,
     *,
-    game_rules: Ruleset,
-    seat_kind: SeatKind,
-    limits: SeatLimits,
-    time_control: TimeControl,
     log: Callable[[str], None],
-    trusted: bool = False,
     bot_name: str | None = None,
-    build_timeout_s: float | None = None,
     build_caps: BuildLimits | None = None,
 ) -> Validation:
-    """Validate the unpacked submission in ``folder`` for a league playing ``game_rules``; never raises for a bad submission.
+    """Validate the unpacked submission in ``folder`` for ``league``; never raises for a bad submission.
 
     Its build step (which installs what it makes in ``folder``, as ``polignac bot check`` does) and
-    its smoke match run in ``seat_kind`` seats with ``limits`` and ``time_control``; the build within
-    ``build_timeout_s`` (default :data:`~polignac_arena.botcheck.BUILD_TIMEOUT_S`) and
-    ``build_caps``.  With ``bot_name``, the upload must be a version of that bot.  Each line of
-    progress is passed to ``log`` as it happens.  Cancelled, it stops and removes what it started.
+    its smoke match (the league's rules, to a lower limit) run in seats as the league's matches have
+    them (kind, limits, trust) and on its clock; the build within the league's ``[validation]``
+    build_timeout_s and ``build_caps``.  With ``bot_name``, the upload must be a version of that bot.
+    Each line of progress is passed to ``log`` as it happens.  Cancelled, it stops and removes what it
+    started.
     """
     lines: list[str] = []
 
@@ -82,16 +77,16 @@ async def validate(
             reason = f"bot.toml: this is bot {declared!r}, uploaded as a version of {bot_name!r}; upload it under its own name"
             tell(f"FAILED  {reason}")
             return Validation(False, reason, "\n".join(lines))
-    smoke_rules = dataclasses.replace(game_rules, limit=min(game_rules.limit, SMOKE_LIMIT))
+    smoke_rules = dataclasses.replace(league.rules, limit=min(league.rules.limit, SMOKE_LIMIT))
     report = await check_submission_async(
         folder,
-        seat_kind=seat_kind,
-        trusted=trusted,
-        time_control=time_control,
+        seat_kind=league.seat_kind,
+        trusted=league.trusted,
+        time_control=league.time,
         rules=smoke_rules,
-        limits=limits,
+        limits=league.limits,
         progress=tell,
-        build_timeout_s=build_timeout_s,
+        build_timeout_s=league.validation.build_timeout_s,
         build_caps=build_caps,
     )
     if report.ok:

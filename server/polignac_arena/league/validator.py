@@ -98,19 +98,7 @@ class Validator:
 
         flushing = asyncio.ensure_future(self._flush_log(version.id, lines))
         try:
-            config = league.config
-            result = await validate(
-                folder,
-                game_rules=config.rules,
-                bot_name=version.bot,
-                seat_kind=config.seat_kind,
-                limits=config.limits,
-                trusted=config.trusted,
-                time_control=config.time,
-                log=note,
-                build_timeout_s=config.validation.build_timeout_s,
-                build_caps=build_caps,
-            )
+            result = await validate(folder, league.config, bot_name=version.bot, log=note, build_caps=build_caps)
         finally:
             flushing.cancel()
         await asyncio.to_thread(store.append_log, version.id, "".join(lines), limits.log_chars)

@@ -151,10 +151,10 @@ class Database:
             raise self._error(exc) from None
 
     @contextlib.contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: all of it is committed, or none of it."""
+    def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
+        """A transaction begun with ``begin``: committed when its body ends, rolled back when the body raises."""
         with self._lock, self._guard():
-            self._conn.execute("BEGIN IMMEDIATE")
+            self._conn.execute(begin)
             try:
                 yield self._conn
                 self._conn.execute("COMMIT")
@@ -163,16 +163,13 @@ class Database:
                     self._conn.execute("ROLLBACK")
                 raise
 
-    @contextlib.contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
-        """One read transaction: every query sees the same snapshot."""
-        with self._lock, self._guard():
-            self._conn.execute("BEGIN")
-            try:
-                yield self._conn
-            finally:
-                if self._conn.in_transaction:
-                    self._conn.execute("COMMIT")
+    def write(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """One write transaction: all of it is committed, or none of it."""
+        return self._transaction("BEGIN IMMEDIATE")
+
+    def read(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """One read transaction: every query sees the same snapshot (a body that raises ends it with a rollback: it wrote nothing)."""
+        return self._transaction("BEGIN")
 
     @contextlib.contextmanager
     def read_in(self, tournament_id: int | None) -> Iterator[sqlite3.Connection]:

@@ -83,6 +83,7 @@ from polignac_arena.tournament.sections import (
     TrueSkillSection,
     TrueSkillSettings,
     check_rules,
+    match_settings,
 )
 
 __all__ = [
@@ -270,11 +271,7 @@ def parse_config(text: str, path: Path | str = "<tournament>") -> TournamentConf
         matches=read.matches,
         seed=read.seed,
         parallel=read.parallel,
-        time=read.time.control(),
-        seat_kind=read.seats.kind,
-        trusted=read.seats.trusted,
-        limits=read.seats.limits.limits(),
-        trueskill=read.trueskill.settings(),
+        **match_settings(read.time, read.seats, read.trueskill),
         executor=read.executor.settings(),
         until_separated=read.schedule.until_separated,
         max_matches=None if read.format is TournamentFormat.LADDER else read.schedule.max_matches,

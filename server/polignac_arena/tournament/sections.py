@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Final
+from typing import Annotated, Final, TypedDict
 
 from pydantic import Field, StrictBool, field_validator
 
@@ -17,6 +17,7 @@ from polignac_arena.toml_files import FileModel, Key, Problem, invalid
 
 __all__ = [
     "ExecutorSection",
+    "MatchSettings",
     "RulesCheck",
     "SeatLimitsSection",
     "SeatsSection",
@@ -24,6 +25,7 @@ __all__ = [
     "TrueSkillSection",
     "TrueSkillSettings",
     "check_rules",
+    "match_settings",
 ]
 
 _RATING_DEFAULTS: Final = RatingEnv()
@@ -105,6 +107,22 @@ class TrueSkillSection(FileModel):
 
     def settings(self) -> TrueSkillSettings:
         return TrueSkillSettings(**self.model_dump())
+
+
+class MatchSettings(TypedDict):
+    """What tournament and league configs alike take from ``[time]``, ``[seats]`` and ``[trueskill]``, by these names."""
+
+    time: TimeControl
+    seat_kind: SeatKind
+    trusted: bool
+    limits: SeatLimits
+    trueskill: TrueSkillSettings
+
+
+def match_settings(time: TimeSection, seats: SeatsSection, trueskill: TrueSkillSection) -> MatchSettings:
+    """The sections read as a config takes them: ``Config(..., **match_settings(read.time, read.seats, read.trueskill))``."""
+    limits = seats.limits.limits()
+    return MatchSettings(time=time.control(), seat_kind=seats.kind, trusted=seats.trusted, limits=limits, trueskill=trueskill.settings())
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 
 from polignac_arena.settings import SQLITE_INTEGER_MAX
 from polignac_arena.web import data
@@ -60,24 +61,28 @@ def api_tournament(store: StoreDep, name: str) -> TournamentDetailOut:
     return data.tournament_detail(store, name)
 
 
+@dataclass(frozen=True)
+class LeaderboardRows:
+    """The query of a leaderboard's rows, the same on both leaderboard routes: ``limit`` rows from ``offset`` in ``sort`` order."""
+
+    sort: Sort = data.SortKey.RANK
+    limit: Limit = data.LEADERBOARD_PER_PAGE
+    offset: Offset = 0
+
+
+RowsDep = Annotated[LeaderboardRows, Depends()]
+
+
 @api_router.get("/leaderboard", tags=["ratings"], responses=_BOTH)
-def api_leaderboard(
-    store: StoreDep,
-    tournament: Tournament = None,
-    sort: Sort = data.SortKey.RANK,
-    limit: Limit = data.LEADERBOARD_PER_PAGE,
-    offset: Offset = 0,
-) -> list[LeaderboardRowOut]:
+def api_leaderboard(store: StoreDep, rows: RowsDep, tournament: Tournament = None) -> list[LeaderboardRowOut]:
     """The leaderboard, all-time or of one tournament, with how sure it is of each place: ``limit`` rows from ``offset``."""
-    return data.leaderboard(store, tournament, sort, limit=limit, offset=offset)
+    return data.leaderboard(store, tournament, rows.sort, limit=rows.limit, offset=rows.offset)
 
 
 @api_router.get("/tournaments/{name}/leaderboard", tags=["ratings"], responses=_BOTH)
-def api_tournament_leaderboard(
-    store: StoreDep, name: str, sort: Sort = data.SortKey.RANK, limit: Limit = data.LEADERBOARD_PER_PAGE, offset: Offset = 0
-) -> list[LeaderboardRowOut]:
+def api_tournament_leaderboard(store: StoreDep, name: str, rows: RowsDep) -> list[LeaderboardRowOut]:
     """The leaderboard of one tournament: ``limit`` rows from ``offset`` in the sort order."""
-    return data.leaderboard(store, name, sort, limit=limit, offset=offset)
+    return data.leaderboard(store, name, rows.sort, limit=rows.limit, offset=rows.offset)
 
 
 @api_router.get("/crosstable", tags=["ratings"], responses=_BOTH)
