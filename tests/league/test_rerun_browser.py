@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright  # after the skip above
+from playwright.sync_api import Browser, expect  # after the skip above
 
+from tests.league.chromium import launched_chromium
 from tests.league.test_test_runs import MATCH, Arena
-from tests.test_web_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT  # skips this module where Chromium or Playwright is missing
+from tests.test_web_browser import VIEWPORT  # skips this module where Chromium or Playwright is missing
 from tests.web_server import served
 
 T = TypeVar("T")
@@ -20,12 +21,7 @@ T = TypeVar("T")
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    yield from launched_chromium()
 
 
 def _in_a_thread(work: Callable[[], T]) -> T:

@@ -15,10 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, expect
 
+from tests.league.chromium import launched_chromium
 from tests.league.league_process import LeagueProcess, add_author, bot_folder, write_league
-from tests.test_web_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT  # skips this module where Chromium or Playwright is missing
+from tests.test_web_browser import VIEWPORT  # skips this module where Chromium or Playwright is missing
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 VALIDATION_MS = 180_000
@@ -27,12 +28,7 @@ VALIDATION_MS = 180_000
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    yield from launched_chromium()
 
 
 def test_an_author_uploads_a_bot_from_their_page_and_follows_its_validation_to_accepted(tmp_path: Path, browser: Browser) -> None:

@@ -18,11 +18,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Route, expect, sync_playwright
+from playwright.sync_api import Browser, Page, Route, expect
 
 from polignac_arena.archive import scan_archive, unpack_archive
+from tests.league.chromium import launched_chromium
 from tests.league.league_process import LeagueProcess, add_author, bot_folder, write_league
-from tests.test_web_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT  # skips this module where Chromium or Playwright is missing
+from tests.test_web_browser import VIEWPORT  # skips this module where Chromium or Playwright is missing
 
 VALIDATION_MS = 180_000
 """A build and a smoke match in the sandbox, on a loaded machine: generous."""
@@ -33,12 +34,7 @@ DEEP = "src/" + "d" * 60 + "/" + "f" * 60 + ".py"
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    yield from launched_chromium()
 
 
 class League:
