@@ -22,7 +22,7 @@ from polignac_arena.league.store import LeagueLimits, LeagueStore, Version
 from polignac_arena.referee import MatchHost, MatchResult, RefereeServer, TimeControl
 from polignac_arena.referee.record import read_record
 from polignac_arena.replay import replay_lines
-from polignac_arena.seats import SeatContext, SeatLauncher, SeatProcess, launcher_for
+from polignac_arena.seats import SeatContext, SeatError, SeatLauncher, SeatProcess, launcher_for
 from polignac_arena.seats.sandbox import SandboxProcess
 from polignac_arena.seats.uids import processes_of_uid
 from polignac_arena.settings import SeatKind
@@ -65,6 +65,8 @@ class Recording(SeatLauncher):
         self.kind = self.inner.kind
         self.seats: list[tuple[SeatContext, SeatProcess, float]] = []
         self.started = asyncio.Event()
+        self.fail: set[tuple[str, int]] = set()
+        """(match id, seat) of the seats that cannot start."""
 
     def unavailable(self) -> str | None:
         return self.inner.unavailable()
@@ -74,6 +76,8 @@ class Recording(SeatLauncher):
 
     async def start(self, context: SeatContext) -> SeatProcess:
         at = time.monotonic()
+        if (context.match_id, context.seat) in self.fail:
+            raise SeatError(f"seat {context.seat} cannot start (the test says so)")
         seat = await self.inner.start(context)
         self.seats.append((context, seat, at))
         self.started.set()
@@ -222,11 +226,19 @@ def test_the_next_matches_seats_start_while_a_match_plays(tmp_path: Path, ahead:
                 assert replay_lines(read_record(tmp_path / "records" / f"{result.match_id}.jsonl")).divergence is None
             assert ladder.running == [] and ladder.seated_ahead == [] and lg.server.running_matches == []
             assert_gone(lg.launcher.seats)
+            counts = [
+                line for line in ladder.metrics.page().decode().splitlines() if line.startswith("polignac_table_refill_seconds_count")
+            ]
+            assert counts == [f"polignac_table_refill_seconds_count {len(results) - 1}.0"], "each table refill is timed"
 
     run(scenario(), timeout=60)
 
 
-def test_a_match_seated_ahead_whose_version_retires_is_not_played_and_its_sandboxes_go(tmp_path: Path) -> None:
+@pytest.mark.parametrize("leaves", ["retired", "disabled", "paused"])
+def test_a_match_seated_ahead_that_can_no_longer_be_played_is_not_and_its_sandboxes_go(tmp_path: Path, leaves: str) -> None:
+    """A version of it retired by a new one, or its bot disabled, or the league paused: the match seated ahead is called
+    off (the match that plays goes on)."""
+
     async def scenario() -> None:
         async with league(tmp_path) as lg:
             ladder = lg.ladder(tmp_path)
@@ -235,8 +247,13 @@ def test_a_match_seated_ahead_whose_version_retires_is_not_played_and_its_sandbo
             assert ahead_id == "test-000001" and "alpha@1" in labels
             [waiting] = [match.task for match in ladder._ahead if match.task is not None]
             await lg.launcher.until_started(ahead_id, 3)
-            version, _ = lg.store.add_upload("ada", "alpha", "1" * 64, LIMITS)
-            lg.store.finish_validation(version.id, True, "", lg.tournament_id, prior)  # alpha@2 retires alpha@1
+            if leaves == "retired":
+                version, _ = lg.store.add_upload("ada", "alpha", "1" * 64, LIMITS)
+                lg.store.finish_validation(version.id, True, "", lg.tournament_id, prior)  # alpha@2 retires alpha@1
+            elif leaves == "disabled":
+                lg.store.set_disabled("alpha", True)
+            else:
+                lg.store.set_setting("paused", "1")
             assert ladder.start_due() == 0  # the table still plays: nothing starts, the match seated ahead is called off
             await waiting
             assert all(match_id != ahead_id for match_id, _ in ladder.seated_ahead)
@@ -248,6 +265,26 @@ def test_a_match_seated_ahead_whose_version_retires_is_not_played_and_its_sandbo
             assert [f.index for f in lg.store.arena.fixtures(lg.tournament_id)] == [0]
             assert [(r.match_id, r.status) for r in lg.store.arena.list_results(lg.tournament_id)] == [("test-000000", "finished")]
             assert lg.recorded == [(0, "finished")]
+            assert_gone(lg.launcher.seats)
+
+    run(scenario(), timeout=60)
+
+
+def test_a_seat_that_cannot_start_ahead_forfeits_as_at_any_start(tmp_path: Path) -> None:
+    """Not the league's doing: the match is played in its turn and recorded, the seat forfeiting as crashed."""
+
+    async def scenario() -> None:
+        async with league(tmp_path) as lg:
+            lg.launcher.fail = {("test-000001", 0)}
+            ladder = lg.ladder(tmp_path)
+            running = asyncio.ensure_future(ladder.run())
+            await lg.until(lambda: len(lg.recorded) >= 2)
+            await ladder.drain(30)
+            await running
+            result = lg.store.arena.get_result("test-000001")
+            assert result is not None and result.status == "finished" and result.places is not None
+            assert result.faults[0].get("crashed") == 1 and result.faults[1:] == ({}, {})
+            assert lg.server.first_request["test-000001"] > lg.server.ended["test-000000"]
             assert_gone(lg.launcher.seats)
 
     run(scenario(), timeout=60)
