@@ -93,14 +93,19 @@ class Recording(SeatLauncher):
 
 
 class TimedServer(RefereeServer):
-    """A referee that notes, by match, when its first decision request and its MatchEnded went out."""
+    """A referee that notes, by match, when its first decision request and its MatchEnded went out; a match in ``hold``
+    waits for its event before it runs (its seats started)."""
 
     def __init__(self) -> None:
         super().__init__("127.0.0.1:0")
         self.first_request: dict[str, float] = {}
         self.ended: dict[str, float] = {}
+        self.hold: dict[str, asyncio.Event] = {}
 
     async def run_match(self, host: MatchHost) -> MatchResult:
+        if host.match_id in self.hold:
+            await self.hold[host.match_id].wait()
+
         def sent(seat: int, message: pb.PlayResponse) -> None:
             payload = message.WhichOneof("payload")
             if payload == "decision_request":
@@ -241,6 +246,7 @@ def test_a_match_seated_ahead_that_can_no_longer_be_played_is_not_and_its_sandbo
 
     async def scenario() -> None:
         async with league(tmp_path) as lg:
+            lg.server.hold["test-000000"] = asyncio.Event()  # the table plays on until the end of the test
             ladder = lg.ladder(tmp_path)
             assert ladder.start_due() == 1
             [(ahead_id, labels)] = ladder.seated_ahead
@@ -260,6 +266,7 @@ def test_a_match_seated_ahead_that_can_no_longer_be_played_is_not_and_its_sandbo
             assert [host.match_id for host in lg.server.running_matches] == ["test-000000"]
             assert_gone(lg.launcher.of(ahead_id))
             assert not (tmp_path / "records" / f"{ahead_id}.jsonl").exists()
+            lg.server.hold["test-000000"].set()
             await ladder.drain(30)
             # Nothing public of it: no fixture, no result; the match that was playing finished as ever.
             assert [f.index for f in lg.store.arena.fixtures(lg.tournament_id)] == [0]
