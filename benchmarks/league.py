@@ -16,17 +16,24 @@ temporary folder, on loopback only:
    beside running matches;
 4. after a warm-up (``parallel`` matches finished since the last bot was accepted), counts the
    matches the ladder finishes over ``--seconds`` (read from the league's store): matches per
-   minute, with their median wall time and hands, and the CPU time the server and its seats'
+   minute, with their median wall time and hands, the CPU time the server and its seats'
    processes used meanwhile (sampled from /proc; not measured with docker seats, whose
-   containers run outside the server's processes);
+   containers run outside the server's processes), and how long a freed table waited for its
+   next match's first decision request (the league's ``polignac_table_refill_seconds``
+   histogram on ``/metrics``: the mean, and the median as the histogram's buckets give it);
+   once for each of ``--seats-ahead`` (default ``0,1,0,1``: the league's ``[ladder] seats_ahead``,
+   without and with the next match's seats started ahead, in turn, so that a change in the
+   machine's load weighs on both alike), the server stopped (SIGTERM) and started again on the
+   same store between two windows, each window after its own warm-up;
 5. submits one more bot and times, from the start of its ``submit`` command, its acceptance
    and its first rated match (its first rating after a match in the store's rating history:
    ratings are applied in match order, so this includes waiting for the matches before it);
 6. stops the server with SIGTERM and times its drain (running matches may finish, up to the
    league's ``[drain] deadline_s``).
 
-Figures move with the machine's load (``load_average`` is reported); compare runs on the same
-machine only.
+The top-level window figures are the last window's; ``windows`` holds each, ``by_seats_ahead``
+each setting's windows taken together.  Figures move with
+the machine's load (``load_average`` is reported); compare runs on the same machine only.
 """
 
 from __future__ import annotations
@@ -68,6 +75,8 @@ SERVER_START_S = 60.0
 SUBMIT_S = 300.0
 RATED_S = 600.0
 DRAIN_DEADLINE_S = 30.0
+REFILL = "polignac_table_refill_seconds"
+REFILL_LINE = re.compile(rf'^{REFILL}_(bucket|count|sum)(?:{{le="([^"]+)"}})? (\S+)$', re.MULTILINE)
 WEB_LINE = re.compile(r"web and authors' API on (\S+?)/?(?: |$)")
 ACCEPTED_LINE = re.compile(r"^accepted: (\S+) ")
 
@@ -85,9 +94,11 @@ class Settings:
     rules: str
     limit: int | None
     seat_kind: str
+    seats_ahead: tuple[int, ...] = (0, 1, 0, 1)
+    """The league's ``[ladder] seats_ahead`` of each window, in order."""
 
 
-def league_file(settings: Settings) -> str:
+def league_file(settings: Settings, seats_ahead: int) -> str:
     """The league file: the settings asked for, loopback addresses on ports the OS chooses, limits that never refuse."""
     rules = f"variant = {json.dumps(settings.rules)}" + ("" if settings.limit is None else f"\nlimit = {settings.limit}")
     uploads = settings.bots + 1
@@ -98,6 +109,8 @@ parallel = {settings.parallel}
 {rules}
 [seats]
 kind = "{settings.seat_kind}"
+[ladder]
+seats_ahead = {seats_ahead}
 [http]
 address = "127.0.0.1:0"
 [grpc]
@@ -349,16 +362,66 @@ def wait_for_results(ladder: Ladder, server: Server, count: int, timeout_s: floa
         time.sleep(POLL_S)
 
 
+Histogram = tuple[float, float, list[tuple[float, float]]]
+"""A Prometheus histogram read from ``/metrics``: its count, its sum and its cumulative (upper bound, count) buckets."""
+
+
+def refill_histogram(server: Server) -> Histogram:
+    """The league's table-refill histogram as its ``/metrics`` shows it now."""
+    count, total, buckets = 0.0, 0.0, []
+    for kind, bound, value in REFILL_LINE.findall(httpx.get(f"{server.url}/metrics", timeout=30).text):
+        if kind == "count":
+            count = float(value)
+        elif kind == "sum":
+            total = float(value)
+        else:
+            buckets.append((float(bound), float(value)))
+    return count, total, sorted(buckets)
+
+
+def histogram_change(before: Histogram, after: Histogram) -> Histogram:
+    """What a histogram gained between two readings (its finite buckets: the last, ``+Inf``, is its count)."""
+    buckets = [(bound, now - then) for (bound, now), (_, then) in zip(after[2], before[2], strict=True) if bound != float("inf")]
+    return after[0] - before[0], after[1] - before[1], buckets
+
+
+def histogram_sum(histograms: list[Histogram]) -> Histogram:
+    buckets = [(bound, sum(h[2][i][1] for h in histograms)) for i, (bound, _) in enumerate(histograms[0][2])]
+    return sum(h[0] for h in histograms), sum(h[1] for h in histograms), buckets
+
+
+def refills(change: Histogram) -> dict[str, Any]:
+    """Table refills: how many, their mean, and their median as the buckets give it (linear within its bucket, as
+    Prometheus's ``histogram_quantile`` does)."""
+    count, total, buckets = change
+    median, low, below = None, 0.0, 0.0
+    for bound, upto in buckets:
+        if count and upto >= count / 2:
+            inside = upto - below
+            median = low + (bound - low) * ((count / 2 - below) / inside if inside else 1.0)
+            break
+        low, below = bound, upto
+    if count and median is None:
+        median = low  # past the last bound: it says no more than "at least"
+    return {
+        "refills": int(count),
+        "refill_mean_s": round(total / count, 3) if count else None,
+        "refill_median_s": round(median, 3) if median is not None else None,
+    }
+
+
 def window(ladder: Ladder, server: Server, seconds: float, server_side_seats: bool) -> dict[str, Any]:
-    """The matches finished over ``seconds``: per minute, their median wall time and hands, void ones, the CPU they took."""
+    """The matches finished over ``seconds``: per minute, their median wall time and hands, void ones, the CPU they took, and
+    how long freed tables waited for their next match's first request."""
     with TreeCpu(server.process.pid) as tree:
-        before, began = ladder.results(), time.monotonic()
+        before, began, refilled = ladder.results(), time.monotonic(), refill_histogram(server)
         deadline = began + seconds
         while (left := deadline - time.monotonic()) > 0:
             server.alive()
             time.sleep(min(left, 1.0))
-        after, took = ladder.results(), time.monotonic() - began
+        after, took, refilled_after = ladder.results(), time.monotonic() - began, refill_histogram(server)
     cpu, own = (tree.seconds(), tree.seconds(only_the_root=True)) if server_side_seats else (None, None)
+    change = histogram_change(refilled, refilled_after)
     new = [r for match_id, r in after.items() if match_id not in before]
     played = [r for r in new if r.status is MatchStatus.FINISHED]
     walls = [r.duration_s for r in played if r.duration_s is not None]
@@ -373,7 +436,29 @@ def window(ladder: Ladder, server: Server, seconds: float, server_side_seats: bo
         "cpu_per_match_s": round(cpu / len(played), 2) if cpu is not None and played else None,
         "server_cpu_per_match_s": round(own / len(played), 2) if own is not None and played else None,
         "cpus_busy": round(cpu / took, 2) if cpu is not None else None,
+        "cpu_s": round(cpu, 2) if cpu is not None else None,
+        **refills(change),
+        "refill_histogram": change,
     }
+
+
+def pooled(windows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The windows of each ``seats_ahead`` setting taken together: matches a minute, CPU a match, table refills."""
+    out = {}
+    for ahead in dict.fromkeys(w["seats_ahead"] for w in windows):
+        alike = [w for w in windows if w["seats_ahead"] == ahead]
+        matches, took = sum(w["window_matches"] for w in alike), sum(w["window_s"] for w in alike)
+        cpus = [w["cpu_s"] for w in alike]
+        cpu = None if None in cpus else sum(cpus)
+        out[str(ahead)] = {
+            "windows": len(alike),
+            "window_s": round(took, 2),
+            "window_matches": matches,
+            "matches_per_minute": round(matches * 60 / took, 2),
+            "cpu_per_match_s": round(cpu / matches, 2) if cpu is not None and matches else None,
+            **refills(histogram_sum([w["refill_histogram"] for w in alike])),
+        }
+    return out
 
 
 def first_rated(ladder: Ladder, server: Server, label: str, began: float) -> tuple[float, int]:
@@ -409,27 +494,39 @@ def measure(settings: Settings, keep: bool = False) -> dict[str, Any]:
     if settings.seat_kind == "process":
         out["config"]["sandboxed"] = not isinstance(launcher_for("process"), ProcessLauncher)
     with league_folder(keep) as folder:
-        (folder / "league.toml").write_text(league_file(settings), encoding="utf-8")
+        (folder / "league.toml").write_text(league_file(settings, settings.seats_ahead[0]), encoding="utf-8")
         tokens = [add_author(folder, name) for name in AUTHORS]
-        server = Server(folder)
+        servers = [Server(folder)]
         try:
             with open_read_only(folder / "league.db") as store:
-                out.update(run(settings, folder, tokens, server, Ladder(store)))
+                out.update(run(settings, folder, tokens, servers, Ladder(store)))
         finally:
-            server.kill()
+            for server in servers:
+                server.kill()
     out["wall_s"] = round(time.monotonic() - began, 1)
     return out
 
 
-def run(settings: Settings, folder: Path, tokens: list[Path], server: Server, ladder: Ladder) -> dict[str, Any]:
-    """The measures on a running league: its submissions, its throughput, a new version's latency, its drain."""
-    out: dict[str, Any] = {"server_start_s": round(server.start_s, 2), "submits": []}
+def run(settings: Settings, folder: Path, tokens: list[Path], servers: list[Server], ladder: Ladder) -> dict[str, Any]:
+    """The measures on a running league (``servers``: the one running; a restart appends the next): its submissions, its
+    throughput with and without seats started ahead, a new version's latency, its drain."""
+    server = servers[-1]
+    out: dict[str, Any] = {"server_start_s": round(server.start_s, 2), "submits": [], "windows": []}
     for number in range(settings.bots):
         label, took = submit(folder, bot_folder(folder, number), tokens[number % len(tokens)], server.url)
         out["submits"].append({"label": label, "accepted_s": round(took, 2)})
     out["submit_median_s"] = round(statistics.median(s["accepted_s"] for s in out["submits"]), 2)
-    wait_for_results(ladder, server, len(ladder.results()) + settings.parallel, RATED_S)
-    out.update(window(ladder, server, settings.seconds, server_side_seats=settings.seat_kind == "process"))
+    for number, ahead in enumerate(settings.seats_ahead):
+        if number:  # the same store, the next setting: the league drains, and starts again with it
+            server.stop()
+            (folder / "league.toml").write_text(league_file(settings, ahead), encoding="utf-8")
+            server = Server(folder)
+            servers.append(server)
+        wait_for_results(ladder, server, len(ladder.results()) + settings.parallel, RATED_S)
+        measured = window(ladder, server, settings.seconds, server_side_seats=settings.seat_kind == "process")
+        out["windows"].append({"seats_ahead": ahead, **measured})
+    out.update(measured)
+    out["by_seats_ahead"] = pooled(out["windows"])
     out["matches_played"] = httpx.get(f"{server.url}/api/league/status", timeout=30).json()["matches_played"]
 
     began = time.monotonic()
@@ -462,6 +559,19 @@ def cpu_line(result: dict[str, Any]) -> str:
     )
 
 
+def refill_text(measured: dict[str, Any]) -> str:
+    if not measured["refills"]:
+        return "no table refilled"
+    median, mean, count = measured["refill_median_s"], measured["refill_mean_s"], measured["refills"]
+    return f"a freed table's next request after {median} s (median; mean {mean} s, {count} refills)"
+
+
+def window_line(ahead: str, measured: dict[str, Any]) -> str:
+    cpu = "" if measured["cpu_per_match_s"] is None else f", {measured['cpu_per_match_s']} s CPU a match"
+    windows = f"{measured['windows']} window{'s' if measured['windows'] > 1 else ''}"
+    return f"seats ahead {ahead:<10} {measured['matches_per_minute']:.1f} matches/min ({windows}){cpu}; " + refill_text(measured)
+
+
 def summary(result: dict[str, Any]) -> str:
     config = result["config"]
     rules = config["rules"] + ("" if config["limit"] is None else f" to {config['limit']} points")
@@ -477,6 +587,7 @@ def summary(result: dict[str, Any]) -> str:
             f"({result['window_matches']} matches, {result['window_void']} void, {result['window_faults']} faults); "
             f"a match: median {result['match_median_s']} s, {result['match_median_hands']} hands",
             cpu_line(result),
+            *(window_line(ahead, measured) for ahead, measured in result["by_seats_ahead"].items()),
             f"new version            {new['label']}: accepted after {new['accepted_s']:.1f} s, "
             f"first rated match (#{new['match_index']}) after {new['first_rated_s']:.1f} s",
             f"drain (SIGTERM)        {result['drain_s']:.1f} s: {result['finished_at_drain']} match(es) finished, "
@@ -499,12 +610,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="points that end a match (default: the variant's)")
     parser.add_argument("--seat-kind", choices=("process", "docker"), default="process", help="sandboxed seats (default process)")
     parser.add_argument("--keep", action="store_true", help="keep the league's folder (store, records, logs) and print its path")
+    parser.add_argument(
+        "--seats-ahead",
+        default="0,1,0,1",
+        help="the league's [ladder] seats_ahead for each window, in order (default 0,1,0,1: without, with, and again; "
+        "the server restarts between)",
+    )
     args = parser.parse_args(argv)
+    try:
+        seats_ahead = tuple(int(part) for part in args.seats_ahead.split(","))
+    except ValueError:
+        parser.error(f"--seats-ahead must be integers separated by commas, got {args.seats_ahead!r}")
+    if not seats_ahead or any(not 0 <= n <= 64 for n in seats_ahead):
+        parser.error(f"--seats-ahead must be integers from 0 to 64, got {args.seats_ahead!r}")
     if args.bots < args.table_size:
         parser.error(f"--bots must be at least --table-size ({args.table_size}), got {args.bots}")
     if args.seconds <= 0:
         parser.error(f"--seconds must be positive, got {args.seconds}")
-    settings = Settings(args.bots, args.seconds, args.table_size, args.parallel, args.rules, args.limit, args.seat_kind)
+    settings = Settings(args.bots, args.seconds, args.table_size, args.parallel, args.rules, args.limit, args.seat_kind, seats_ahead)
     try:
         result = measure(settings, keep=args.keep)
     except BenchError as exc:

@@ -40,6 +40,7 @@ A league file looks like this (every setting has a default; paths are relative t
     [ladder]
     new_version_matches = 10       # a new version's first matches come before others'
     rate_factor = 2.0              # no active bot plays more than this times another's share
+    seats_ahead = 1                # matches whose seats start while every table plays (0: none)
 
     [remote]
     reattach_grace_s = 10          # a remote seat may come back this long after its stream broke
@@ -188,6 +189,8 @@ class LeagueConfig:
     validation: ValidationSettings = field(default_factory=ValidationSettings)
     new_version_matches: int = 10
     rate_factor: float = 2.0
+    seats_ahead: int = 1
+    """Matches whose seats may be started while every table plays (:mod:`polignac_arena.league.seats_ahead`)."""
     reattach_grace_s: float = 10.0
     reply_ms: int = 10_000
     decline_pause_s: float = 30.0
@@ -296,6 +299,7 @@ class LadderSection(FileModel):
 
     new_version_matches: int = Field(default=10, strict=True, ge=0, le=10_000)
     rate_factor: float = Field(default=2.0, strict=True, ge=1.0, le=100.0)
+    seats_ahead: int = Field(default=1, strict=True, ge=0, le=64)
 
 
 class RemoteSection(FileModel):
@@ -436,6 +440,7 @@ def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfi
         validation=_limits(validation_table, ValidationSettings),
         new_version_matches=read.ladder.new_version_matches,
         rate_factor=read.ladder.rate_factor,
+        seats_ahead=read.ladder.seats_ahead,
         reattach_grace_s=read.remote.reattach_grace_s,
         reply_ms=read.remote.reply_ms,
         decline_pause_s=read.remote.decline_pause_s,

@@ -18,6 +18,9 @@ A table with remote bots becomes a fixture only once each of them took its seat:
 declines, does not answer or has gone (one that joins and leaves at once) leaves no match
 behind, public or void, and its table's index goes to the next table.  Until then the offer
 holds a place among the ``parallel`` matches.
+
+While every table plays, the next table's seats may be started already, so that a table that
+frees begins its next match at once (:mod:`.seats_ahead`).
 """
 
 from __future__ import annotations
@@ -42,10 +45,11 @@ from polignac_arena.league.interrupted import (
     check_journal,
     interrupted_record,
 )
-from polignac_arena.league.metrics import LeagueMetrics
-from polignac_arena.league.play import MatchSuspended, RemoteDeclined, play_league_match
+from polignac_arena.league.metrics import LeagueMetrics, TableRefills
+from polignac_arena.league.play import CalledOff, MatchSuspended, RemoteDeclined, play_league_match
 from polignac_arena.league.referee_orders import PlayOrder
 from polignac_arena.league.referee_pool import RefereeLost, RefereePool
+from polignac_arena.league.seats_ahead import PAUSED, STOPPING, AheadMatch, SeatsAhead
 from polignac_arena.league.store import LeagueStore, Version, VersionKind
 from polignac_arena.league.table_pick import pick_table
 from polignac_arena.matchmaking import Meetings
@@ -157,6 +161,8 @@ class Ladder:
         """Matches :meth:`recover` resumed, set once each is on the referee (its remote seats' tokens accepted)."""
         self._scheduled: set[int] = set()
         """The running fixtures that are in the schedule (a table with remote bots is not until they took their seats)."""
+        self._ahead = SeatsAhead(config.seats_ahead)
+        self._refills = TableRefills(self.metrics, config.parallel)
 
     # -- what the league's pages and its server see ---------------------------------------------
 
@@ -169,6 +175,11 @@ class Ladder:
     def running(self) -> list[tuple[str, tuple[str, ...]]]:
         """The matches being played: their id and the labels in seat order."""
         return [(match_id, tuple(e.label for e in fixture.seats)) for match_id, (fixture, _) in self._running.items()]
+
+    @property
+    def seated_ahead(self) -> list[tuple[str, tuple[str, ...]]]:
+        """The matches whose seats are started ahead, waiting for a table: their id and the labels in seat order."""
+        return [(match.match_id, tuple(e.label for e in match.fixture.seats)) for match in self._ahead]
 
     def notify(self) -> None:
         """Look for tables now (a bot came online, a version became active) rather than at the next poll."""
@@ -193,11 +204,12 @@ class Ladder:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self._poll_s)
         except asyncio.CancelledError:
+            called = self._call_off_ahead(STOPPING, stop=True)
             tasks = [task for _, task in self._running.values()]
             for task in tasks:
                 task.cancel()
-            if tasks:
-                await asyncio.wait(tasks)
+            if tasks or called:
+                await asyncio.wait([*tasks, *called])
             raise
 
     async def drain(self, deadline_s: float) -> None:
@@ -205,6 +217,9 @@ class Ladder:
         when the league starts again when they keep a journal, else recorded as aborted)."""
         self._draining = True
         self._wake.set()
+        called = self._call_off_ahead(STOPPING, stop=True)
+        if called:
+            await asyncio.wait(called)
         tasks = [task for _, task in self._running.values()]
         if not tasks:
             return
@@ -296,13 +311,31 @@ class Ladder:
         return not self._draining and self._lost is None
 
     def start_due(self) -> int:
-        """Start what may start now (reruns first, then picked tables) up to ``parallel``; how many started."""
+        """Start what may start now (reruns first, then picked tables, those seated ahead first) up to ``parallel``, then
+        seat the next tables ahead while every table plays; how many started."""
+        paused = self.store.setting("paused", "0") == "1"
+        if paused or not self._may_start():
+            self._refills.idle()
+            self._call_off_ahead(PAUSED if paused else STOPPING)
+            return 0
+        if len(self._ahead):
+            self._ahead.call_off_stale({v.label for v in self.store.active_versions()})
         started = 0
-        while self._may_start() and len(self._running) < self.config.parallel and self.store.setting("paused", "0") != "1":
-            if not (self._start_rerun() or self._start_pick()):
+        while len(self._running) < self.config.parallel:
+            if not (self._start_rerun() or self._start_ahead() or self._start_pick()):
                 break
             started += 1
+        self._seat_ahead()
         return started
+
+    def _call_off_ahead(self, reason: str, *, stop: bool = False) -> list[asyncio.Task[None]]:
+        """Call off every match seated ahead; their tasks (each ends once its seats are stopped).  ``stop``: cancel them
+        too, so that a seat still starting (an image to build) is given up rather than waited for."""
+        tasks = [match.task for match in self._ahead.call_off_all(reason) if match.task is not None]
+        if stop:
+            for task in tasks:
+                task.cancel()
+        return tasks
 
     # -- choosing ------------------------------------------------------------------------------
 
@@ -340,12 +373,46 @@ class Ladder:
         return False
 
     def _start_pick(self) -> bool:
+        seats = self._pick()
+        if seats is None:
+            return False
+        self._start(seats)
+        return True
+
+    def _start_ahead(self) -> bool:
+        """Begin the oldest match seated ahead, if one waits: a fixture of the league's schedule now."""
+        match = self._ahead.next()
+        if match is None or match.task is None:
+            return False
+        self._schedule(match.fixture, None)
+        self.metrics.match_started()
+        self._running[match.match_id] = (match.fixture, match.task)
+        self._refills.taken(match.match_id)
+        match.begin()
+        return True
+
+    def _seat_ahead(self) -> None:
+        """While every table plays, start the seats of the tables that would be picked next (:mod:`.seats_ahead`)."""
+        parallel = self.config.parallel
+        while self._executor is None and len(self._running) >= parallel and self._ahead.has_room(parallel):
+            seats = self._pick()
+            if seats is None or any(e.remote for e in seats):
+                return  # a remote bot takes its seat when offered one, once a table is free
+            index = self._take_index()
+            fixture = LeagueFixture(index, match_seed(self.config.seed, index), tuple(seats))
+            self._busy.update(e.label for e in seats)
+            match = self._ahead.add(fixture, self._match_id(index))
+            match.task = asyncio.ensure_future(self._play(fixture, match.match_id, ahead=match))
+
+    def _pick(self) -> list[Entrant] | None:
+        """The entrants of the next table, in seat order, or None (:func:`.table_pick.pick_table`; tables seated ahead count as recent)."""
         now = time.monotonic()
         online = self._online()
         active = [self._entrant(v, online) for v in self.store.active_versions()]
         entrants = [e for e in active if e is not None]
         busy = {e.label: self._busy[e.label] if self._free(e, now) else self._max_concurrent for e in entrants}
         recent = collections.Counter(label for seats in self._history[-self._window :] for label in seats)
+        recent.update(self._ahead.labels())
         table = pick_table(
             entrants,
             self.config.table_size,
@@ -361,10 +428,9 @@ class Ladder:
             meetings=self._meetings,
         )
         if table is None:
-            return False
+            return None
         by_label = {e.label: e for e in entrants}
-        self._start([by_label[label] for label in table])
-        return True
+        return [by_label[label] for label in table]
 
     def _take_index(self) -> int:
         if self._free_indices:
@@ -384,6 +450,7 @@ class Ladder:
             self._schedule(fixture, rerun)
         match_id = self._match_id(index)
         self.metrics.match_started()
+        self._refills.taken(match_id)
         self._running[match_id] = (fixture, asyncio.ensure_future(self._play(fixture, match_id, rerun)))
 
     def _schedule(self, fixture: LeagueFixture, rerun: int | None) -> None:
@@ -399,7 +466,15 @@ class Ladder:
 
     # -- playing and recording -----------------------------------------------------------------
 
-    async def _play(self, fixture: LeagueFixture, match_id: str, rerun: int | None = None, resume: JournalState | None = None) -> None:
+    async def _play(
+        self,
+        fixture: LeagueFixture,
+        match_id: str,
+        rerun: int | None = None,
+        resume: JournalState | None = None,
+        ahead: AheadMatch | None = None,
+    ) -> None:
+        """Play a fixture and record its result; ``ahead``: a match seated ahead, which waits for its turn first."""
         record_path = None if self._record_dir is None else self._record_dir / f"{match_id}.jsonl"
         started = time.monotonic()
         players = len(fixture.seats)
@@ -421,7 +496,12 @@ class Ladder:
                     journal=self._journals.path(match_id),
                     resume=resume,
                     on_hosted=self._hosting[match_id].set if match_id in self._hosting else None,
+                    go=None if ahead is None else ahead.go,
+                    on_first_request=lambda at: self._refills.first_request(match_id, at),
                 )
+        except CalledOff as exc:  # seated ahead, never begun: no match at all, its index free again
+            log.info("ladder: %s", exc)
+            bisect.insort(self._free_indices, fixture.index)
         except MatchSuspended as exc:
             suspended = True  # no result: the fixture stays pending, its journal kept for the next start
             log.warning("ladder: %s", exc)
@@ -431,7 +511,10 @@ class Ladder:
             log.info("ladder: %s", exc)
             self._drop_or_void(fixture, match_id, players, MatchStatus.ABORTED, record_path)
         except asyncio.CancelledError:
-            self._drop_or_void(fixture, match_id, players, MatchStatus.ABORTED, record_path)
+            if ahead is not None and ahead.began is None:
+                bisect.insort(self._free_indices, fixture.index)  # seated ahead, never begun: as if called off
+            else:
+                self._drop_or_void(fixture, match_id, players, MatchStatus.ABORTED, record_path)
             raise
         except RefereeLost as exc:  # its referee process died or hung: aborted once, the ladder goes on
             log.warning("ladder: %s", exc)
@@ -443,12 +526,20 @@ class Ladder:
             log.exception("ladder: match %s could not be played", match_id)
             if fixture.index not in self._scheduled:  # the arena's own failure stays on the record
                 self._schedule(fixture, rerun)
+                if ahead is not None and ahead.began is None:
+                    self.metrics.match_started()
             self._record_void(fixture.index, match_id, players, MatchStatus.ERROR)
             self.metrics.match_ended(MatchStatus.ERROR)
         else:
-            self._record(fixture.index, result, time.monotonic() - started, node)
+            began = started if ahead is None or ahead.began is None else ahead.began
+            self._record(fixture.index, result, time.monotonic() - began, node)
             self.metrics.match_ended(result.status, node, result.lines, result.faults)
         finally:
+            if ahead is not None:
+                self._ahead.forget(ahead)
+            if match_id in self._running:
+                self._refills.freed()
+            self._refills.ended(match_id)
             hosting = self._hosting.pop(match_id, None)
             if hosting is not None:
                 hosting.set()

@@ -13,6 +13,8 @@ as a Prometheus server or agent on the league's machine would; docs/league.md sa
 
 from __future__ import annotations
 
+import collections
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -25,10 +27,13 @@ from polignac_arena.loopback import is_loopback_host
 from polignac_arena.record_lines import ActionLine, RecordLine
 from polignac_arena.statuses import MatchStatus
 
-__all__ = ["DECISION_BUCKETS_S", "LeagueGauges", "LeagueMetrics", "metrics_router"]
+__all__ = ["DECISION_BUCKETS_S", "REFILL_BUCKETS_S", "LeagueGauges", "LeagueMetrics", "TableRefills", "metrics_router"]
 
 DECISION_BUCKETS_S = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 """The decision-time histogram's buckets, in seconds: from a built-in bot's microseconds to a slow bank."""
+
+REFILL_BUCKETS_S = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0, 300.0)
+"""The table-refill histogram's buckets, in seconds: from a match seated ahead to a table that waited for free bots."""
 
 WITHDRAWN = "withdrawn"
 """The status label of an offer called off before its match began (a remote bot declined): no match at all."""
@@ -83,6 +88,12 @@ class LeagueMetrics:
         )
         self._faults = Counter("polignac_faults", "Faults charged to seats, by kind.", ["kind"], registry=self.registry)
         self._by_node = Counter("polignac_node_matches", "Matches that ended, by node.", ["node"], registry=self.registry)
+        self._refill = Histogram(
+            "polignac_table_refill_seconds",
+            "From a match's end to the first decision request of the match that took its table (on the league's referee).",
+            buckets=REFILL_BUCKETS_S,
+            registry=self.registry,
+        )
         for status in (*(s.value for s in MatchStatus), WITHDRAWN):
             self._ended.labels(status)  # every status shows from the start, at 0: a rate needs a first sample
 
@@ -92,6 +103,10 @@ class LeagueMetrics:
 
     def match_started(self) -> None:
         self._started.inc()
+
+    def table_refilled(self, seconds: float) -> None:
+        """A freed table's next match sent its first decision request ``seconds`` after the table freed."""
+        self._refill.observe(seconds)
 
     def match_withdrawn(self) -> None:
         self._ended.labels(WITHDRAWN).inc()
@@ -118,6 +133,37 @@ class LeagueMetrics:
     def page(self) -> bytes:
         """The Prometheus text exposition of every metric."""
         return generate_latest(self.registry)
+
+
+class TableRefills:
+    """Times each table from its match's end to the first decision request of the match that takes it, for
+    :meth:`LeagueMetrics.table_refilled`: the ladder says when a table frees, which match takes one, and when that
+    match first asks; freed tables are taken oldest first."""
+
+    def __init__(self, metrics: LeagueMetrics, tables: int) -> None:
+        self._metrics = metrics
+        self._freed: collections.deque[float] = collections.deque(maxlen=tables)
+        self._since: dict[str, float] = {}  # match id -> when the table it took freed
+
+    def freed(self) -> None:
+        self._freed.append(time.monotonic())
+
+    def idle(self) -> None:
+        """The free tables wait for the league (paused, stopping), not for a match: they are not timed."""
+        self._freed.clear()
+
+    def taken(self, match_id: str) -> None:
+        if self._freed:
+            self._since[match_id] = self._freed.popleft()
+
+    def first_request(self, match_id: str, at: float) -> None:
+        """``match_id`` sent its first decision request at ``at`` (``time.monotonic()``)."""
+        since = self._since.pop(match_id, None)
+        if since is not None:
+            self._metrics.table_refilled(at - since)
+
+    def ended(self, match_id: str) -> None:
+        self._since.pop(match_id, None)
 
 
 def metrics_router(metrics: LeagueMetrics) -> APIRouter:

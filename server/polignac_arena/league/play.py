@@ -18,13 +18,20 @@ raised; a league that starts again plays it on from its journal (``resume``): th
 seats are away with their grace and come back with their old seat tokens, the uploaded
 seats are started again.  A match cancelled before its journal began is aborted: its record
 says so.  Either way every seat is stopped before the cancellation goes on.
+
+A match of uploaded seats may have them started ahead (``go``: the ladder's
+:mod:`polignac_arena.league.seats_ahead`): its seats start at once, and the match waits for
+its turn before anything else; called off instead, it ends as if never made: no record, no
+journal, its seats stopped and their folder removed (:class:`CalledOff`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeGuard
@@ -44,6 +51,7 @@ from polignac_arena.statuses import MatchStatus
 __all__ = [
     "ABORT_WAIT_S",
     "AWAY_AFTER_RESTART",
+    "CalledOff",
     "LeagueMatchError",
     "MatchSuspended",
     "RemoteDeclined",
@@ -74,6 +82,15 @@ class LeagueMatchError(RuntimeError):
     """A league match that cannot be played as seated: nothing of it is left running."""
 
 
+class CalledOff(LeagueMatchError):
+    """A match whose seats were started ahead was called off before it began: nothing of it is left, not even a record."""
+
+    def __init__(self, match_id: str, reason: str) -> None:
+        self.match_id = match_id
+        self.reason = reason
+        super().__init__(f"match {match_id!r} called off before it began: {reason}")
+
+
 class RemoteDeclined(LeagueMatchError):
     """Remote bots declined their seats or did not answer: the match was not played."""
 
@@ -98,6 +115,8 @@ async def play_league_match(
     journal: Path | None = None,
     resume: JournalState | None = None,
     on_hosted: Callable[[], object] | None = None,
+    go: Awaitable[str | None] | None = None,
+    on_first_request: Callable[[float], object] | None = None,
 ) -> MatchResult:
     """Play ``order`` (its fixture) on ``server`` (started, with a main address when a seat is remote) and return its result.
 
@@ -113,6 +132,12 @@ async def play_league_match(
     and the rules, seed and clock are the journal's.  Raises :class:`MatchSuspended` when
     cancelled once the journal began (see the module notes).  ``on_hosted()`` is called once the
     match is on the referee (its seats' tokens accepted), before anyone is offered a seat.
+
+    ``go``: the seats are started ahead (every seat uploaded, not a resumed match): they start at
+    once, then the match waits for ``go``.  None: it begins (``on_seated()``, its journal, its run),
+    each seat's start-up allowance counted from its start as ever; a reason: it is called off (no
+    record, every seat stopped) and :class:`CalledOff` raised.  ``on_first_request(at)`` is called
+    with ``time.monotonic()`` as the first decision request goes out.
     """
     fixture, match_id, record_path, trusted = order.fixture, order.match_id, order.record_path, order.trusted
     rules, time_control = (order.rules, order.time_control) if resume is None else (resume.head.rules, resume.head.time_control)
@@ -123,6 +148,8 @@ async def play_league_match(
         check_seating(uploaded.values(), order.game or game_of(rules))
     except GameRefused as exc:
         raise LeagueMatchError(str(exc)) from None
+    if go is not None and (resume is not None or len(uploaded) != rules.players):
+        raise ValueError(f"only a new match of uploaded seats is seated ahead, not match {match_id!r}")
     if uploaded:
         reason = launcher.unavailable() or launcher.refusal(trusted)
         if reason is not None:
@@ -152,12 +179,33 @@ async def play_league_match(
             prepare=prepare,
         )
         host.notes.stderr_of = seats.stderr_since_answer
+        host.on_first_request = on_first_request
         if on_hosted is not None:
             on_hosted()
         running: asyncio.Future[MatchResult] | None = None
-        called_off: str | None = None  # why the remote bots' answers called it off (its record keeps it)
+        called_off: str | None = None  # why the remote bots' answers (or the ladder) called it off
+        keep_record = True  # a match called off by its remote bots' answers keeps a record that says so
+        waiting = go is not None  # its seats are started ahead, and its turn has not come
+
+        async def start_seats() -> None:
+            for seat, submission in uploaded.items():
+                await seats.start(
+                    server, host, launcher, seat, submission, limits=order.limits, trusted=trusted, bot_seed=bot_seed(fixture.seed, seat)
+                )
+
         try:
-            if resume is None:
+            if go is not None:
+                await start_seats()
+                started = time.monotonic()
+                called_off, waiting = await go, False
+                if called_off is not None:
+                    keep_record = False
+                    raise CalledOff(match_id, called_off)
+                host.seats_started = started
+                host.started_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+                if on_seated is not None:
+                    on_seated()
+            elif resume is None:
                 try:
                     await _hand_out(fixture, host, remote, withdraw)
                 except RemoteDeclined as exc:
@@ -167,13 +215,14 @@ async def play_league_match(
                     on_seated()
             if journal is not None and resume is None:
                 host.journal = _open_journal(journal, host, fixture, resumed=False)
-            for seat, submission in uploaded.items():
-                await seats.start(
-                    server, host, launcher, seat, submission, limits=order.limits, trusted=trusted, bot_seed=bot_seed(fixture.seed, seat)
-                )
+            if go is None:
+                await start_seats()
             running = asyncio.ensure_future(server.run_match(host))
             return await asyncio.shield(running)
         except asyncio.CancelledError:
+            if waiting:  # cancelled before its turn: it goes as if called off
+                keep_record = False
+                raise
             if _has_result(running):
                 return running.result()  # it ended before the stop reached it: its result stands
             if host.journal is not None and host.journal.open:
@@ -192,7 +241,7 @@ async def play_league_match(
             raise
         finally:
             try:
-                await finish_shielded(_clean_up(server, host, seats, running, called_off))
+                await finish_shielded(_clean_up(server, host, seats, running, called_off, keep_record))
             except asyncio.CancelledError:
                 # A stop that came while the seats of a match with its result were being stopped: the result stands.
                 if not _has_result(running):
@@ -257,15 +306,20 @@ async def _hand_out(fixture: LeagueFixture, host: MatchHost, remote: RemoteHandO
 
 
 async def _clean_up(
-    server: RefereeServer, host: MatchHost, seats: MatchSeats, running: asyncio.Future[MatchResult] | None, called_off: str | None
+    server: RefereeServer,
+    host: MatchHost,
+    seats: MatchSeats,
+    running: asyncio.Future[MatchResult] | None,
+    called_off: str | None,
+    keep_record: bool,
 ) -> None:
-    """Stop every seat; end the match (called off if it never ran: with its record when a remote bot's answer did it;
-    cancelled if it outlived its abort)."""
+    """Stop every seat; end the match (called off if it never ran: with its record when a remote bot's answer did it,
+    without when the ladder did; cancelled if it outlived its abort)."""
     await seats.stop()
     if running is None:
         reason = called_off or "the league stopped this match before it began"
         with contextlib.suppress(MatchSuspended):  # a resumed match stopped again before it ran: its journal stays
-            await server.discard_match(host, reason, keep_record=called_off is not None)
+            await server.discard_match(host, reason, keep_record=keep_record and called_off is not None)
     elif not running.done():
         running.cancel()
         await asyncio.wait({running})

@@ -29,7 +29,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -395,12 +395,15 @@ class RefereePool:
         journal: Path | None = None,
         resume: JournalState | None = None,
         on_hosted: Callable[[], object] | None = None,
+        go: Awaitable[str | None] | None = None,
+        on_first_request: Callable[[float], object] | None = None,
     ) -> MatchResult:
         """Play ``order`` on a referee process, as :func:`~polignac_arena.league.play.play_league_match` plays it on
         ``server`` (unused here, as ``launcher`` is: the process starts seats of the same kind; no ``journal``, no
-        ``resume``: see the module notes).  Raises :class:`RefereeLost` when the process dies or hangs."""
-        if resume is not None:
-            raise ValueError("a resumed match is played on the league's own referee")
+        ``resume``, no ``go``: see the module notes; ``on_first_request`` is not called).  Raises :class:`RefereeLost`
+        when the process dies or hangs."""
+        if resume is not None or go is not None:
+            raise ValueError("a resumed match, or one seated ahead, is played on the league's own referee")
         match_id = order.match_id
         process = await self._place()
         match = _Match(order, remote, withdraw, on_seated, on_hosted, asyncio.get_running_loop().create_future())

@@ -140,6 +140,11 @@ class MatchHost(SeatDoor):
         self.notes = AnswerNotes(n)
         """Each answer's debug text and stderr, put on its line (whoever starts the seats sets ``notes.stderr_of``)."""
         self._pending_clock: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the pending request's start, allowance and bank (ms)
+        self.seats_started: float | None = None
+        """When the seats were started, on ``time.monotonic()``, if that was before the run (seats started ahead): their
+        start-up allowance counts from then, as it does from the run for seats started just before it (None: from the run)."""
+        self.on_first_request: Callable[[float], object] | None = None
+        """Called once, with ``time.monotonic()``, as the match's first decision request goes out (a league's table refill time)."""
         for seat, grace_s in (reattach_grace_s or {}).items():
             self.allow_reattach(seat, grace_s)
 
@@ -231,7 +236,8 @@ class MatchHost(SeatDoor):
         return await self._finish(status)
 
     async def _seat_everyone(self) -> None:
-        deadline = time.monotonic() + self.time_control.startup_ms / 1000
+        since = time.monotonic() if self.seats_started is None else self.seats_started
+        deadline = since + self.time_control.startup_ms / 1000
         n = self.rules.players
         later: list[InboxItem] = []  # what befell seated seats before their Welcome
         # An away seat (a remote one, after the league restarted) is not waited for: it has its grace.
@@ -318,6 +324,9 @@ class MatchHost(SeatDoor):
         request = request_to_pb(request_id, view, allowance, int(bank), self._pb_tricks)
         message = pb.PlayResponse(events=self._events.since_last(seat, self.match, self._away), decision_request=request)
         start = time.monotonic()
+        if self.on_first_request is not None:
+            first, self.on_first_request = self.on_first_request, None
+            first(start)
         deadline = start + (allowance + bank) / 1000
         self._pending = (seat, request_id)
         self._pending_clock = (start, allowance, bank)
