@@ -304,10 +304,18 @@ def record_lines(result: StoredResult, kind: str, seat: int | None = None) -> li
 
 @contextlib.asynccontextmanager
 async def remote_league(
-    folder: Path, *, grace_s: float = 10, reply_ms: int = 10_000, limit: int = 10, grpc: str = "", referees: str = "processes = 1"
+    folder: Path,
+    *,
+    grace_s: float = 10,
+    reply_ms: int = 10_000,
+    limit: int = 10,
+    grpc: str = "",
+    referees: str = "processes = 1",
+    executor: str = 'kind = "local"',
 ) -> AsyncIterator[RemoteLeague]:
     """A started league of three-seat tables, one match at a time (``grpc``: more lines of its ``[grpc]``, ``referees`` its
-    ``[referees]``); every bot, proxy and process is stopped on the way out, and nothing of the league is left running."""
+    ``[referees]``, ``executor`` its ``[executor]``); every bot, proxy and process is stopped on the way out, and nothing
+    of the league is left running."""
     config = write_league(
         folder,
         "parallel = 1",
@@ -317,6 +325,7 @@ async def remote_league(
         drain="deadline_s = 0",
         grpc=f'address = "127.0.0.1:0"\n{grpc}',
         referees=referees,
+        executor=executor,
     )
     tokens = {author: add_author(config, author) for author in ("ada", "bob")}
     server = await asyncio.to_thread(LeagueProcess.start, config)
