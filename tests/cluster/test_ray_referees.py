@@ -6,7 +6,8 @@ its lobby, and their match is refereed by a Ray task on a worker node, whose add
 Assignment names: the result is stored once and names that node.  A worker node killed
 mid-match (its raylet and its workers, the referee among them) costs that match only: it is recorded aborted
 once, with a record that names the node, every bot is told (``Withdrawn``), and the next match is
-refereed on the other node.
+refereed on the other node.  While no node can take a referee, the league serves and the match
+waits for one.
 """
 
 from __future__ import annotations
@@ -48,10 +49,10 @@ class _Cluster:
         self.address: str = cluster.address
         self.nodes: dict[str, Any] = {}
 
-    def add(self, name: str) -> None:
-        """A worker node of one CPU named ``name`` (the name its referee gives its results), with a cache of its own."""
+    def add(self, name: str, cpus: int = 1) -> None:
+        """A worker node of ``cpus`` CPUs named ``name`` (the name its referee gives its results), with a cache of its own."""
         env = {"POLIGNAC_NODE_NAME": name, "POLIGNAC_NODE_CACHE": str(self.root / f"cache-{name}")}
-        self.nodes[name] = self.cluster.add_node(num_cpus=1, node_ip_address="127.0.0.1", node_name=name, env_vars=env)
+        self.nodes[name] = self.cluster.add_node(num_cpus=cpus, node_ip_address="127.0.0.1", node_name=name, env_vars=env)
         self.cluster.wait_for_nodes()
 
     def raylet_pid(self, name: str) -> int:
@@ -80,10 +81,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Cluster]:
 
 
 @contextlib.asynccontextmanager
-async def _league(cluster: _Cluster, folder: Path) -> AsyncIterator[RemoteLeague]:
-    """A league of remote bots on the cluster, its one referee on a Ray node (``hang_s`` long: a lost node shows as a closed link)."""
+async def _league(cluster: _Cluster, folder: Path, cpus: float = 1.0) -> AsyncIterator[RemoteLeague]:
+    """A league of remote bots on the cluster, its one referee on a Ray node of ``cpus`` CPUs."""
     executor = f'kind = "ray"\naddress = "{cluster.address}"'
-    async with remote_league(folder, limit=40, referees="on_ray_nodes = true\nprocesses = 1", executor=executor) as league:
+    referees = f"on_ray_nodes = true\nprocesses = 1\ncpus_per_referee = {cpus}"
+    async with remote_league(folder, limit=40, referees=referees, executor=executor) as league:
         yield league
 
 
@@ -220,3 +222,29 @@ async def _node_lost_mid_match(cluster: _Cluster, tmp_path: Path, lost: list[str
         assert later.status is MatchStatus.FINISHED
         assert later.node in NODES and later.node != doomed
         assert league.result_rows(match_id) == [("aborted", 1)] and league.result_rows(later.match_id) == [("finished", 1)]
+
+
+def test_with_no_node_for_a_referee_the_league_serves_and_the_match_waits_for_one(cluster: _Cluster, tmp_path: Path) -> None:
+    added: list[str] = []
+    try:
+        run(_waits_for_a_node(cluster, tmp_path, added), timeout=120)
+    finally:
+        for name in added:
+            cluster.cluster.remove_node(cluster.nodes.pop(name), allow_graceful=False)
+
+
+async def _waits_for_a_node(cluster: _Cluster, tmp_path: Path, added: list[str]) -> None:
+    async with _league(cluster, tmp_path, cpus=2) as league:  # no node has 2 CPUs; the league serves all the same
+        await _three_bots(league)
+        for bot in league.bots:
+            await bot.event("online")
+        assert not _referees(), "no node could take the referee"
+        assert not any(bot.seen("assignment") for bot in league.bots), "no match is offered while no referee is up"
+        big = "node-big"
+        added.append(big)
+        cluster.add(big, cpus=2)  # Ray adds a node from the main thread only: the loop waits meanwhile
+        bot = league.bots[0]
+        match_id = (await bot.event("welcome"))["match_id"]
+        result = await league.final(match_id)
+        assert result.status is MatchStatus.FINISHED and result.node == big
+        assert league.result_rows(match_id) == [("finished", 1)]

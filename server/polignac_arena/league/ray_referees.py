@@ -142,7 +142,10 @@ class RayLauncher:
         with socket.create_server((host, 0), family=family) as listener:
             listener.setblocking(False)
             league = listener.getsockname()[:2]
-            ref = self._task.options(name=f"polignac referee {slot}").remote(league, authkey, self.log_format.value)
+            try:
+                ref = self._task.options(name=f"polignac referee {slot}").remote(league, authkey, self.log_format.value)
+            except Exception as exc:  # Ray's own failure (the cluster unreachable): the pool tries again later
+                raise RefereeStartError(f"referee {slot} could not be handed to the Ray cluster: {exc}") from None
             ended = asyncio.ensure_future(_outcome(ref))
             ended.add_done_callback(lambda done: done.cancelled() or done.exception())  # read: its note says how it ended
             try:
