@@ -81,11 +81,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Cluster]:
 
 
 @contextlib.asynccontextmanager
-async def _league(cluster: _Cluster, folder: Path, cpus: float = 1.0) -> AsyncIterator[RemoteLeague]:
-    """A league of remote bots on the cluster, its one referee on a Ray node of ``cpus`` CPUs."""
+async def _league(
+    cluster: _Cluster, folder: Path, cpus: float = 1.0, tls: tuple[Path, Path, Path] | None = None
+) -> AsyncIterator[RemoteLeague]:
+    """A league of remote bots on the cluster, its one referee on a Ray node of ``cpus`` CPUs (``tls``: as remote_league's)."""
     executor = f'kind = "ray"\naddress = "{cluster.address}"'
     referees = f"on_ray_nodes = true\nprocesses = 1\ncpus_per_referee = {cpus}"
-    async with remote_league(folder, limit=40, referees=referees, executor=executor) as league:
+    async with remote_league(folder, limit=40, referees=referees, executor=executor, tls=tls) as league:
         yield league
 
 
@@ -164,12 +166,26 @@ async def _wait_for(probe: Callable[[], T | None], timeout_s: float = WAIT_S) ->
     return found
 
 
-def test_a_remote_match_is_refereed_on_a_ray_node_stored_once_and_named_after_it(cluster: _Cluster, tmp_path: Path) -> None:
-    run(_refereed_on_a_node(cluster, tmp_path), timeout=150)
+@pytest.mark.parametrize("security", ["plaintext", "tls"])
+def test_a_remote_match_is_refereed_on_a_ray_node_stored_once_and_named_after_it(cluster: _Cluster, tmp_path: Path, security: str) -> None:
+    run(_refereed_on_a_node(cluster, tmp_path, _certificates(tmp_path) if security == "tls" else None), timeout=150)
 
 
-async def _refereed_on_a_node(cluster: _Cluster, tmp_path: Path) -> None:
-    async with _league(cluster, tmp_path) as league:
+def _certificates(folder: Path) -> tuple[Path, Path, Path]:
+    """A certificate for 127.0.0.1 (the league's and, read from the same path on the node, its referee's), its key and its CA."""
+    trustme = pytest.importorskip("trustme")
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    paths = folder / "cert.pem", folder / "key.pem", folder / "ca.pem"
+    cert.cert_chain_pems[0].write_to_path(str(paths[0]))
+    cert.private_key_pem.write_to_path(str(paths[1]))
+    ca.cert_pem.write_to_path(str(paths[2]))
+    return paths
+
+
+async def _refereed_on_a_node(cluster: _Cluster, tmp_path: Path, tls: tuple[Path, Path, Path] | None) -> None:
+    async with _league(cluster, tmp_path / "league", tls=tls) as league:
+        assert league.server.grpc_security == ("TLS" if tls is not None else "plaintext: loopback only")
         (pid, node), *others = (await _wait_for(_referees)).items()
         assert not others and node in NODES, (pid, node, others)
         await _three_bots(league)
