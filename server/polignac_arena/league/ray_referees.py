@@ -46,6 +46,9 @@ log = logging.getLogger(__name__)
 
 REFEREE_HOST_ENV: Final = "POLIGNAC_REFEREE_HOST"
 """Set on a node: the host its referees name to bots (default: the node's address in the cluster)."""
+KEEPALIVE_S: Final = (10, 5, 3)
+"""The node's end of the link probes a silent league after 10 s, every 5 s, 3 times: a league whose machine vanished
+(no FIN) ends its referee within about 25 s, as a closed link would."""
 HANDSHAKE_S: Final = 10
 """How long the league waits for a connection's half of the authentication: a stranger's connection is dropped then."""
 CONNECT_TIMEOUT_S: Final = 30.0
@@ -61,6 +64,11 @@ def serve_on_node(league: tuple[str, int], authkey: bytes, log_format: str) -> N
     ray = import_ray()
     sock = socket.create_connection(league, timeout=CONNECT_TIMEOUT_S)
     sock.settimeout(None)
+    idle, interval, count = KEEPALIVE_S
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, idle)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, interval)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, count)
     conn = Connection(sock.detach())
     try:
         answer_challenge(conn, authkey)
