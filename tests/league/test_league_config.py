@@ -206,6 +206,7 @@ def test_referees_on_ray_nodes_are_off_by_default_and_need_tls_off_loopback(tmp_
     assert wide.referees.on_ray_nodes, "each node names itself: no public_host needed with a wildcard [grpc] host"
     executor = '[executor]\nkind = "ray"\naddress = "127.0.0.1:6379"\n[referees]\n'
     bad = [("on_ray_nodes = true\nprocesses = 0", "processes"), ("on_ray_nodes = true\ncpus_per_referee = 0", "cpus_per_referee")]
+    bad.append(('on_ray_nodes = true\npublic_host = "league.example"', "POLIGNAC_REFEREE_HOST"))
     for lines, problem in [*bad, ("on_ray_nodes = 1", "on_ray_nodes")]:
         with pytest.raises(ConfigError, match=problem):
             parse_league_config(f"{executor}{lines}\n", file)

@@ -400,6 +400,9 @@ def _ray_referee_problems(read: LeagueFile, referees: RefereeSettings) -> list[P
     problems = []
     if referees.processes < 1:
         problems.append(Problem(("referees", "processes"), "must be 1 or more with on_ray_nodes: the referees on Ray nodes"))
+    if referees.public_host:
+        message = "does not apply with on_ray_nodes: each node names itself (set POLIGNAC_REFEREE_HOST on the node)"
+        problems.append(Problem(("referees", "public_host"), message))
     address = read.executor.address
     on_loopback = address is not None and is_loopback(address.rpartition(":")[0].strip("[]"))
     if not read.tls.cert and not on_loopback:
