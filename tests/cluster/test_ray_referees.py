@@ -6,7 +6,8 @@ its lobby, and their match is refereed by a Ray task on a worker node, whose add
 Assignment names: the result is stored once and names that node.  A worker node killed
 mid-match (its raylet and its workers, the referee among them) costs that match only: it is recorded aborted
 once, with a record that names the node, every bot is told (``Withdrawn``), and the next match is
-refereed on the other node.  While no node can take a referee, the league serves and the match
+refereed on the other node; a referee that hangs is found by the pings, killed through Ray, and
+replaced the same way.  While no node can take a referee, the league serves and the match
 waits for one.
 """
 
@@ -82,11 +83,12 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Cluster]:
 
 @contextlib.asynccontextmanager
 async def _league(
-    cluster: _Cluster, folder: Path, cpus: float = 1.0, tls: tuple[Path, Path, Path] | None = None
+    cluster: _Cluster, folder: Path, cpus: float = 1.0, tls: tuple[Path, Path, Path] | None = None, more: str = ""
 ) -> AsyncIterator[RemoteLeague]:
-    """A league of remote bots on the cluster, its one referee on a Ray node of ``cpus`` CPUs (``tls``: as remote_league's)."""
+    """A league of remote bots on the cluster, its one referee on a Ray node of ``cpus`` CPUs (``tls``: as remote_league's;
+    ``more``: more lines of its ``[referees]``)."""
     executor = f'kind = "ray"\naddress = "{cluster.address}"'
-    referees = f"on_ray_nodes = true\nprocesses = 1\ncpus_per_referee = {cpus}"
+    referees = f"on_ray_nodes = true\nprocesses = 1\ncpus_per_referee = {cpus}\n{more}"
     async with remote_league(folder, limit=40, referees=referees, executor=executor, tls=tls) as league:
         yield league
 
@@ -206,38 +208,53 @@ async def _refereed_on_a_node(cluster: _Cluster, tmp_path: Path, tls: tuple[Path
         assert all(rows == [("finished", 1)] for rows in map(league.result_rows, (match_id, later.match_id)))
 
 
-def test_a_node_lost_mid_match_aborts_it_once_tells_its_bots_and_the_next_match_plays(cluster: _Cluster, tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["node killed", "referee hung"])
+def test_a_referee_lost_mid_match_aborts_it_once_tells_its_bots_and_the_next_match_plays(
+    cluster: _Cluster, tmp_path: Path, how: str
+) -> None:
     lost: list[str] = []
     try:
-        run(_node_lost_mid_match(cluster, tmp_path, lost), timeout=180)
+        run(_lost_mid_match(cluster, tmp_path, how, lost), timeout=180)
     finally:
         for name in lost:  # the next test finds the cluster whole (Ray adds a node from the main thread only)
             cluster.cluster.remove_node(cluster.nodes.pop(name), allow_graceful=False)
             cluster.add(name)
 
 
-async def _node_lost_mid_match(cluster: _Cluster, tmp_path: Path, lost: list[str]) -> None:
-    async with _league(cluster, tmp_path) as league:
-        (_, doomed), *_ = (await _wait_for(_referees)).items()
+async def _lost_mid_match(cluster: _Cluster, tmp_path: Path, how: str, lost: list[str]) -> None:
+    """``node killed``: its raylet and workers at once (the link closes); ``referee hung``: SIGSTOP (the pings find it)."""
+    hung = how == "referee hung"
+    async with _league(cluster, tmp_path, more="hang_s = 3" if hung else "") as league:
+        (pid, doomed), *_ = (await _wait_for(_referees)).items()
         await _three_bots(league)
         bot = league.bots[0]
         match_id = (await bot.event("welcome"))["match_id"]
         await bot.decisions(3, match_id)
-        _power_off(cluster.raylet_pid(doomed))
-        lost.append(doomed)
-        result = await league.final(match_id)
-        assert result.status is MatchStatus.ABORTED
-        assert league.result_rows(match_id) == [("aborted", 1)]  # one final result, unrated
-        reason = record_lines(result, "result")[0]["reason"]
-        assert f"referee on Ray node {doomed}" in reason, reason
-        for each in league.bots:  # every bot of the match is told
-            await each.event("withdrawn", match_id=match_id)
-        # A referee on the other node takes the slot, and the next match is played there to its end.
-        after = await bot.event("welcome", timeout_s=WAIT_S * 2, match_id=_next(match_id))
-        later = await league.final(after["match_id"], timeout_s=WAIT_S * 2)
-        assert later.status is MatchStatus.FINISHED
-        assert later.node in NODES and later.node != doomed
-        assert league.result_rows(match_id) == [("aborted", 1)] and league.result_rows(later.match_id) == [("finished", 1)]
+        if hung:
+            os.kill(pid, signal.SIGSTOP)
+        else:
+            _power_off(cluster.raylet_pid(doomed))
+            lost.append(doomed)
+        try:
+            result = await league.final(match_id)
+            assert result.status is MatchStatus.ABORTED
+            assert league.result_rows(match_id) == [("aborted", 1)]  # one final result, unrated
+            reason = record_lines(result, "result")[0]["reason"]
+            assert f"referee on Ray node {doomed}" in reason, reason
+            assert not hung or "answered nothing for 3 s" in reason, reason
+            for each in league.bots:  # every bot of the match is told
+                await each.event("withdrawn", match_id=match_id)
+            # A new referee takes the slot (on the other node when this one is gone), and the next match is played to its end.
+            after = await bot.event("welcome", timeout_s=WAIT_S * 2, match_id=_next(match_id))
+            later = await league.final(after["match_id"], timeout_s=WAIT_S * 2)
+            assert later.status is MatchStatus.FINISHED
+            assert later.node in NODES and (hung or later.node != doomed)
+            assert league.result_rows(match_id) == [("aborted", 1)] and league.result_rows(later.match_id) == [("finished", 1)]
+            assert not hung or not Path(f"/proc/{pid}").exists(), "the hung referee was killed through Ray"
+        finally:
+            if hung:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
 
 
 def test_with_no_node_for_a_referee_the_league_serves_and_the_match_waits_for_one(cluster: _Cluster, tmp_path: Path) -> None:
