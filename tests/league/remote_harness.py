@@ -163,11 +163,11 @@ _STATUS_EVENTS = (
 class SdkBot(RemoteBot):
     """A bot on the Python SDK's league mode (:func:`polignac.bot.league.play_in_league`), in the test's event loop."""
 
-    def __init__(self, name: str, proxy: FaultProxy, token: str, *, decline: str | None = None) -> None:
+    def __init__(self, name: str, proxy: FaultProxy, token: str, *, decline: str | None = None, ca: Path | None = None) -> None:
         super().__init__(name, proxy)
         self.player = _SdkPlayer(self, name, decline)
         self.statuses: list[str] = []
-        security = ChannelSecurity.of(insecure=True)
+        security = ChannelSecurity.of(ca) if ca is not None else ChannelSecurity.of(insecure=True)
         self.task = asyncio.ensure_future(play_in_league(self.player, proxy.address, token, security, on_status=self._status))
 
     def _status(self, text: str) -> None:
@@ -236,6 +236,8 @@ class RemoteLeague:
     tokens: dict[str, str]
     bots: list[RemoteBot] = field(default_factory=list)
     proxies: list[FaultProxy] = field(default_factory=list)
+    ca: Path | None = None
+    """The certificate authority the SDK bots trust (None: the league serves plaintext on loopback)."""
 
     async def proxy(self, local: str | None = None) -> FaultProxy:
         proxy = FaultProxy(self.server.grpc, seed=len(self.proxies), local=local)
@@ -245,7 +247,7 @@ class RemoteLeague:
 
     async def sdk(self, name: str, *, decline: str | None = None, author: str = "ada", local: str | None = None) -> SdkBot:
         """A bot on the SDK, through a proxy of its own (whose connections come from ``local``)."""
-        bot = SdkBot(name, await self.proxy(local), self.tokens[author], decline=decline)
+        bot = SdkBot(name, await self.proxy(local), self.tokens[author], decline=decline, ca=self.ca)
         self.bots.append(bot)
         return bot
 
@@ -304,10 +306,20 @@ def record_lines(result: StoredResult, kind: str, seat: int | None = None) -> li
 
 @contextlib.asynccontextmanager
 async def remote_league(
-    folder: Path, *, grace_s: float = 10, reply_ms: int = 10_000, limit: int = 10, grpc: str = "", referees: str = "processes = 1"
+    folder: Path,
+    *,
+    grace_s: float = 10,
+    reply_ms: int = 10_000,
+    limit: int = 10,
+    grpc: str = "",
+    referees: str = "processes = 1",
+    executor: str = 'kind = "local"',
+    tls: tuple[Path, Path, Path] | None = None,
 ) -> AsyncIterator[RemoteLeague]:
     """A started league of three-seat tables, one match at a time (``grpc``: more lines of its ``[grpc]``, ``referees`` its
-    ``[referees]``); every bot, proxy and process is stopped on the way out, and nothing of the league is left running."""
+    ``[referees]``, ``executor`` its ``[executor]``, ``tls`` its certificate, key and the authority its SDK bots trust);
+    every bot, proxy and process is stopped on the way out, and nothing of the league is left running."""
+    more = {"tls": f'cert = "{tls[0]}"\nkey = "{tls[1]}"'} if tls is not None else {}
     config = write_league(
         folder,
         "parallel = 1",
@@ -317,10 +329,12 @@ async def remote_league(
         drain="deadline_s = 0",
         grpc=f'address = "127.0.0.1:0"\n{grpc}',
         referees=referees,
+        executor=executor,
+        **more,
     )
     tokens = {author: add_author(config, author) for author in ("ada", "bob")}
     server = await asyncio.to_thread(LeagueProcess.start, config)
-    league = RemoteLeague(folder, config, server, tokens)
+    league = RemoteLeague(folder, config, server, tokens, ca=tls[2] if tls is not None else None)
     try:
         yield league
     finally:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
+from polignac_arena.executors import ExecutorError
 from polignac_arena.league.config import is_loopback, load_league_config, parse_league_config
+from polignac_arena.league.serve import run_league
 from polignac_arena.seats import SeatKind
 from polignac_arena.tournament.config import ConfigError
 
@@ -183,3 +186,34 @@ def test_a_wildcard_grpc_host_needs_a_public_host_for_the_referee_processes(tmp_
     assert not parse_league_config(tls + "[referees]\nprocesses = 1\n", tmp_path / "league.toml").referees.enabled
     # A file that says nothing of referees starts as before: in the league process.
     assert parse_league_config(tls, tmp_path / "league.toml").referees.processes == 1
+
+
+def test_referees_on_ray_nodes_are_off_by_default_and_need_tls_off_loopback(tmp_path: Path) -> None:
+    file = tmp_path / "league.toml"
+    assert not parse_league_config("", file).referees.on_ray_nodes
+    on_loopback = '[executor]\nkind = "ray"\naddress = "127.0.0.1:6379"\n[referees]\non_ray_nodes = true\n'
+    referees = parse_league_config(on_loopback, file).referees
+    assert referees.on_ray_nodes and referees.enabled and referees.processes == 1 and referees.cpus_per_referee == 1.0
+    assert parse_league_config(on_loopback + "processes = 3\ncpus_per_referee = 0.5\n", file).referees.processes == 3
+    # Off loopback (or with the address left to RAY_ADDRESS) a node would serve plaintext: refused without [tls].
+    for executor in ('kind = "ray"\naddress = "10.0.0.5:6379"', 'kind = "ray"'):
+        with pytest.raises(ConfigError, match="on_ray_nodes"):
+            parse_league_config(f"[executor]\n{executor}\n[referees]\non_ray_nodes = true\n", file)
+    cert = tmp_path / "c.pem"
+    cert.write_text("x")
+    tls = '[tls]\ncert = "c.pem"\nkey = "c.pem"\n[grpc]\naddress = "0.0.0.0:50051"\n[http]\naddress = "0.0.0.0:0"\n'
+    wide = parse_league_config(tls + '[executor]\nkind = "ray"\n[referees]\non_ray_nodes = true\n', file)
+    assert wide.referees.on_ray_nodes, "each node names itself: no public_host needed with a wildcard [grpc] host"
+    executor = '[executor]\nkind = "ray"\naddress = "127.0.0.1:6379"\n[referees]\n'
+    bad = [("on_ray_nodes = true\nprocesses = 0", "processes"), ("on_ray_nodes = true\ncpus_per_referee = 0", "cpus_per_referee")]
+    bad.append(('on_ray_nodes = true\npublic_host = "league.example"', "POLIGNAC_REFEREE_HOST"))
+    for lines, problem in [*bad, ("on_ray_nodes = 1", "on_ray_nodes")]:
+        with pytest.raises(ConfigError, match=problem):
+            parse_league_config(f"{executor}{lines}\n", file)
+
+
+def test_referees_on_ray_nodes_without_the_ray_executor_stop_the_league_at_start(tmp_path: Path) -> None:
+    config = parse_league_config('[executor]\naddress = "127.0.0.1:6379"\n[referees]\non_ray_nodes = true\n', tmp_path / "league.toml")
+    with pytest.raises(ExecutorError, match="on_ray_nodes needs the ray executor"):
+        asyncio.run(run_league(config))
+    assert not (tmp_path / "league.db").exists(), "refused before anything is opened"

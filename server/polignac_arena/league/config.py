@@ -59,9 +59,11 @@ A league file looks like this (every setting has a default; paths are relative t
     first_port = 0                 # 0: ports the OS chooses; else process i listens on first_port + i
     public_host = ""               # the host in the address bots are sent to (default: the [grpc] host)
     hang_s = 30                    # a process that answers nothing this long is killed and replaced
+    on_ray_nodes = false           # true (with the ray executor): the processes are Ray tasks on the nodes
+    cpus_per_referee = 1.0         # on_ray_nodes: the Ray CPUs each reserves on its node
 
     [executor]                     # where matches of uploaded versions run (docs/cluster.md)
-    kind = "local"                 # local | ray: matches with a remote bot are always played here
+    kind = "local"                 # local | ray: matches with a remote bot are refereed per [referees]
     address = "10.0.0.5:6379"      # ray: the cluster head's HOST:PORT (default: RAY_ADDRESS)
     cpus_per_match = 1.0
 
@@ -144,15 +146,19 @@ class RefereeSettings:
     """``[referees]``: the referee processes of matches with remote seats (:mod:`polignac_arena.league.referee_pool`)."""
 
     processes: int = 1
-    """Processes to start; 0 or 1: none, such matches are refereed in the league process."""
+    """Processes to start; 0 or 1: none, such matches are refereed in the league process (on Ray nodes: 1 is one)."""
     matches_per_process: int = 32
     first_port: int = 0
     public_host: str = ""
     hang_s: float = 30.0
+    on_ray_nodes: bool = False
+    """The processes are Ray tasks on the cluster's nodes (:mod:`polignac_arena.league.ray_referees`)."""
+    cpus_per_referee: float = 1.0
+    """The Ray CPUs each of those reserves on its node."""
 
     @property
     def enabled(self) -> bool:
-        return self.processes > 1
+        return self.processes > 1 or self.on_ray_nodes
 
 
 _HTTP: Final = ListenAddress("127.0.0.1", 8080)
@@ -327,12 +333,16 @@ class RefereesSection(FileModel):
     first_port: int = Field(default=0, strict=True, ge=0, le=65535 - 64)
     public_host: StrictStr = Field(default="", max_length=253)
     hang_s: float = Field(default=30.0, strict=True, ge=1, le=3600)
+    on_ray_nodes: bool = Field(default=False, strict=True)
+    cpus_per_referee: float = Field(default=1.0, strict=True, ge=0.01, le=256)
 
     def settings(self, grpc_host: str) -> RefereeSettings:
         """The settings; left out, ``processes`` is 1: matches are refereed in the league process, where a restart
         resumes them from their journals (a match on a referee process is aborted by a restart instead)."""
         processes = 1 if self.processes is None else self.processes
-        return RefereeSettings(processes, self.matches_per_process, self.first_port, self.public_host, self.hang_s)
+        return RefereeSettings(
+            processes, self.matches_per_process, self.first_port, self.public_host, self.hang_s, self.on_ray_nodes, self.cpus_per_referee
+        )
 
 
 class LeagueFile(FileModel):
@@ -384,6 +394,27 @@ def _tls_problems(read: LeagueFile, base: Path, http: ListenAddress, grpc: Liste
     return problems
 
 
+def _ray_referee_problems(read: LeagueFile, referees: RefereeSettings) -> list[Problem]:
+    """Referees on Ray nodes: at least one, and TLS unless the cluster is on loopback (a node serves plaintext on loopback only).
+
+    That they need the ray executor is checked when the league starts: ``league serve --executor ray`` may choose it.
+    """
+    if not referees.on_ray_nodes:
+        return []
+    problems = []
+    if referees.processes < 1:
+        problems.append(Problem(("referees", "processes"), "must be 1 or more with on_ray_nodes: the referees on Ray nodes"))
+    if referees.public_host:
+        message = "does not apply with on_ray_nodes: each node names itself (set POLIGNAC_REFEREE_HOST on the node)"
+        problems.append(Problem(("referees", "public_host"), message))
+    address = read.executor.address
+    on_loopback = address is not None and is_loopback(address.rpartition(":")[0].strip("[]"))
+    if not read.tls.cert and not on_loopback:
+        message = "referees on Ray nodes serve on the nodes' addresses: give [tls] cert and key (plaintext is served on loopback only)"
+        problems.append(Problem(("referees", "on_ray_nodes"), message))
+    return problems
+
+
 def _wildcard(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_unspecified
@@ -410,7 +441,8 @@ def parse_league_config(text: str, path: Path | str = "<league>") -> LeagueConfi
     http, grpc = ListenAddress.parse(http_table.address), ListenAddress.parse(grpc_table.address)
     problems += _tls_problems(read, base, http, grpc)
     referees = read.referees.settings(grpc.host)
-    if referees.enabled and not referees.public_host and _wildcard(grpc.host):
+    problems += _ray_referee_problems(read, referees)
+    if referees.enabled and not referees.on_ray_nodes and not referees.public_host and _wildcard(grpc.host):
         message = f"the [grpc] host {grpc.host!r} is no address a bot can reach: name the league's host for its referee processes"
         problems.append(Problem(("referees", "public_host"), message))
     if referees.enabled and referees.first_port and referees.first_port <= grpc.port < referees.first_port + referees.processes:

@@ -485,20 +485,7 @@ class Ladder:
                 played = await self._executor.play(self._job(fixture, match_id), record_path)
                 result, node = played.result, played.node
             else:
-                pool = self._referees if resume is None and any(entrant.remote for entrant in fixture.seats) else None
-                result = await (play_league_match if pool is None else pool.play)(
-                    self.server,
-                    self._order(fixture, match_id, record_path),
-                    launcher=self._launcher,
-                    remote=lambda seat, mid, token: self._hand_out(fixture, seat, mid, token),
-                    withdraw=lambda seat, mid, reason: self._withdraw_seat(fixture, seat, mid, reason),
-                    on_seated=lambda: self._schedule(fixture, rerun) if fixture.index not in self._scheduled else None,
-                    journal=self._journals.path(match_id),
-                    resume=resume,
-                    on_hosted=self._hosting[match_id].set if match_id in self._hosting else None,
-                    go=None if ahead is None else ahead.go,
-                    on_first_request=lambda at: self._refills.first_request(match_id, at),
-                )
+                result, node = await self._referee(fixture, match_id, record_path, rerun, resume, ahead)
         except CalledOff as exc:  # seated ahead, never begun: no match at all, its index free again
             log.info("ladder: %s", exc)
             bisect.insort(self._free_indices, fixture.index)
@@ -553,6 +540,47 @@ class Ladder:
                     if entrant.remote:
                         self._release(entrant.label, match_id)
             self._wake.set()
+
+    async def _referee(
+        self,
+        fixture: LeagueFixture,
+        match_id: str,
+        record_path: Path | None,
+        rerun: int | None,
+        resume: JournalState | None,
+        ahead: AheadMatch | None,
+    ) -> tuple[MatchResult, str]:
+        """Referee a match here, or on a referee of the pool when the pool takes it (and it is not resumed: a resumed
+        match goes on where its journal is; nor seated ahead: its seats started here); its result and the node whose
+        referee played it."""
+        pool = self._referees if resume is None and ahead is None and self._referees is not None and self._referees.takes(fixture) else None
+        order = self._order(fixture, match_id, record_path)
+
+        async def remote(seat: int, mid: str, token: str) -> bool:
+            return await self._hand_out(fixture, seat, mid, token)
+
+        def withdraw(seat: int, mid: str, reason: str) -> None:
+            self._withdraw_seat(fixture, seat, mid, reason)
+
+        def on_seated() -> None:
+            if fixture.index not in self._scheduled:
+                self._schedule(fixture, rerun)
+
+        on_hosted = self._hosting[match_id].set if match_id in self._hosting else None
+        if pool is None:
+            journal = self._journals.path(match_id)
+            result = await play_league_match(
+                self.server, order, launcher=self._launcher, remote=remote, withdraw=withdraw, on_seated=on_seated,
+                journal=journal, resume=resume, on_hosted=on_hosted, go=None if ahead is None else ahead.go,
+                on_first_request=lambda at: self._refills.first_request(match_id, at),
+            )  # fmt: skip
+            return result, self._node
+        nodes = [""]
+        result = await pool.play(
+            self.server, order, launcher=self._launcher, remote=remote, withdraw=withdraw, on_seated=on_seated,
+            on_hosted=on_hosted, on_node=nodes.append,
+        )  # fmt: skip
+        return result, nodes[-1] or self._node
 
     def _drop_or_void(self, fixture: LeagueFixture, match_id: str, players: int, status: MatchStatus, record: Path | None = None) -> None:
         """A match that did not finish: void when it was in the schedule; else no match at all, its index free again.

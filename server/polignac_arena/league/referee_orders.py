@@ -58,6 +58,10 @@ class WorkerSettings:
     max_matches: int
     """Matches the process referees at once; an order past it is refused (:attr:`NotPlayedKind.FULL`)."""
     seat_kind: SeatKind
+    advertise: str = ""
+    """The host named in :class:`Ready` ("": ``host``): the name bots reach a referee on a Ray node by."""
+    node: str = ""
+    """The name of the Ray node the referee runs on, said back in :class:`Ready` ("": this machine)."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,8 @@ class Ready:
     """The process listens: remote bots of its matches open their Play streams to ``address``."""
 
     address: str
+    node: str = ""
+    """The Ray node it runs on ("": the league's machine)."""
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,10 @@
 (:mod:`polignac_arena.league.referee_worker`), each a gRPC server of its own on the league's gRPC
 host (with its TLS certificate; port ``first_port + slot``, or one the OS chooses), and plays a
 match on the least busy one that has room (``matches_per_process``; the match waits for room
-when none has).  Its :meth:`RefereePool.play` takes what
+when none has).  Its launcher (:mod:`~polignac_arena.league.referee_launch`) says where they
+run: processes of the league's machine, or tasks on Ray nodes
+(:mod:`~polignac_arena.league.ray_referees`), which start as nodes take them; a match waits
+for one while none has.  Its :meth:`RefereePool.play` takes what
 :func:`~polignac_arena.league.play.play_league_match` takes, so the ladder calls either: the
 process hosts the match, the pool hands each remote seat out through the lobby (the Assignment's
 ``address`` names the process: :meth:`RefereePool.address_of`), and the result comes back once,
@@ -23,20 +26,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
-import os
 import socket
-import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import KW_ONLY, dataclass, field
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Final
 
 from polignac_arena.league.config import LeagueConfig, ListenAddress
+from polignac_arena.league.entrants import LeagueFixture
 from polignac_arena.league.play import ABORT_WAIT_S, LeagueMatchError, RemoteDeclined, RemoteHandOut, RemoteWithdraw
+from polignac_arena.league.referee_launch import ProcessLauncher, RefereeHandle, RefereeLauncher
 from polignac_arena.league.referee_orders import (
     Cancel,
     Hosted,
@@ -56,6 +59,7 @@ from polignac_arena.league.referee_orders import (
 from polignac_arena.log_format import LogFormat
 from polignac_arena.referee import MatchResult, RefereeServer
 from polignac_arena.referee.journal import JournalState
+from polignac_arena.referee.record import write_record
 from polignac_arena.seats import SeatLauncher
 from polignac_arena.statuses import MatchStatus
 
@@ -64,7 +68,7 @@ __all__ = ["RefereeLost", "RefereePool", "RefereeStartError", "referee_pool"]
 log = logging.getLogger(__name__)
 
 START_TIMEOUT_S: Final = 60.0
-"""How long a referee process may take to listen."""
+"""How long a referee process may take to listen (once started: a Ray node may take longer to take it)."""
 STOP_WAIT_S: Final = 5.0
 """How long a stopping process may take to end its matches before it is killed."""
 
@@ -92,20 +96,24 @@ class _Match:
     on_seated: Callable[[], object] | None
     on_hosted: Callable[[], object] | None
     done: asyncio.Future[MatchResult]
+    record_path: Path | None
+    """Where the league keeps the match's record (a referee on a Ray node sends it back in the result)."""
     offered: set[int] = field(default_factory=set)
     asking: set[asyncio.Future[None]] = field(default_factory=set)
 
 
 class _Process:
-    """One referee process: its pipe, its address, its matches."""
+    """One referee process (here or on a Ray node): its pipe, its address, its matches."""
 
-    def __init__(self, slot: int, process: asyncio.subprocess.Process, sock: socket.socket) -> None:
+    def __init__(self, slot: int, handle: RefereeHandle) -> None:
         self.slot = slot
-        self.process = process
-        self.sock = sock
-        self.conn = Connection(os.dup(sock.fileno()))
+        self.handle = handle
+        self.sock = handle.sock
+        self.conn = handle.conn
         self.reader: threading.Thread | None = None
         self.address = ""
+        self.node = ""
+        """The Ray node it runs on ("": the league's machine)."""
         self.ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self.matches: dict[str, _Match] = {}
         self.pinged = 0
@@ -113,8 +121,9 @@ class _Process:
         self.dead = False
 
     @property
-    def pid(self) -> int:
-        return self.process.pid
+    def what(self) -> str:
+        """What it is called in the log and in the record of a match it lost."""
+        return f"referee on Ray node {self.node}" if self.node else "referee process"
 
     def send(self, message: object) -> bool:
         if self.dead:
@@ -139,6 +148,8 @@ class RefereePool:
     ping_s: float = 1.0
     hang_s: float = 30.0
     log_format: LogFormat = LogFormat.TEXT
+    launcher: RefereeLauncher | None = None
+    """Where the processes run (None: on this machine, logging in ``log_format``)."""
     started: int = field(default=0, init=False)
     """Processes started in all (replacements included)."""
     lost: int = field(default=0, init=False)
@@ -149,11 +160,13 @@ class RefereePool:
     _closing: bool = field(default=False, init=False, repr=False)
     _pinger: asyncio.Task[None] | None = field(default=None, init=False, repr=False)
     _replacing: set[asyncio.Task[None]] = field(default_factory=set, init=False, repr=False)
+    _launcher: RefereeLauncher = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.processes < 1:
             raise ValueError(f"a referee pool needs at least one process, got {self.processes!r}")
         self._slots = [None] * self.processes
+        self._launcher = self.launcher or ProcessLauncher(self.log_format)
 
     # -- what the league reads ------------------------------------------------------------------
 
@@ -162,10 +175,11 @@ class RefereePool:
         process = self._where.get(match_id)
         return process.address if process is not None else ""
 
-    @property
-    def pids(self) -> list[int]:
-        """The processes alive now, by slot."""
-        return [process.pid for process in self._slots if process is not None and not process.dead]
+    def takes(self, fixture: LeagueFixture) -> bool:
+        """Whether the pool referees ``fixture``: it has a remote seat; on Ray nodes, only remote seats (an uploaded
+        version's folder is on the league's machine, so such a table is refereed there)."""
+        remote = [entrant.remote for entrant in fixture.seats]
+        return all(remote) if self._launcher.on_nodes else any(remote)
 
     def load(self) -> list[int]:
         """Matches on each live process, by slot."""
@@ -174,7 +188,16 @@ class RefereePool:
     # -- starting and stopping ------------------------------------------------------------------
 
     async def start(self) -> list[str]:
-        """Start every process; their addresses.  Raises :class:`RefereeStartError` when one cannot listen."""
+        """Start every process; their addresses.  Raises :class:`RefereeStartError` when one cannot listen.
+
+        Processes on Ray nodes are started in the background instead, as nodes take them (no address yet):
+        the league serves meanwhile, and its matches with remote seats wait for one.
+        """
+        if self._launcher.on_nodes:
+            for slot in range(self.processes):
+                self._background(self._keep(slot))
+            self._pinger = asyncio.ensure_future(self._ping())
+            return []
         try:
             await asyncio.gather(*(self._spawn(slot) for slot in range(self.processes)))
         except BaseException:
@@ -187,13 +210,7 @@ class RefereePool:
         settings = self.settings
         if self.first_port:
             settings = WorkerSettings(**{**vars(settings), "port": self.first_port + slot})
-        ours, theirs = socket.socketpair()
-        command = [sys.executable, "-m", "polignac_arena.league.referee_worker", str(theirs.fileno()), self.log_format.value]
-        try:
-            child = await asyncio.create_subprocess_exec(*command, pass_fds=[theirs.fileno()], stdin=asyncio.subprocess.DEVNULL)
-        finally:
-            theirs.close()
-        process = _Process(slot, child, ours)
+        process = _Process(slot, await self._launcher.launch(slot))
         self._slots[slot] = process
         self.started += 1
         process.reader = threading.Thread(target=self._read, args=(process, asyncio.get_running_loop()), daemon=True)
@@ -204,10 +221,12 @@ class RefereePool:
                 address = await asyncio.shield(process.ready)
         except (TimeoutError, RefereeLost) as exc:
             await self._bury(process, "it did not start")
-            raise RefereeStartError(f"referee process {slot} did not start listening: {exc}") from None
+            note = process.handle.exit_note()
+            raise RefereeStartError(f"referee process {slot} did not start listening: {exc or 'timed out'} ({note})") from None
         port = int(address.rpartition(":")[2])
-        process.address = str(ListenAddress(self.public_host, port)) if self.public_host else address
-        log.info("referee process %d (pid %d) listens on %s", slot, process.pid, process.address)
+        on_node = self._launcher.on_nodes  # a node names itself: the league's public host is not its
+        process.address = str(ListenAddress(self.public_host, port)) if self.public_host and not on_node else address
+        log.info("%s %d (%s) listens on %s", process.what, slot, process.handle.where, process.address)
         self._room.set()
 
     async def close(self) -> None:
@@ -225,14 +244,8 @@ class RefereePool:
         """Close the pipe (the process ends its matches and exits), kill it if it does not in time; fail its matches."""
         self._forget(process, reason)
         if kill:
-            with contextlib.suppress(ProcessLookupError):
-                process.process.kill()
-        try:
-            await asyncio.wait_for(process.process.wait(), STOP_WAIT_S)
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                process.process.kill()
-            await process.process.wait()
+            process.handle.kill()
+        await process.handle.end(STOP_WAIT_S)
         if process.reader is not None:
             await asyncio.to_thread(process.reader.join)
         process.conn.close()  # only now: the reader no longer uses its descriptor
@@ -248,12 +261,12 @@ class RefereePool:
             process.ready.set_exception(RefereeLost("", reason))
             process.ready.exception()  # read: nobody may wait for it any more
         for match_id, match in list(process.matches.items()):
-            self._lose(match_id, match, reason)
+            self._lose(process, match_id, match, reason)
         process.matches.clear()
         if self._slots[process.slot] is process:
             self._slots[process.slot] = None
 
-    def _lose(self, match_id: str, match: _Match, reason: str) -> None:
+    def _lose(self, process: _Process, match_id: str, match: _Match, reason: str) -> None:
         """A match whose process is gone: its remote bots are told, and it fails with :class:`RefereeLost`."""
         for task in match.asking:
             task.cancel()
@@ -261,24 +274,32 @@ class RefereePool:
             if entrant.remote:
                 match.withdraw(seat, match_id, f"the referee of this match stopped ({reason}): the match is aborted")
         if not match.done.done():
-            match.done.set_exception(RefereeLost(match_id, f"its referee process stopped ({reason})"))
+            match.done.set_exception(RefereeLost(match_id, f"its {process.what} stopped ({reason})"))
 
     def _died(self, process: _Process, reason: str) -> None:
         """A process found dead or hung: its matches are lost, and a new one takes its slot."""
         if process.dead or self._closing:
             return
         self.lost += 1
-        log.warning("referee process %d (pid %d) %s: its %d matches are aborted", process.slot, process.pid, reason, len(process.matches))
-        task = asyncio.ensure_future(self._replace(process, reason))
+        where = f"{process.what} {process.slot} ({process.handle.where})"
+        log.warning("%s %s: its %d matches are aborted", where, reason, len(process.matches))
+        self._background(self._replace(process, reason))
+
+    def _background(self, work: Coroutine[object, object, None]) -> None:
+        task = asyncio.ensure_future(work)
         self._replacing.add(task)
         task.add_done_callback(self._replacing.discard)
 
     async def _replace(self, process: _Process, reason: str) -> None:
         await self._bury(process, reason, kill=True)
+        await self._keep(process.slot)
+
+    async def _keep(self, slot: int) -> None:
+        """Start the process of ``slot``, trying again (up to every 30 s) while it cannot start."""
         delay = 0.5
         while not self._closing:
             try:
-                await self._spawn(process.slot)
+                await self._spawn(slot)
                 return
             except RefereeStartError as exc:
                 log.error("%s; trying again in %g s", exc, delay)
@@ -313,8 +334,7 @@ class RefereePool:
                 loop.call_soon_threadsafe(self._gone, process)
 
     def _gone(self, process: _Process) -> None:
-        code = process.process.returncode
-        self._died(process, "exited" if code is None else f"exited with status {code}")
+        self._died(process, process.handle.exit_note())
 
     def _handle(self, process: _Process, message: object) -> None:
         if process.dead:
@@ -324,6 +344,7 @@ class RefereePool:
             return
         if isinstance(message, Ready):
             if not process.ready.done():
+                process.node = message.node
                 process.ready.set_result(message.address)
             return
         match_id = getattr(message, "match_id", None)
@@ -363,7 +384,7 @@ class RefereePool:
         if match.done.done():
             return
         if isinstance(message, Played):
-            match.done.set_result(message.result)
+            match.done.set_result(_recorded(message.result, match.record_path))
         elif message.kind is NotPlayedKind.DECLINED:
             match.done.set_exception(RemoteDeclined(match_id, dict(message.labels)))
         elif message.kind is NotPlayedKind.CANCELLED:
@@ -397,18 +418,25 @@ class RefereePool:
         on_hosted: Callable[[], object] | None = None,
         go: Awaitable[str | None] | None = None,
         on_first_request: Callable[[float], object] | None = None,
+        on_node: Callable[[str], object] | None = None,
     ) -> MatchResult:
         """Play ``order`` on a referee process, as :func:`~polignac_arena.league.play.play_league_match` plays it on
         ``server`` (unused here, as ``launcher`` is: the process starts seats of the same kind; no ``journal``, no
-        ``resume``, no ``go``: see the module notes; ``on_first_request`` is not called).  Raises :class:`RefereeLost`
+        ``resume``, no ``go``: see the module notes; ``on_first_request`` is not called).  ``on_node`` hears the Ray
+        node of the process that takes the match ("" for one of the league's machine).  Raises :class:`RefereeLost`
         when the process dies or hangs."""
         if resume is not None or go is not None:
             raise ValueError("a resumed match, or one seated ahead, is played on the league's own referee")
         match_id = order.match_id
         process = await self._place()
-        match = _Match(order, remote, withdraw, on_seated, on_hosted, asyncio.get_running_loop().create_future())
+        if on_node is not None:
+            on_node(process.node)
+        done: asyncio.Future[MatchResult] = asyncio.get_running_loop().create_future()
+        match = _Match(order, remote, withdraw, on_seated, on_hosted, done, order.record_path)
         process.matches[match_id] = match
         self._where[match_id] = process
+        if self._launcher.on_nodes:  # a node has none of the league's folders: the record comes back in the result
+            order = dataclasses.replace(order, record_path=None)
         try:
             if not process.send(order):
                 self._died(process, "its pipe is closed")
@@ -433,8 +461,17 @@ class RefereePool:
             self._room.set()
 
 
-def referee_pool(config: LeagueConfig, log_format: LogFormat = LogFormat.TEXT) -> RefereePool:
-    """The league's pool as its file sets it: on the ``[grpc]`` host, with its certificate and limits."""
+def _recorded(result: MatchResult, record_path: Path | None) -> MatchResult:
+    """``result`` with its record written to ``record_path``, where the league keeps records (a node could not)."""
+    if record_path is None or result.record_path is not None:
+        return result
+    write_record(record_path, result.lines)
+    return dataclasses.replace(result, record_path=record_path)
+
+
+def referee_pool(config: LeagueConfig, log_format: LogFormat = LogFormat.TEXT, launcher: RefereeLauncher | None = None) -> RefereePool:
+    """The league's pool as its file sets it: on the ``[grpc]`` host (or on Ray nodes, by ``launcher``), with its
+    certificate and limits."""
     referees = config.referees
     settings = WorkerSettings(
         host=config.grpc.host,
@@ -454,4 +491,5 @@ def referee_pool(config: LeagueConfig, log_format: LogFormat = LogFormat.TEXT) -
         public_host=referees.public_host,
         hang_s=referees.hang_s,
         log_format=log_format,
+        launcher=launcher,
     )

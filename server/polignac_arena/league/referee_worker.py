@@ -34,7 +34,7 @@ from polignac_arena.referee import RefereeServer
 from polignac_arena.referee.server import raise_open_files_limit
 from polignac_arena.seats import launcher_for
 
-__all__ = ["RefereeWorker", "main"]
+__all__ = ["RefereeWorker", "main", "serve"]
 
 log = logging.getLogger(__name__)
 
@@ -85,10 +85,10 @@ class RefereeWorker:
             interceptors=[CallsPerAddress(limits.max_calls_per_address, settings.ipv6_prefix, client_peer)],
         )
         address = await self.server.start()
-        if self.front is None:
-            return address
-        port = await self.front.start(settings.host, settings.port, int(address.rpartition(":")[2]))
-        return str(ListenAddress(settings.host, port))
+        port = int(address.rpartition(":")[2])
+        if self.front is not None:
+            port = await self.front.start(settings.host, settings.port, port)
+        return str(ListenAddress(settings.advertise or settings.host, port))
 
     def readable(self) -> None:
         """Read what the league sent (called by the loop when the pipe has something)."""
@@ -158,7 +158,7 @@ class RefereeWorker:
         raise_open_files_limit()
         loop = asyncio.get_running_loop()
         try:
-            self.send(orders.Ready(await self.listen()))
+            self.send(orders.Ready(await self.listen(), self.settings.node))
             loop.add_reader(self.conn.fileno(), self.readable)
             await self.closed.wait()
         finally:
@@ -176,6 +176,11 @@ class RefereeWorker:
                 await self.front.close()
 
 
+def serve(conn: Connection, settings: orders.WorkerSettings) -> None:
+    """Referee for the league at the other end of ``conn`` until it closes (a process here, or a task on a Ray node)."""
+    asyncio.run(RefereeWorker(conn, settings).run())
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m polignac_arena.league.referee_worker FD [LOG_FORMAT]``: the process's body."""
     args = sys.argv[1:] if argv is None else argv
@@ -186,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     if not isinstance(settings, orders.WorkerSettings):
         print("polignac referee process: the league sent no settings", file=sys.stderr)
         return 2
-    asyncio.run(RefereeWorker(conn, settings).run())
+    serve(conn, settings)
     return 0
 
 

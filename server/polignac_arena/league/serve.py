@@ -69,6 +69,7 @@ from polignac_arena.league.lobby import LOBBY_SERVICE_NAME, AssignmentSpec, Clai
 from polignac_arena.league.metrics import LeagueGauges, LeagueMetrics, metrics_router
 from polignac_arena.league.note_access import league_notes_policy
 from polignac_arena.league.pages import league_router
+from polignac_arena.league.ray_referees import RayLauncher
 from polignac_arena.league.referee_pool import RefereePool, RefereeStartError, referee_pool
 from polignac_arena.league.sessions import Sessions
 from polignac_arena.league.signin import signin_router
@@ -506,18 +507,22 @@ async def run_league(
     config: LeagueConfig, *, ready: Callable[[dict[str, str]], None] | None = None, log_format: LogFormat = LogFormat.TEXT
 ) -> None:
     """Run the league until SIGTERM or SIGINT, then drain; ``ready(addresses)`` is called once it serves."""
+    if config.referees.on_ray_nodes and config.executor.kind is not ExecutorKind.RAY:
+        raise ExecutorError('[referees] on_ray_nodes needs the ray executor: [executor] kind = "ray" (or --executor ray)')
     memory.return_large_frees()  # a flood of connections, once closed, gives its buffers back
     league = League(config)
     league._loop = asyncio.get_running_loop()
     await asyncio.to_thread(league.mend)
-    # Matches with a remote bot stay on this server, whose address the bot is connected to.
+    # Matches with a remote bot are refereed here, or on the referees of [referees] (Ray nodes among them).
     executor = executor_for(config.executor) if config.executor.kind is not ExecutorKind.LOCAL else None
     if executor is not None:
         await executor.start()
     referee_addresses: list[str] = []
     if config.referees.enabled:
-        league.referees = referee_pool(config, log_format)
-        referee_addresses = await league.referees.start()
+        # The Ray executor has joined the cluster: the referees' tasks go to it.
+        launcher = RayLauncher(config.referees.cpus_per_referee, log_format) if config.referees.on_ray_nodes else None
+        league.referees = referee_pool(config, log_format, launcher)
+        referee_addresses = await league.referees.start() or ["Ray nodes"]
     endpoint = GrpcEndpoint(config, league)
     referee = endpoint.referee
     ladder = Ladder(
