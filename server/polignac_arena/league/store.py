@@ -54,7 +54,7 @@ class _DryRun(Exception):
 
 
 HASHES_AT_ONCE: Final = 2
-"""Token hashes (scrypt: 16 MB and tens of milliseconds each) computed at once; more wait their turn."""
+"""Old scrypt token hashes (16 MB and tens of milliseconds each) checked at once; more wait their turn (new hashes are cheap)."""
 
 
 def _private_file(path: Path) -> None:
