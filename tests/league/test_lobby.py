@@ -33,6 +33,11 @@ async def _online(service_bots: OnlineBots, count: int) -> None:
         await service_bots.changed()
 
 
+async def _names(service_bots: OnlineBots, names: set[str]) -> None:
+    while service_bots.names() != names:
+        await service_bots.changed()
+
+
 @pytest.mark.parametrize("token", [None, "", "nobody-token", "revoked-token"])
 def test_a_missing_bad_or_revoked_token_is_unauthenticated(token: str | None) -> None:
     async def scenario() -> None:
@@ -223,6 +228,36 @@ def test_a_second_join_of_a_label_replaces_the_first() -> None:
             await second.reply("m5", True)
             assert await assigned is True
             await second.close()
+
+    run(scenario())
+
+
+def test_the_names_online_follow_joins_replacements_and_ends() -> None:
+    """What each Join counts its author's active bots by: a snapshot, one entry per bot name whatever its versions."""
+
+    async def scenario() -> None:
+        async with lobby_server() as (service, address):
+            assert service.bots.names() == frozenset()
+            first, _ = await _joined(address)
+            other, _ = await _joined(address, "other")
+            version = LobbyClient(address)
+            await version.open()
+            await version.join("mybot", "2.0")
+            assert (await version.read()) is not None
+            await _online(service.bots, 3)
+            before = service.bots.names()
+            assert before == {"mybot", "other"}
+            again, _ = await _joined(address)  # replaces the first stream of mybot@1.0
+            assert (await _refusal(first)).code() == grpc.StatusCode.ABORTED
+            await _online(service.bots, 3)
+            assert service.bots.names() == {"mybot", "other"} and before == {"mybot", "other"}
+            await version.close()
+            await _online(service.bots, 2)
+            assert service.bots.names() == {"mybot", "other"}
+            await again.close()
+            await _names(service.bots, {"other"})
+            await other.close()
+            await _names(service.bots, set())
 
     run(scenario())
 

@@ -175,6 +175,8 @@ class OnlineBots:
 
     def __init__(self, on_change: Callable[[], None] | None = None) -> None:
         self._sessions: dict[str, _Session] = {}
+        self._name_count: collections.Counter[str] = collections.Counter()  # bot name -> its sessions in _sessions
+        self._names: frozenset[str] = frozenset()
         self._changed = asyncio.Event()
         self._on_change = on_change
         self._pauses: dict[str, tuple[float, str]] = {}  # label -> (time.monotonic() it ends, why)
@@ -187,6 +189,15 @@ class OnlineBots:
             for label, s in sorted(self._sessions.items())
             if not s.ended.is_set()
         ]
+
+    def names(self) -> frozenset[str]:
+        """The names of the bots whose Lobby streams are open (one ending counts until its handler returns).
+
+        Unlike :meth:`online` it costs nothing per bot, and any thread may call it: it is a
+        snapshot, made anew on the loop when a name comes or goes (each Join asks for it, from
+        a thread, to count its author's active bots).
+        """
+        return self._names
 
     async def changed(self) -> None:
         """Return at the next change: a bot came online or went offline."""
@@ -285,14 +296,26 @@ class OnlineBots:
         old = self._sessions.get(session.label)
         if old is not None:
             old.end((grpc.StatusCode.ABORTED, f"bot {session.label!r} joined on another stream, which replaces this one"))
+        else:
+            self._count_name(session.name, 1)
         self._sessions[session.label] = session
         self._notify()
 
     def _remove(self, session: _Session) -> None:
         if self._sessions.get(session.label) is session:
             del self._sessions[session.label]
+            self._count_name(session.name, -1)
         session.end(session.status)
         self._notify()
+
+
+    def _count_name(self, name: str, step: int) -> None:
+        self._name_count[name] += step
+        if self._name_count[name] <= 0:
+            del self._name_count[name]
+            self._names = frozenset(self._name_count)
+        elif step > 0 and self._name_count[name] == 1:
+            self._names = frozenset(self._name_count)
 
 
 class _Undecodable:

@@ -179,9 +179,9 @@ class League:
     def online_labels(self) -> set[str]:
         return {bot.label for bot in self.online.online()}
 
-    def online_names(self) -> set[str]:
-        """The names of the remote bots online now (they count toward their author's ``active_bots``)."""
-        return {bot.name for bot in self.online.online()}
+    def online_names(self) -> frozenset[str]:
+        """The names of the remote bots online now (they count toward their author's ``active_bots``); any thread may ask."""
+        return self.online.names()
 
     def gauges(self, ladder: Ladder) -> LeagueGauges:
         """What ``/metrics`` shows as waiting or live now (read in a web worker thread)."""
