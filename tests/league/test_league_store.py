@@ -323,6 +323,34 @@ def _last_seen(store: LeagueStore, label: str, when: datetime) -> None:
     conn.close()
 
 
+def test_the_limit_each_join_counts_agrees_with_the_bots_listed_as_counting(store: LeagueStore) -> None:
+    """A Join checks ``active_bots`` with a count made by SQLite; it refuses exactly when the list of counted bots
+    (the operator's, the author API's) says the limit is reached without the new name."""
+    tid = league(store)
+    store.add_author("ada")
+    store.add_author("bob")
+    roomy = LeagueLimits(active_bots=100, uploads_per_hour=1000, remote_idle_s=3600)
+    for bot in ("fresh", "stale_online", "stale_offline", "disabled", "retired"):
+        store.claim_remote("ada", bot, "1.0", roomy, prior, tid)
+    store.claim_remote("bob", "bobs", "1.0", roomy, prior, tid)
+    for label in ("stale_online@1.0", "stale_offline@1.0"):
+        _last_seen(store, label, datetime.now(UTC) - timedelta(hours=2))
+    store.set_disabled("disabled", True)
+    store.retire("ada", "retired")
+    online = {"stale_online", "bobs"}
+    for active in range(1, 5):
+        limits = LeagueLimits(active_bots=active, uploads_per_hour=1000, remote_idle_s=3600)
+        counted = store.counted_bots("ada", limits, online)
+        assert counted == {"fresh", "stale_online"}
+        for name in ("fresh", "stale_online", "stale_offline", "retired", "new"):
+            refused = name not in counted and len(counted) >= active
+            if refused:
+                with pytest.raises(LimitReached, match="active bot"):
+                    store.check_upload("ada", name, limits, online=online)
+            else:
+                store.check_upload("ada", name, limits, online=online)
+
+
 def test_a_remote_bot_counts_toward_active_bots_while_online_and_for_the_idle_time_after(store: LeagueStore) -> None:
     tid = league(store)
     store.add_author("ada")

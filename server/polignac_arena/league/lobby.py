@@ -22,7 +22,7 @@ import collections
 import datetime as dt
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Container
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
@@ -175,8 +175,7 @@ class OnlineBots:
 
     def __init__(self, on_change: Callable[[], None] | None = None) -> None:
         self._sessions: dict[str, _Session] = {}
-        self._name_count: collections.Counter[str] = collections.Counter()  # bot name -> its sessions in _sessions
-        self._names: frozenset[str] = frozenset()
+        self._names: dict[str, int] = {}  # bot name -> its sessions in _sessions
         self._changed = asyncio.Event()
         self._on_change = on_change
         self._pauses: dict[str, tuple[float, str]] = {}  # label -> (time.monotonic() it ends, why)
@@ -190,14 +189,15 @@ class OnlineBots:
             if not s.ended.is_set()
         ]
 
-    def names(self) -> frozenset[str]:
-        """The names of the bots whose Lobby streams are open (one ending counts until its handler returns).
+    def names(self) -> Container[str]:
+        """The names of the bots whose Lobby streams are open (one ending counts until its handler returns), to ask
+        whether a name is among them.
 
-        Unlike :meth:`online` it costs nothing per bot, and any thread may call it: it is a
-        snapshot, made anew on the loop when a name comes or goes (each Join asks for it, from
-        a thread, to count its author's active bots).
+        Unlike :meth:`online` it costs nothing per bot: each Join asks it, from a thread, about
+        its author's bots.  It is a live view, and any thread may ask it ``in``, which is one
+        dictionary look-up; iterating over it is for the event loop's thread only.
         """
-        return self._names
+        return self._names.keys()
 
     async def changed(self) -> None:
         """Return at the next change: a bot came online or went offline."""
@@ -308,14 +308,12 @@ class OnlineBots:
         session.end(session.status)
         self._notify()
 
-
     def _count_name(self, name: str, step: int) -> None:
-        self._name_count[name] += step
-        if self._name_count[name] <= 0:
-            del self._name_count[name]
-            self._names = frozenset(self._name_count)
-        elif step > 0 and self._name_count[name] == 1:
-            self._names = frozenset(self._name_count)
+        count = self._names.get(name, 0) + step
+        if count > 0:
+            self._names[name] = count
+        else:
+            self._names.pop(name, None)
 
 
 class _Undecodable:

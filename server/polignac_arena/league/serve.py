@@ -36,7 +36,7 @@ import socket
 import ssl
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Container
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -179,8 +179,9 @@ class League:
     def online_labels(self) -> set[str]:
         return {bot.label for bot in self.online.online()}
 
-    def online_names(self) -> frozenset[str]:
-        """The names of the remote bots online now (they count toward their author's ``active_bots``); any thread may ask."""
+    def online_names(self) -> Container[str]:
+        """The names of the remote bots online now (they count toward their author's ``active_bots``): any thread may ask
+        whether a name is among them."""
         return self.online.names()
 
     def gauges(self, ladder: Ladder) -> LeagueGauges:
