@@ -109,12 +109,18 @@ def test_a_disabled_bot_is_a_failed_precondition() -> None:
 )
 def test_a_bad_first_message_is_refused(first: pb.LobbyRequest | bytes, code: grpc.StatusCode) -> None:
     async def scenario() -> None:
-        async with lobby_server() as (service, address):
+        directory = FakeDirectory()
+        async with lobby_server(directory) as (service, address):
             client = LobbyClient(address)
             await client.open()
             await client.call.write(first)
             assert (await _refusal(client)).code() == code
             assert service.bots.online() == []
+            assert directory.owners == {"bobs-bot": "bob"}  # nothing was claimed
+            stranger = LobbyClient(address, "nobody-token")  # a bad token is told so first, whatever else is wrong
+            await stranger.open()
+            await stranger.call.write(first)
+            assert (await _refusal(stranger)).code() == grpc.StatusCode.UNAUTHENTICATED
 
     run(scenario())
 

@@ -229,9 +229,11 @@ class League:
         """
         address = address_key(peer, self.limits.ipv6_prefix)
         parts = parse_token(token)
-        known = parts is not None and self.store.token_known(parts.id)
+        # A token this process found good was made, and no token is ever deleted: it needs no look-up to be known.
+        remembered = parts is not None and self.store.remembers(token)
+        known = remembered or (parts is not None and self.store.token_known(parts.id))
         key = (address, parts.id if known and parts is not None else "")
-        if not (known and self.store.remembers(token)):
+        if not remembered:
             self.throttle.check(key)
         author = self.store.author_of(token)
         if author is None:
