@@ -9,7 +9,9 @@ guessing a *human's* password costly, but a secret of 256 random bits cannot be 
 its hash however fast the hash is, so slowness would only cost the league, at every first
 check of a token (a bot farm joining, a restart) and at every guess an attacker makes at a
 real token's id.  Tokens made before kept a scrypt hash (no tag): it is still checked, and
-rewritten as the keyed hash the first time its token passes (:func:`is_slow_hash`).
+rewritten as the keyed hash the first time its token passes (:func:`is_slow_hash`).  A process
+remembers the tokens it found good, by their SHA-256: it asks the store only whether they were
+revoked since, and the bad-token throttle never holds them back.
 """
 
 from __future__ import annotations
