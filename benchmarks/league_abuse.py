@@ -18,7 +18,7 @@ apart from the measuring client on 127.0.0.1).  In order:
    closed, and the RSS once it settles;
 3. **slow_connections_spread**: the same from ``--addresses`` addresses;
 4. **bad_tokens**: ``--flooders`` threads guessing tokens as fast as they are answered (unknown
-   ones, and the legitimate author's token id with wrong secrets: each costs a scrypt hash until
+   ones, and the legitimate author's token id with wrong secrets: each costs a keyed hash until
    the throttle blocks it), each with an ``X-Forwarded-For`` of its own choosing, from the
    legitimate author's own address; the author's requests from that address, the leaderboard;
 5. **upload_flood**: another author queues two uploads whose build sleeps past the run, then

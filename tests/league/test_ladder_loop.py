@@ -163,6 +163,41 @@ def test_paused_the_ladder_starts_nothing(tmp_path: Path) -> None:
     run(scenario(), timeout=60)
 
 
+def test_the_notices_of_a_burst_of_joins_make_one_look_for_tables(tmp_path: Path) -> None:
+    """Each bot that joins notifies the ladder; a thousand joining at once must not have it read the store a thousand
+    times on the loop."""
+
+    async def scenario() -> None:
+        async with league(tmp_path) as lg:
+            lg.store.set_setting("paused", "1")
+            ladder = lg.ladder(poll_s=600.0)
+            looks: list[int] = []
+            looked = asyncio.Event()
+            plain = ladder.start_due
+
+            def counted() -> int:
+                looks.append(1)
+                looked.set()
+                return plain()
+
+            ladder.start_due = counted  # type: ignore[method-assign]  # counts the looks of the real method
+            running = asyncio.ensure_future(ladder.run())
+            await looked.wait()  # the look at its start
+            looked.clear()
+            for _ in range(200):  # notices one loop turn apart, as Joins come
+                ladder.notify()
+                await asyncio.sleep(0)
+            await looked.wait()
+            looked.clear()
+            ladder.notify()  # a later notice is looked at too
+            await looked.wait()
+            assert 3 <= len(looks) < 20  # one look for the burst (more only if this process was stalled for a while)
+            await ladder.drain(5)
+            await running
+
+    run(scenario(), timeout=60)
+
+
 def test_a_rerun_request_is_played_first_with_the_same_seats_and_deal(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with league(tmp_path, parallel=1) as lg:

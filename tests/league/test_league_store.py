@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from polignac_arena.league.store import LeagueLimits, LeagueStore, LimitReached, NotOwner, VersionState
-from polignac_arena.league.tokens import BadTokenThrottle, Throttled, parse_token
+from polignac_arena.league.tokens import FAST_TAG, BadTokenThrottle, Throttled, is_slow_hash, parse_token, scrypt_secret
 from polignac_arena.statuses import MatchStatus
 from polignac_arena.store import ConflictError, Store, StoreError
 
@@ -27,7 +27,7 @@ def league(store: LeagueStore) -> int:
     return store.arena.create_tournament("league", {"league": True}, [])
 
 
-def test_a_token_is_shown_once_and_only_its_slow_hash_is_stored(store: LeagueStore) -> None:
+def test_a_token_is_shown_once_and_only_its_keyed_hash_is_stored(store: LeagueStore) -> None:
     author, token = store.add_author("ada")
     parts = parse_token(token)
     assert parts is not None and author.name == "ada"
@@ -36,11 +36,64 @@ def test_a_token_is_shown_once_and_only_its_slow_hash_is_stored(store: LeagueSto
     rows = conn.execute("SELECT id, salt, hash FROM league_tokens").fetchall()
     conn.close()
     assert [r[0] for r in rows] == [parts.id]
-    assert parts.secret.encode() not in rows[0][1] + rows[0][2] and len(rows[0][2]) == 32
+    assert parts.secret.encode() not in rows[0][1] + rows[0][2]
+    assert rows[0][2].startswith(FAST_TAG) and len(rows[0][2]) == len(FAST_TAG) + 32
     raw = store.path.read_bytes() + (
         store.path.with_name(store.path.name + "-wal").read_bytes() if store.path.with_name(store.path.name + "-wal").exists() else b""
     )
     assert parts.secret.encode() not in raw
+
+
+def _as_made_before(store: LeagueStore, token: str) -> None:
+    """Store ``token``'s hash as the league did before keyed hashes: scrypt, untagged."""
+    parts = parse_token(token)
+    assert parts is not None
+    with store.arena.write() as conn:
+        salt = conn.execute("SELECT salt FROM league_tokens WHERE id = ?", (parts.id,)).fetchone()[0]
+        conn.execute("UPDATE league_tokens SET hash = ? WHERE id = ?", (scrypt_secret(parts.secret, salt), parts.id))
+
+
+def _stored_hash(path: Path, token: str) -> bytes:
+    parts = parse_token(token)
+    assert parts is not None
+    conn = sqlite3.connect(path)
+    try:
+        return bytes(conn.execute("SELECT hash FROM league_tokens WHERE id = ?", (parts.id,)).fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_a_token_stored_with_the_old_scrypt_hash_still_passes_and_is_rewritten_once(tmp_path: Path) -> None:
+    path = tmp_path / "league.db"
+    with LeagueStore(path) as admin:
+        _, token = admin.add_author("ada")
+        _, other = admin.add_author("bob")
+        _as_made_before(admin, token)
+        _as_made_before(admin, other)
+    old = _stored_hash(path, token)
+    assert is_slow_hash(old) and len(old) == 32
+    parts = parse_token(token)
+    assert parts is not None
+    with LeagueStore(path) as server:
+        assert server.author_of(f"plg_{parts.id}_{'B' * 43}") is None  # a wrong secret: refused, and nothing rewritten
+        assert _stored_hash(path, token) == old
+        assert server.author_of(token) == "ada"
+    new = _stored_hash(path, token)
+    assert new.startswith(FAST_TAG) and not is_slow_hash(new)
+    assert is_slow_hash(_stored_hash(path, other))  # a token not used keeps its old hash, and still passes
+    with LeagueStore(path) as restarted:  # a new process: checked with the keyed hash
+        assert restarted.author_of(token) == "ada" and restarted.author_of(other) == "bob"
+        assert restarted.author_of(f"plg_{parts.id}_{'B' * 43}") is None
+
+
+def test_a_revoked_token_with_an_old_hash_is_refused_and_not_rewritten(store: LeagueStore) -> None:
+    _, token = store.add_author("ada")
+    _as_made_before(store, token)
+    parts = parse_token(token)
+    assert parts is not None
+    store.revoke_token(parts.id)
+    assert store.author_of(token) is None
+    assert is_slow_hash(_stored_hash(store.path, token))
 
 
 @pytest.mark.parametrize("bad", ["", "Bearer x", "plg_00000000_" + "A" * 43, "plg_zz_" + "A" * 43, "x" * 10_000])
@@ -270,6 +323,34 @@ def _last_seen(store: LeagueStore, label: str, when: datetime) -> None:
     conn.close()
 
 
+def test_the_limit_each_join_counts_agrees_with_the_bots_listed_as_counting(store: LeagueStore) -> None:
+    """A Join checks ``active_bots`` with a count made by SQLite; it refuses exactly when the list of counted bots
+    (the operator's, the author API's) says the limit is reached without the new name."""
+    tid = league(store)
+    store.add_author("ada")
+    store.add_author("bob")
+    roomy = LeagueLimits(active_bots=100, uploads_per_hour=1000, remote_idle_s=3600)
+    for bot in ("fresh", "stale_online", "stale_offline", "disabled", "retired"):
+        store.claim_remote("ada", bot, "1.0", roomy, prior, tid)
+    store.claim_remote("bob", "bobs", "1.0", roomy, prior, tid)
+    for label in ("stale_online@1.0", "stale_offline@1.0"):
+        _last_seen(store, label, datetime.now(UTC) - timedelta(hours=2))
+    store.set_disabled("disabled", True)
+    store.retire("ada", "retired")
+    online = {"stale_online", "bobs"}
+    for active in range(1, 5):
+        limits = LeagueLimits(active_bots=active, uploads_per_hour=1000, remote_idle_s=3600)
+        counted = store.counted_bots("ada", limits, online)
+        assert counted == {"fresh", "stale_online"}
+        for name in ("fresh", "stale_online", "stale_offline", "retired", "new"):
+            refused = name not in counted and len(counted) >= active
+            if refused:
+                with pytest.raises(LimitReached, match="active bot"):
+                    store.check_upload("ada", name, limits, online=online)
+            else:
+                store.check_upload("ada", name, limits, online=online)
+
+
 def test_a_remote_bot_counts_toward_active_bots_while_online_and_for_the_idle_time_after(store: LeagueStore) -> None:
     tid = league(store)
     store.add_author("ada")
@@ -311,11 +392,11 @@ def test_an_author_retires_a_bot_which_stops_counting_and_comes_back_when_it_con
     assert again.state is VersionState.ACTIVE
 
 
-def test_a_burst_of_checks_of_one_new_token_hashes_it_only_as_often_as_hashes_run_at_once(
+def test_a_burst_of_checks_of_one_old_token_hashes_it_only_as_often_as_hashes_run_at_once(
     store: LeagueStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Many bots of one author joining at once (a restarted bot farm): the first checks hash the token, the ones that
-    waited for them find it checked and do not hash it again."""
+    """Many bots of one author joining at once (a restarted bot farm) with a token stored by scrypt: the first checks hash
+    it, the ones that waited for them find it checked and do not hash it again."""
     import threading
 
     import polignac_arena.league.store as league_store
@@ -323,6 +404,7 @@ def test_a_burst_of_checks_of_one_new_token_hashes_it_only_as_often_as_hashes_ru
     from polignac_arena.league.tokens import verify_secret
 
     _, token = store.add_author("ada")
+    _as_made_before(store, token)
     hashed = []
 
     def counted(secret: str, salt: bytes, digest: bytes) -> bool:

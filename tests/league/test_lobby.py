@@ -33,6 +33,16 @@ async def _online(service_bots: OnlineBots, count: int) -> None:
         await service_bots.changed()
 
 
+def _among(service_bots: OnlineBots) -> set[str]:
+    """Which of the names the lobby tests use are online (``names()`` only answers ``in``)."""
+    return {name for name in ("mybot", "other") if name in service_bots.names()}
+
+
+async def _names(service_bots: OnlineBots, names: set[str]) -> None:
+    while _among(service_bots) != names:
+        await service_bots.changed()
+
+
 @pytest.mark.parametrize("token", [None, "", "nobody-token", "revoked-token"])
 def test_a_missing_bad_or_revoked_token_is_unauthenticated(token: str | None) -> None:
     async def scenario() -> None:
@@ -99,12 +109,18 @@ def test_a_disabled_bot_is_a_failed_precondition() -> None:
 )
 def test_a_bad_first_message_is_refused(first: pb.LobbyRequest | bytes, code: grpc.StatusCode) -> None:
     async def scenario() -> None:
-        async with lobby_server() as (service, address):
+        directory = FakeDirectory()
+        async with lobby_server(directory) as (service, address):
             client = LobbyClient(address)
             await client.open()
             await client.call.write(first)
             assert (await _refusal(client)).code() == code
             assert service.bots.online() == []
+            assert directory.owners == {"bobs-bot": "bob"}  # nothing was claimed
+            stranger = LobbyClient(address, "nobody-token")  # a bad token is told so first, whatever else is wrong
+            await stranger.open()
+            await stranger.call.write(first)
+            assert (await _refusal(stranger)).code() == grpc.StatusCode.UNAUTHENTICATED
 
     run(scenario())
 
@@ -223,6 +239,35 @@ def test_a_second_join_of_a_label_replaces_the_first() -> None:
             await second.reply("m5", True)
             assert await assigned is True
             await second.close()
+
+    run(scenario())
+
+
+def test_the_names_online_follow_joins_replacements_and_ends() -> None:
+    """What each Join counts its author's active bots by: one entry per bot name, whatever its versions online."""
+
+    async def scenario() -> None:
+        async with lobby_server() as (service, address):
+            assert _among(service.bots) == set()
+            first, _ = await _joined(address)
+            other, _ = await _joined(address, "other")
+            version = LobbyClient(address)
+            await version.open()
+            await version.join("mybot", "2.0")
+            assert (await version.read()) is not None
+            await _online(service.bots, 3)
+            assert _among(service.bots) == {"mybot", "other"}
+            again, _ = await _joined(address)  # replaces the first stream of mybot@1.0
+            assert (await _refusal(first)).code() == grpc.StatusCode.ABORTED
+            await _online(service.bots, 3)
+            assert _among(service.bots) == {"mybot", "other"}
+            await version.close()
+            await _online(service.bots, 2)
+            assert _among(service.bots) == {"mybot", "other"}  # mybot@1.0 is still online
+            await again.close()
+            await _names(service.bots, {"other"})
+            await other.close()
+            await _names(service.bots, set())
 
     run(scenario())
 

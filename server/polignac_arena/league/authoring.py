@@ -99,7 +99,7 @@ class Upload(Protocol):
 
 
 class AuthorBackend(Protocol):
-    """What the author API asks of the league.  Its methods block (a store, a slow hash): the API calls them in threads."""
+    """What the author API asks of the league.  Its methods block (a store; an old token's slow hash): the API calls them in threads."""
 
     def authenticate(self, token: str, peer: str) -> str | None:
         """The author whose API token this is, or None (unknown, revoked); raises :class:`Throttled` for a ``peer`` to slow down."""

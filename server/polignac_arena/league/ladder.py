@@ -33,6 +33,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from pathlib import Path
+from typing import Final
 
 from polignac_arena.executors import ClusterLost, Executor, MatchJob, local_node_name
 from polignac_arena.league.config import LeagueConfig
@@ -73,6 +74,10 @@ AssignRemote = Callable[[str, int, str, str], Awaitable[bool]]
 """``assign(label, seat, match_id, seat_token)``: offer the online remote bot ``label`` its seat; True when it takes it."""
 WithdrawRemote = Callable[[str, str, str], None]
 """``withdraw(label, match_id, reason)``: tell the remote bot ``label`` that the match it was offered is called off."""
+NOTICE_DELAY_S: Final = 0.1
+"""How long after a notice (a bot came online or left, a version became active) the ladder looks for tables: the
+notices of a burst (a thousand bots joining after a restart) make one look, not one each, as each look reads the
+store on the event loop."""
 PauseRemote = Callable[[str, float, str], None]
 """``pause(label, seconds, reason)``: tell the remote bot ``label`` that the ladder leaves it out for ``seconds``, and why."""
 
@@ -154,6 +159,7 @@ class Ladder:
         self._unplayable: set[int] = set()  # rerun requests that cannot be played (logged once)
         self._running: dict[str, tuple[LeagueFixture, asyncio.Task[None]]] = {}
         self._wake = asyncio.Event()
+        self._notice: asyncio.TimerHandle | None = None
         self._draining = False
         self._lost: ClusterLost | None = None
         self._recovered = False
@@ -182,7 +188,13 @@ class Ladder:
         return [(match.match_id, tuple(e.label for e in match.fixture.seats)) for match in self._ahead]
 
     def notify(self) -> None:
-        """Look for tables now (a bot came online, a version became active) rather than at the next poll."""
+        """Look for tables within :data:`NOTICE_DELAY_S` (a bot came online, a version became active) rather than at the
+        next poll; call it on the loop."""
+        if self._notice is None:
+            self._notice = asyncio.get_running_loop().call_later(NOTICE_DELAY_S, self._noticed)
+
+    def _noticed(self) -> None:
+        self._notice = None
         self._wake.set()
 
     # -- the loop -------------------------------------------------------------------------------
@@ -211,6 +223,10 @@ class Ladder:
             if tasks or called:
                 await asyncio.wait([*tasks, *called])
             raise
+        finally:
+            if self._notice is not None:
+                self._notice.cancel()
+                self._notice = None
 
     async def drain(self, deadline_s: float) -> None:
         """Take no new match; let the running ones finish within ``deadline_s``, then cancel them (suspended to be resumed

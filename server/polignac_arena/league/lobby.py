@@ -22,7 +22,7 @@ import collections
 import datetime as dt
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Container
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
@@ -175,6 +175,7 @@ class OnlineBots:
 
     def __init__(self, on_change: Callable[[], None] | None = None) -> None:
         self._sessions: dict[str, _Session] = {}
+        self._names: dict[str, int] = {}  # bot name -> its sessions in _sessions
         self._changed = asyncio.Event()
         self._on_change = on_change
         self._pauses: dict[str, tuple[float, str]] = {}  # label -> (time.monotonic() it ends, why)
@@ -187,6 +188,16 @@ class OnlineBots:
             for label, s in sorted(self._sessions.items())
             if not s.ended.is_set()
         ]
+
+    def names(self) -> Container[str]:
+        """The names of the bots whose Lobby streams are open (one ending counts until its handler returns), to ask
+        whether a name is among them.
+
+        Unlike :meth:`online` it costs nothing per bot: each Join asks it, from a thread, about
+        its author's bots.  It is a live view, and any thread may ask it ``in``, which is one
+        dictionary look-up; iterating over it is for the event loop's thread only.
+        """
+        return self._names.keys()
 
     async def changed(self) -> None:
         """Return at the next change: a bot came online or went offline."""
@@ -285,14 +296,24 @@ class OnlineBots:
         old = self._sessions.get(session.label)
         if old is not None:
             old.end((grpc.StatusCode.ABORTED, f"bot {session.label!r} joined on another stream, which replaces this one"))
+        else:
+            self._count_name(session.name, 1)
         self._sessions[session.label] = session
         self._notify()
 
     def _remove(self, session: _Session) -> None:
         if self._sessions.get(session.label) is session:
             del self._sessions[session.label]
+            self._count_name(session.name, -1)
         session.end(session.status)
         self._notify()
+
+    def _count_name(self, name: str, step: int) -> None:
+        count = self._names.get(name, 0) + step
+        if count > 0:
+            self._names[name] = count
+        else:
+            self._names.pop(name, None)
 
 
 class _Undecodable:
@@ -353,6 +374,19 @@ class LobbyService:
         """Serve this service on ``server`` (whose options bound the size of a message)."""
         serve_stream(server, LOBBY_SERVICE_NAME, "Lobby", self.Lobby, _decode, pb.LobbyEvent.SerializeToString)
 
+    def _admit(self, token: str, peer: str, join: pb.Join | None) -> tuple[str | None, str | ClaimRefused | None]:
+        """The author of ``token`` and, for a known author and a ``join`` to claim, its label or why it is refused.
+
+        In a thread: the directory may block.
+        """
+        author = self.directory.author_of(token, peer)
+        if author is None or join is None:
+            return author, None
+        try:
+            return author, self.directory.claim(author, join.bot_name, join.bot_version)
+        except ClaimRefused as exc:
+            return author, exc
+
     async def Lobby(self, request_iterator: AsyncIterator[pb.LobbyRequest], context: grpc.aio.ServicerContext[object, object]) -> None:
         # The Join is read before the token is judged: a call the server ends while the client
         # still writes its first message ends, on the client, with gRPC's own INTERNAL error in
@@ -364,8 +398,13 @@ class LobbyService:
                 first = await context.read()
         except TimeoutError:
             timed_out = True
+        join = first.join if isinstance(first, pb.LobbyRequest) and first.WhichOneof("message") == "join" else None
+        refusal = None if timed_out else _refusal(join)
         token = _token(context)
-        author = await asyncio.to_thread(self.directory.author_of, token, self.client_peer(context.peer())) if token else None
+        # One trip to a thread for both the token and the claim: the claim is made only for a good token and a
+        # well-formed Join, and the refusals keep their order (a bad token first, whatever else is wrong).
+        peer = self.client_peer(context.peer())
+        author, claimed = await asyncio.to_thread(self._admit, token, peer, None if refusal else join) if token else (None, None)
         if author is None:
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED, "missing, unknown or revoked API token (send 'authorization: Bearer <token>')"
@@ -374,26 +413,14 @@ class LobbyService:
         if timed_out:
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"no Join within {self._join_timeout_s:g} s")
             return
-        join = first.join if isinstance(first, pb.LobbyRequest) and first.WhichOneof("message") == "join" else None
-        if join is None:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be a Join")
+        if refusal is not None:
+            await context.abort(*refusal)
             return
-        if parse_version(join.protocol_version) is None:
-            await context.abort(
-                grpc.StatusCode.FAILED_PRECONDITION,
-                f"protocol version {join.protocol_version[:20]!r} is not supported; this league speaks {SPOKEN}",
-            )
+        if isinstance(claimed, ClaimRefused):
+            await context.abort(claimed.code, claimed.reason)
             return
-        if _bad_name(join.bot_name, join.bot_version):
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, f"bot_name must be 1 to {NAME_MAX} printable characters, bot_version up to {VERSION_MAX}"
-            )
-            return
-        try:
-            label = await asyncio.to_thread(self.directory.claim, author, join.bot_name, join.bot_version)
-        except ClaimRefused as exc:
-            await context.abort(exc.code, exc.reason)
-            return
+        assert join is not None and claimed is not None  # a Join with no refusal is claimed
+        label = claimed
         session = _Session(label, join.bot_name, join.bot_version, author, context, self._write_timeout_s)
         # Online before Joined is written: whoever sees Joined may assign at once.  Joined still
         # goes first, as nothing can take the session's write lock before this task does.
@@ -418,6 +445,20 @@ class LobbyService:
                 noting.add_done_callback(self._noting.discard)
         if session.status is not None:
             await context.abort(*session.status)
+
+
+def _refusal(join: pb.Join | None) -> tuple[grpc.StatusCode, str] | None:
+    """Why a stream's first message is refused before the directory is asked about it; None: it is a Join to claim."""
+    if join is None:
+        return grpc.StatusCode.INVALID_ARGUMENT, "the first message must be a Join"
+    if parse_version(join.protocol_version) is None:
+        return (
+            grpc.StatusCode.FAILED_PRECONDITION,
+            f"protocol version {join.protocol_version[:20]!r} is not supported; this league speaks {SPOKEN}",
+        )
+    if _bad_name(join.bot_name, join.bot_version):
+        return grpc.StatusCode.INVALID_ARGUMENT, f"bot_name must be 1 to {NAME_MAX} printable characters, bot_version up to {VERSION_MAX}"
+    return None
 
 
 async def _read_replies(session: _Session, context: grpc.aio.ServicerContext[object, object]) -> None:

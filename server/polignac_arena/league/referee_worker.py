@@ -24,6 +24,7 @@ from typing import Any
 
 import grpc
 
+from polignac_arena import memory
 from polignac_arena.league import referee_orders as orders
 from polignac_arena.league.config import ListenAddress
 from polignac_arena.league.grpc_front import INTERNAL_HOST, GrpcFront, direct_peer
@@ -159,6 +160,9 @@ class RefereeWorker:
         loop = asyncio.get_running_loop()
         try:
             self.send(orders.Ready(await self.listen(), self.settings.node))
+            # A full collection of what the process holds once it listens (its modules, gRPC's) takes tens of
+            # milliseconds, paid by whichever seat waits for its request then: it is left out of later ones.
+            memory.settle()
             loop.add_reader(self.conn.fileno(), self.readable)
             await self.closed.wait()
         finally:

@@ -36,7 +36,7 @@ import socket
 import ssl
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Container
 from pathlib import Path
 from typing import Any, Final, cast
 
@@ -180,9 +180,10 @@ class League:
     def online_labels(self) -> set[str]:
         return {bot.label for bot in self.online.online()}
 
-    def online_names(self) -> set[str]:
-        """The names of the remote bots online now (they count toward their author's ``active_bots``)."""
-        return {bot.name for bot in self.online.online()}
+    def online_names(self) -> Container[str]:
+        """The names of the remote bots online now (they count toward their author's ``active_bots``): any thread may ask
+        whether a name is among them."""
+        return self.online.names()
 
     def gauges(self, ladder: Ladder) -> LeagueGauges:
         """What ``/metrics`` shows as waiting or live now (read in a web worker thread)."""
@@ -229,9 +230,11 @@ class League:
         """
         address = address_key(peer, self.limits.ipv6_prefix)
         parts = parse_token(token)
-        known = parts is not None and self.store.token_known(parts.id)
+        # A token this process found good was made, and no token is ever deleted: it needs no look-up to be known.
+        remembered = parts is not None and self.store.remembers(token)
+        known = remembered or (parts is not None and self.store.token_known(parts.id))
         key = (address, parts.id if known and parts is not None else "")
-        if not (known and self.store.remembers(token)):
+        if not remembered:
             self.throttle.check(key)
         author = self.store.author_of(token)
         if author is None:

@@ -11,7 +11,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Container
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -54,7 +54,7 @@ class _DryRun(Exception):
 
 
 HASHES_AT_ONCE: Final = 2
-"""Token hashes (scrypt: 16 MB and tens of milliseconds each) computed at once; more wait their turn."""
+"""Old scrypt token hashes (16 MB and tens of milliseconds each) checked at once; more wait their turn (new hashes are cheap)."""
 
 
 def _private_file(path: Path) -> None:
@@ -165,7 +165,7 @@ class LeagueStore(AuthorsAndTokens):
                 raise StoreError(f"there is no bot named {name!r} in the league")
 
     def _claim(
-        self, conn: sqlite3.Connection, author: str, name: str, limits: LeagueLimits, online: Collection[str] = (), *, make: bool = True
+        self, conn: sqlite3.Connection, author: str, name: str, limits: LeagueLimits, online: Container[str] = (), *, make: bool = True
     ) -> tuple[int, bool]:
         """The bot's id, made for ``author`` if new; refused for another author's bot, a look-alike name, or past a limit.
 
@@ -187,8 +187,8 @@ class LeagueStore(AuthorsAndTokens):
             raise NotOwner(f"the bot {name!r} belongs to another author: choose another name")
         if row is not None and row[3]:
             raise LimitReached(f"the bot {name!r} is disabled by the league's operator")
-        names = self._counted(conn, author_id, limits, online)
-        if name not in names and len(names) >= limits.active_bots:
+        if self._over_active(conn, author_id, name, limits, online):
+            names = self._counted(conn, author_id, limits, online)
             raise LimitReached(
                 f"the limit of {limits.active_bots} active bot(s) per author is reached ({', '.join(sorted(names))}): "
                 "submit a new version of one of them, retire one (polignac league retire BOT), "
@@ -212,7 +212,7 @@ class LeagueStore(AuthorsAndTokens):
             or 0
         ), True
 
-    def _counted(self, conn: sqlite3.Connection, author_id: int, limits: LeagueLimits, online: Collection[str]) -> set[str]:
+    def _counted(self, conn: sqlite3.Connection, author_id: int, limits: LeagueLimits, online: Container[str]) -> set[str]:
         """The names of the author's bots that count toward ``active_bots`` (see the module notes)."""
         since = timestamp_text(datetime.now(UTC) - timedelta(seconds=limits.remote_idle_s))
         rows = conn.execute(
@@ -222,7 +222,31 @@ class LeagueStore(AuthorsAndTokens):
         ).fetchall()
         return {row[0] for row in rows if row[1] != VersionKind.REMOTE.value or row[0] in online or row[2] > since}
 
-    def counted_bots(self, author: str, limits: LeagueLimits, online: Collection[str] = ()) -> set[str]:
+    def _over_active(self, conn: sqlite3.Connection, author_id: int, name: str, limits: LeagueLimits, online: Container[str]) -> bool:
+        """Whether ``name`` would take the author past ``active_bots``: it does not count yet, and ``active_bots`` do.
+
+        :meth:`_counted`, counted by SQLite: each Join asks it, and an author may have a
+        thousand bots.  A bot counts when it has a version that counts by itself (uploaded,
+        or remote and seen within ``remote_idle_s``), or a remote one that is online.
+        """
+        since = timestamp_text(datetime.now(UTC) - timedelta(seconds=limits.remote_idle_s))
+        counting = """FROM league_bots b JOIN league_versions v ON v.bot_id = b.id
+                      WHERE b.author_id = ? AND b.disabled = 0 AND v.state IN ('queued', 'validating', 'active')"""
+        fresh, has = conn.execute(
+            f"SELECT count(DISTINCT b.name), coalesce(max(b.name = ?), 0) {counting} AND (v.kind != 'remote' OR v.updated_at > ?)",
+            (name, author_id, since),
+        ).fetchone()
+        stale = conn.execute(
+            f"""SELECT DISTINCT b.name {counting} AND v.kind = 'remote' AND v.updated_at <= ? AND NOT EXISTS (
+                    SELECT 1 FROM league_versions w WHERE w.bot_id = b.id AND w.state IN ('queued', 'validating', 'active')
+                    AND (w.kind != 'remote' OR w.updated_at > ?))""",
+            (author_id, since, since),
+        ).fetchall()
+        online_stale = {row[0] for row in stale if row[0] in online}
+        counts = bool(has) or name in online_stale
+        return not counts and int(fresh) + len(online_stale) >= limits.active_bots
+
+    def counted_bots(self, author: str, limits: LeagueLimits, online: Container[str] = ()) -> set[str]:
         """The names of ``author``'s bots that count toward ``limits.active_bots`` now (``online``: remote bots online)."""
         with self._read() as conn:
             return self._counted(conn, author_id_of(conn, author), limits, online)
@@ -261,7 +285,7 @@ class LeagueStore(AuthorsAndTokens):
 
     # -- versions -----------------------------------------------------------------------------
 
-    def check_upload(self, author: str, bot: str, limits: LeagueLimits, now: datetime | None = None, online: Collection[str] = ()) -> None:
+    def check_upload(self, author: str, bot: str, limits: LeagueLimits, now: datetime | None = None, online: Container[str] = ()) -> None:
         """Raise what :meth:`count_upload` would raise for an upload of ``bot`` by ``author`` now, writing nothing."""
         try:
             with self._write() as conn:
@@ -270,7 +294,7 @@ class LeagueStore(AuthorsAndTokens):
         except _DryRun:
             pass
 
-    def count_upload(self, author: str, bot: str, limits: LeagueLimits, now: datetime | None = None, online: Collection[str] = ()) -> None:
+    def count_upload(self, author: str, bot: str, limits: LeagueLimits, now: datetime | None = None, online: Container[str] = ()) -> None:
         """Admit an upload of ``bot`` by ``author`` and count it toward the hourly limit, whatever becomes of it.
 
         Raises :class:`NotOwner`, :class:`LimitReached` (counting nothing) as :meth:`add_upload` would.
@@ -287,7 +311,7 @@ class LeagueStore(AuthorsAndTokens):
         bot: str,
         limits: LeagueLimits,
         moment: datetime,
-        online: Collection[str] = (),
+        online: Container[str] = (),
         *,
         make: bool = True,
     ) -> int:
@@ -300,15 +324,16 @@ class LeagueStore(AuthorsAndTokens):
         """Refuse a new version past ``uploads_per_hour`` new versions (uploads, remote versions) in the last hour."""
         since = timestamp_text(moment - timedelta(hours=1))
         conn.execute("DELETE FROM league_new_versions WHERE author_id = ? AND at <= ?", (author_id, since))
-        recent = [
-            row[0]
-            for row in conn.execute(
-                "SELECT at FROM league_new_versions WHERE author_id = ? AND at > ? ORDER BY at", (author_id, since)
-            ).fetchall()
-        ]
-        if len(recent) >= limits.uploads_per_hour:
+        recent = int(
+            conn.execute("SELECT count(*) FROM league_new_versions WHERE author_id = ? AND at > ?", (author_id, since)).fetchone()[0]
+        )
+        if recent >= limits.uploads_per_hour:
             # One more is taken once this one leaves the hour's window.
-            leaving = datetime.fromisoformat(recent[len(recent) - limits.uploads_per_hour])
+            nth = conn.execute(
+                "SELECT at FROM league_new_versions WHERE author_id = ? AND at > ? ORDER BY at LIMIT 1 OFFSET ?",
+                (author_id, since, recent - limits.uploads_per_hour),
+            ).fetchone()
+            leaving = datetime.fromisoformat(nth[0])
             raise LimitReached(
                 f"the limit of {limits.uploads_per_hour} upload(s) per hour is reached (every upload counts, refused ones too,"
                 " and every new remote version): try again later",
@@ -336,7 +361,7 @@ class LeagueStore(AuthorsAndTokens):
         archive: str,
         limits: LeagueLimits,
         now: datetime | None = None,
-        online: Collection[str] = (),
+        online: Container[str] = (),
         *,
         disk_bytes: int = 0,
         counted: bool = False,
@@ -390,7 +415,7 @@ class LeagueStore(AuthorsAndTokens):
         limits: LeagueLimits,
         prior: Callable[[Rating | None], Rating],
         tournament_id: int,
-        online: Collection[str] = (),
+        online: Container[str] = (),
     ) -> Version:
         """The active remote version ``bot@version`` of ``author``, made (and activated) on its first connection.
 

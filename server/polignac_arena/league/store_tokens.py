@@ -8,7 +8,7 @@ import sqlite3
 import threading
 
 from polignac_arena.league.store_values import Author, TokenInfo
-from polignac_arena.league.tokens import hash_secret, make_token, parse_token, verify_secret
+from polignac_arena.league.tokens import hash_secret, is_slow_hash, make_token, parse_token, verify_secret
 from polignac_arena.settings import NAME_RULE, is_name
 from polignac_arena.store import ConflictError, Store, StoreError
 from polignac_arena.store.encoding import now_text
@@ -111,8 +111,9 @@ class AuthorsAndTokens:
     def author_of(self, token: str) -> str | None:
         """The author a token belongs to; None when it is malformed, unknown or revoked.
 
-        The first check of a token in this process costs a scrypt hash; later ones only ask
-        whether it was revoked since.
+        A check costs a look-up and a keyed hash; the first good check of a token in this
+        process notes when it was used, and rewrites an old scrypt hash as a keyed one (see
+        :mod:`polignac_arena.league.tokens`), so that it is checked slowly at most once.
         """
         parts = parse_token(token)
         if parts is None:
@@ -130,11 +131,16 @@ class AuthorsAndTokens:
             return None
         if remembered is not None and remembered[0] == parts.id:
             return str(row["author"])
-        with self._hashing:
-            remembered = self._checked_tokens.get(key)  # a check of the same token that ran while this one waited
-            if remembered is not None and remembered[0] == parts.id:
-                return str(row["author"])
-            good = verify_secret(parts.secret, row["salt"], row["hash"])
+        salt, stored = bytes(row["salt"]), bytes(row["hash"])
+        slow = is_slow_hash(stored)
+        if slow:
+            with self._hashing:
+                remembered = self._checked_tokens.get(key)  # a check of the same token that ran while this one waited
+                if remembered is not None and remembered[0] == parts.id:
+                    return str(row["author"])
+                good = verify_secret(parts.secret, salt, stored)
+        else:
+            good = verify_secret(parts.secret, salt, stored)
         if not good:
             return None
         if len(self._checked_tokens) > 10_000:
@@ -142,6 +148,10 @@ class AuthorsAndTokens:
         self._checked_tokens[key] = (parts.id, str(row["author"]))
         with self.arena.write() as conn:
             conn.execute("UPDATE league_tokens SET last_used_at = ? WHERE id = ?", (now_text(), parts.id))
+            if slow:  # unless another process rewrote it meanwhile
+                conn.execute(
+                    "UPDATE league_tokens SET hash = ? WHERE id = ? AND hash = ?", (hash_secret(parts.secret, salt), parts.id, stored)
+                )
         return str(row["author"])
 
     def token_known(self, token_id: str) -> bool:

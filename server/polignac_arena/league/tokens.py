@@ -1,10 +1,17 @@
-"""Authors' API tokens: made once, kept as slow hashes, and a brake on guessing.
+"""Authors' API tokens: made once, kept as keyed hashes, and a brake on guessing.
 
 A token reads ``plg_<id>_<secret>``: ``id`` (8 hex digits) finds its row, ``secret`` (32 random
-bytes, URL-safe base64) is checked against the row's scrypt hash with a salt of its own.  The
-store never holds a secret: a token lost is rotated, never recovered.  scrypt is slow on
-purpose (a stolen store does not give the tokens away), so a process remembers the tokens it
-has already checked, by their SHA-256, and only asks the store whether they were revoked since.
+bytes, URL-safe base64) is checked against the row's hash with a salt of its own.  The store
+never holds a secret: a token lost is rotated, never recovered.
+
+The hash is HMAC-SHA-256 keyed by the salt, and not a slow password hash: a slow hash makes
+guessing a *human's* password costly, but a secret of 256 random bits cannot be guessed from
+its hash however fast the hash is, so slowness would only cost the league, at every first
+check of a token (a bot farm joining, a restart) and at every guess an attacker makes at a
+real token's id.  Tokens made before kept a scrypt hash (no tag): it is still checked, and
+rewritten as the keyed hash the first time its token passes (:func:`is_slow_hash`).  A process
+remembers the tokens it found good, by their SHA-256: it asks the store only whether they were
+revoked since, and the bad-token throttle never holds them back.
 """
 
 from __future__ import annotations
@@ -20,18 +27,23 @@ from dataclasses import dataclass, field
 from typing import Final
 
 __all__ = [
+    "FAST_TAG",
     "BadTokenThrottle",
     "Throttled",
     "TokenParts",
     "hash_secret",
+    "is_slow_hash",
     "make_token",
     "parse_token",
+    "scrypt_secret",
     "verify_secret",
 ]
 
 PREFIX: Final = "plg"
 _TOKEN = re.compile(r"^plg_([0-9a-f]{8})_([A-Za-z0-9_-]{43})$")
-# scrypt's cost: about 16 MB and tens of milliseconds per check.
+FAST_TAG: Final = b"hmac-sha256:"
+"""What a stored hash made by :func:`hash_secret` begins with (a scrypt hash of old has no tag: 32 bytes exactly)."""
+# The old scrypt hashes' cost: about 16 MB and tens of milliseconds per check.
 _SCRYPT_N: Final = 1 << 14
 _SCRYPT_R: Final = 8
 _SCRYPT_P: Final = 1
@@ -58,13 +70,24 @@ def parse_token(text: str) -> TokenParts | None:
 
 
 def hash_secret(secret: str, salt: bytes) -> bytes:
-    """The slow hash of a token's secret."""
+    """The stored hash of a token's secret: :data:`FAST_TAG` and HMAC-SHA-256 keyed by ``salt``."""
+    return FAST_TAG + hmac.new(salt, secret.encode(), hashlib.sha256).digest()
+
+
+def scrypt_secret(secret: str, salt: bytes) -> bytes:
+    """The slow hash that tokens made before :data:`FAST_TAG` were stored with (checked, never made any more)."""
     return hashlib.scrypt(secret.encode(), salt=salt, n=_SCRYPT_N, r=_SCRYPT_R, p=_SCRYPT_P, dklen=32)
 
 
+def is_slow_hash(stored: bytes) -> bool:
+    """Whether ``stored`` is an old scrypt hash (costly to check: rewrite it once its token passes)."""
+    return not stored.startswith(FAST_TAG)
+
+
 def verify_secret(secret: str, salt: bytes, expected: bytes) -> bool:
-    """Whether ``secret`` hashes to ``expected`` (compared in constant time)."""
-    return hmac.compare_digest(hash_secret(secret, salt), expected)
+    """Whether ``secret`` hashes to ``expected``, a hash of either kind (compared in constant time)."""
+    digest = scrypt_secret(secret, salt) if is_slow_hash(expected) else hash_secret(secret, salt)
+    return hmac.compare_digest(digest, expected)
 
 
 class Throttled(Exception):
