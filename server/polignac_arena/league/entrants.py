@@ -1,12 +1,21 @@
-"""The league's value types: an entrant of the ladder and one league match's seating (no I/O, nothing of the league)."""
+"""The league's value types: an entrant of the ladder, one league match's seating, and the calls by which the ladder
+speaks to remote entrants (no I/O, nothing of the league)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from polignac_arena.submission import Submission
 
-__all__ = ["Entrant", "LeagueFixture"]
+__all__ = ["AssignRemote", "Entrant", "LeagueFixture", "PauseRemote", "WithdrawRemote"]
+
+AssignRemote = Callable[[str, int, str, str], Awaitable[bool]]
+"""``assign(label, seat, match_id, seat_token)``: offer the online remote bot ``label`` its seat; True when it takes it."""
+WithdrawRemote = Callable[[str, str, str], None]
+"""``withdraw(label, match_id, reason)``: tell the remote bot ``label`` that the match it was offered is called off."""
+PauseRemote = Callable[[str, float, str], None]
+"""``pause(label, seconds, reason)``: tell the remote bot ``label`` that the ladder leaves it out for ``seconds``, and why."""
 
 
 @dataclass(frozen=True)

@@ -29,15 +29,16 @@ import asyncio
 import bisect
 import collections
 import contextlib
+import functools
 import logging
 import time
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
 from polignac_arena.executors import ClusterLost, Executor, MatchJob, local_node_name
 from polignac_arena.league.config import LeagueConfig
-from polignac_arena.league.entrants import Entrant, LeagueFixture
+from polignac_arena.league.entrants import AssignRemote, Entrant, LeagueFixture, PauseRemote, WithdrawRemote
 from polignac_arena.league.interrupted import (
     INTERRUPTED,
     JOURNAL_UNREADABLE,
@@ -66,20 +67,14 @@ from polignac_arena.store.records import StoredFixture
 from polignac_arena.submission import Submission
 from polignac_arena.tournament.runner import store_result
 
-__all__ = ["AssignRemote", "Ladder"]
+__all__ = ["Ladder"]
 
 log = logging.getLogger(__name__)
 
-AssignRemote = Callable[[str, int, str, str], Awaitable[bool]]
-"""``assign(label, seat, match_id, seat_token)``: offer the online remote bot ``label`` its seat; True when it takes it."""
-WithdrawRemote = Callable[[str, str, str], None]
-"""``withdraw(label, match_id, reason)``: tell the remote bot ``label`` that the match it was offered is called off."""
 NOTICE_DELAY_S: Final = 0.1
 """How long after a notice (a bot came online or left, a version became active) the ladder looks for tables: the
 notices of a burst (a thousand bots joining after a restart) make one look, not one each, as each look reads the
 store on the event loop."""
-PauseRemote = Callable[[str, float, str], None]
-"""``pause(label, seconds, reason)``: tell the remote bot ``label`` that the ladder leaves it out for ``seconds``, and why."""
 
 
 class Ladder:
@@ -572,11 +567,7 @@ class Ladder:
         pool = self._referees if resume is None and ahead is None and self._referees is not None and self._referees.takes(fixture) else None
         order = self._order(fixture, match_id, record_path)
 
-        async def remote(seat: int, mid: str, token: str) -> bool:
-            return await self._hand_out(fixture, seat, mid, token)
-
-        def withdraw(seat: int, mid: str, reason: str) -> None:
-            self._withdraw_seat(fixture, seat, mid, reason)
+        remote, withdraw = functools.partial(self._hand_out, fixture), functools.partial(self._withdraw_seat, fixture)
 
         def on_seated() -> None:
             if fixture.index not in self._scheduled:
