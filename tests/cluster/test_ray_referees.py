@@ -8,7 +8,9 @@ mid-match (its raylet and its workers, the referee among them) costs that match 
 once, with a record that names the node, every bot is told (``Withdrawn``), and the next match is
 refereed on the other node; a referee that hangs is found by the pings, killed through Ray, and
 replaced the same way.  While no node can take a referee, the league serves and the match
-waits for one.
+waits for one.  A table of uploaded versions and a remote bot is refereed on a node too: its
+versions travel by hash and are unpacked in the node's cache, where its seats start from; a
+version whose build fails on the node forfeits its seat as crashed, and the referee goes on.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -83,13 +86,19 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Cluster]:
 
 @contextlib.asynccontextmanager
 async def _league(
-    cluster: _Cluster, folder: Path, cpus: float = 1.0, tls: tuple[Path, Path, Path] | None = None, more: str = ""
+    cluster: _Cluster,
+    folder: Path,
+    cpus: float = 1.0,
+    tls: tuple[Path, Path, Path] | None = None,
+    more: str = "",
+    uploaded: tuple[str, ...] = (),
+    builds: dict[str, list[str]] | None = None,
 ) -> AsyncIterator[RemoteLeague]:
-    """A league of remote bots on the cluster, its one referee on a Ray node of ``cpus`` CPUs (``tls``: as remote_league's;
-    ``more``: more lines of its ``[referees]``)."""
+    """A league of remote bots on the cluster, its one referee on a Ray node of ``cpus`` CPUs (``tls``, ``uploaded``,
+    ``builds``: as remote_league's; ``more``: more lines of its ``[referees]``)."""
     executor = f'kind = "ray"\naddress = "{cluster.address}"'
     referees = f"on_ray_nodes = true\nprocesses = 1\ncpus_per_referee = {cpus}\n{more}"
-    async with remote_league(folder, limit=40, referees=referees, executor=executor, tls=tls) as league:
+    async with remote_league(folder, limit=40, referees=referees, executor=executor, tls=tls, uploaded=uploaded, builds=builds) as league:
         yield league
 
 
@@ -281,3 +290,56 @@ async def _waits_for_a_node(cluster: _Cluster, tmp_path: Path, added: list[str])
         result = await league.final(match_id)
         assert result.status is MatchStatus.FINISHED and result.node == big
         assert league.result_rows(match_id) == [("finished", 1)]
+
+
+def test_a_table_of_uploaded_versions_and_a_remote_bot_is_refereed_on_a_ray_node_from_its_cache(cluster: _Cluster, tmp_path: Path) -> None:
+    run(_mixed_on_a_node(cluster, tmp_path), timeout=150)
+
+
+async def _mixed_on_a_node(cluster: _Cluster, tmp_path: Path) -> None:
+    """Two uploaded versions and one remote bot: every table seats all three (a bot sits once at a table)."""
+    async with _league(cluster, tmp_path / "league", uploaded=("up1", "up2")) as league:
+        (_, node), *others = (await _wait_for(_referees)).items()
+        assert not others and node in NODES, (node, others)
+        bot = await league.sdk("ann")
+        match_id = (await bot.event("welcome"))["match_id"]
+        result = await league.final(match_id)
+        assert result.status is MatchStatus.FINISHED
+        assert result.node == node, "the result names the node whose referee played it"
+        assert sorted(label.split("@")[0] for label in result.seats) == ["ann", "up1", "up2"]
+        assert league.result_rows(match_id) == [("finished", 1)]
+        faults = record_lines(result, "result")[0]["faults"]
+        assert not any(counts.get("crashed") for counts in faults), f"every seat started and played: {faults}"
+        # Each version was unpacked once into the node's cache, under its archive's SHA-256, and its seat started there.
+        versions = cluster.root / f"cache-{node}" / "versions"
+        names = sorted(toml.read_text().split('name = "', 1)[1].split('"', 1)[0] for toml in versions.glob("*/bot.toml"))
+        assert names == ["up1", "up2"], names
+        assert str(league.folder) not in "".join(map(str, versions.iterdir())), "nothing of the league's paths"
+        later = await league.final(_next(match_id))
+        assert later.status is MatchStatus.FINISHED and later.node == node
+        assert all(rows == [("finished", 1)] for rows in map(league.result_rows, (match_id, later.match_id)))
+        assert len(list(versions.iterdir())) == 2, "the next match found the versions in the cache"
+
+
+def test_a_version_that_does_not_build_on_the_node_forfeits_its_seat_and_the_referee_goes_on(cluster: _Cluster, tmp_path: Path) -> None:
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed (apt-get install bubblewrap; .ci/run installs it)")
+    run(_unbuilt_on_a_node(cluster, tmp_path), timeout=150)
+
+
+async def _unbuilt_on_a_node(cluster: _Cluster, tmp_path: Path) -> None:
+    """``broken``'s build step fails (the league never ran it: its versions are seeded as accepted)."""
+    async with _league(cluster, tmp_path / "league", uploaded=("up1", "broken"), builds={"broken": ["false"]}) as league:
+        (pid, node), *_ = (await _wait_for(_referees)).items()
+        bot = await league.sdk("ann")
+        match_id = (await bot.event("welcome"))["match_id"]
+        for played in (match_id, _next(match_id)):  # the next match finds the failed build on the node: the same forfeit
+            result = await league.final(played)
+            assert result.status is MatchStatus.FINISHED and result.node == node
+            seat = next(i for i, label in enumerate(result.seats) if label.startswith("broken@"))
+            faults = record_lines(result, "result")[0]["faults"]
+            assert faults[seat].get("crashed") == 1 and sum(counts.get("crashed", 0) for counts in faults) == 1, faults
+            assert league.result_rows(played) == [("finished", 1)]
+        assert _referees() == {pid: node}, "the same referee refereed both matches"
+        failed = [path.read_text() for path in (cluster.root / f"cache-{node}" / "built").glob("*.failed")]
+        assert any(text.startswith("build of broken@") and f"on node {node}: false exited 1" in text for text in failed), failed

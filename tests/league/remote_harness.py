@@ -20,7 +20,7 @@ import shutil
 import sqlite3
 import subprocess
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,7 @@ from polignac_arena.league.config import load_league_config
 from polignac_arena.league.store import LeagueStore
 from polignac_arena.store.records import StoredResult
 from tests.faultproxy import FaultProxy
-from tests.league.league_process import LeagueProcess, add_author, processes_mentioning, write_league
+from tests.league.league_process import LeagueProcess, add_author, bot_folder, processes_mentioning, seed_active, write_league
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC_CLIENT = ROOT / "tests" / "doc_client"
@@ -315,9 +315,13 @@ async def remote_league(
     referees: str = "processes = 1",
     executor: str = 'kind = "local"',
     tls: tuple[Path, Path, Path] | None = None,
+    uploaded: Sequence[str] = (),
+    builds: Mapping[str, Sequence[str]] | None = None,
 ) -> AsyncIterator[RemoteLeague]:
     """A started league of three-seat tables, one match at a time (``grpc``: more lines of its ``[grpc]``, ``referees`` its
-    ``[referees]``, ``executor`` its ``[executor]``, ``tls`` its certificate, key and the authority its SDK bots trust);
+    ``[referees]``, ``executor`` its ``[executor]``, ``tls`` its certificate, key and the authority its SDK bots trust;
+    ``uploaded``: copies of the random sample bot by these names, accepted versions of author ``house``, ``builds`` the
+    build step of some, never run by the league);
     every bot, proxy and process is stopped on the way out, and nothing of the league is left running."""
     more = {"tls": f'cert = "{tls[0]}"\nkey = "{tls[1]}"'} if tls is not None else {}
     config = write_league(
@@ -333,6 +337,9 @@ async def remote_league(
         **more,
     )
     tokens = {author: add_author(config, author) for author in ("ada", "bob")}
+    if uploaded:
+        add_author(config, "house")
+        seed_active(config, "house", [bot_folder(folder / "bots", name, build=(builds or {}).get(name, ())) for name in uploaded])
     server = await asyncio.to_thread(LeagueProcess.start, config)
     league = RemoteLeague(folder, config, server, tokens, ca=tls[2] if tls is not None else None)
     try:

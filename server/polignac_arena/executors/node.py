@@ -166,7 +166,7 @@ async def prepare_bot(
     async with _locked(root / "locks", bot.sha):
         try:
             if not cache.has(bot.sha):
-                data = fetch(bot.archive)
+                data = await asyncio.to_thread(fetch, bot.archive)  # a large archive may take a while: the loop goes on
                 if hashlib.sha256(data).hexdigest() != bot.sha:
                     raise NodeRefused(f"node {node} received archive {bot.sha[:12]} with other content than its hash")
                 await asyncio.to_thread(cache.add, data, SHIPPING_CAPS)

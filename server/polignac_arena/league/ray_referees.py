@@ -16,6 +16,12 @@ the OS chooses), with the league's ``[tls]`` certificate and key read from the s
 the league's machine (the key never crosses the cluster's network, which Ray leaves unencrypted);
 it refuses to serve plaintext off loopback.  It names itself to bots by :data:`REFEREE_HOST_ENV`,
 set on the node, else by that address: the certificate must cover that name.
+
+A table with uploaded versions ships them as the Ray executor ships a submission
+(:attr:`RayLauncher.shipper`: each packed once, its archive put in Ray's object store), and the
+referee prepares them from the node's cache (:mod:`~polignac_arena.league.shipped_seats`).  The
+handle that travels in the order is the object reference pickled by Ray: Ray then keeps the
+archive while the league runs, as the executor keeps what it shipped for its run.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from multiprocessing.connection import Connection, answer_challenge, deliver_cha
 from typing import Any, Final
 
 from polignac_arena.executors.ray_cluster import import_ray, ray_node_name
+from polignac_arena.executors.shipping import Shipper
 from polignac_arena.league.referee_orders import WorkerSettings
 from polignac_arena.league.referee_pool import RefereeStartError
 from polignac_arena.league.referee_worker import serve
@@ -83,7 +90,23 @@ def serve_on_node(league: tuple[str, int], authkey: bytes, log_format: str) -> N
     except BaseException:
         conn.close()
         raise
-    serve(conn, settings)
+    serve(conn, settings, _fetch)
+
+
+def _put(data: bytes) -> bytes:
+    """The league's side of shipping: the archive in Ray's object store, its reference pickled to travel in an order."""
+    ray = import_ray()
+    handle: bytes = ray.cloudpickle.dumps(ray.put(data))
+    return handle
+
+
+def _fetch(handle: object) -> bytes:
+    """The node's side: the archive's bytes back from Ray's object store."""
+    if not isinstance(handle, bytes):
+        raise TypeError(f"a shipped archive's handle is pickled bytes, not {type(handle).__name__}")
+    ray = import_ray()
+    data: bytes = ray.get(ray.cloudpickle.loads(handle))
+    return data
 
 
 class RayHandle:
@@ -135,10 +158,15 @@ class RayLauncher:
     """Ray CPUs each referee reserves on its node."""
     log_format: LogFormat = LogFormat.TEXT
     _task: Any = field(default=None, init=False, repr=False)
+    _shipper: Shipper = field(default_factory=lambda: Shipper(_put), init=False, repr=False)
 
     @property
     def on_nodes(self) -> bool:
         return True
+
+    @property
+    def shipper(self) -> Shipper:
+        return self._shipper
 
     async def launch(self, slot: int) -> RayHandle:
         ray = import_ray()

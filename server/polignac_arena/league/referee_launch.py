@@ -18,9 +18,12 @@ import socket
 import sys
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from polignac_arena.log_format import LogFormat
+
+if TYPE_CHECKING:
+    from polignac_arena.executors.shipping import Shipper
 
 __all__ = ["ProcessHandle", "ProcessLauncher", "RefereeHandle", "RefereeLauncher"]
 
@@ -51,6 +54,10 @@ class RefereeLauncher(Protocol):
     @property
     def on_nodes(self) -> bool:
         """Whether the workers run on Ray nodes: they start as nodes take them, so the league does not wait for them."""
+
+    @property
+    def shipper(self) -> Shipper | None:
+        """How uploaded versions travel to the workers (None: the workers read the league's folders)."""
 
     async def launch(self, slot: int) -> RefereeHandle:
         """A started worker for ``slot``, its link open (the pool sends it its settings next)."""
@@ -90,6 +97,10 @@ class ProcessLauncher:
     @property
     def on_nodes(self) -> bool:
         return False
+
+    @property
+    def shipper(self) -> Shipper | None:
+        return None
 
     async def launch(self, slot: int) -> ProcessHandle:
         ours, theirs = socket.socketpair()

@@ -22,7 +22,8 @@ from polignac_arena.league.limits import GrpcLimits
 from polignac_arena.seats.base import SeatLimits
 from polignac_arena.settings import SeatKind, TimeControl
 
-if TYPE_CHECKING:  # the referee brings grpc, which the values do not need
+if TYPE_CHECKING:  # the referee and the node's builds bring grpc, which the values do not need
+    from polignac_arena.executors.node import ShippedBot
     from polignac_arena.referee.match_end import MatchResult
 
 __all__ = [
@@ -78,6 +79,9 @@ class PlayOrder:
     record_path: Path | None
     game: Game | None
     reattach_grace_s: float
+    shipped: tuple[ShippedBot | None, ...] = ()
+    """Each seat's uploaded version as a Ray node receives it (None for a remote seat), for a referee on a node, which
+    has none of the league's folders; empty: the fixture's folders are at hand."""
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Final
 
+from polignac_arena.executors.base import ExecutorError
 from polignac_arena.league.config import LeagueConfig, ListenAddress
 from polignac_arena.league.entrants import LeagueFixture
 from polignac_arena.league.play import ABORT_WAIT_S, LeagueMatchError, RemoteDeclined, RemoteHandOut, RemoteWithdraw
@@ -176,10 +177,9 @@ class RefereePool:
         return process.address if process is not None else ""
 
     def takes(self, fixture: LeagueFixture) -> bool:
-        """Whether the pool referees ``fixture``: it has a remote seat; on Ray nodes, only remote seats (an uploaded
-        version's folder is on the league's machine, so such a table is refereed there)."""
-        remote = [entrant.remote for entrant in fixture.seats]
-        return all(remote) if self._launcher.on_nodes else any(remote)
+        """Whether the pool referees ``fixture``: it has a remote seat (on Ray nodes too: its uploaded versions are
+        shipped there, see :meth:`play`)."""
+        return any(entrant.remote for entrant in fixture.seats)
 
     def load(self) -> list[int]:
         """Matches on each live process, by slot."""
@@ -238,6 +238,8 @@ class RefereePool:
         for task in list(self._replacing):
             task.cancel()
         await asyncio.gather(*self._replacing, return_exceptions=True)
+        if self._launcher.shipper is not None:
+            self._launcher.shipper.close()
         await asyncio.gather(*(self._bury(p, "the league is stopping") for p in self._slots if p is not None))
 
     async def _bury(self, process: _Process, reason: str, *, kill: bool = False) -> None:
@@ -424,10 +426,18 @@ class RefereePool:
         ``server`` (unused here, as ``launcher`` is: the process starts seats of the same kind; no ``journal``, no
         ``resume``, no ``go``: see the module notes; ``on_first_request`` is not called).  ``on_node`` hears the Ray
         node of the process that takes the match ("" for one of the league's machine).  Raises :class:`RefereeLost`
-        when the process dies or hangs."""
+        when the process dies or hangs.  On Ray nodes, the order carries its uploaded versions as the node receives them
+        (:attr:`PlayOrder.shipped`), each packed once while the league runs; :class:`LeagueMatchError` when one cannot be."""
         if resume is not None or go is not None:
             raise ValueError("a resumed match, or one seated ahead, is played on the league's own referee")
         match_id = order.match_id
+        shipper = self._launcher.shipper
+        if shipper is not None and not all(entrant.remote for entrant in order.fixture.seats):
+            try:
+                shipped = [None if e.submission is None else await shipper.ship(e.submission) for e in order.fixture.seats]
+            except ExecutorError as exc:
+                raise LeagueMatchError(f"match {match_id!r} not played: {exc}") from None
+            order = dataclasses.replace(order, shipped=tuple(shipped))
         process = await self._place()
         if on_node is not None:
             on_node(process.node)

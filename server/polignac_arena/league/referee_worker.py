@@ -7,7 +7,8 @@ is its :class:`~polignac_arena.league.referee_orders.WorkerSettings`; it listens
 league's certificate, behind the same connection front and limits as the league's own gRPC
 address), says :class:`Ready`, then plays each :class:`PlayOrder` with
 :func:`~polignac_arena.league.play.play_league_match`, asking the league to hand remote seats
-out through its lobby.  The pipe closing (the league stopped, or died) ends every match it
+out through its lobby (on a Ray node, its uploaded seats come from the node's cache:
+:mod:`~polignac_arena.league.shipped_seats`).  The pipe closing (the league stopped, or died) ends every match it
 referees as aborted and the process with them: it never outlives its league.
 """
 
@@ -19,6 +20,7 @@ import logging
 import signal
 import socket
 import sys
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -30,6 +32,7 @@ from polignac_arena.league.config import ListenAddress
 from polignac_arena.league.grpc_front import INTERNAL_HOST, GrpcFront, direct_peer
 from polignac_arena.league.grpc_guard import CallsPerAddress, grpc_options
 from polignac_arena.league.play import RemoteDeclined, play_league_match
+from polignac_arena.league.shipped_seats import shipped_seats
 from polignac_arena.log_format import LogFormat, configure_logging
 from polignac_arena.referee import RefereeServer
 from polignac_arena.referee.server import raise_open_files_limit
@@ -43,9 +46,11 @@ log = logging.getLogger(__name__)
 class RefereeWorker:
     """The process's state: its server, the matches it referees, the answers it waits for from the league."""
 
-    def __init__(self, conn: Connection, settings: orders.WorkerSettings) -> None:
+    def __init__(self, conn: Connection, settings: orders.WorkerSettings, fetch: Callable[[object], bytes] | None = None) -> None:
         self.conn = conn
         self.settings = settings
+        self.fetch = fetch
+        """How a shipped version's archive is fetched here (a Ray node's object store); None: orders ship nothing."""
         self.launcher = launcher_for(settings.seat_kind)
         self.server: RefereeServer | None = None
         self.front: GrpcFront | None = None
@@ -133,10 +138,15 @@ class RefereeWorker:
         match_id = order.match_id
         assert self.server is not None
         try:
+            launcher = self.launcher
+            if order.shipped:
+                if self.fetch is None:
+                    raise RuntimeError("this referee process was sent shipped versions but fetches none")
+                launcher = await shipped_seats(order, launcher, self.fetch, self.settings.node or "of the league")
             result = await play_league_match(
                 self.server,
                 order,
-                launcher=self.launcher,
+                launcher=launcher,
                 remote=self.offer,
                 withdraw=lambda seat, mid, reason: self.send(orders.Withdraw(mid, seat, reason)),
                 on_seated=lambda: self.send(orders.Seated(match_id)),
@@ -180,9 +190,10 @@ class RefereeWorker:
                 await self.front.close()
 
 
-def serve(conn: Connection, settings: orders.WorkerSettings) -> None:
-    """Referee for the league at the other end of ``conn`` until it closes (a process here, or a task on a Ray node)."""
-    asyncio.run(RefereeWorker(conn, settings).run())
+def serve(conn: Connection, settings: orders.WorkerSettings, fetch: Callable[[object], bytes] | None = None) -> None:
+    """Referee for the league at the other end of ``conn`` until it closes (a process here, or a task on a Ray node, whose
+    ``fetch`` brings the archives of the versions the league ships)."""
+    asyncio.run(RefereeWorker(conn, settings, fetch).run())
 
 
 def main(argv: list[str] | None = None) -> int:
