@@ -276,6 +276,7 @@ def test_with_no_node_for_a_referee_the_league_serves_and_the_match_waits_for_on
 
 
 async def _waits_for_a_node(cluster: _Cluster, tmp_path: Path, added: list[str]) -> None:
+    await _wait_for(lambda: not _referees())  # an earlier test's referee may still be ending on its node
     async with _league(cluster, tmp_path, cpus=2) as league:  # no node has 2 CPUs; the league serves all the same
         await _three_bots(league)
         for bot in league.bots:
