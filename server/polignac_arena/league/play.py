@@ -34,7 +34,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeGuard
+from typing import ClassVar, TypeGuard
 
 from polignac_arena.games import GameRefused, check_seating, game_of
 from polignac_arena.league.entrants import LeagueFixture
@@ -82,13 +82,21 @@ class LeagueMatchError(RuntimeError):
     """A league match that cannot be played as seated: nothing of it is left running."""
 
 
-class CalledOff(LeagueMatchError):
-    """A match whose seats were started ahead was called off before it began: nothing of it is left, not even a record."""
+class MatchStopped(RuntimeError):
+    """A match that ended early, for ``reason``; ``outcome`` says what became of it."""
+
+    outcome: ClassVar[str] = "stopped"
 
     def __init__(self, match_id: str, reason: str) -> None:
         self.match_id = match_id
         self.reason = reason
-        super().__init__(f"match {match_id!r} called off before it began: {reason}")
+        super().__init__(f"match {match_id!r} {self.outcome}: {reason}")
+
+
+class CalledOff(LeagueMatchError, MatchStopped):
+    """A match whose seats were started ahead was called off before it began: nothing of it is left, not even a record."""
+
+    outcome = "called off before it began"
 
 
 class RemoteDeclined(LeagueMatchError):

@@ -8,7 +8,8 @@ when none has).  Its launcher (:mod:`~polignac_arena.league.referee_launch`) say
 run: processes of the league's machine, or tasks on Ray nodes
 (:mod:`~polignac_arena.league.ray_referees`), which start as nodes take them; a match waits
 for one while none has.  Its :meth:`RefereePool.play` takes what
-:func:`~polignac_arena.league.play.play_league_match` takes, so the ladder calls either: the
+:func:`~polignac_arena.league.play.play_league_match` takes but a journal and a start signal (a
+match played here is neither resumed nor seated ahead), so the ladder calls either: the
 process hosts the match, the pool hands each remote seat out through the lobby (the Assignment's
 ``address`` names the process: :meth:`RefereePool.address_of`), and the result comes back once,
 to the ladder, which stores it.
@@ -31,7 +32,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Final
@@ -39,7 +40,7 @@ from typing import Final
 from polignac_arena.executors.base import ExecutorError
 from polignac_arena.league.config import LeagueConfig, ListenAddress
 from polignac_arena.league.entrants import LeagueFixture
-from polignac_arena.league.play import ABORT_WAIT_S, LeagueMatchError, RemoteDeclined, RemoteHandOut, RemoteWithdraw
+from polignac_arena.league.play import ABORT_WAIT_S, LeagueMatchError, MatchStopped, RemoteDeclined, RemoteHandOut, RemoteWithdraw
 from polignac_arena.league.referee_launch import ProcessLauncher, RefereeHandle, RefereeLauncher
 from polignac_arena.league.referee_orders import (
     Cancel,
@@ -59,7 +60,6 @@ from polignac_arena.league.referee_orders import (
 )
 from polignac_arena.log_format import LogFormat
 from polignac_arena.referee import MatchResult, RefereeServer
-from polignac_arena.referee.journal import JournalState
 from polignac_arena.referee.record import write_record
 from polignac_arena.seats import SeatLauncher
 from polignac_arena.statuses import MatchStatus
@@ -74,13 +74,10 @@ STOP_WAIT_S: Final = 5.0
 """How long a stopping process may take to end its matches before it is killed."""
 
 
-class RefereeLost(RuntimeError):
+class RefereeLost(MatchStopped):
     """The referee process of a match died or hung: the match is aborted."""
 
-    def __init__(self, match_id: str, reason: str) -> None:
-        self.match_id = match_id
-        self.reason = reason
-        super().__init__(f"match {match_id!r} aborted: {reason}")
+    outcome = "aborted"
 
 
 class RefereeStartError(RuntimeError):
@@ -415,21 +412,15 @@ class RefereePool:
         remote: RemoteHandOut,
         withdraw: RemoteWithdraw,
         on_seated: Callable[[], object] | None = None,
-        journal: Path | None = None,
-        resume: JournalState | None = None,
         on_hosted: Callable[[], object] | None = None,
-        go: Awaitable[str | None] | None = None,
-        on_first_request: Callable[[float], object] | None = None,
         on_node: Callable[[str], object] | None = None,
     ) -> MatchResult:
         """Play ``order`` on a referee process, as :func:`~polignac_arena.league.play.play_league_match` plays it on
-        ``server`` (unused here, as ``launcher`` is: the process starts seats of the same kind; no ``journal``, no
-        ``resume``, no ``go``: see the module notes; ``on_first_request`` is not called).  ``on_node`` hears the Ray
-        node of the process that takes the match ("" for one of the league's machine).  Raises :class:`RefereeLost`
+        ``server`` (unused here, as ``launcher`` is: the process starts seats of the same kind).  A match played here
+        keeps no journal, so is never resumed, and is never seated ahead (see the module notes).  ``on_node`` hears the
+        Ray node of the process that takes the match ("" for one of the league's machine).  Raises :class:`RefereeLost`
         when the process dies or hangs.  On Ray nodes, the order carries its uploaded versions as the node receives them
         (:attr:`PlayOrder.shipped`), each packed once while the league runs; :class:`LeagueMatchError` when one cannot be."""
-        if resume is not None or go is not None:
-            raise ValueError("a resumed match, or one seated ahead, is played on the league's own referee")
         match_id = order.match_id
         shipper = self._launcher.shipper
         if shipper is not None and not all(entrant.remote for entrant in order.fixture.seats):
