@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from polignac_arena.league.config import is_loopback, load_league_config, parse_
 from polignac_arena.league.serve import run_league
 from polignac_arena.seats import SeatKind
 from polignac_arena.tournament.config import ConfigError
+from tests.aio import run_sync
 
 
 def test_an_empty_league_file_has_sane_defaults(tmp_path: Path) -> None:
@@ -215,5 +215,5 @@ def test_referees_on_ray_nodes_are_off_by_default_and_need_tls_off_loopback(tmp_
 def test_referees_on_ray_nodes_without_the_ray_executor_stop_the_league_at_start(tmp_path: Path) -> None:
     config = parse_league_config('[executor]\naddress = "127.0.0.1:6379"\n[referees]\non_ray_nodes = true\n', tmp_path / "league.toml")
     with pytest.raises(ExecutorError, match="on_ray_nodes needs the ray executor"):
-        asyncio.run(run_league(config))
+        run_sync(run_league(config))
     assert not (tmp_path / "league.db").exists(), "refused before anything is opened"
