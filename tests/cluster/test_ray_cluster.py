@@ -26,6 +26,7 @@ import pytest
 from polignac_arena.archive import pack_folder
 from polignac_arena.executors.node import SHIPPING_CAPS
 from polignac_arena.store import Store, StoredResult
+from tests.cluster.loopback import LoopbackCluster, loopback_cluster
 from tests.test_tournament_run import ENV, assert_same_leaderboard, assert_same_results, tournament_file
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]'; .ci/run installs it)")
@@ -33,58 +34,11 @@ cluster_utils = pytest.importorskip("ray.cluster_utils")
 
 pytestmark = pytest.mark.slow
 
-# A dead node is noticed within about 2 s, not Ray's default of half a minute.
-_FAST_HEALTH_CHECKS = {
-    "health_check_initial_delay_ms": 0,
-    "health_check_period_ms": 500,
-    "health_check_timeout_ms": 500,
-    "health_check_failure_threshold": 3,
-}
-
-
-class _Cluster:
-    def __init__(self, cluster: Any, root: Path) -> None:
-        self.cluster = cluster
-        self.root = root
-        self.address: str = cluster.address
-        self.nodes: dict[str, Any] = {}
-
-    def add(self, name: str) -> Any:
-        """A worker node of one CPU, named ``name``, with a cache folder of its own."""
-        node = self.cluster.add_node(
-            num_cpus=1,
-            node_ip_address="127.0.0.1",
-            node_name=name,
-            env_vars={"POLIGNAC_NODE_NAME": name, "POLIGNAC_NODE_CACHE": str(self.cache(name))},
-        )
-        self.cluster.wait_for_nodes()
-        self.nodes[name] = node
-        return node
-
-    def cache(self, name: str) -> Path:
-        return self.root / f"cache-{name}"
-
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Cluster]:
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    root = tmp_path_factory.mktemp("ray")
-    head = cluster_utils.Cluster(
-        initialize_head=True,
-        head_node_args={
-            "num_cpus": 0,  # the head schedules; only the worker nodes play
-            "node_ip_address": "127.0.0.1",
-            "include_dashboard": False,
-            "_system_config": _FAST_HEALTH_CHECKS,
-        },
-    )
-    made = _Cluster(head, root)
-    try:
-        made.add("node-a")
-        made.add("node-b")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackCluster]:
+    with loopback_cluster(tmp_path_factory.mktemp("ray"), ("node-a", "node-b")) as made:
         yield made
-    finally:
-        head.shutdown()
 
 
 def _run(path: Path, db: Path, *more: str, timeout: float = 180, quiet: bool = True) -> subprocess.CompletedProcess[str]:
@@ -154,7 +108,7 @@ def _signal_after_first_result(path: Path, db: Path, options: tuple[str, ...], s
     return runner.returncode, err
 
 
-def test_a_tournament_on_two_worker_nodes_equals_the_local_run_and_names_its_nodes(cluster: _Cluster, tmp_path: Path) -> None:
+def test_a_tournament_on_two_worker_nodes_equals_the_local_run_and_names_its_nodes(cluster: LoopbackCluster, tmp_path: Path) -> None:
     path = tournament_file(tmp_path, "spread", rounds=8, parallel=2, limit=15)
     local = _run(path, tmp_path / "local.db")
     assert local.returncode == 0, local.stderr
@@ -199,7 +153,7 @@ def test_a_tournament_on_two_worker_nodes_equals_the_local_run_and_names_its_nod
         assert f" {count} " in line, line
 
 
-def test_an_unbuilt_compiled_bot_gives_the_same_tournament_locally_and_on_the_cluster(cluster: _Cluster, tmp_path: Path) -> None:
+def test_an_unbuilt_compiled_bot_gives_the_same_tournament_locally_and_on_the_cluster(cluster: LoopbackCluster, tmp_path: Path) -> None:
     from tests.test_local_builds import c_tournament, unbuilt_c_bot
 
     c_bot = unbuilt_c_bot(tmp_path)
@@ -229,7 +183,7 @@ def _bot_with_a_build(folder: Path) -> Path:
     return bot
 
 
-def _untrusted_on_ray(cluster: _Cluster, folder: Path, entrants: tuple[str, ...], kind: str, rounds: int) -> list[StoredResult]:
+def _untrusted_on_ray(cluster: LoopbackCluster, folder: Path, entrants: tuple[str, ...], kind: str, rounds: int) -> list[StoredResult]:
     """A tournament of untrusted bots in ``kind`` seats (tables of 3, to 5 points) played on the cluster; its results."""
     path = tournament_file(folder, "untrusted", entrants=entrants, rounds=rounds, parallel=2, limit=5, kind=kind)
     path.write_text(path.read_text(encoding="utf-8").replace("trusted = true", "trusted = false"), encoding="utf-8")
@@ -239,7 +193,7 @@ def _untrusted_on_ray(cluster: _Cluster, folder: Path, entrants: tuple[str, ...]
         return store.list_results(1)
 
 
-def test_a_submission_travels_by_hash_and_each_node_builds_it_once(cluster: _Cluster, tmp_path: Path) -> None:
+def test_a_submission_travels_by_hash_and_each_node_builds_it_once(cluster: LoopbackCluster, tmp_path: Path) -> None:
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed (apt-get install bubblewrap; .ci/run installs it)")
     bot = _bot_with_a_build(tmp_path)
@@ -259,7 +213,7 @@ def test_a_submission_travels_by_hash_and_each_node_builds_it_once(cluster: _Clu
 
 
 @pytest.mark.docker
-def test_docker_seats_run_on_the_nodes_from_their_cache(cluster: _Cluster, tmp_path: Path) -> None:
+def test_docker_seats_run_on_the_nodes_from_their_cache(cluster: LoopbackCluster, tmp_path: Path) -> None:
     from tests.docker_images import daemon_problem
 
     if (problem := daemon_problem()) is not None:
@@ -300,7 +254,7 @@ def _slow_on(node: str, folder: Path) -> Path:
     return bot
 
 
-def test_a_worker_node_killed_mid_run_costs_nothing_and_each_result_is_stored_once(cluster: _Cluster, tmp_path: Path) -> None:
+def test_a_worker_node_killed_mid_run_costs_nothing_and_each_result_is_stored_once(cluster: LoopbackCluster, tmp_path: Path) -> None:
     slow = _slow_on("node-c", tmp_path)
     path = tournament_file(tmp_path, "survive", entrants=("random", str(slow), "heuristic"), rounds=10, parallel=3, limit=30)
     local = _run(path, tmp_path / "local.db")
@@ -376,7 +330,7 @@ def _cut_off(journal: Path, within_s: float | None) -> set[str]:
     return {match_id for match_id, stamp in started.items() if within_s is None or now - stamp < within_s}
 
 
-def test_sigterm_stops_a_cluster_run_between_results_and_resume_finishes_it(cluster: _Cluster, tmp_path: Path) -> None:
+def test_sigterm_stops_a_cluster_run_between_results_and_resume_finishes_it(cluster: LoopbackCluster, tmp_path: Path) -> None:
     path = tournament_file(tmp_path, "stopped", rounds=6, parallel=2, limit=30)
     db = tmp_path / "ray.db"
     on_ray = ("--executor", "ray", "--ray-address", cluster.address)
@@ -406,7 +360,7 @@ def test_a_cluster_that_does_not_answer_is_a_clear_error_and_leaves_no_store_fil
     assert not (tmp_path / "x.db").exists()  # a failed start leaves no empty store behind
 
 
-def test_a_league_plays_its_uploaded_versions_on_the_cluster(cluster: _Cluster, tmp_path: Path) -> None:
+def test_a_league_plays_its_uploaded_versions_on_the_cluster(cluster: LoopbackCluster, tmp_path: Path) -> None:
     from tests.league.league_process import LeagueProcess, add_author, bot_folder, seed_active, write_league
 
     config = write_league(tmp_path / "league", executor=f'kind = "ray"\naddress = "{cluster.address}"')

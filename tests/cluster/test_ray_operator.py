@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from polignac_arena.store import Store
-from tests.cluster.test_ray_cluster import _FAST_HEALTH_CHECKS, _has_result
+from tests.cluster.loopback import FAST_HEALTH_CHECKS
+from tests.cluster.test_ray_cluster import _has_result
 from tests.test_tournament_run import ENV, tournament_file
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]'; .ci/run installs it)")
@@ -36,7 +37,7 @@ def _start_cluster(gcs_port: int | None = None) -> Any:
         "num_cpus": 0,
         "node_ip_address": "127.0.0.1",
         "include_dashboard": False,
-        "_system_config": _FAST_HEALTH_CHECKS,
+        "_system_config": FAST_HEALTH_CHECKS,
     }
     if gcs_port is not None:
         head_args["gcs_server_port"] = gcs_port

@@ -22,11 +22,13 @@ import shutil
 import signal
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pytest
 
 from polignac_arena.statuses import MatchStatus
+from tests.cluster.loopback import LoopbackCluster as _Cluster
+from tests.cluster.loopback import loopback_cluster
 from tests.league.remote_harness import WAIT_S, RemoteLeague, record_lines, remote_league
 from tests.referee.helpers import run
 
@@ -36,52 +38,13 @@ cluster_utils = pytest.importorskip("ray.cluster_utils")
 pytestmark = pytest.mark.slow
 T = TypeVar("T")
 
-# A dead node is noticed within about 2 s, not Ray's default of half a minute.
-_FAST_HEALTH_CHECKS = {
-    "health_check_initial_delay_ms": 0,
-    "health_check_period_ms": 500,
-    "health_check_timeout_ms": 500,
-    "health_check_failure_threshold": 3,
-}
 NODES = ("node-a", "node-b")
-
-
-class _Cluster:
-    def __init__(self, cluster: Any, root: Path) -> None:
-        self.cluster = cluster
-        self.root = root
-        self.address: str = cluster.address
-        self.nodes: dict[str, Any] = {}
-
-    def add(self, name: str, cpus: int = 1) -> None:
-        """A worker node of ``cpus`` CPUs named ``name`` (the name its referee gives its results), with a cache of its own."""
-        env = {"POLIGNAC_NODE_NAME": name, "POLIGNAC_NODE_CACHE": str(self.root / f"cache-{name}")}
-        self.nodes[name] = self.cluster.add_node(num_cpus=cpus, node_ip_address="127.0.0.1", node_name=name, env_vars=env)
-        self.cluster.wait_for_nodes()
-
-    def raylet_pid(self, name: str) -> int:
-        return int(self.nodes[name].all_processes["raylet"][0].process.pid)
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Cluster]:
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    head = cluster_utils.Cluster(
-        initialize_head=True,
-        head_node_args={
-            "num_cpus": 0,  # the head (the league's machine) referees nothing: only the worker nodes do
-            "node_ip_address": "127.0.0.1",
-            "include_dashboard": False,
-            "_system_config": _FAST_HEALTH_CHECKS,
-        },
-    )
-    made = _Cluster(head, tmp_path_factory.mktemp("ray"))
-    try:
-        for name in NODES:
-            made.add(name)
+    with loopback_cluster(tmp_path_factory.mktemp("ray"), NODES) as made:
         yield made
-    finally:
-        head.shutdown()
 
 
 @contextlib.asynccontextmanager
@@ -312,7 +275,7 @@ async def _mixed_on_a_node(cluster: _Cluster, tmp_path: Path) -> None:
         faults = record_lines(result, "result")[0]["faults"]
         assert not any(counts.get("crashed") for counts in faults), f"every seat started and played: {faults}"
         # Each version was unpacked once into the node's cache, under its archive's SHA-256, and its seat started there.
-        versions = cluster.root / f"cache-{node}" / "versions"
+        versions = cluster.cache(node) / "versions"
         names = sorted(toml.read_text().split('name = "', 1)[1].split('"', 1)[0] for toml in versions.glob("*/bot.toml"))
         assert names == ["up1", "up2"], names
         assert str(league.folder) not in "".join(map(str, versions.iterdir())), "nothing of the league's paths"
@@ -342,5 +305,5 @@ async def _unbuilt_on_a_node(cluster: _Cluster, tmp_path: Path) -> None:
             assert faults[seat].get("crashed") == 1 and sum(counts.get("crashed", 0) for counts in faults) == 1, faults
             assert league.result_rows(played) == [("finished", 1)]
         assert _referees() == {pid: node}, "the same referee refereed both matches"
-        failed = [path.read_text() for path in (cluster.root / f"cache-{node}" / "built").glob("*.failed")]
+        failed = [path.read_text() for path in (cluster.cache(node) / "built").glob("*.failed")]
         assert any(text.startswith("build of broken@") and f"on node {node}: false exited 1" in text for text in failed), failed
